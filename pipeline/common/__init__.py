@@ -1,0 +1,1 @@
+"""Small helpers every stage uses: deterministic Parquet I/O, content hashing, stage caching."""
