@@ -1,0 +1,1 @@
+"""Model helpers shared by sampling, DPO response generation and training."""
