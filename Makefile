@@ -19,7 +19,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[train,ray,dev]'
+	$(PY) -m pip install -q -e '.[train,ray,dev]' --config-settings editable_mode=compat
 	@touch $(STAMP)
 
 docker:
