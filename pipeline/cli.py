@@ -30,7 +30,7 @@ def _register_all() -> None:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as e:
-            if e.name != name:  # a real missing dependency inside the module: say so
+            if e.name is None or not name.startswith(e.name):  # a real missing dependency: say so
                 raise
             logging.getLogger(__name__).debug("command module %s not present", name)
             continue
