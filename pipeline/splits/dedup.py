@@ -1,0 +1,132 @@
+"""Near-duplicate clusters: MinHash LSH over word 5-grams, verified by exact Jaccard.
+
+1. Exact duplicates: the same normalised word sequence.
+2. Near duplicates: datasketch MinHash LSH proposes candidate pairs at a lower
+   threshold (`lsh_threshold`, so pairs near the real threshold are not missed by
+   the banding), and each candidate pair is kept only if its exact Jaccard over the
+   n-gram sets is >= `threshold` (so the LSH adds no false merges).
+3. Clusters are the connected components (union-find) of both kinds of pair, so
+   near-duplicates of near-duplicates end up together: no chain can cross splits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from datasketch import MinHash, MinHashLSH
+
+from pipeline.splits.text import TokenHasher, jaccard, ngram_hashes, words
+
+_MASK32 = 0xFFFFFFFF
+
+
+@dataclass
+class DedupParams:
+    shingle_size: int = 5
+    threshold: float = 0.7
+    lsh_threshold: float = 0.5
+    num_perm: int = 128
+    within_sentences: bool = True
+    minhash_seed: int = 1
+
+
+@dataclass
+class DedupResult:
+    cluster_of: list[int]  # document index -> representative document index of its cluster
+    exact_pairs: int = 0
+    candidate_pairs: int = 0
+    near_pairs: list[tuple[int, int, float]] = field(default_factory=list)  # verified (i, j, J)
+
+
+class UnionFind:
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, x: int) -> int:
+        root = x
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[x] != root:  # path compression
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:  # smaller index is the root: deterministic representatives
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+
+def shingle_sets(texts: Sequence[str], params: DedupParams) -> list[np.ndarray]:
+    hasher = TokenHasher()
+    out = []
+    for t in texts:
+        w = words(t)
+        out.append(ngram_hashes(w, hasher.ids(w.tokens), params.shingle_size,
+                                within_sentences=params.within_sentences))
+    return out
+
+
+def minhashes(shingles: Sequence[np.ndarray], params: DedupParams) -> list[MinHash]:
+    # Shingles are already 64-bit hashes; datasketch's default scheme takes 32-bit values.
+    return MinHash.bulk(
+        ([int(v) & _MASK32 for v in s] for s in shingles),
+        num_perm=params.num_perm, seed=params.minhash_seed, hashfunc=lambda v: v,
+    )
+
+
+def cluster_texts(
+    texts: Sequence[str],
+    params: DedupParams,
+    *,
+    on_progress: Callable[[str, int], None] | None = None,
+) -> DedupResult:
+    """Cluster documents; returns each document's cluster representative (its smallest index)."""
+    n = len(texts)
+    tick = on_progress or (lambda stage, k: None)
+    uf = UnionFind(n)
+    result = DedupResult(cluster_of=[])
+
+    # 1. exact duplicates after normalisation
+    first_with: dict[bytes, int] = {}
+    for i, t in enumerate(texts):
+        key = hashlib.blake2b(" ".join(words(t).tokens).encode("utf-8"), digest_size=16).digest()
+        j = first_with.setdefault(key, i)
+        if j != i:
+            uf.union(i, j)
+            result.exact_pairs += 1
+
+    # 2. MinHash LSH candidates, verified by exact Jaccard
+    shingles = shingle_sets(texts, params)
+    tick("shingles", n)
+    lsh = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.num_perm)
+    sigs = []
+    for i, m in enumerate(minhashes(shingles, params)):
+        sigs.append(m)
+        if len(shingles[i]):
+            lsh.insert(i, m)
+        tick("minhash", 1)
+    for i in range(n):
+        if not len(shingles[i]):
+            continue
+        for j in sorted(lsh.query(sigs[i])):
+            if j <= i:
+                continue
+            result.candidate_pairs += 1
+            score = jaccard(shingles[i], shingles[j])
+            if score >= params.threshold:
+                result.near_pairs.append((i, j, score))
+                uf.union(i, j)
+        tick("query", 1)
+    result.cluster_of = [uf.find(i) for i in range(n)]
+    return result
+
+
+def clusters_from(cluster_of: Sequence[int]) -> dict[int, list[int]]:
+    members: dict[int, list[int]] = defaultdict(list)
+    for i, root in enumerate(cluster_of):
+        members[root].append(i)
+    return dict(members)
