@@ -1,0 +1,287 @@
+"""Regenerate every bundled problem's tests.json, deterministically.
+
+Inputs come from the seeded generators below (hand-written edge cases first, then random
+and large cases); expected outputs come from RUNNING the problem's reference
+solutions/correct.py on each input, never from hand. Same seed in, same bytes out.
+
+    python3 data/bundled/_tools/make_tests.py [slug ...]
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 20261130
+GENERATORS: dict[str, Callable[[random.Random], list[str]]] = {}
+
+
+def problem(slug: str) -> Callable:
+    def register(fn: Callable[[random.Random], list[str]]) -> Callable:
+        GENERATORS[slug] = fn
+        return fn
+
+    return register
+
+
+def nums(values) -> str:
+    return " ".join(map(str, values))
+
+
+def rand_list(rng: random.Random, n: int, lo: int, hi: int) -> list[int]:
+    return [rng.randint(lo, hi) for _ in range(n)]
+
+
+def run_reference(slug: str, text: str) -> str:
+    sol = ROOT / slug / "solutions" / "correct.py"
+    proc = subprocess.run(
+        [sys.executable, str(sol)], input=text, capture_output=True, text=True, timeout=120
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"{slug}: correct.py failed on an input: {proc.stderr[-2000:]}")
+    return proc.stdout
+
+
+def make(slug: str) -> None:
+    rng = random.Random(f"{SEED}:{slug}")
+    inputs = GENERATORS[slug](rng)
+    tests = [{"input": text, "output": run_reference(slug, text)} for text in inputs]
+    out = ROOT / slug / "tests.json"
+    out.write_text(json.dumps(tests, indent=1) + "\n")
+    size = out.stat().st_size
+    print(f"{slug:28s} {len(tests):3d} tests {size / 1024:8.1f} KiB")
+
+
+# ---------------------------------------------------------------- generators
+
+
+@problem("budget-pairs")
+def _budget_pairs(rng: random.Random) -> list[str]:
+    def case(a: list[int], k: int) -> str:
+        return f"{len(a)} {k}\n{nums(a)}\n"
+
+    return [
+        case([2, 8, 5, 3], 10),
+        case([7], 100),
+        case([4, 6], 10),
+        case([0] * 6, 0),
+        case(rand_list(rng, 10, 0, 20), 15),
+        case(rand_list(rng, 1000, 0, 10**9), rng.randint(10**9, 2 * 10**9)),
+        case(rand_list(rng, 5000, 0, 10**9), 1_500_000_000),
+        case(rand_list(rng, 70000, 0, 9), 18),
+        case(rand_list(rng, 500, 0, 1000), 1000),
+        case([10**9] * 50, 2 * 10**9),
+    ]
+
+
+@problem("best-streak")
+def _best_streak(rng: random.Random) -> list[str]:
+    def case(a: list[int]) -> str:
+        return f"{len(a)}\n{nums(a)}\n"
+
+    return [
+        case([3, -5, 4, -1, 2, -7]),
+        case([-7]),
+        case([5]),
+        case(rand_list(rng, 8, -100, -1)),
+        case([10**9] * 5000),
+        case(rand_list(rng, 10, -10, 10)),
+        case(rand_list(rng, 1000, -10**9, 10**9)),
+        case(rand_list(rng, 20000, -9, 9)),
+        case([0] * 10),
+        case(rand_list(rng, 3000, -10**6, 2 * 10**6)),
+    ]
+
+
+@problem("rainfall-log")
+def _rainfall_log(rng: random.Random) -> list[str]:
+    def case(a: list[int], queries: list[tuple[int, int]]) -> str:
+        lines = [f"{len(a)} {len(queries)}", nums(a)] + [f"{l} {r}" for l, r in queries]
+        return "\n".join(lines) + "\n"
+
+    def ordered(n: int, q: int) -> list[tuple[int, int]]:
+        return [tuple(sorted((rng.randint(1, n), rng.randint(1, n)))) for _ in range(q)]
+
+    def mixed(n: int, q: int) -> list[tuple[int, int]]:
+        return [(rng.randint(1, n), rng.randint(1, n)) for _ in range(q)]
+
+    return [
+        case([1, 2, 3, 4, 5], [(1, 3), (5, 2), (4, 4)]),
+        case([5], [(1, 1)]),
+        case([0] * 7, ordered(7, 5)),
+        case(rand_list(rng, 12, 0, 50), mixed(12, 12)),
+        case(rand_list(rng, 15, 0, 9), ordered(15, 10)),
+        case(rand_list(rng, 1000, 0, 10**9), mixed(1000, 1000)),
+        case(rand_list(rng, 8000, 0, 9), ordered(8000, 4000)),
+        case(rand_list(rng, 2000, 9 * 10**8, 10**9), [(1, 2000)] * 3 + ordered(2000, 1000)),
+        case(rand_list(rng, 100, 0, 10**9), [(i, i) for i in range(1, 101)]),
+        case(rand_list(rng, 1500, 0, 10**6), ordered(1500, 1500)),
+    ]
+
+
+@problem("prime-census")
+def _prime_census(rng: random.Random) -> list[str]:
+    values = [10, 1, 2, 97, 100, 7919, 1_000_000, 9_999_991, 10**7, rng.randint(4 * 10**6, 6 * 10**6)]
+    return [f"{n}\n" for n in values]
+
+
+@problem("square-floor")
+def _square_floor(rng: random.Random) -> list[str]:
+    def case(xs: list[int]) -> str:
+        return f"{len(xs)}\n" + "\n".join(map(str, xs)) + "\n"
+
+    near = [k * k - 1 for k in (rng.randint(10**8, 10**9) for _ in range(200))]
+    return [
+        case([0, 8, 9, 1000000]),
+        case([0]),
+        case([1, 2, 3, 4]),
+        case(rand_list(rng, 100, 0, 10**4)),
+        case([rng.randint(1, 10**6) ** 2 for _ in range(300)]),
+        case(rand_list(rng, 1000, 0, 10**18)),
+        case(near),
+        case([10**18]),
+        case([10**18 - 1, (10**9 - 1) ** 2, (10**9 - 1) ** 2 - 1]),
+        case(rand_list(rng, 500, 0, 10**9)),
+    ]
+
+
+@problem("festival-stages")
+def _festival_stages(rng: random.Random) -> list[str]:
+    def case(slots: list[tuple[int, int]]) -> str:
+        return f"{len(slots)}\n" + "".join(f"{s} {e}\n" for s, e in slots)
+
+    def rand_slots(n: int, span: int, max_len: int) -> list[tuple[int, int]]:
+        out = []
+        for _ in range(n):
+            s = rng.randint(0, span - 1)
+            out.append((s, min(span, s + rng.randint(1, max_len))))
+        return out
+
+    chain = [(i, i + 1) for i in range(0, 50)]
+    rng.shuffle(chain)
+    nested = [(0, 10**9)] + [(10 * i + 1, 10 * i + 5) for i in range(30)]
+    return [
+        case([(1, 4), (3, 5), (0, 10), (4, 7)]),
+        case([(5, 6)]),
+        case([(2, 9)] * 6),
+        case(chain),
+        case(nested),
+        case(rand_slots(12, 30, 8)),
+        case(rand_slots(5000, 10**9, 10**6)),
+        case(rand_slots(3000, 2000, 5)),
+        case(rand_slots(2000, 10**9, 10**9)),
+        case([(0, 1), (10**9 - 1, 10**9)]),
+    ]
+
+
+@problem("maze-courier")
+def _maze_courier(rng: random.Random) -> list[str]:
+    def case(rows: list[str]) -> str:
+        return f"{len(rows)} {len(rows[0])}\n" + "\n".join(rows) + "\n"
+
+    def rand_maze(n: int, m: int, wall: float) -> list[str]:
+        cells = [["#" if rng.random() < wall else "." for _ in range(m)] for _ in range(n)]
+        a, b = rng.sample(range(n * m), 2)
+        cells[a // m][a % m], cells[b // m][b % m] = "S", "T"
+        return ["".join(r) for r in cells]
+
+    def walled_off(n: int, m: int) -> list[str]:
+        rows = rand_maze(n, m, 0.1)
+        cells = [list(r.replace("S", ".").replace("T", ".")) for r in rows]
+        for r in range(n):
+            cells[r][m // 2] = "#"
+        cells[0][0], cells[n - 1][m - 1] = "S", "T"
+        return ["".join(r) for r in cells]
+
+    def serpentine(n: int, m: int) -> list[str]:
+        cells = [["." for _ in range(m)] for _ in range(n)]
+        for r in range(1, n, 2):
+            for c in range(m):
+                cells[r][c] = "#"
+            cells[r][m - 1 if r % 4 == 1 else 0] = "."
+        cells[0][0], cells[n - 1][m - 1 if (n - 1) % 4 == 0 else 0] = "S", "T"
+        return ["".join(r) for r in cells]
+
+    return [
+        case(["S.#.", ".##T", "...."]),
+        case(["ST"]),
+        case(["S#T"]),
+        case(rand_maze(6, 7, 0.25)),
+        case(rand_maze(40, 40, 0.3)),
+        case(walled_off(50, 60)),
+        case(serpentine(201, 300)),
+        case(rand_maze(300, 300, 0.2)),
+        case(["S", ".", ".", "T"]),
+        case(rand_maze(100, 150, 0.35)),
+    ]
+
+
+def edge_lines(edges) -> str:
+    return "".join(" ".join(map(str, e)) + "\n" for e in edges)
+
+
+@problem("freight-routes")
+def _freight_routes(rng: random.Random) -> list[str]:
+    def case(n: int, edges: list[tuple[int, int, int]]) -> str:
+        return f"{n} {len(edges)}\n" + edge_lines(edges)
+
+    def rand_graph(n: int, m: int, wmax: int) -> list[tuple[int, int, int]]:
+        return [(rng.randint(1, n), rng.randint(1, n), rng.randint(1, wmax)) for _ in range(m)]
+
+    line = [(i, i + 1, rng.randint(9 * 10**8, 10**9)) for i in range(1, 3000)]
+    rng.shuffle(line)
+    two_parts = [(rng.randint(1, 50), rng.randint(1, 50), rng.randint(1, 100)) for _ in range(100)]
+    two_parts += [(rng.randint(51, 100), rng.randint(51, 100), rng.randint(1, 100)) for _ in range(100)]
+    return [
+        case(4, [(1, 2, 5), (2, 4, 5), (1, 3, 2), (3, 4, 9)]),
+        case(1, []),
+        case(2, []),
+        case(2, [(2, 1, 7), (1, 1, 3), (1, 2, 9), (2, 1, 4)]),
+        case(6, [(1, 2, 1), (2, 3, 1), (3, 6, 1), (1, 6, 10), (4, 5, 1)]),
+        case(3000, line),
+        case(1000, rand_graph(1000, 3000, 10**9)),
+        case(100, two_parts),
+        case(3000, rand_graph(3000, 6000, 1000)),
+        case(500, [(i, i + 1, 1) for i in range(1, 500)] + [(1, 500, 1000)]),
+    ]
+
+
+@problem("friend-groups")
+def _friend_groups(rng: random.Random) -> list[str]:
+    def case(n: int, edges: list[tuple[int, int]]) -> str:
+        return f"{n} {len(edges)}\n" + edge_lines(edges)
+
+    def forest(n: int) -> list[tuple[int, int]]:
+        edges = [(i, rng.randint(1, i - 1)) for i in range(2, n + 1) if rng.random() < 0.9]
+        rng.shuffle(edges)
+        return edges
+
+    chain = [(i + 1, i) for i in range(1, 6000)]
+    rng.shuffle(chain)
+    return [
+        case(6, [(1, 2), (2, 3), (5, 6), (3, 1)]),
+        case(1, []),
+        case(5, []),
+        case(4, [(1, 2), (2, 1), (1, 2), (3, 4)]),
+        case(3, [(1, 1), (2, 2), (2, 3)]),
+        case(6000, chain),
+        case(1000, forest(1000)),
+        case(2000, [(rng.randint(1, 2000), rng.randint(1, 2000)) for _ in range(1500)]),
+        case(8, [(a, b) for a in range(1, 9) for b in range(a + 1, 9)]),
+        case(300, [(1, i) for i in range(2, 301)]),
+    ]
+
+
+def main() -> None:
+    slugs = sys.argv[1:] or sorted(GENERATORS)
+    for slug in slugs:
+        make(slug)
+
+
+if __name__ == "__main__":
+    main()
