@@ -1,0 +1,75 @@
+"""Plumbing every trainer shares: TRL arguments from the config, LoRA, saving the result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pipeline.train.config import LoraSettings, TrainConfig
+
+
+def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
+    """The TrainingArguments fields every TRL config takes, from `cfg.optim`."""
+    o = cfg.optim
+    args: dict[str, Any] = {
+        "output_dir": str(cfg.output_dir / "checkpoints"),
+        "learning_rate": o.learning_rate,
+        "max_steps": o.max_steps,
+        "num_train_epochs": o.num_train_epochs,
+        "per_device_train_batch_size": o.per_device_train_batch_size,
+        "gradient_accumulation_steps": o.gradient_accumulation_steps,
+        "warmup_steps": o.warmup_ratio,  # a float in [0, 1) is a ratio of the total steps
+        "lr_scheduler_type": o.lr_scheduler_type,
+        "weight_decay": o.weight_decay,
+        "max_grad_norm": o.max_grad_norm,
+        "gradient_checkpointing": o.gradient_checkpointing,
+        "logging_steps": o.logging_steps,
+        "save_strategy": "steps",
+        "save_steps": o.save_steps,
+        "save_total_limit": o.save_total_limit,
+        "seed": o.seed,
+        "use_cpu": o.use_cpu,
+        "report_to": [],
+    }
+    if o.bf16 is not None:
+        args["bf16"] = o.bf16
+    return args
+
+
+def with_overrides(args: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
+    return {**args, **cfg.trainer_overrides}
+
+
+def peft_config(lora: LoraSettings | None) -> Any:
+    if lora is None:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
+
+
+def save_final(trainer: Any, cfg: TrainConfig) -> Path:
+    """Write the final weights + tokenizer; with LoRA also a merged model (loadable without peft).
+
+    Returns the folder a plain `AutoModelForCausalLM.from_pretrained` can load.
+    """
+    final = cfg.output_dir / "final"
+    trainer.save_model(str(final))
+    tokenizer = trainer.processing_class
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(final))
+    if cfg.lora is None or not cfg.lora.merge_on_save:
+        return final
+    merged_dir = cfg.output_dir / "merged"
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    merged = model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
+    merged.save_pretrained(str(merged_dir))
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(merged_dir))
+    return merged_dir

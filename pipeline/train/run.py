@@ -1,0 +1,74 @@
+"""`train(config)`: the one entry point the CLI and the `train-verifier` flow call."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.train.common import save_final
+from pipeline.train.config import TrainConfig
+from pipeline.train.metrics_log import METRICS_FILE, JsonlMetricsCallback, read_metrics
+
+log = logging.getLogger(__name__)
+
+
+def _builder(method: str) -> Any:
+    if method == "rlvr":
+        from pipeline.train.rlvr import build_rlvr
+
+        return build_rlvr
+    from pipeline.train import verifier
+
+    return {"grpo": verifier.build_grpo, "dpo": verifier.build_dpo, "sft": verifier.build_sft}[method]
+
+
+def train(config: TrainConfig | str | Path) -> dict[str, Any]:
+    """Train one model as `config` says; returns a summary (also written as summary.json).
+
+    Output folder: `checkpoints/` (TRL's periodic checkpoints), `final/` (weights or LoRA
+    adapter + tokenizer), `merged/` (LoRA merged into the base, when asked), the
+    metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json`.
+    """
+    cfg = config if isinstance(config, TrainConfig) else TrainConfig.from_yaml(config)
+    out = cfg.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(cfg.model_dump_json(indent=2))
+    metrics_path = out / METRICS_FILE
+    if metrics_path.exists():  # a re-run starts a fresh log; checkpoints stay for resuming
+        metrics_path.unlink()
+
+    trainer = _builder(cfg.method)(cfg, [JsonlMetricsCallback(metrics_path)])
+    start = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=_last_checkpoint(out / "checkpoints") if cfg.resume else None)
+    runtime = time.perf_counter() - start
+    model_path = save_final(trainer, cfg)
+
+    history = read_metrics(metrics_path)
+    steps = [r for r in history if "loss" in r]
+    summary: dict[str, Any] = {
+        "name": cfg.name,
+        "method": cfg.method,
+        "lora": cfg.lora is not None,
+        "output_dir": str(out),
+        "model_path": str(model_path),
+        "metrics_log": str(metrics_path),
+        "global_step": trainer.state.global_step,
+        "train_runtime_s": runtime,
+        "train_loss": result.training_loss,
+        "last_log": steps[-1] if steps else None,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    log.info("trained %s (%s) for %d steps -> %s", cfg.name, cfg.method, summary["global_step"], model_path)
+    return summary
+
+
+def _last_checkpoint(folder: Path) -> str | None:
+    """Resume from the newest complete checkpoint when a run is restarted after a crash."""
+    if not folder.is_dir():
+        return None
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(folder))
