@@ -17,7 +17,9 @@ _BOX_OPEN = re.compile(r"\\boxed\s*\{")
 # Wrappers models put around a letter inside the box: \text{B}, \mathrm{B}, \textbf{B}, ...
 _WRAPPER = re.compile(r"^\\(?:text|mathrm|mathbf|textbf|texttt|mbox|textsf)\s*\{(.*)\}$", re.DOTALL)
 # What may surround the letter: "(B)", "B.", "**B**", "Candidate B", "Option B:".
-_LETTER = re.compile(r"^(?:candidate|option|answer)?\s*[\s(\[*]*([A-Za-z])[\s)\].:*]*$", re.IGNORECASE)
+_LETTER = re.compile(
+    r"^(?:candidate|option|answer)?\s*[\s(\[*]*([A-Za-z])[\s)\].:*]*$", re.IGNORECASE
+)
 
 
 def _box_contents(text: str) -> list[str]:

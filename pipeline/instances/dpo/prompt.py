@@ -68,7 +68,12 @@ def build_verifier_prompt(
     parts = [_INTRO, "", "## Problem", "", query.strip(), "", "## Candidates"]
     for letter, code, language in zip(letters, candidates, languages, strict=True):
         fence = _fence(code)
-        parts += ["", f"### Candidate {letter}", "", f"{fence}{FENCE_LANGUAGE.get(language, language)}"]
+        parts += [
+            "",
+            f"### Candidate {letter}",
+            "",
+            f"{fence}{FENCE_LANGUAGE.get(language, language)}",
+        ]
         parts += [code.rstrip("\n"), fence]
     letter_list = ", ".join(letters[:-1]) + f" or {letters[-1]}"
     parts += ["", "## Your answer", "", _INSTRUCTIONS[variant].format(letters=letter_list)]
@@ -82,4 +87,6 @@ def build_verifier_messages(
     variant: PromptVariant = "think",
 ) -> list[dict[str, str]]:
     """The prompt as chat messages (one user turn), ready for a backend's `messages`."""
-    return [{"role": "user", "content": build_verifier_prompt(query, candidates, languages, variant)}]
+    return [
+        {"role": "user", "content": build_verifier_prompt(query, candidates, languages, variant)}
+    ]

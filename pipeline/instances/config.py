@@ -1,0 +1,151 @@
+"""Stage configs for assembly, adversarial edits and DPO (pydantic; loadable from YAML)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, Self
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from schemas.instance import ANSWER_LETTERS
+
+# easy: incorrect pass rates in [0, easy_max]; hard: near misses in [hard_min, hard_max].
+Band = Literal["easy", "hard"]
+# How candidates may be mixed in one instance: Aletheia's (one generator and one language),
+# one language across generators, or anything of the problem.
+Grouping = Literal["generator_language", "language", "mixed"]
+
+
+class StageConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Self:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+        if not isinstance(data, dict):
+            raise TypeError(f"{path}: expected a mapping at the top level")
+        return cls.model_validate(data)
+
+
+class SplitSpec(BaseModel):
+    """One output split: which pool, which band, which problems, how many of what."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    tier: Literal["weak", "strong"] = "weak"
+    band: Band = "easy"
+    problems: Literal["train", "heldout"] = "train"
+    # Wanted rows per list size; None = keep every group, sizes balanced greedily.
+    size_targets: dict[int, int] | None = None
+    # Test splits: at most this many rows per (list size, language) stratum.
+    cap_per_stratum: int | None = None
+    max_instances_per_problem: int = Field(default=8, ge=1)
+    # Instances drawn from one group (same problem + grouping key), each with another correct one.
+    max_instances_per_group: int = Field(default=1, ge=1)
+
+    @field_validator("size_targets")
+    @classmethod
+    def _sizes_in_range(cls, v: dict[int, int] | None) -> dict[int, int] | None:
+        if v is not None:
+            bad = [k for k in v if not 2 <= k <= len(ANSWER_LETTERS)]
+            if bad:
+                raise ValueError(
+                    f"size_targets: list sizes {bad} are not in 2..{len(ANSWER_LETTERS)}"
+                )
+            if any(n < 0 for n in v.values()):
+                raise ValueError("size_targets: counts must be >= 0")
+        return v
+
+
+def default_splits() -> list[SplitSpec]:
+    return [
+        SplitSpec(name="train", tier="weak", band="easy", problems="train"),
+        SplitSpec(
+            name="heldout", tier="weak", band="easy", problems="heldout", cap_per_stratum=500
+        ),
+        SplitSpec(
+            name="strong", tier="strong", band="easy", problems="heldout", cap_per_stratum=500
+        ),
+        SplitSpec(name="hard", tier="weak", band="hard", problems="heldout", cap_per_stratum=500),
+    ]
+
+
+class AssembleConfig(StageConfig):
+    seed: int = 0
+    build_id: str = "dev"
+    grouping: Grouping = "generator_language"
+    min_candidates: int = Field(default=2, ge=2, le=5)
+    max_candidates: int = Field(default=5, ge=2, le=5)
+    easy_max_pass_rate: float = Field(default=0.5, ge=0.0, lt=1.0)
+    hard_min_pass_rate: float = Field(default=0.7, ge=0.0, lt=1.0)
+    hard_max_pass_rate: float = Field(default=0.9, ge=0.0, lt=1.0)
+    # Aletheia's diversity rule: at most one incorrect candidate per distinct pass rate.
+    one_incorrect_per_pass_rate: bool = True
+    # Incorrect verdicts never used (e.g. ["CE"] to leave out programs that do not compile).
+    exclude_verdicts: list[str] = Field(default_factory=list)
+    splits: list[SplitSpec] = Field(default_factory=default_splits)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AssembleConfig:
+        if self.min_candidates > self.max_candidates:
+            raise ValueError("min_candidates must be <= max_candidates")
+        if self.hard_min_pass_rate > self.hard_max_pass_rate:
+            raise ValueError("hard_min_pass_rate must be <= hard_max_pass_rate")
+        if "SE" in self.exclude_verdicts or "AC" in self.exclude_verdicts:
+            raise ValueError("exclude_verdicts: AC and SE are handled by the stage itself")
+        names = [s.name for s in self.splits]
+        if len(set(names)) != len(names):
+            raise ValueError(f"splits: duplicate split names {names}")
+        return self
+
+
+class AdversarialConfig(StageConfig):
+    seed: int = 0
+    split: str = "adv"  # the output split name: adv (every instance) or mixed (a share)
+    share: float = Field(default=1.0, ge=0.0, le=1.0)  # of instances that get edits
+    # Bias types that may be used (names from the catalogue); None = all of them.
+    bias_types: list[str] | None = None
+    edit_correct: bool = True  # anti-bias edit on the correct candidate
+    edit_incorrect: bool = True  # pro-bias edit on every incorrect candidate
+    build_id: str | None = None  # None = keep the input's build_id
+    judge_batch_size: int = Field(default=256, ge=1)
+
+    @classmethod
+    def mixed(cls, **kw: object) -> AdversarialConfig:
+        return cls(split="mixed", share=0.25, **kw)  # type: ignore[arg-type]
+
+
+class JudgeModelSpec(BaseModel):
+    """A verifier model whose responses become DPO traces."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str  # the id stored in judge_model
+    backend: Literal["transformers"] = "transformers"
+    model_path: str | None = None  # for backends built by the stage; None when passed in
+
+
+class DPOConfig(StageConfig):
+    seed: int = 0
+    split: str | None = None  # None = keep each instance's split
+    judges: list[JudgeModelSpec] = Field(default_factory=list)
+    variants: list[Literal["think", "no_think"]] = Field(default_factory=lambda: ["think"])
+    samples_per_judge: int = Field(default=4, ge=1)
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = Field(default=512, ge=1)
+    pairs_per_instance: int = Field(default=1, ge=1)
+    # Where no judge picked the correct letter: skip the instance, or sample a strong judge.
+    fallback: Literal["skip", "strong_judge"] = "skip"
+    fallback_judge: JudgeModelSpec | None = None
+    fallback_samples: int = Field(default=8, ge=1)
+    constrain_answer: bool = True  # ask the backend to end in a valid \boxed{X}
+    batch_size: int = Field(default=64, ge=1)
+
+    @model_validator(mode="after")
+    def _fallback_named(self) -> DPOConfig:
+        if self.fallback == "strong_judge" and self.fallback_judge is None:
+            raise ValueError("fallback 'strong_judge' needs fallback_judge")
+        return self

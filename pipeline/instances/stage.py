@@ -1,0 +1,108 @@
+"""Stage entry points: Parquet in, Parquet out, a stats dict back (the flows wire these).
+
+Each is cached through `pipeline.common.stage`: its key hashes (stage, version, config,
+input files, seed), and a folder whose `_stage.json` holds the key is reused untouched.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+
+from pipeline.common.parquet import write_parquet
+from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.instances.assemble import (
+    CANDIDATE_COLUMNS,
+    PROBLEM_COLUMNS,
+    AssemblyInputError,
+    assemble_frames,
+)
+from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
+from pipeline.instances.config import AssembleConfig
+from schemas.common import QUARANTINE_SCHEMA
+from schemas.instance import INSTANCE_SCHEMA
+
+ASSEMBLE_VERSION = "1"
+ADVERSARIAL_VERSION = "1"
+DPO_VERSION = "1"
+STATS_FILE = "stats.json"
+
+
+def _write_stats(out_dir: Path, name: str, stats: dict[str, Any]) -> None:
+    (out_dir / name).write_text(json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _assignments(splits_dir: Path) -> pl.DataFrame:
+    """Problem -> split, from assignments.parquet or else from train/heldout.parquet."""
+    path = splits_dir / "assignments.parquet"
+    if path.exists():
+        return pl.read_parquet(path, columns=["problem_id", "split"])
+    parts = []
+    for split in ("train", "heldout"):
+        p = splits_dir / f"{split}.parquet"
+        if not p.exists():
+            raise FileNotFoundError(
+                f"{splits_dir}: neither assignments.parquet nor {split}.parquet"
+            )
+        parts.append(pl.read_parquet(p, columns=["problem_id"]).with_columns(split=pl.lit(split)))
+    return pl.concat(parts)
+
+
+def _split_inputs(splits_dir: Path) -> list[Path]:
+    return sorted(p for p in splits_dir.glob("*.parquet"))
+
+
+def assemble(
+    judged: Path, problems: Path, splits_dir: Path, out_dir: Path, config: AssembleConfig
+) -> dict[str, Any]:
+    """Write `<split>.parquet` (INSTANCE_SCHEMA) per configured split, quarantine.parquet, stats.json."""
+    judged, problems, splits_dir, out_dir = (
+        Path(judged),
+        Path(problems),
+        Path(splits_dir),
+        Path(out_dir),
+    )
+    key = stage_key(
+        "assemble",
+        ASSEMBLE_VERSION,
+        config,
+        [judged, problems, *_split_inputs(splits_dir)],
+        config.seed,
+    )
+    if is_done(out_dir, key):
+        return read_stats(out_dir)
+    try:
+        judged_df = pl.read_parquet(judged, columns=CANDIDATE_COLUMNS)
+        problems_df = pl.read_parquet(problems, columns=PROBLEM_COLUMNS)
+    except pl.exceptions.ColumnNotFoundError as e:
+        raise AssemblyInputError(f"{judged.name} / {problems.name}: {e}") from e
+    tables, quarantine, stats = assemble_frames(
+        judged_df, problems_df, _assignments(splits_dir), config
+    )
+
+    for name, table in tables.items():
+        require(instance_violations(table), f"assemble {name}")
+    train_names = [s.name for s in config.splits if s.problems == "train"]
+    eval_tables = [tables[s.name] for s in config.splits if s.problems == "heldout"]
+    for name in train_names:
+        require(
+            disjoint_problem_violations(tables[name], eval_tables),
+            f"assemble {name} vs eval splits",
+        )
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        write_parquet(table, out_dir / f"{name}.parquet", INSTANCE_SCHEMA)
+    write_parquet(
+        pa.Table.from_pylist(quarantine, schema=QUARANTINE_SCHEMA),
+        out_dir / "quarantine.parquet",
+        QUARANTINE_SCHEMA,
+    )
+    stats["outputs"] = {name: f"{name}.parquet" for name in tables}
+    _write_stats(out_dir, STATS_FILE, stats)
+    mark_done(out_dir, key, "assemble", stats)
+    return stats
