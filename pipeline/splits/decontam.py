@@ -6,7 +6,11 @@ Benchmark files (`--benchmark FILE`, repeatable):
   `statement`, `prompt`, `question_content`, `question`, `text` (first present,
   in that order), e.g. HumanEval's jsonl (`prompt`), LiveCodeBench's
   (`question_content`), MBPP's (`text`), APPS/TACO (`question`).
-N-grams run over the whole word stream (they may cross sentence ends: stricter).
+Words are the lower-cased letter/digit runs of the text, variable names kept as they
+are (verbatim overlap); n-grams run over the whole word stream (they may cross
+sentence ends: stricter). Note: a pure n-gram rule also matches contest boilerplate
+("the first line contains a single integer n" is one 8-gram): every drop is listed
+with its shared n-gram in report.json so such cases can be reviewed.
 A benchmark statement shorter than n words has no n-gram and contaminates nothing.
 """
 
@@ -78,7 +82,7 @@ def build_index(paths: list[Path], n: int, hasher: TokenHasher) -> BenchmarkInde
         statements = read_benchmark_statements(path)
         before = len(index.origin)
         for i, s in enumerate(statements):
-            w = words(s)
+            w = words(s, mask_variables=False)
             h = window_hashes(hasher.ids(w.tokens), n)
             chunks.append(h)
             for v in h.tolist():
@@ -100,7 +104,7 @@ class Contamination:
 def find_contamination(text: str, index: BenchmarkIndex, hasher: TokenHasher) -> Contamination | None:
     if not len(index.hashes):
         return None
-    w = words(text)
+    w = words(text, mask_variables=False)
     h = window_hashes(hasher.ids(w.tokens), index.n)
     hit = np.isin(h, index.hashes)
     if not hit.any():

@@ -76,6 +76,9 @@ def split_problems(
     config = config or SplitConfig()
     problems, out_dir = Path(problems), Path(out_dir)
     benchmarks = [Path(b) for b in config.benchmarks]
+    for f in (problems, *benchmarks):
+        if not f.exists():
+            raise FileNotFoundError(f"no Parquet file at {f}" if f == problems else f"no benchmark file at {f}")
     ingest_q = ingest_quarantine_path(problems)
     inputs = [problems, *benchmarks] + ([ingest_q] if ingest_q.exists() else [])
     key = stage_key(STAGE, VERSION, config, inputs, seed=config.seed)
@@ -173,7 +176,8 @@ def split_problems(
     out_dir.mkdir(parents=True, exist_ok=True)
     train_idx = [i for i in range(n) if split[i] == "train"]
     heldout_idx = [i for i in range(n) if split[i] == "heldout"]
-    train, heldout = table.take(train_idx), table.take(heldout_idx)
+    train = table.take(pa.array(train_idx, type=pa.int64()))
+    heldout = table.take(pa.array(heldout_idx, type=pa.int64()))
     write_parquet(train, out_dir / "train.parquet", PROBLEM_SCHEMA)
     write_parquet(heldout, out_dir / "heldout.parquet", PROBLEM_SCHEMA)
     tq = _train_questions(train, config)

@@ -1,6 +1,9 @@
 """Statement text -> normalised words -> hashed word n-grams (stable across machines).
 
-Words are NFKC-normalised, lower-cased `\\w+` runs. An n-gram is hashed from the
+Words are NFKC-normalised, lower-cased runs of letters/digits (`_` splits: `t_i` is
+`t`, `i`). Single letters are masked to one placeholder, because they are almost
+always variable names (`n`, `m`, `h_i`): renaming the variables of a statement must
+not hide a near-duplicate. An n-gram is hashed from the
 blake2b hashes of its words with a fixed polynomial and mixer in numpy (uint64
 arithmetic wraps, deterministically), so the same text gives the same hashes in
 every process: Python's own `hash()` is salted per process and must not be used.
@@ -15,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_TOKEN = re.compile(r"\w+|(?P<brk>[.!?](?=\s|$)|\n\s*\n)", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+|(?P<brk>[.!?](?=\s|$)|\n\s*\n)", re.UNICODE)
+VARIABLE = "\u00b7v"  # stands for any single letter
 _P = np.uint64(0x100000001B3)  # FNV prime: any odd 64-bit multiplier works
 
 
@@ -25,8 +29,12 @@ class Words:
     sentence: np.ndarray  # sentence number of each token (int32)
 
 
-def words(text: str) -> Words:
-    """Lower-cased words of `text`, each tagged with the sentence it belongs to."""
+def words(text: str, *, mask_variables: bool = True) -> Words:
+    """Lower-cased words of `text`, each tagged with the sentence it belongs to.
+
+    mask_variables: single letters become one placeholder (near-duplicate detection);
+    decontamination keeps them, as it looks for verbatim overlap.
+    """
     text = unicodedata.normalize("NFKC", text).lower()
     tokens: list[str] = []
     sentence: list[int] = []
@@ -35,7 +43,8 @@ def words(text: str) -> Words:
         if m.group("brk") is not None:
             sid += 1
         else:
-            tokens.append(m.group(0))
+            tok = m.group(0)
+            tokens.append(VARIABLE if mask_variables and len(tok) == 1 and tok.isalpha() else tok)
             sentence.append(sid)
     return Words(tokens, np.asarray(sentence, dtype=np.int32))
 
