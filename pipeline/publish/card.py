@@ -1,0 +1,180 @@
+"""The dataset card (`README.md`): YAML front matter the Hub and `datasets` read, then prose.
+
+The front matter declares every config with its `data_files`, so
+`datasets.load_dataset(<folder or repo>, <config>)` reads each one. The body says
+what each config is, how it was built (run config, seeds, models, sandbox image,
+pipeline version), the counts, the invariant checks and the plots. It contains
+no timestamps (an unchanged build gives a byte-identical card) and no secrets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+import pyarrow as pa
+import yaml
+
+from pipeline.publish.checks import CheckResult
+from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest
+
+_SECRET_KEY = re.compile(r"token|secret|password|api[_-]?key|authorization", re.IGNORECASE)
+
+
+def redact(obj: Any) -> Any:
+    """Drop the value of any key that looks like a credential, at any depth."""
+    if isinstance(obj, dict):
+        return {k: ("<redacted>" if _SECRET_KEY.search(str(k)) and v else redact(v)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact(v) for v in obj]
+    return obj
+
+
+def front_matter(tables: dict[str, pa.Table], pretty_name: str, license: str) -> dict[str, Any]:
+    configs = []
+    for cfg in CONFIGS:
+        if cfg.name not in tables:
+            continue
+        entry: dict[str, Any] = {
+            "config_name": cfg.name,
+            "data_files": [{"split": cfg.split, "path": f"{cfg.name}/*.parquet"}],
+        }
+        if cfg.name == "train":
+            entry["default"] = True
+        configs.append(entry)
+    n = sum(t.num_rows for t in tables.values())
+    size = "n<1K" if n < 1_000 else "1K<n<10K" if n < 10_000 else "10K<n<100K" if n < 100_000 else "100K<n<1M"
+    return {
+        "pretty_name": pretty_name,
+        "license": license,
+        "language": ["en", "code"],
+        "task_categories": ["text-generation"],
+        "tags": ["code", "verifier", "execution-verified", "dpo", "aletheia"],
+        "size_categories": [size],
+        "configs": configs,
+    }
+
+
+def models_used(tables: dict[str, pa.Table]) -> dict[str, list[str]]:
+    gens: Counter[str] = Counter()
+    judges: set[str] = set()
+    for name, t in tables.items():
+        kind = CONFIG_BY_NAME[name].kind
+        if kind == "questions":
+            continue
+        for row in t.column("candidate_generators").to_pylist():
+            gens.update(row)
+        if kind == "dpo":
+            judges |= set(t.column("judge_model").to_pylist())
+            judges |= set(t.column("rejected_judge_model").to_pylist())
+    return {"candidate generators": sorted(gens), "verifier-response models (DPO)": sorted(judges)}
+
+
+def counts_table(tables: dict[str, pa.Table]) -> str:
+    lines = [
+        "| config | split | rows | problems | candidates / row | languages | correct position (A..E) |",
+        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for cfg in CONFIGS:
+        t = tables.get(cfg.name)
+        if t is None:
+            continue
+        problems = len(set(t.column("problem_id").to_pylist()))
+        if cfg.kind == "questions":
+            lines.append(f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | - | - | - |")
+            continue
+        sizes = t.column("num_candidates").to_pylist()
+        mean = f"{sum(sizes) / len(sizes):.2f}" if sizes else "-"
+        langs = Counter(l for row in t.column("candidate_languages").to_pylist() for l in row)
+        lang_s = ", ".join(f"{k} {v}" for k, v in sorted(langs.items())) or "-"
+        pos = Counter(t.column("chosen_answer").to_pylist())
+        pos_s = " / ".join(str(pos.get(a, 0)) for a in "ABCDE")
+        lines.append(f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |")
+    return "\n".join(lines)
+
+
+def checks_table(results: list[CheckResult]) -> str:
+    lines = ["| check | invariant | rows checked | result |", "| --- | --- | ---: | --- |"]
+    for r in results:
+        status = "pass" if r.passed else f"FAIL ({len(r.violations)} rows)"
+        lines.append(f"| {r.name} | {r.invariant} | {r.checked_rows} | {status} |")
+    return "\n".join(lines)
+
+
+def render_card(
+    tables: dict[str, pa.Table],
+    manifest: BuildManifest,
+    results: list[CheckResult],
+    plots: dict[str, str],
+    *,
+    pretty_name: str = "Aletheia (regenerated)",
+    license: str = "apache-2.0",
+) -> str:
+    meta = yaml.safe_dump(front_matter(tables, pretty_name, license), sort_keys=False, allow_unicode=True)
+    configs_md = "\n".join(
+        f"| `{c.name}` | `{c.split}` | {c.description} |" for c in CONFIGS if c.name in tables
+    )
+    models = models_used(tables)
+    models_md = "\n".join(
+        f"- {k}: " + (", ".join(f"`{m}`" for m in v) if v else "none") for k, v in models.items()
+    )
+    seeds_md = ", ".join(f"`{k}={v}`" for k, v in sorted(manifest.seeds.items())) or "none recorded"
+    config_yaml = yaml.safe_dump(redact(manifest.run_config), sort_keys=True, allow_unicode=True).strip()
+    plots_md = "\n\n".join(f"![{cap}](assets/{f})" for f, cap in plots.items())
+    example = next(iter(c.name for c in CONFIGS if c.name in tables), "train")
+    return f"""---
+{meta}---
+
+# {pretty_name}
+
+Execution-grounded data for training and evaluating **code verifiers**: models that read
+a programming problem and 2-5 candidate programs and pick the one that is correct.
+Every candidate was compiled and run against the problem's tests in a locked-down Docker
+sandbox; an instance has exactly one candidate that passed every test.
+
+Rows keep the published Aletheia field names (`prompt_id, query, generator, language,
+num_candidates, candidates, chosen_position, chosen_answer, pass_rates, easy_hard,
+weak_strong, source`), with provenance columns beside them (`problem_id, candidate_ids,
+candidate_origins, candidate_generators, candidate_languages, verdicts, adversarial,
+split, build_id`).
+
+```python
+from datasets import load_dataset
+ds = load_dataset("<this repo or folder>", "{example}")
+```
+
+## Configs
+
+| config | split | what a row is |
+| --- | --- | --- |
+{configs_md}
+
+## Counts
+
+{counts_table(tables)}
+
+## How it was built
+
+- build id: `{manifest.build_id}`
+- pipeline version: `{manifest.pipeline_version}`
+- sandbox image: `{manifest.sandbox_image or "unknown"}`
+- seeds: {seeds_md}
+{models_md}
+
+Run config:
+
+```yaml
+{config_yaml}
+```
+
+## Invariant checks
+
+Re-checked on exactly these rows before publishing; a failed check stops the release.
+
+{checks_table(results)}
+
+## Plots
+
+{plots_md}
+"""

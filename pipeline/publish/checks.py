@@ -1,0 +1,319 @@
+"""Invariant re-checks run on the final tables before anything is published (DESIGN.md s. 8).
+
+The stages enforce these as they build; publishing checks them again on exactly the
+rows that would ship, independently of the stage code, and refuses to publish a
+dataset that breaks one, naming the offending rows.
+
+  1. every instance has exactly one AC candidate, none SE (and the gold letter points at it);
+  2. no problem, nor a near-duplicate of one, is in both a train config and an eval config;
+  6. every row says where it came from (non-empty provenance, one entry per candidate).
+Plus a DPO check: the chosen response's last \\boxed{} is the gold letter, the rejected's is not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from datasketch import MinHash, MinHashLSH
+from pydantic import BaseModel, ConfigDict
+
+from pipeline.publish.layout import CONFIG_BY_NAME
+from schemas import ANSWER_LETTERS
+
+ORIGINS = frozenset({"policy", "reference", "mutant"})
+MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to read
+
+
+class CheckConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    near_dup_threshold: float = 0.85  # word-shingle Jaccard at or above which two statements collide
+    shingle_words: int = 5
+    num_perm: int = 128
+
+
+@dataclass(frozen=True)
+class RowRef:
+    config: str
+    row: int
+    key: str  # prompt_id (or problem_id for train_questions)
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.config}[{self.row}] {self.key}: {self.reason}"
+
+
+@dataclass
+class CheckResult:
+    name: str
+    invariant: str
+    checked_rows: int = 0
+    violations: list[RowRef] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.violations
+
+    def summary(self) -> str:
+        if self.passed:
+            return f"PASS {self.name}: {self.checked_rows} rows checked"
+        return f"FAIL {self.name}: {len(self.violations)} offending row(s)"
+
+
+class InvariantViolation(ValueError):
+    """Raised by `enforce`: the message names every failed check and its first offending rows."""
+
+    def __init__(self, results: list[CheckResult]):
+        self.results = results
+        lines = ["refusing to publish: invariant check(s) failed"]
+        for r in results:
+            if r.passed:
+                continue
+            lines.append(f"- {r.name} ({r.invariant}): {len(r.violations)} offending row(s)")
+            lines += [f"    {v}" for v in r.violations[:MAX_REPORTED_ROWS]]
+            if len(r.violations) > MAX_REPORTED_ROWS:
+                lines.append(f"    ... and {len(r.violations) - MAX_REPORTED_ROWS} more")
+        super().__init__("\n".join(lines))
+
+
+def _key(row: dict) -> str:
+    return str(row.get("prompt_id") or row.get("problem_id") or "?")
+
+
+def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
+    """Invariant 1 on every instance-shaped config (instances and DPO rows)."""
+    res = CheckResult("one-correct-candidate", "invariant 1")
+    for name, table in tables.items():
+        if CONFIG_BY_NAME[name].kind == "questions":
+            continue
+        cols = ["prompt_id", "num_candidates", "candidates", "verdicts", "pass_rates",
+                "candidate_ids", "chosen_position", "chosen_answer"]
+        for i, row in enumerate(table.select(cols).to_pylist()):
+            reason = _instance_problem(row)
+            res.checked_rows += 1
+            if reason:
+                res.violations.append(RowRef(name, i, _key(row), reason))
+    return res
+
+
+def _instance_problem(row: dict) -> str | None:
+    n = row["num_candidates"]
+    verdicts = row["verdicts"]
+    lengths = {len(row[c]) for c in ("candidates", "verdicts", "pass_rates", "candidate_ids")}
+    if lengths != {n}:
+        return f"num_candidates={n} but list lengths are {sorted(lengths)}"
+    if not 2 <= n <= len(ANSWER_LETTERS):
+        return f"num_candidates={n} outside 2..{len(ANSWER_LETTERS)}"
+    if "SE" in verdicts:
+        return f"a candidate has verdict SE (sandbox error): {verdicts}"
+    n_ac = verdicts.count("AC")
+    if n_ac != 1:
+        return f"{n_ac} candidates with verdict AC (need exactly 1): {verdicts}"
+    pos = row["chosen_position"]
+    if not 0 <= pos < n or verdicts[pos] != "AC":
+        return f"chosen_position={pos} does not point at the AC candidate ({verdicts})"
+    if row["chosen_answer"] != ANSWER_LETTERS[pos]:
+        return f"chosen_answer={row['chosen_answer']!r} but chosen_position={pos}"
+    return None
+
+
+_BOXED = re.compile(r"\\boxed\{\s*([A-Za-z]+)\s*\}")
+
+
+def last_boxed(text: str) -> str | None:
+    found = _BOXED.findall(text or "")
+    return found[-1].strip().upper() if found else None
+
+
+def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
+    """A DPO pair's chosen response picks the gold letter; the rejected one does not."""
+    res = CheckResult("dpo-chosen-rejected", "DPO contract")
+    for name, table in tables.items():
+        if CONFIG_BY_NAME[name].kind != "dpo":
+            continue
+        cols = ["prompt_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
+        for i, row in enumerate(table.select(cols).to_pylist()):
+            res.checked_rows += 1
+            gold, picked = row["chosen_answer"], last_boxed(row["chosen"])
+            rejected = last_boxed(row["rejected"])
+            if picked != gold:
+                reason = f"chosen response picks {picked!r}, gold is {gold!r}"
+            elif rejected == gold:
+                reason = f"rejected response also picks the gold letter {gold!r}"
+            elif row["rejected_answer"] == gold:
+                reason = f"rejected_answer is the gold letter {gold!r}"
+            else:
+                continue
+            res.violations.append(RowRef(name, i, _key(row), reason))
+    return res
+
+
+def check_provenance(tables: dict[str, pa.Table]) -> CheckResult:
+    """Invariant 6: every row says where it came from."""
+    res = CheckResult("provenance", "invariant 6")
+    for name, table in tables.items():
+        kind = CONFIG_BY_NAME[name].kind
+        for i, row in enumerate(table.to_pylist()):
+            res.checked_rows += 1
+            reason = _questions_provenance(row) if kind == "questions" else _instance_provenance(row)
+            if kind == "dpo" and reason is None:
+                missing = [c for c in ("judge_model", "rejected_judge_model") if not row.get(c)]
+                reason = f"empty {missing}" if missing else None
+            if reason:
+                res.violations.append(RowRef(name, i, _key(row), reason))
+    return res
+
+
+def _questions_provenance(row: dict) -> str | None:
+    missing = [c for c in ("problem_id", "source", "source_id") if not row.get(c)]
+    return f"empty {missing}" if missing else None
+
+
+def _instance_provenance(row: dict) -> str | None:
+    missing = [c for c in ("problem_id", "source", "build_id", "split", "generator") if not row.get(c)]
+    if missing:
+        return f"empty {missing}"
+    n = row["num_candidates"]
+    per_cand = ("candidate_ids", "candidate_origins", "candidate_generators",
+                "candidate_languages", "adversarial")
+    for col in per_cand:
+        if len(row[col]) != n:
+            return f"{col} has {len(row[col])} entries for {n} candidates"
+    for col in per_cand[:4]:
+        if any(not v for v in row[col]):
+            return f"{col} has an empty entry: {row[col]}"
+    bad = [o for o in row["candidate_origins"] if o not in ORIGINS]
+    if bad:
+        return f"candidate_origins has unknown origin(s) {bad}"
+    return None
+
+
+def _problem_rows(tables: dict[str, pa.Table], side: str) -> dict[str, list[tuple[str, int]]]:
+    """problem_id -> [(config, row)] for every config on one side of the train/eval wall."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for name, table in tables.items():
+        if CONFIG_BY_NAME[name].side != side:
+            continue
+        for i, pid in enumerate(table.column("problem_id").to_pylist()):
+            out.setdefault(pid, []).append((name, i))
+    return out
+
+
+def _texts(tables: dict[str, pa.Table], side: str) -> dict[str, str]:
+    """problem_id -> statement text shown to the verifier, for one side."""
+    out: dict[str, str] = {}
+    for name, table in tables.items():
+        if CONFIG_BY_NAME[name].side != side:
+            continue
+        for pid, q in zip(table.column("problem_id").to_pylist(), table.column("query").to_pylist()):
+            out.setdefault(pid, q)
+    return out
+
+
+def _shingles(text: str, k: int) -> set[str]:
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    if len(words) < k:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i : i + k]) for i in range(len(words) - k + 1)}
+
+
+def near_duplicate_pairs(
+    left: dict[str, str], right: dict[str, str], config: CheckConfig
+) -> list[tuple[str, str, float]]:
+    """(left id, right id, Jaccard) for statement pairs across the two sides at/over threshold.
+
+    MinHash LSH proposes candidates; the exact shingle Jaccard confirms them.
+    """
+    shingles = {("L", k): _shingles(v, config.shingle_words) for k, v in left.items()}
+    shingles |= {("R", k): _shingles(v, config.shingle_words) for k, v in right.items()}
+    lsh = MinHashLSH(threshold=config.near_dup_threshold, num_perm=config.num_perm)
+    for (side, pid), sh in shingles.items():
+        if side != "L" or not sh:
+            continue
+        m = MinHash(num_perm=config.num_perm, seed=1)
+        m.update_batch([s.encode() for s in sh])
+        lsh.insert(pid, m)
+    pairs = []
+    for (side, pid), sh in shingles.items():
+        if side != "R" or not sh:
+            continue
+        m = MinHash(num_perm=config.num_perm, seed=1)
+        m.update_batch([s.encode() for s in sh])
+        for other in lsh.query(m):
+            a = shingles[("L", other)]
+            jac = len(a & sh) / len(a | sh)
+            if jac >= config.near_dup_threshold and other != pid:
+                pairs.append((other, pid, jac))
+    return sorted(pairs)
+
+
+def check_train_eval_disjoint(
+    tables: dict[str, pa.Table],
+    assignments: pa.Table | None = None,
+    config: CheckConfig | None = None,
+) -> CheckResult:
+    """Invariant 2: same problem ids, same near-duplicate clusters, or near-duplicate statements."""
+    config = config or CheckConfig()
+    res = CheckResult("train-eval-disjoint", "invariant 2")
+    train_rows, eval_rows = _problem_rows(tables, "train"), _problem_rows(tables, "eval")
+    res.checked_rows = sum(t.num_rows for t in tables.values())
+
+    def flag(eval_pid: str, reason: str) -> None:
+        for cfg, row in eval_rows[eval_pid][:3]:
+            res.violations.append(RowRef(cfg, row, eval_pid, reason))
+
+    for pid in sorted(set(train_rows) & set(eval_rows)):
+        where = ", ".join(f"{c}[{r}]" for c, r in train_rows[pid][:3])
+        flag(pid, f"problem also in train side ({where})")
+
+    if assignments is not None and assignments.num_rows:
+        cluster = dict(zip(assignments.column("problem_id").to_pylist(),
+                           assignments.column("cluster_id").to_pylist()))
+        train_clusters: dict[str, str] = {}
+        for pid in train_rows:
+            if pid in cluster:
+                train_clusters.setdefault(cluster[pid], pid)
+        for pid in sorted(set(eval_rows) - set(train_rows)):
+            c = cluster.get(pid)
+            if c is not None and c in train_clusters:
+                flag(pid, f"near-duplicate cluster {c} shared with train problem {train_clusters[c]}")
+
+    train_text = _texts(tables, "train")
+    eval_text = {k: v for k, v in _texts(tables, "eval").items() if k not in train_rows}
+    for train_pid, eval_pid, jac in near_duplicate_pairs(train_text, eval_text, config):
+        flag(eval_pid, f"statement near-duplicate of train problem {train_pid} (Jaccard {jac:.2f})")
+    return res
+
+
+def run_checks(
+    tables: dict[str, pa.Table],
+    assignments: pa.Table | None = None,
+    config: CheckConfig | None = None,
+) -> list[CheckResult]:
+    return [
+        check_one_correct(tables),
+        check_train_eval_disjoint(tables, assignments, config),
+        check_provenance(tables),
+        check_dpo_pairs(tables),
+    ]
+
+
+def enforce(results: Iterable[CheckResult]) -> list[CheckResult]:
+    results = list(results)
+    if any(not r.passed for r in results):
+        raise InvariantViolation(results)
+    return results
+
+
+__all__ = [
+    "CheckConfig",
+    "CheckResult",
+    "InvariantViolation",
+    "RowRef",
+    "enforce",
+    "near_duplicate_pairs",
+    "run_checks",
+]

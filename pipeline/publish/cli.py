@@ -1,0 +1,45 @@
+"""`aletheia publish`: lay out the Hub folder for a build and optionally push it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from pipeline.publish.layout import BuildManifest
+
+
+def default_tag(manifest: BuildManifest) -> str:
+    return f"v{manifest.pipeline_version}-{manifest.build_id[:12]}"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("publish")
+    def publish(
+        build: Annotated[Path, typer.Option("--build", help="build folder (holds build.json)")],
+        repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="namespace/name on the Hub")] = None,
+        push: Annotated[bool, typer.Option("--push", help="push to the Hub (token: HF_TOKEN)")] = False,
+        hub_dir: Annotated[Optional[Path], typer.Option(help="local repo folder; default <build>/../hub")] = None,
+        tag: Annotated[Optional[str], typer.Option(help="release tag; default v<version>-<build id>")] = None,
+        endpoint: Annotated[Optional[str], typer.Option(help="Hub endpoint (default: HF_ENDPOINT or the Hub)")] = None,
+        private: Annotated[bool, typer.Option(help="create the repo private")] = False,
+        max_shard_mb: Annotated[int, typer.Option(help="target Parquet shard size (MiB)")] = 256,
+    ) -> None:
+        """Re-check the invariants, write the card + shards + plots, and (with --push) release."""
+        from pipeline.publish.push import push_folder
+        from pipeline.publish.stage import PublishConfig, build_hub_folder
+
+        hub = hub_dir or build.resolve().parent / "hub"
+        stats = build_hub_folder(build, hub, PublishConfig(max_shard_bytes=max_shard_mb << 20))
+        for name, n in stats["rows"].items():
+            typer.echo(f"{name:16s} {n:8d} rows  {stats['shards'][name]} shard(s)")
+        typer.echo(f"hub folder: {hub}")
+        if not push:
+            return
+        if not repo_id:
+            raise typer.BadParameter("--push needs --repo-id")
+        manifest = BuildManifest.read(build)
+        result = push_folder(hub, repo_id, tag=tag or default_tag(manifest), endpoint=endpoint, private=private)
+        what = f"commit {result.commit}" if result.changed else "no change, no new commit"
+        typer.echo(f"pushed {repo_id}: {what}; head {result.head}; tag {result.tag}")

@@ -1,0 +1,179 @@
+"""The published dataset's shape: its nine configs, the build manifest, and the Hub folder.
+
+The local folder is laid out exactly as it is pushed: `README.md` (the card), one
+folder of size-sharded Parquet files per config, and `assets/` (the card's plots).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.common.parquet import read_parquet, write_parquet
+from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
+
+Side = Literal["train", "eval"]
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    """One Hub config: a name, the Arrow schema its files are written with, and its split."""
+
+    name: str
+    schema: pa.Schema
+    kind: Literal["instances", "dpo", "questions"]
+    side: Side  # which side of the train/eval wall (invariant 2)
+    description: str
+
+    @property
+    def split(self) -> str:
+        # Training material is a `train` split; the evaluation sets are `test` splits.
+        return "train" if self.side == "train" else "test"
+
+
+CONFIGS: tuple[DatasetConfig, ...] = (
+    DatasetConfig(
+        "train", INSTANCE_SCHEMA, "instances", "train",
+        "A problem + 2-5 candidate programs, exactly one correct (execution-verified); "
+        "weak-policy candidates.",
+    ),
+    DatasetConfig(
+        "train_questions", TRAIN_QUESTIONS_SCHEMA, "questions", "train",
+        "Each unique problem of Train once, with its tests (for on-policy sampling and RLVR).",
+    ),
+    DatasetConfig(
+        "dpo", DPO_SCHEMA, "dpo", "train",
+        "A Train instance + a chosen verifier response that picks the correct candidate and a "
+        "rejected one that does not.",
+    ),
+    DatasetConfig(
+        "mixed", INSTANCE_SCHEMA, "instances", "train",
+        "Train where ~25% of instances carry semantics-preserving adversarial bias edits.",
+    ),
+    DatasetConfig(
+        "mixed_dpo", DPO_SCHEMA, "dpo", "train",
+        "DPO pairs built on Mixed.",
+    ),
+    DatasetConfig(
+        "heldout", INSTANCE_SCHEMA, "instances", "eval",
+        "In-distribution test set; no problem (or near-duplicate of one) shared with Train.",
+    ),
+    DatasetConfig(
+        "strong", INSTANCE_SCHEMA, "instances", "eval",
+        "Test set whose candidates come from the strong policy pool.",
+    ),
+    DatasetConfig(
+        "hard", INSTANCE_SCHEMA, "instances", "eval",
+        "Test set whose incorrect candidates are near misses (pass most of the tests).",
+    ),
+    DatasetConfig(
+        "adv", INSTANCE_SCHEMA, "instances", "eval",
+        "Heldout with semantics-preserving bias edits (authority, self-declared correctness, "
+        "misleading comments, ...); every edited program re-judged.",
+    ),
+)
+CONFIG_BY_NAME: dict[str, DatasetConfig] = {c.name: c for c in CONFIGS}
+CONFIG_NAMES: tuple[str, ...] = tuple(c.name for c in CONFIGS)
+
+MANIFEST = "build.json"
+DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024  # well under the Hub's per-file comfort zone
+
+
+class BuildManifest(BaseModel):
+    """What a build produced and how: written by the build flow, read by `publish`.
+
+    Paths are relative to the build folder (the flow's work dir) so a build can be moved.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    build_id: str
+    pipeline_version: str
+    run_config: dict[str, Any] = Field(default_factory=dict)
+    seeds: dict[str, int] = Field(default_factory=dict)
+    sandbox_image: str | None = None
+    tables: dict[str, str]  # config name -> Parquet file (or folder) of that config
+    assignments: str | None = None  # split assignments (cluster ids), for invariant 2
+    stage_stats: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def write(self, build_dir: str | Path) -> Path:
+        path = Path(build_dir) / MANIFEST
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(self.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def read(cls, build_dir: str | Path) -> "BuildManifest":
+        path = Path(build_dir) / MANIFEST
+        if not path.exists():
+            raise FileNotFoundError(
+                f"{path} not found: `--build` must be a build folder written by build-aletheia-train"
+            )
+        return cls.model_validate_json(path.read_text())
+
+
+def load_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.Table]:
+    """Read every config's table, checked and cast to its explicit schema."""
+    unknown = sorted(set(manifest.tables) - set(CONFIG_NAMES))
+    if unknown:
+        raise ValueError(f"{MANIFEST}: unknown config(s) {unknown}; known: {list(CONFIG_NAMES)}")
+    tables: dict[str, pa.Table] = {}
+    for cfg in CONFIGS:
+        rel = manifest.tables.get(cfg.name)
+        if rel is None:
+            continue
+        tables[cfg.name] = read_parquet(Path(build_dir) / rel, cfg.schema)
+    return tables
+
+
+def shard_bounds(table: pa.Table, max_shard_bytes: int) -> list[tuple[int, int]]:
+    """Split rows into contiguous shards of at most ~max_shard_bytes (in-memory Arrow size)."""
+    if table.num_rows == 0:
+        return [(0, 0)]
+    n = max(1, math.ceil(table.nbytes / max_shard_bytes))
+    n = min(n, table.num_rows)
+    per = math.ceil(table.num_rows / n)
+    return [(i, min(i + per, table.num_rows)) for i in range(0, table.num_rows, per)]
+
+
+def shard_name(split: str, index: int, count: int) -> str:
+    return f"{split}-{index:05d}-of-{count:05d}.parquet"
+
+
+def write_config_shards(
+    table: pa.Table, cfg: DatasetConfig, out_dir: Path, max_shard_bytes: int
+) -> list[Path]:
+    """Write one config's table as size-bounded shards with the config's explicit schema."""
+    bounds = shard_bounds(table, max_shard_bytes)
+    paths = []
+    for i, (lo, hi) in enumerate(bounds):
+        path = out_dir / cfg.name / shard_name(cfg.split, i, len(bounds))
+        paths.append(write_parquet(table.slice(lo, hi - lo), path, cfg.schema))
+    return paths
+
+
+def replace_dir(staging: Path, final: Path) -> None:
+    """Swap a fully written staging folder into place (the old one is removed only after)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    old = None
+    if final.exists():
+        old = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.old-"))
+        os.replace(final, old / final.name)
+    os.replace(staging, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def list_files(folder: Path) -> list[str]:
+    """Repo-relative POSIX paths of every file in the folder, sorted."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())

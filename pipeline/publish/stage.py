@@ -1,0 +1,119 @@
+"""The publish stage: a build folder in, the Hub-ready folder out (card + shards + plots).
+
+`build_hub_folder` reads the build manifest, re-checks the invariants on the exact
+rows that would ship (refusing, with the offending rows named, if one breaks),
+writes one folder of size-sharded Parquet per config, the plots and the card into a
+staging folder, and swaps it into place only when complete.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.common.parquet import read_parquet
+from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.publish.card import render_card
+from pipeline.publish.checks import CheckConfig, enforce, run_checks
+from pipeline.publish.layout import (
+    CONFIG_BY_NAME,
+    CONFIG_NAMES,
+    DEFAULT_MAX_SHARD_BYTES,
+    MANIFEST,
+    BuildManifest,
+    list_files,
+    load_tables,
+    replace_dir,
+    write_config_shards,
+)
+from pipeline.publish.plots import write_plots
+from schemas import SPLIT_ASSIGNMENT_SCHEMA
+
+STAGE = "publish"
+VERSION = "1"
+
+
+class PublishConfig(BaseModel):
+    """How the Hub folder is laid out and what it must contain; part of the cache key."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_shard_bytes: int = Field(DEFAULT_MAX_SHARD_BYTES, gt=0)
+    # Configs that must be present and non-empty, or publishing refuses.
+    require_configs: list[str] = Field(default_factory=lambda: list(CONFIG_NAMES))
+    pretty_name: str = "Aletheia (regenerated)"
+    license: str = "apache-2.0"
+    checks: CheckConfig = Field(default_factory=CheckConfig)
+
+
+class MissingConfigError(ValueError):
+    pass
+
+
+def _require(tables: dict[str, pa.Table], required: list[str]) -> None:
+    unknown = [c for c in required if c not in CONFIG_BY_NAME]
+    if unknown:
+        raise ValueError(f"require_configs: unknown config(s) {unknown}")
+    missing = [c for c in required if c not in tables]
+    empty = [c for c in required if c in tables and tables[c].num_rows == 0]
+    if missing or empty:
+        raise MissingConfigError(
+            f"refusing to publish: config(s) missing {missing} / empty {empty} "
+            f"(required: {required}; set require_configs to publish a partial build)"
+        )
+
+
+def build_hub_folder(
+    build_dir: str | Path, hub_dir: str | Path, config: PublishConfig | None = None
+) -> dict[str, Any]:
+    """Lay out the Hub folder for a build. Returns stats (rows and shards per config, checks)."""
+    config = config or PublishConfig()
+    build_dir, hub_dir = Path(build_dir), Path(hub_dir)
+    manifest = BuildManifest.read(build_dir)
+    inputs = [build_dir / MANIFEST] + [build_dir / p for p in manifest.tables.values()]
+    if manifest.assignments:
+        inputs.append(build_dir / manifest.assignments)
+    state_dir = build_dir / STAGE
+    key = stage_key(STAGE, VERSION, config, inputs) + ":" + str(hub_dir.resolve())
+    if is_done(state_dir, key) and (hub_dir / "README.md").exists():
+        return read_stats(state_dir) | {"cached": True}
+
+    tables = load_tables(build_dir, manifest)
+    _require(tables, config.require_configs)
+    assignments = (
+        read_parquet(build_dir / manifest.assignments, SPLIT_ASSIGNMENT_SCHEMA)
+        if manifest.assignments
+        else None
+    )
+    results = enforce(run_checks(tables, assignments, config.checks))
+
+    hub_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=hub_dir.parent, prefix=f".{hub_dir.name}.staging-"))
+    shards = {
+        name: len(write_config_shards(t, CONFIG_BY_NAME[name], staging, config.max_shard_bytes))
+        for name, t in tables.items()
+    }
+    plots = write_plots(tables, staging / "assets")
+    card = render_card(
+        tables, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
+    )
+    (staging / "README.md").write_text(card, encoding="utf-8")
+    replace_dir(staging, hub_dir)
+
+    stats = {
+        "hub_dir": str(hub_dir),
+        "build_id": manifest.build_id,
+        "rows": {name: t.num_rows for name, t in tables.items()},
+        "shards": shards,
+        "files": len(list_files(hub_dir)),
+        "checks": [
+            {"name": r.name, "invariant": r.invariant, "rows": r.checked_rows, "passed": r.passed}
+            for r in results
+        ],
+    }
+    mark_done(state_dir, key, STAGE, stats)
+    return stats | {"cached": False}

@@ -1,0 +1,89 @@
+"""Publishing re-checks invariants 1, 2 and 6 and refuses, naming the offending rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.publish import InvariantViolation, build_hub_folder
+from tests.publish.synthetic import rewrite
+
+
+def _refused(build_dir: Path, tmp_path: Path) -> str:
+    with pytest.raises(InvariantViolation) as e:
+        build_hub_folder(build_dir, tmp_path / "hub")
+    assert not (tmp_path / "hub").exists()  # nothing half-published
+    return str(e.value)
+
+
+def _edit_row(i: int, **changes):
+    def mutate(rows: list[dict]) -> list[dict]:
+        rows[i] = rows[i] | {k: (v(rows[i]) if callable(v) else v) for k, v in changes.items()}
+        return rows
+    return mutate
+
+
+def test_two_correct_candidates_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    rewrite(build_dir, "heldout", _edit_row(2, verdicts=lambda r: ["AC"] * r["num_candidates"]))
+    msg = _refused(build_dir, tmp_path)
+    assert "invariant 1" in msg and "heldout[2] i_heldout_" in msg and "candidates with verdict AC" in msg
+
+
+def test_sandbox_error_verdict_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    def se(r: dict) -> list[str]:
+        v = list(r["verdicts"])
+        v[(r["chosen_position"] + 1) % r["num_candidates"]] = "SE"
+        return v
+    rewrite(build_dir, "train", _edit_row(0, verdicts=se))
+    assert "train[0]" in (msg := _refused(build_dir, tmp_path)) and "SE" in msg
+
+
+def test_gold_letter_must_point_at_the_correct_candidate(build_dir: Path, tmp_path: Path) -> None:
+    rewrite(build_dir, "strong", _edit_row(1, chosen_answer=lambda r: "E" if r["chosen_answer"] != "E" else "A"))
+    assert "strong[1]" in _refused(build_dir, tmp_path)
+
+
+def test_problem_in_train_and_eval_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    rewrite(build_dir, "adv", _edit_row(3, problem_id="p_train0"))
+    msg = _refused(build_dir, tmp_path)
+    assert "invariant 2" in msg and "adv[3] p_train0" in msg
+
+
+def test_near_duplicate_statement_across_the_wall_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    train_query = pq.read_table(build_dir / "final/train.parquet").column("query")[0].as_py()
+    # Same text with a couple of words changed, under a fresh problem id and cluster.
+    rewrite(build_dir, "hard", _edit_row(0, problem_id="p_fresh", query=train_query.replace("Problem", "Task")))
+    msg = _refused(build_dir, tmp_path)
+    assert "hard[0] p_fresh" in msg and "near-duplicate" in msg
+
+
+def test_shared_near_duplicate_cluster_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.common.parquet import write_parquet
+    from schemas import SPLIT_ASSIGNMENT_SCHEMA
+
+    path = build_dir / "splits/assignments.parquet"
+    rows = pq.read_table(path).to_pylist()
+    for r in rows:
+        if r["problem_id"] == "p_eval1":
+            r["cluster_id"] = "k_p_train2"
+    write_parquet(pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA), path, SPLIT_ASSIGNMENT_SCHEMA)
+    msg = _refused(build_dir, tmp_path)
+    assert "p_eval1" in msg and "cluster k_p_train2" in msg
+
+
+def test_missing_provenance_is_refused(build_dir: Path, tmp_path: Path) -> None:
+    rewrite(build_dir, "mixed", _edit_row(4, candidate_generators=lambda r: [""] * r["num_candidates"]))
+    rewrite(build_dir, "dpo", _edit_row(1, judge_model=""))
+    msg = _refused(build_dir, tmp_path)
+    assert "invariant 6" in msg and "mixed[4]" in msg and "dpo[1]" in msg and "judge_model" in msg
+
+
+def test_dpo_chosen_must_pick_the_gold_letter(build_dir: Path, tmp_path: Path) -> None:
+    rewrite(build_dir, "mixed_dpo", _edit_row(2, chosen=lambda r: r["rejected"]))
+    assert "mixed_dpo[2]" in _refused(build_dir, tmp_path)

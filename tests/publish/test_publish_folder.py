@@ -1,0 +1,111 @@
+"""The local Hub folder: layout, explicit schemas, sharding, determinism, card, and the real
+consumer (`datasets.load_dataset`) reading every config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from pipeline.publish import CONFIG_NAMES, PublishConfig, build_hub_folder
+from pipeline.publish.layout import CONFIG_BY_NAME, list_files
+from pipeline.publish.stage import MissingConfigError
+from tests.publish.synthetic import rewrite
+
+
+def _front_matter(card: str) -> dict:
+    assert card.startswith("---\n")
+    return yaml.safe_load(card.split("---\n")[1])
+
+
+def test_folder_has_card_and_one_folder_per_config(build_dir: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    stats = build_hub_folder(build_dir, hub)
+    files = list_files(hub)
+    assert "README.md" in files
+    for name in CONFIG_NAMES:
+        shards = [f for f in files if f.startswith(name + "/")]
+        assert shards and all(f.endswith(".parquet") for f in shards), name
+        for f in shards:  # written with the config's explicit Arrow schema
+            assert pq.read_schema(hub / f).remove_metadata() == CONFIG_BY_NAME[name].schema
+        assert stats["rows"][name] > 0
+    assert {f for f in files if f.startswith("assets/")} == {
+        "assets/list_sizes.png", "assets/correct_positions.png",
+        "assets/languages.png", "assets/pass_rates.png",
+    }
+    meta = _front_matter((hub / "README.md").read_text())
+    assert [c["config_name"] for c in meta["configs"]] == list(CONFIG_NAMES)
+
+
+@pytest.mark.usefixtures("hf_offline_env")
+def test_load_dataset_reads_every_config(build_dir: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    stats = build_hub_folder(build_dir, hub)
+    for name in CONFIG_NAMES:
+        ds = datasets.load_dataset(str(hub), name, cache_dir=str(tmp_path / "cache"))
+        split = CONFIG_BY_NAME[name].split
+        assert list(ds) == [split]
+        assert ds[split].num_rows == stats["rows"][name]
+        assert ds[split].column_names == CONFIG_BY_NAME[name].schema.names
+
+
+@pytest.mark.usefixtures("hf_offline_env")
+def test_shards_by_size_and_reads_all_rows(build_dir: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    stats = build_hub_folder(build_dir, hub, PublishConfig(max_shard_bytes=4_000))
+    assert stats["shards"]["train"] > 1
+    shards = sorted((hub / "train").glob("*.parquet"))
+    n = len(shards)
+    assert [s.name for s in shards] == [f"train-{i:05d}-of-{n:05d}.parquet" for i in range(n)]
+    ds = datasets.load_dataset(str(hub), "train", cache_dir=str(tmp_path / "cache"))
+    assert ds["train"].num_rows == stats["rows"]["train"]
+
+
+def test_same_build_gives_identical_bytes(build_dir: Path, tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    build_hub_folder(build_dir, a)
+    build_hub_folder(build_dir, b)
+    files = list_files(a)
+    assert files == list_files(b)
+    assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
+
+
+def test_card_says_how_it_was_built_and_hides_secrets(
+    build_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_env_token_must_not_appear")
+    hub = tmp_path / "hub"
+    build_hub_folder(build_dir, hub)
+    card = (hub / "README.md").read_text()
+    for needle in ("sha256:feedface", "b_test", "0.1.0", "sample=0", "tiny-qwen2",
+                   "reference:bundled", "invariant 1", "invariant 2", "invariant 6",
+                   "assets/pass_rates.png"):
+        assert needle in card, needle
+    assert "sk-should-not-show" not in card and "<redacted>" in card
+    assert "hf_env_token_must_not_appear" not in card
+
+
+def test_rebuild_replaces_stale_files(build_dir: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    build_hub_folder(build_dir, hub, PublishConfig(max_shard_bytes=4_000))
+    many = len(list((hub / "train").glob("*.parquet")))
+    build_hub_folder(build_dir, hub)
+    assert many > 1 and len(list((hub / "train").glob("*.parquet"))) == 1
+
+
+def test_refuses_an_empty_required_config(build_dir: Path, tmp_path: Path) -> None:
+    rewrite(build_dir, "hard", lambda rows: [])
+    with pytest.raises(MissingConfigError, match="hard"):
+        build_hub_folder(build_dir, tmp_path / "hub")
+    assert not (tmp_path / "hub").exists()
+    partial = PublishConfig(require_configs=[c for c in CONFIG_NAMES if c != "hard"])
+    assert build_hub_folder(build_dir, tmp_path / "hub", partial)["rows"]["hard"] == 0
+
+
+def test_second_publish_of_same_build_is_cached(build_dir: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    assert build_hub_folder(build_dir, hub)["cached"] is False
+    assert build_hub_folder(build_dir, hub)["cached"] is True
