@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", "-o", help="problems Parquet to write")],
         no_generated_tests: Annotated[bool, typer.Option(help="code_contests: skip generated_tests")] = False,
         keep_samples: Annotated[bool, typer.Option(help="keep sample I/O in prompt_statement")] = False,
-        max_tests: Annotated[Optional[int], typer.Option(help="keep at most N tests per problem")] = None,
+        max_tests: Annotated[int | None, typer.Option(help="keep at most N tests per problem")] = None,
         max_solutions_per_language: Annotated[int, typer.Option(help="reference solutions kept")] = 10,
         force: Annotated[bool, typer.Option(help="re-run even if the cached output matches")] = False,
     ) -> None:
@@ -75,11 +75,11 @@ def register(app: typer.Typer) -> None:
     def split_cmd(
         problems_path: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
         out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
-        benchmark: Annotated[Optional[list[str]], typer.Option(
+        benchmark: Annotated[list[str] | None, typer.Option(
             help="benchmark statements (parquet/jsonl with statement|prompt|question_content|"
                  "question|text); repeatable")] = None,
         heldout_fraction: Annotated[float, typer.Option(help="fraction of eligible clusters held out")] = 0.1,
-        eval_after: Annotated[Optional[dt.datetime], typer.Option(
+        eval_after: Annotated[dt.datetime | None, typer.Option(
             formats=["%Y-%m-%d"], help="heldout only from clusters dated after this date")] = None,
         seed: Annotated[int, typer.Option()] = 0,
         threshold: Annotated[float, typer.Option(help="near-duplicate Jaccard threshold")] = 0.7,

@@ -21,7 +21,7 @@ class UnsafePickleError(pickle.UnpicklingError):
 
 
 class _DataOnlyUnpickler(pickle.Unpickler):
-    def find_class(self, module: str, name: str) -> Any:  # noqa: D401 - pickle API
+    def find_class(self, module: str, name: str) -> Any:
         raise UnsafePickleError(f"refused to load {module}.{name}: only str/list/dict data allowed")
 
     def persistent_load(self, pid: Any) -> Any:
@@ -64,5 +64,5 @@ def decode_b64_zlib_pickle(text: str) -> Any:
         return safe_loads(inflated)
     except UnsafePickleError:
         raise
-    except Exception as e:  # noqa: BLE001 - any unpickling failure is an undecodable field
+    except Exception as e:
         raise ValueError(f"not a pickle: {e}") from e

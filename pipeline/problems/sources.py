@@ -110,7 +110,7 @@ def _load_with_datasets(spec: SourceSpec, hub_id: str | None, split: str, cache_
         return datasets.load_dataset(location, **kwargs)
     except SourceError:
         raise
-    except Exception as e:  # noqa: BLE001 - any loader failure is a whole-source failure
+    except Exception as e:
         raise SourceError(spec.text, f"cannot load {location!r} (split {split!r}): {type(e).__name__}: {e}") from e
 
 

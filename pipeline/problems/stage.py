@@ -34,7 +34,7 @@ VERSION = "1"
 
 def output_paths(out: Path) -> dict[str, Path]:
     """problems.parquet -> its quarantine table, report and stage-marker folder beside it."""
-    stem = out.name[: -len(".parquet")] if out.name.endswith(".parquet") else out.name
+    stem = out.name.removesuffix(".parquet")
     return {
         "problems": out,
         "quarantine": out.with_name(f"{stem}.quarantine.parquet"),

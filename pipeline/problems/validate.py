@@ -64,7 +64,7 @@ def _limits(fields: dict[str, Any], config: IngestConfig) -> tuple[float, int]:
     if not (config.min_memory_limit_mb <= ml <= config.max_memory_limit_mb):
         raise Invalid("memory_limit_mb", f"absurd memory limit {ml:g} MB (allowed "
                       f"{config.min_memory_limit_mb}..{config.max_memory_limit_mb})")
-    return tl, int(round(ml))
+    return tl, round(ml)
 
 
 def build_problem(source: str, row_id: str, fields: dict[str, Any], config: IngestConfig) -> Problem:

@@ -39,7 +39,7 @@ OUTPUTS = ("train.parquet", "heldout.parquet", "train_questions.parquet", "assig
 
 
 def ingest_quarantine_path(problems: Path) -> Path:
-    stem = problems.name[: -len(".parquet")] if problems.name.endswith(".parquet") else problems.name
+    stem = problems.name.removesuffix(".parquet")
     return problems.with_name(f"{stem}.quarantine.parquet")
 
 

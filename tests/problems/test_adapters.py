@@ -33,7 +33,7 @@ def reasons(quarantine: list[dict]) -> dict[str, str]:
 
 def run_function_test(candidate: str, test_code: str) -> int:
     """Run our own test candidate + generated test code (trusted: both written here)."""
-    return subprocess.run([sys.executable, "-c", candidate + "\n" + test_code], capture_output=True,
+    return subprocess.run([sys.executable, "-c", candidate + "\n" + test_code], check=False, capture_output=True,
                           timeout=30).returncode
 
 
@@ -68,7 +68,7 @@ def test_code_contests_without_generated_tests(code_contests_file: Path, tmp_pat
 
 
 def test_taco(taco_file: Path, tmp_path: Path) -> None:
-    stats, problems, quarantine = run_ingest([f"taco:{taco_file}"], tmp_path)
+    _stats, problems, quarantine = run_ingest([f"taco:{taco_file}"], tmp_path)
     stdio = problems["train/0"]
     assert stdio.test_mode == "stdio"
     assert [(t.input, t.output) for t in stdio.tests] == [("3\n", "6\n"), ("0\n", "0\n"), ("5", "10")]
@@ -120,7 +120,7 @@ def test_livecodebench(lcb_file: Path, tmp_path: Path) -> None:
 
 
 def test_codeforces(codeforces_file: Path, tmp_path: Path) -> None:
-    stats, problems, quarantine = run_ingest([f"codeforces:{codeforces_file}"], tmp_path)
+    _stats, problems, quarantine = run_ingest([f"codeforces:{codeforces_file}"], tmp_path)
     p = problems["2000/A"]
     assert p.contest_date == dt.date(2025, 1, 1) and p.time_limit_s == 2.0 and p.memory_limit_mb == 256
     assert len(p.tests) == 2 and p.difficulty == "800" and p.compare_mode == "tokens"
@@ -132,7 +132,7 @@ def test_codeforces(codeforces_file: Path, tmp_path: Path) -> None:
 
 
 def test_humaneval_from_the_wheel(tmp_path: Path) -> None:
-    stats, problems, quarantine = run_ingest(["humaneval"], tmp_path)
+    _stats, problems, quarantine = run_ingest(["humaneval"], tmp_path)
     assert len(problems) == 164 and not quarantine
     p = problems["HumanEval/0"]
     assert p.test_mode == "function" and p.entry_point == "has_close_elements"
@@ -157,7 +157,7 @@ def test_native_jsonl_roundtrip_and_bad_rows(tmp_path: Path) -> None:
     ]
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    stats, problems, quarantine = run_ingest([f"jsonl:{path}"], tmp_path)
+    _stats, problems, quarantine = run_ingest([f"jsonl:{path}"], tmp_path)
     assert list(problems) == ["a"] and problems["a"].contest_date == dt.date(2024, 2, 3)
     assert problems["a"].problem_id == problem_id_for("mine", "a")
     r = {(q["source_row_id"], q["field"]): q["reason"] for q in quarantine}
@@ -165,7 +165,7 @@ def test_native_jsonl_roundtrip_and_bad_rows(tmp_path: Path) -> None:
     assert "Extra inputs are not permitted" in r[("c", "colour")]
     assert "duplicate problem_id" in r[("a", "problem_id")]
     # our own Parquet output is itself a valid source
-    stats2, again, _ = run_ingest([f"parquet:{tmp_path / 'out' / 'problems.parquet'}"], tmp_path / "2")
+    _stats2, again, _ = run_ingest([f"parquet:{tmp_path / 'out' / 'problems.parquet'}"], tmp_path / "2")
     assert again["a"] == problems["a"]
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from split_fixtures import BASES, VARIANTS
 
 from pipeline.splits.dedup import DedupParams, cluster_texts, clusters_from, shingle_sets
 from pipeline.splits.text import TokenHasher, jaccard, ngram_hashes, window_hashes, words
-
-from conftest import BASES, VARIANTS
 
 
 def test_hashes_are_stable_and_sentence_order_free() -> None:

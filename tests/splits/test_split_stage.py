@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import typer
+from split_fixtures import BASES, VARIANTS, make_problem, planted_problems
 from typer.testing import CliRunner
 
 from pipeline.common.parquet import write_parquet
@@ -18,8 +19,6 @@ from pipeline.splits.stage import OUTPUTS, split_problems
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.problem import PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA, TRAIN_QUESTIONS_SCHEMA
 from schemas.tables import models_to_table
-
-from conftest import BASES, VARIANTS, make_problem, planted_problems
 
 GROUPS = {"walls": ["walls", "walls_reworded", "walls_renamed"],
           "queue": ["queue", "queue_reordered", "queue_renamed"]}

@@ -72,7 +72,7 @@ def parse_date(value: Any, ctx: AdapterContext, field_name: str) -> dt.date | No
     if isinstance(value, dt.date):
         return value
     if isinstance(value, (int, float)):
-        return dt.datetime.fromtimestamp(float(value), tz=dt.timezone.utc).date()
+        return dt.datetime.fromtimestamp(float(value), tz=dt.UTC).date()
     text = str(value).strip()
     m = re.match(r"(\d{4})-(\d{1,2})-(\d{1,2})", text)
     if m:
