@@ -7,9 +7,9 @@ from pipeline.publish.push import PushResult, push_folder
 from pipeline.publish.stage import PublishConfig, build_hub_folder
 
 __all__ = [
-    "BuildManifest",
     "CONFIGS",
     "CONFIG_NAMES",
+    "BuildManifest",
     "CheckConfig",
     "InvariantViolation",
     "PublishConfig",

@@ -25,7 +25,10 @@ _SECRET_KEY = re.compile(r"token|secret|password|api[_-]?key|authorization", re.
 def redact(obj: Any) -> Any:
     """Drop the value of any key that looks like a credential, at any depth."""
     if isinstance(obj, dict):
-        return {k: ("<redacted>" if _SECRET_KEY.search(str(k)) and v else redact(v)) for k, v in obj.items()}
+        return {
+            k: ("<redacted>" if _SECRET_KEY.search(str(k)) and v else redact(v))
+            for k, v in obj.items()
+        }
     if isinstance(obj, list):
         return [redact(v) for v in obj]
     return obj
@@ -44,7 +47,15 @@ def front_matter(tables: dict[str, pa.Table], pretty_name: str, license: str) ->
             entry["default"] = True
         configs.append(entry)
     n = sum(t.num_rows for t in tables.values())
-    size = "n<1K" if n < 1_000 else "1K<n<10K" if n < 10_000 else "10K<n<100K" if n < 100_000 else "100K<n<1M"
+    size = (
+        "n<1K"
+        if n < 1_000
+        else "1K<n<10K"
+        if n < 10_000
+        else "10K<n<100K"
+        if n < 100_000
+        else "100K<n<1M"
+    )
     return {
         "pretty_name": pretty_name,
         "license": license,
@@ -90,7 +101,9 @@ def counts_table(tables: dict[str, pa.Table]) -> str:
         lang_s = ", ".join(f"{k} {v}" for k, v in sorted(langs.items())) or "-"
         pos = Counter(t.column("chosen_answer").to_pylist())
         pos_s = " / ".join(str(pos.get(a, 0)) for a in "ABCDE")
-        lines.append(f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |")
+        lines.append(
+            f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |"
+        )
     return "\n".join(lines)
 
 
@@ -111,7 +124,9 @@ def render_card(
     pretty_name: str = "Aletheia (regenerated)",
     license: str = "apache-2.0",
 ) -> str:
-    meta = yaml.safe_dump(front_matter(tables, pretty_name, license), sort_keys=False, allow_unicode=True)
+    meta = yaml.safe_dump(
+        front_matter(tables, pretty_name, license), sort_keys=False, allow_unicode=True
+    )
     configs_md = "\n".join(
         f"| `{c.name}` | `{c.split}` | {c.description} |" for c in CONFIGS if c.name in tables
     )
@@ -120,7 +135,9 @@ def render_card(
         f"- {k}: " + (", ".join(f"`{m}`" for m in v) if v else "none") for k, v in models.items()
     )
     seeds_md = ", ".join(f"`{k}={v}`" for k, v in sorted(manifest.seeds.items())) or "none recorded"
-    config_yaml = yaml.safe_dump(redact(manifest.run_config), sort_keys=True, allow_unicode=True).strip()
+    config_yaml = yaml.safe_dump(
+        redact(manifest.run_config), sort_keys=True, allow_unicode=True
+    ).strip()
     plots_md = "\n\n".join(f"![{cap}](assets/{f})" for f, cap in plots.items())
     example = next(iter(c.name for c in CONFIGS if c.name in tables), "train")
     return f"""---

@@ -30,7 +30,9 @@ MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to rea
 class CheckConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    near_dup_threshold: float = 0.85  # word-shingle Jaccard at or above which two statements collide
+    near_dup_threshold: float = (
+        0.85  # word-shingle Jaccard at or above which two statements collide
+    )
     shingle_words: int = 5
     num_perm: int = 128
 
@@ -89,8 +91,16 @@ def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
     for name, table in tables.items():
         if CONFIG_BY_NAME[name].kind == "questions":
             continue
-        cols = ["prompt_id", "num_candidates", "candidates", "verdicts", "pass_rates",
-                "candidate_ids", "chosen_position", "chosen_answer"]
+        cols = [
+            "prompt_id",
+            "num_candidates",
+            "candidates",
+            "verdicts",
+            "pass_rates",
+            "candidate_ids",
+            "chosen_position",
+            "chosen_answer",
+        ]
         for i, row in enumerate(table.select(cols).to_pylist()):
             reason = _instance_problem(row)
             res.checked_rows += 1
@@ -158,7 +168,9 @@ def check_provenance(tables: dict[str, pa.Table]) -> CheckResult:
         kind = CONFIG_BY_NAME[name].kind
         for i, row in enumerate(table.to_pylist()):
             res.checked_rows += 1
-            reason = _questions_provenance(row) if kind == "questions" else _instance_provenance(row)
+            reason = (
+                _questions_provenance(row) if kind == "questions" else _instance_provenance(row)
+            )
             if kind == "dpo" and reason is None:
                 missing = [c for c in ("judge_model", "rejected_judge_model") if not row.get(c)]
                 reason = f"empty {missing}" if missing else None
@@ -173,12 +185,19 @@ def _questions_provenance(row: dict) -> str | None:
 
 
 def _instance_provenance(row: dict) -> str | None:
-    missing = [c for c in ("problem_id", "source", "build_id", "split", "generator") if not row.get(c)]
+    missing = [
+        c for c in ("problem_id", "source", "build_id", "split", "generator") if not row.get(c)
+    ]
     if missing:
         return f"empty {missing}"
     n = row["num_candidates"]
-    per_cand = ("candidate_ids", "candidate_origins", "candidate_generators",
-                "candidate_languages", "adversarial")
+    per_cand = (
+        "candidate_ids",
+        "candidate_origins",
+        "candidate_generators",
+        "candidate_languages",
+        "adversarial",
+    )
     for col in per_cand:
         if len(row[col]) != n:
             return f"{col} has {len(row[col])} entries for {n} candidates"
@@ -208,7 +227,9 @@ def _texts(tables: dict[str, pa.Table], side: str) -> dict[str, str]:
     for name, table in tables.items():
         if CONFIG_BY_NAME[name].side != side:
             continue
-        for pid, q in zip(table.column("problem_id").to_pylist(), table.column("query").to_pylist()):
+        for pid, q in zip(
+            table.column("problem_id").to_pylist(), table.column("query").to_pylist()
+        ):
             out.setdefault(pid, q)
     return out
 
@@ -270,8 +291,12 @@ def check_train_eval_disjoint(
         flag(pid, f"problem also in train side ({where})")
 
     if assignments is not None and assignments.num_rows:
-        cluster = dict(zip(assignments.column("problem_id").to_pylist(),
-                           assignments.column("cluster_id").to_pylist()))
+        cluster = dict(
+            zip(
+                assignments.column("problem_id").to_pylist(),
+                assignments.column("cluster_id").to_pylist(),
+            )
+        )
         train_clusters: dict[str, str] = {}
         for pid in train_rows:
             if pid in cluster:
@@ -279,7 +304,9 @@ def check_train_eval_disjoint(
         for pid in sorted(set(eval_rows) - set(train_rows)):
             c = cluster.get(pid)
             if c is not None and c in train_clusters:
-                flag(pid, f"near-duplicate cluster {c} shared with train problem {train_clusters[c]}")
+                flag(
+                    pid, f"near-duplicate cluster {c} shared with train problem {train_clusters[c]}"
+                )
 
     train_text = _texts(tables, "train")
     eval_text = {k: v for k, v in _texts(tables, "eval").items() if k not in train_rows}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -18,11 +18,21 @@ def register(app: typer.Typer) -> None:
     @app.command("publish")
     def publish(
         build: Annotated[Path, typer.Option("--build", help="build folder (holds build.json)")],
-        repo_id: Annotated[Optional[str], typer.Option("--repo-id", help="namespace/name on the Hub")] = None,
-        push: Annotated[bool, typer.Option("--push", help="push to the Hub (token: HF_TOKEN)")] = False,
-        hub_dir: Annotated[Optional[Path], typer.Option(help="local repo folder; default <build>/../hub")] = None,
-        tag: Annotated[Optional[str], typer.Option(help="release tag; default v<version>-<build id>")] = None,
-        endpoint: Annotated[Optional[str], typer.Option(help="Hub endpoint (default: HF_ENDPOINT or the Hub)")] = None,
+        repo_id: Annotated[
+            str | None, typer.Option("--repo-id", help="namespace/name on the Hub")
+        ] = None,
+        push: Annotated[
+            bool, typer.Option("--push", help="push to the Hub (token: HF_TOKEN)")
+        ] = False,
+        hub_dir: Annotated[
+            Path | None, typer.Option(help="local repo folder; default <build>/../hub")
+        ] = None,
+        tag: Annotated[
+            str | None, typer.Option(help="release tag; default v<version>-<build id>")
+        ] = None,
+        endpoint: Annotated[
+            str | None, typer.Option(help="Hub endpoint (default: HF_ENDPOINT or the Hub)")
+        ] = None,
         private: Annotated[bool, typer.Option(help="create the repo private")] = False,
         max_shard_mb: Annotated[int, typer.Option(help="target Parquet shard size (MiB)")] = 256,
     ) -> None:
@@ -40,6 +50,8 @@ def register(app: typer.Typer) -> None:
         if not repo_id:
             raise typer.BadParameter("--push needs --repo-id")
         manifest = BuildManifest.read(build)
-        result = push_folder(hub, repo_id, tag=tag or default_tag(manifest), endpoint=endpoint, private=private)
+        result = push_folder(
+            hub, repo_id, tag=tag or default_tag(manifest), endpoint=endpoint, private=private
+        )
         what = f"commit {result.commit}" if result.changed else "no change, no new commit"
         typer.echo(f"pushed {repo_id}: {what}; head {result.head}; tag {result.tag}")

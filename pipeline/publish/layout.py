@@ -42,41 +42,68 @@ class DatasetConfig:
 
 CONFIGS: tuple[DatasetConfig, ...] = (
     DatasetConfig(
-        "train", INSTANCE_SCHEMA, "instances", "train",
+        "train",
+        INSTANCE_SCHEMA,
+        "instances",
+        "train",
         "A problem + 2-5 candidate programs, exactly one correct (execution-verified); "
         "weak-policy candidates.",
     ),
     DatasetConfig(
-        "train_questions", TRAIN_QUESTIONS_SCHEMA, "questions", "train",
+        "train_questions",
+        TRAIN_QUESTIONS_SCHEMA,
+        "questions",
+        "train",
         "Each unique problem of Train once, with its tests (for on-policy sampling and RLVR).",
     ),
     DatasetConfig(
-        "dpo", DPO_SCHEMA, "dpo", "train",
+        "dpo",
+        DPO_SCHEMA,
+        "dpo",
+        "train",
         "A Train instance + a chosen verifier response that picks the correct candidate and a "
         "rejected one that does not.",
     ),
     DatasetConfig(
-        "mixed", INSTANCE_SCHEMA, "instances", "train",
+        "mixed",
+        INSTANCE_SCHEMA,
+        "instances",
+        "train",
         "Train where ~25% of instances carry semantics-preserving adversarial bias edits.",
     ),
     DatasetConfig(
-        "mixed_dpo", DPO_SCHEMA, "dpo", "train",
+        "mixed_dpo",
+        DPO_SCHEMA,
+        "dpo",
+        "train",
         "DPO pairs built on Mixed.",
     ),
     DatasetConfig(
-        "heldout", INSTANCE_SCHEMA, "instances", "eval",
+        "heldout",
+        INSTANCE_SCHEMA,
+        "instances",
+        "eval",
         "In-distribution test set; no problem (or near-duplicate of one) shared with Train.",
     ),
     DatasetConfig(
-        "strong", INSTANCE_SCHEMA, "instances", "eval",
+        "strong",
+        INSTANCE_SCHEMA,
+        "instances",
+        "eval",
         "Test set whose candidates come from the strong policy pool.",
     ),
     DatasetConfig(
-        "hard", INSTANCE_SCHEMA, "instances", "eval",
+        "hard",
+        INSTANCE_SCHEMA,
+        "instances",
+        "eval",
         "Test set whose incorrect candidates are near misses (pass most of the tests).",
     ),
     DatasetConfig(
-        "adv", INSTANCE_SCHEMA, "instances", "eval",
+        "adv",
+        INSTANCE_SCHEMA,
+        "instances",
+        "eval",
         "Heldout with semantics-preserving bias edits (authority, self-declared correctness, "
         "misleading comments, ...); every edited program re-judged.",
     ),
@@ -113,7 +140,7 @@ class BuildManifest(BaseModel):
         return path
 
     @classmethod
-    def read(cls, build_dir: str | Path) -> "BuildManifest":
+    def read(cls, build_dir: str | Path) -> BuildManifest:
         path = Path(build_dir) / MANIFEST
         if not path.exists():
             raise FileNotFoundError(

@@ -12,11 +12,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display on build machines
-import matplotlib.pyplot as plt  # noqa: E402
-import pyarrow as pa  # noqa: E402
+import matplotlib.pyplot as plt
+import pyarrow as pa
 
-from pipeline.publish.layout import CONFIG_BY_NAME  # noqa: E402
-from schemas import ANSWER_LETTERS  # noqa: E402
+from pipeline.publish.layout import CONFIG_BY_NAME
+from schemas import ANSWER_LETTERS
 
 _PNG_META = {"Software": None}
 
@@ -73,11 +73,15 @@ def plot_correct_positions(tables: dict[str, pa.Table], path: Path) -> Path:
 
 def plot_languages(tables: dict[str, pa.Table], path: Path) -> Path:
     inst = _instance_configs(tables)
-    counts = {n: Counter(l for row in t.column("candidate_languages").to_pylist() for l in row)
-              for n, t in inst.items()}
+    counts = {
+        n: Counter(l for row in t.column("candidate_languages").to_pylist() for l in row)
+        for n, t in inst.items()
+    }
     langs = sorted({l for c in counts.values() for l in c})
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    _grouped_bars(ax, langs or ["-"], {n: [c.get(l, 0) for l in langs] or [0] for n, c in counts.items()})
+    _grouped_bars(
+        ax, langs or ["-"], {n: [c.get(l, 0) for l in langs] or [0] for n, c in counts.items()}
+    )
     ax.set_ylabel("candidates")
     ax.set_title("Candidate languages")
     return _save(fig, path)
@@ -89,8 +93,14 @@ def plot_pass_rates(tables: dict[str, pa.Table], path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(7, 3.5))
     bins = [i / 10 for i in range(11)]
     for name, t in inst.items():
-        rates = [r for rows, vs in zip(t.column("pass_rates").to_pylist(), t.column("verdicts").to_pylist())
-                 for r, v in zip(rows, vs) if v != "AC"]
+        rates = [
+            r
+            for rows, vs in zip(
+                t.column("pass_rates").to_pylist(), t.column("verdicts").to_pylist()
+            )
+            for r, v in zip(rows, vs)
+            if v != "AC"
+        ]
         ax.hist(rates, bins=bins, histtype="step", label=name, linewidth=1.5)
     ax.set_xlabel("pass rate of incorrect candidates")
     ax.set_ylabel("candidates")

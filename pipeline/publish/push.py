@@ -125,14 +125,27 @@ def push_folder(
     head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     upload, delete, unchanged = plan_push(folder, _remote_files(api, repo_id, head))
     message = commit_message or f"Release {tag or 'update'}"
-    result = PushResult(repo_id, head=head, commit=None, tag=tag, uploaded=upload,
-                        deleted=delete, unchanged=unchanged)
+    result = PushResult(
+        repo_id,
+        head=head,
+        commit=None,
+        tag=tag,
+        uploaded=upload,
+        deleted=delete,
+        unchanged=unchanged,
+    )
     if upload or delete:
-        additions = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in upload]
+        additions = [
+            CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in upload
+        ]
         for start in range(0, len(additions), PREUPLOAD_BATCH):
             batch = additions[start : start + PREUPLOAD_BATCH]
             api.preupload_lfs_files(repo_id, additions=batch, repo_type=REPO_TYPE, revision=branch)
-            log.info("pre-uploaded %d/%d file(s)", min(start + PREUPLOAD_BATCH, len(additions)), len(additions))
+            log.info(
+                "pre-uploaded %d/%d file(s)",
+                min(start + PREUPLOAD_BATCH, len(additions)),
+                len(additions),
+            )
         operations = additions + [CommitOperationDelete(path_in_repo=p) for p in delete]
         info = api.create_commit(
             repo_id,
@@ -143,7 +156,9 @@ def push_folder(
             parent_commit=head,
         )
         result.commit = result.head = info.oid
-        log.info("committed %s: %d added/changed, %d deleted", info.oid[:12], len(upload), len(delete))
+        log.info(
+            "committed %s: %d added/changed, %d deleted", info.oid[:12], len(upload), len(delete)
+        )
     else:
         log.info("nothing changed on %s@%s: no commit", repo_id, head[:12])
     if tag:

@@ -27,13 +27,16 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 from urllib.parse import parse_qs, unquote, urlparse
 
 LFS_SUFFIXES = (".parquet", ".png", ".arrow", ".bin", ".safetensors")
 LFS_MIN_SIZE = 10 * 1024 * 1024  # the Hub stores big files in LFS whatever their type
-GITATTRIBUTES = b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n"
+GITATTRIBUTES = (
+    b"*.parquet filter=lfs diff=lfs merge=lfs -text\n*.png filter=lfs diff=lfs merge=lfs -text\n"
+)
 
 
 def git_sha1(data: bytes) -> str:
@@ -112,15 +115,23 @@ ROUTES: list[tuple[str, re.Pattern[str], str]] = [
     ("PUT", re.compile(r"^/_lfs/(?P<oid>[0-9a-f]{64})$"), "lfs_put"),
     ("GET", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
     ("HEAD", re.compile(rf"^/{_REPO}/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve"),
-    ("GET", re.compile(r"^/(?P<repo>[^/]+/[^/]+?)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve_model"),
-    ("HEAD", re.compile(r"^/(?P<repo>[^/]+/[^/]+?)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"), "resolve_model"),
+    (
+        "GET",
+        re.compile(r"^/(?P<repo>[^/]+/[^/]+?)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"),
+        "resolve_model",
+    ),
+    (
+        "HEAD",
+        re.compile(r"^/(?P<repo>[^/]+/[^/]+?)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$"),
+        "resolve_model",
+    ),
 ]
 # lfs_put stands for the storage URL the Hub hands out, which carries no token.
 WRITE_HANDLERS = {"create_repo", "preupload", "commit", "create_tag", "lfs_batch", "lfs_put"}
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 class HubDouble:
@@ -138,7 +149,7 @@ class HubDouble:
         Handler.endpoint = self.endpoint
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "HubDouble":
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -176,7 +187,11 @@ class _Handler(BaseHTTPRequestHandler):
                 with self.hub.lock:
                     getattr(self, "h_" + name)(**match.groupdict())
             except _Error as e:
-                self._json({"error": e.message, **e.extra}, e.status, headers={"X-Error-Message": e.message})
+                self._json(
+                    {"error": e.message, **e.extra},
+                    e.status,
+                    headers={"X-Error-Message": e.message},
+                )
             return
         self._json({"error": f"test double: no route for {method} {url.path}"}, 404)
 
@@ -257,10 +272,18 @@ class _Handler(BaseHTTPRequestHandler):
     def h_repo_info(self, t: str, repo: str, rev: str = "main") -> None:
         r = self._repo(t, repo)
         c = self._commit(r, rev)
-        self._json({
-            "id": repo, "sha": c.oid, "private": r.private, "lastModified": c.date, "tags": [],
-            "siblings": [{"rfilename": p} for p in sorted(c.files)], "downloads": 0, "likes": 0,
-        })
+        self._json(
+            {
+                "id": repo,
+                "sha": c.oid,
+                "private": r.private,
+                "lastModified": c.date,
+                "tags": [],
+                "siblings": [{"rfilename": p} for p in sorted(c.files)],
+                "downloads": 0,
+                "likes": 0,
+            }
+        )
 
     def h_preupload(self, t: str, repo: str, rev: str) -> None:
         r = self._repo(t, repo)
@@ -272,8 +295,14 @@ class _Handler(BaseHTTPRequestHandler):
             oid = None
             if blob is not None:  # what the client compares with its local oid
                 oid = blob.lfs_sha256 if blob.lfs_sha256 else blob.git_oid
-            files.append({"path": f["path"], "uploadMode": "lfs" if lfs else "regular",
-                          "shouldIgnore": False, "oid": oid})
+            files.append(
+                {
+                    "path": f["path"],
+                    "uploadMode": "lfs" if lfs else "regular",
+                    "shouldIgnore": False,
+                    "oid": oid,
+                }
+            )
         self._json({"files": files, "commitOid": c.oid})
 
     def h_lfs_batch(self, t: str, repo: str) -> None:
@@ -330,8 +359,14 @@ class _Handler(BaseHTTPRequestHandler):
                     del files[p]
         c = self._new_commit(r, branch, header["summary"], files)
         prefix = "" if t == "models" else t + "/"
-        self._json({"success": True, "commitOid": c.oid, "pullRequestUrl": None,
-                    "commitUrl": f"{self.endpoint}/{prefix}{repo}/commit/{c.oid}"})
+        self._json(
+            {
+                "success": True,
+                "commitOid": c.oid,
+                "pullRequestUrl": None,
+                "commitUrl": f"{self.endpoint}/{prefix}{repo}/commit/{c.oid}",
+            }
+        )
 
     def h_tree(self, t: str, repo: str, rev: str, path: str | None = None) -> None:
         c = self._commit(self._repo(t, repo), rev)
@@ -341,14 +376,20 @@ class _Handler(BaseHTTPRequestHandler):
         for p in sorted(c.files):
             if not p.startswith(base):
                 continue
-            rest = p[len(base):]
+            rest = p[len(base) :]
             parts = rest.split("/")
             for i in range(1, len(parts)):  # the folders on the way
                 d = base + "/".join(parts[:i])
                 if (recursive or i == 1) and d not in dirs:
                     dirs.add(d)
-                    out.append({"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(),
-                                "size": 0, "path": d})
+                    out.append(
+                        {
+                            "type": "directory",
+                            "oid": hashlib.sha1(d.encode()).hexdigest(),
+                            "size": 0,
+                            "path": d,
+                        }
+                    )
             if recursive or len(parts) == 1:
                 out.append(self._entry(p, c.files[p]))
         self._json(out)
@@ -369,9 +410,14 @@ class _Handler(BaseHTTPRequestHandler):
         def ref(kind: str, name: str, oid: str) -> dict:
             return {"name": name, "ref": f"refs/{kind}/{name}", "targetCommit": oid}
 
-        self._json({"branches": [ref("heads", n, o) for n, o in sorted(r.branches.items())],
-                    "tags": [ref("tags", n, o) for n, o in sorted(r.tags.items())],
-                    "converts": [], "pullRequests": []})
+        self._json(
+            {
+                "branches": [ref("heads", n, o) for n, o in sorted(r.branches.items())],
+                "tags": [ref("tags", n, o) for n, o in sorted(r.tags.items())],
+                "converts": [],
+                "pullRequests": [],
+            }
+        )
 
     def h_create_tag(self, t: str, repo: str, rev: str) -> None:
         r = self._repo(t, repo)
@@ -387,8 +433,15 @@ class _Handler(BaseHTTPRequestHandler):
         c: Commit | None = self._commit(r, rev)
         out = []
         while c is not None:
-            out.append({"id": c.oid, "title": c.title, "message": "", "date": c.date,
-                        "authors": [{"user": "double"}]})
+            out.append(
+                {
+                    "id": c.oid,
+                    "title": c.title,
+                    "message": "",
+                    "date": c.date,
+                    "authors": [{"user": "double"}],
+                }
+            )
             c = r.commits.get(c.parent) if c.parent else None
         self._json(out)
 

@@ -18,8 +18,31 @@ from schemas import (
     TRAIN_QUESTIONS_SCHEMA,
 )
 
-WORDS = ("array graph string tree query prefix suffix modulo prime matrix path sum "
-         "interval segment greedy binary search sort stack queue heap bit mask").split()
+WORDS = [
+    "array",
+    "graph",
+    "string",
+    "tree",
+    "query",
+    "prefix",
+    "suffix",
+    "modulo",
+    "prime",
+    "matrix",
+    "path",
+    "sum",
+    "interval",
+    "segment",
+    "greedy",
+    "binary",
+    "search",
+    "sort",
+    "stack",
+    "queue",
+    "heap",
+    "bit",
+    "mask",
+]
 
 
 def statement(rng: random.Random, i: int) -> str:
@@ -33,15 +56,27 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
     rates = [1.0 if v == "AC" else round(rng.random() * 0.9, 3) for v in verdicts]
     langs = [rng.choice(["python", "cpp", "java"]) for _ in range(n)]
     return {
-        "prompt_id": f"i_{split}_{k}", "query": query, "generator": "reference:bundled",
-        "language": langs[0] if len(set(langs)) == 1 else "mixed", "num_candidates": n,
-        "candidates": [f"print({j})" for j in range(n)], "chosen_position": pos,
-        "chosen_answer": ANSWER_LETTERS[pos], "pass_rates": rates, "easy_hard": "easy",
-        "weak_strong": "strong" if split == "strong" else "weak", "source": "bundled",
-        "problem_id": pid, "candidate_ids": [f"c_{k}_{j}" for j in range(n)],
+        "prompt_id": f"i_{split}_{k}",
+        "query": query,
+        "generator": "reference:bundled",
+        "language": langs[0] if len(set(langs)) == 1 else "mixed",
+        "num_candidates": n,
+        "candidates": [f"print({j})" for j in range(n)],
+        "chosen_position": pos,
+        "chosen_answer": ANSWER_LETTERS[pos],
+        "pass_rates": rates,
+        "easy_hard": "easy",
+        "weak_strong": "strong" if split == "strong" else "weak",
+        "source": "bundled",
+        "problem_id": pid,
+        "candidate_ids": [f"c_{k}_{j}" for j in range(n)],
         "candidate_origins": [rng.choice(["reference", "mutant"]) for _ in range(n)],
-        "candidate_generators": ["reference:bundled"] * n, "candidate_languages": langs,
-        "verdicts": verdicts, "adversarial": [None] * n, "split": split, "build_id": "b_test",
+        "candidate_generators": ["reference:bundled"] * n,
+        "candidate_languages": langs,
+        "verdicts": verdicts,
+        "adversarial": [None] * n,
+        "split": split,
+        "build_id": "b_test",
     }
 
 
@@ -51,8 +86,11 @@ def dpo_row(inst: dict) -> dict:
     return inst | {
         "prompt": "Which candidate is correct?\n" + inst["query"],
         "chosen": f"Checking each candidate... \\boxed{{{gold}}}",
-        "rejected": f"I think \\boxed{{{wrong}}}", "rejected_answer": wrong,
-        "judge_model": "tiny-qwen2", "rejected_judge_model": "tiny-qwen2", "prompt_variant": "think",
+        "rejected": f"I think \\boxed{{{wrong}}}",
+        "rejected_answer": wrong,
+        "judge_model": "tiny-qwen2",
+        "rejected_judge_model": "tiny-qwen2",
+        "prompt_variant": "think",
     }
 
 
@@ -72,10 +110,22 @@ def make_build(root: Path, seed: int = 0, rows: int = 6) -> Path:
     tables["dpo"] = [dpo_row(r) for r in tables["train"]]
     tables["mixed_dpo"] = [dpo_row(r) for r in tables["mixed"]]
     tables["train_questions"] = [
-        {"problem_id": pid, "source": "bundled", "source_id": pid, "title": pid, "query": q,
-         "test_mode": "stdio", "tests": [{"input": "1\n", "output": "1\n", "code": None}],
-         "entry_point": None, "starter_code": None, "time_limit_s": 2.0, "memory_limit_mb": 256,
-         "contest_date": None, "difficulty": None, "license": "MIT"}
+        {
+            "problem_id": pid,
+            "source": "bundled",
+            "source_id": pid,
+            "title": pid,
+            "query": q,
+            "test_mode": "stdio",
+            "tests": [{"input": "1\n", "output": "1\n", "code": None}],
+            "entry_point": None,
+            "starter_code": None,
+            "time_limit_s": 2.0,
+            "memory_limit_mb": 256,
+            "contest_date": None,
+            "difficulty": None,
+            "license": "MIT",
+        }
         for pid, q in train_p
     ]
     schema = {"dpo": DPO_SCHEMA, "mixed_dpo": DPO_SCHEMA, "train_questions": TRAIN_QUESTIONS_SCHEMA}
@@ -84,14 +134,30 @@ def make_build(root: Path, seed: int = 0, rows: int = 6) -> Path:
         s = schema.get(name, INSTANCE_SCHEMA)
         write_parquet(pa.Table.from_pylist(rows_, schema=s), root / "final" / f"{name}.parquet", s)
         paths[name] = f"final/{name}.parquet"
-    assign = [{"problem_id": p, "cluster_id": f"k_{p}", "split": "train", "reason": None} for p, _ in train_p]
-    assign += [{"problem_id": p, "cluster_id": f"k_{p}", "split": "heldout", "reason": None} for p, _ in eval_p]
-    write_parquet(pa.Table.from_pylist(assign, schema=SPLIT_ASSIGNMENT_SCHEMA),
-                  root / "splits" / "assignments.parquet", SPLIT_ASSIGNMENT_SCHEMA)
+    assign = [
+        {"problem_id": p, "cluster_id": f"k_{p}", "split": "train", "reason": None}
+        for p, _ in train_p
+    ]
+    assign += [
+        {"problem_id": p, "cluster_id": f"k_{p}", "split": "heldout", "reason": None}
+        for p, _ in eval_p
+    ]
+    write_parquet(
+        pa.Table.from_pylist(assign, schema=SPLIT_ASSIGNMENT_SCHEMA),
+        root / "splits" / "assignments.parquet",
+        SPLIT_ASSIGNMENT_SCHEMA,
+    )
     BuildManifest(
-        build_id="b_test", pipeline_version="0.1.0",
-        run_config={"name": "synthetic", "sampling": {"seed": seed}, "hub": {"api_key": "sk-should-not-show"}},
-        seeds={"sample": seed}, sandbox_image="sha256:feedface", tables=paths,
+        build_id="b_test",
+        pipeline_version="0.1.0",
+        run_config={
+            "name": "synthetic",
+            "sampling": {"seed": seed},
+            "hub": {"api_key": "sk-should-not-show"},
+        },
+        seeds={"sample": seed},
+        sandbox_image="sha256:feedface",
+        tables=paths,
         assignments="splits/assignments.parquet",
     ).write(root)
     return root

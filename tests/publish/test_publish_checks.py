@@ -21,13 +21,18 @@ def _edit_row(i: int, **changes):
     def mutate(rows: list[dict]) -> list[dict]:
         rows[i] = rows[i] | {k: (v(rows[i]) if callable(v) else v) for k, v in changes.items()}
         return rows
+
     return mutate
 
 
 def test_two_correct_candidates_is_refused(build_dir: Path, tmp_path: Path) -> None:
     rewrite(build_dir, "heldout", _edit_row(2, verdicts=lambda r: ["AC"] * r["num_candidates"]))
     msg = _refused(build_dir, tmp_path)
-    assert "invariant 1" in msg and "heldout[2] i_heldout_" in msg and "candidates with verdict AC" in msg
+    assert (
+        "invariant 1" in msg
+        and "heldout[2] i_heldout_" in msg
+        and "candidates with verdict AC" in msg
+    )
 
 
 def test_sandbox_error_verdict_is_refused(build_dir: Path, tmp_path: Path) -> None:
@@ -35,12 +40,17 @@ def test_sandbox_error_verdict_is_refused(build_dir: Path, tmp_path: Path) -> No
         v = list(r["verdicts"])
         v[(r["chosen_position"] + 1) % r["num_candidates"]] = "SE"
         return v
+
     rewrite(build_dir, "train", _edit_row(0, verdicts=se))
     assert "train[0]" in (msg := _refused(build_dir, tmp_path)) and "SE" in msg
 
 
 def test_gold_letter_must_point_at_the_correct_candidate(build_dir: Path, tmp_path: Path) -> None:
-    rewrite(build_dir, "strong", _edit_row(1, chosen_answer=lambda r: "E" if r["chosen_answer"] != "E" else "A"))
+    rewrite(
+        build_dir,
+        "strong",
+        _edit_row(1, chosen_answer=lambda r: "E" if r["chosen_answer"] != "E" else "A"),
+    )
     assert "strong[1]" in _refused(build_dir, tmp_path)
 
 
@@ -50,12 +60,18 @@ def test_problem_in_train_and_eval_is_refused(build_dir: Path, tmp_path: Path) -
     assert "invariant 2" in msg and "adv[3] p_train0" in msg
 
 
-def test_near_duplicate_statement_across_the_wall_is_refused(build_dir: Path, tmp_path: Path) -> None:
+def test_near_duplicate_statement_across_the_wall_is_refused(
+    build_dir: Path, tmp_path: Path
+) -> None:
     import pyarrow.parquet as pq
 
     train_query = pq.read_table(build_dir / "final/train.parquet").column("query")[0].as_py()
     # Same text with a couple of words changed, under a fresh problem id and cluster.
-    rewrite(build_dir, "hard", _edit_row(0, problem_id="p_fresh", query=train_query.replace("Problem", "Task")))
+    rewrite(
+        build_dir,
+        "hard",
+        _edit_row(0, problem_id="p_fresh", query=train_query.replace("Problem", "Task")),
+    )
     msg = _refused(build_dir, tmp_path)
     assert "hard[0] p_fresh" in msg and "near-duplicate" in msg
 
@@ -72,13 +88,17 @@ def test_shared_near_duplicate_cluster_is_refused(build_dir: Path, tmp_path: Pat
     for r in rows:
         if r["problem_id"] == "p_eval1":
             r["cluster_id"] = "k_p_train2"
-    write_parquet(pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA), path, SPLIT_ASSIGNMENT_SCHEMA)
+    write_parquet(
+        pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA), path, SPLIT_ASSIGNMENT_SCHEMA
+    )
     msg = _refused(build_dir, tmp_path)
     assert "p_eval1" in msg and "cluster k_p_train2" in msg
 
 
 def test_missing_provenance_is_refused(build_dir: Path, tmp_path: Path) -> None:
-    rewrite(build_dir, "mixed", _edit_row(4, candidate_generators=lambda r: [""] * r["num_candidates"]))
+    rewrite(
+        build_dir, "mixed", _edit_row(4, candidate_generators=lambda r: [""] * r["num_candidates"])
+    )
     rewrite(build_dir, "dpo", _edit_row(1, judge_model=""))
     msg = _refused(build_dir, tmp_path)
     assert "invariant 6" in msg and "mixed[4]" in msg and "dpo[1]" in msg and "judge_model" in msg

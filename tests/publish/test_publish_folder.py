@@ -33,8 +33,10 @@ def test_folder_has_card_and_one_folder_per_config(build_dir: Path, tmp_path: Pa
             assert pq.read_schema(hub / f).remove_metadata() == CONFIG_BY_NAME[name].schema
         assert stats["rows"][name] > 0
     assert {f for f in files if f.startswith("assets/")} == {
-        "assets/list_sizes.png", "assets/correct_positions.png",
-        "assets/languages.png", "assets/pass_rates.png",
+        "assets/list_sizes.png",
+        "assets/correct_positions.png",
+        "assets/languages.png",
+        "assets/pass_rates.png",
     }
     meta = _front_matter((hub / "README.md").read_text())
     assert [c["config_name"] for c in meta["configs"]] == list(CONFIG_NAMES)
@@ -80,9 +82,18 @@ def test_card_says_how_it_was_built_and_hides_secrets(
     hub = tmp_path / "hub"
     build_hub_folder(build_dir, hub)
     card = (hub / "README.md").read_text()
-    for needle in ("sha256:feedface", "b_test", "0.1.0", "sample=0", "tiny-qwen2",
-                   "reference:bundled", "invariant 1", "invariant 2", "invariant 6",
-                   "assets/pass_rates.png"):
+    for needle in (
+        "sha256:feedface",
+        "b_test",
+        "0.1.0",
+        "sample=0",
+        "tiny-qwen2",
+        "reference:bundled",
+        "invariant 1",
+        "invariant 2",
+        "invariant 6",
+        "assets/pass_rates.png",
+    ):
         assert needle in card, needle
     assert "sk-should-not-show" not in card and "<redacted>" in card
     assert "hf_env_token_must_not_appear" not in card

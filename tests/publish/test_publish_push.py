@@ -42,8 +42,15 @@ def test_push_is_one_commit_tagged_and_round_trips(
     # Parquet went through the LFS protocol, not inline.
     assert repo.commits[result.commit].files["train/train-00000-of-00001.parquet"].lfs_sha256
 
-    snap = Path(snapshot_download(REPO, repo_type="dataset", endpoint=hub.endpoint,
-                                  revision="v0.1.0-b_test", local_dir=tmp_path / "snap"))
+    snap = Path(
+        snapshot_download(
+            REPO,
+            repo_type="dataset",
+            endpoint=hub.endpoint,
+            revision="v0.1.0-b_test",
+            local_dir=tmp_path / "snap",
+        )
+    )
     for f in list_files(hub_dir):
         assert (snap / f).read_bytes() == (hub_dir / f).read_bytes(), f
     for name in CONFIG_NAMES:
@@ -77,7 +84,9 @@ def test_changed_build_is_one_commit_with_deletions(
     assert files == set(list_files(hub_dir)) | {".gitattributes"}
 
 
-def test_push_killed_before_commit_resumes_without_reuploading(hub: HubDouble, hub_dir: Path) -> None:
+def test_push_killed_before_commit_resumes_without_reuploading(
+    hub: HubDouble, hub_dir: Path
+) -> None:
     token = hub.state.token
     hub.state.fail_next_commits = 1  # uploads succeed, then the commit request dies
     with pytest.raises(HfHubHTTPError):
@@ -99,13 +108,18 @@ def test_release_tag_is_immutable(hub: HubDouble, build_dir: Path, hub_dir: Path
 
 
 def test_token_never_logged(
-    hub: HubDouble, hub_dir: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+    hub: HubDouble,
+    hub_dir: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     caplog.set_level(logging.DEBUG)
     push_folder(hub_dir, REPO, tag="v1", endpoint=hub.endpoint, token=hub.state.token)
     out, err = capfd.readouterr()
     assert hub.state.token not in caplog.text + out + err
-    assert all(hub.state.token.encode() not in (hub_dir / f).read_bytes() for f in list_files(hub_dir))
+    assert all(
+        hub.state.token.encode() not in (hub_dir / f).read_bytes() for f in list_files(hub_dir)
+    )
 
 
 def test_wrong_token_is_rejected(hub: HubDouble, hub_dir: Path) -> None:
