@@ -41,6 +41,18 @@ def tokens_equal(got: str, want: str, mode: str, abs_tol: float, rel_tol: float)
     return True
 
 
+def checker_accepts(checker: Path, test: dict, got: str) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for name, text in (("input", test["input"]), ("expected", test["output"]), ("actual", got)):
+            (Path(tmp) / name).write_text(text)
+            files.append(str(Path(tmp) / name))
+        rc = subprocess.run([sys.executable, str(checker), *files]).returncode
+    if rc not in (0, 1):
+        raise RuntimeError(f"checker {checker} failed with exit code {rc}")
+    return rc == 0
+
+
 def build(path: Path, work: Path) -> list[str]:
     if path.suffix == ".py":
         return [sys.executable, str(path)]
@@ -77,7 +89,10 @@ def check(slug: str) -> list[tuple[str, float, str]]:
                 t0 = time.perf_counter()
                 try:
                     p = subprocess.run(cmd, input=t["input"], capture_output=True, text=True, timeout=limit * 1.5)
-                    ok = p.returncode == 0 and tokens_equal(p.stdout, t["output"], mode, atol, rtol)
+                    if mode == "checker":
+                        ok = p.returncode == 0 and checker_accepts(pdir / meta["checker"], t, p.stdout)
+                    else:
+                        ok = p.returncode == 0 and tokens_equal(p.stdout, t["output"], mode, atol, rtol)
                     marks.append("." if ok else ("R" if p.returncode else "W"))
                 except subprocess.TimeoutExpired:
                     marks.append("T")

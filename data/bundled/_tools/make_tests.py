@@ -277,6 +277,101 @@ def _friend_groups(rng: random.Random) -> list[str]:
     ]
 
 
+@problem("ticket-machine")
+def _ticket_machine(rng: random.Random) -> list[str]:
+    def case(x: int, coins: list[int]) -> str:
+        return f"{len(coins)} {x}\n{nums(coins)}\n"
+
+    return [
+        case(5, [1, 2, 5]),
+        case(0, [3, 7]),
+        case(7, [2, 4]),
+        case(1, [1]),
+        case(10, [10]),
+        case(100, [1, 5, 10, 25, 50]),
+        case(20000, list(range(1, 51))),
+        case(20000, rng.sample(range(1, 200), 30)),
+        case(rng.randint(100, 300), rng.sample(range(1, 40), 6)),
+        case(20000, rng.sample(range(1, 20001), 50)),
+    ]
+
+
+@problem("longest-climb")
+def _longest_climb(rng: random.Random) -> list[str]:
+    def case(h: list[int]) -> str:
+        return f"{len(h)}\n{nums(h)}\n"
+
+    return [
+        case([5, 1, 6, 2, 2, 7, 3, 4]),
+        case([42]),
+        case([7] * 10),
+        case(list(range(20, 0, -1))),
+        case(list(range(1, 31))),
+        case(rand_list(rng, 15, 0, 5)),
+        case(rand_list(rng, 1000, 0, 10**9)),
+        case(rand_list(rng, 12000, 0, 20000)),
+        case(sorted(rand_list(rng, 200, 0, 50))),
+        case(rand_list(rng, 3000, 0, 10**9)),
+    ]
+
+
+def star_polygon(rng: random.Random, n: int, radius: int) -> list[tuple[int, int]]:
+    """A simple polygon: distinct angles around the origin, each with its own radius, sorted by angle."""
+    import math
+
+    angles = sorted(rng.sample(range(0, 3_600_000), n))
+    pts = []
+    for a in angles:
+        r = rng.randint(radius // 3, radius)
+        t = a / 3_600_000 * 2 * math.pi
+        pts.append((round(r * math.cos(t)), round(r * math.sin(t))))
+    return pts
+
+
+@problem("garden-plot")
+def _garden_plot(rng: random.Random) -> list[str]:
+    def case(pts: list[tuple[int, int]]) -> str:
+        return f"{len(pts)}\n" + "".join(f"{x} {y}\n" for x, y in pts)
+
+    big = 10**8
+    return [
+        case([(0, 0), (0, 3), (4, 3), (4, 0)]),
+        case([(0, 0), (1, 0), (0, 1)]),
+        case([(0, 0), (0, 1), (1, 0)]),
+        case([(-big, -big), (big, -big), (big, big), (-big, big)]),
+        case(star_polygon(rng, 12, 100)),
+        case(star_polygon(rng, 12, 100)[::-1]),
+        case(star_polygon(rng, 3000, big)),
+        case(star_polygon(rng, 3000, big)[::-1]),
+        case([(0, 0), (3, 0), (3, 1), (1, 1), (1, 2), (3, 2), (3, 3), (0, 3)]),
+        case(star_polygon(rng, 300, 10**4)[::-1]),
+    ]
+
+
+@problem("two-tickets")
+def _two_tickets(rng: random.Random) -> list[str]:
+    def case(a: list[int], t: int) -> str:
+        return f"{len(a)} {t}\n{nums(a)}\n"
+
+    evens = [2 * rng.randint(0, 10**6 - 1) for _ in range(12000)]
+    planted = rand_list(rng, 3000, 0, 10**9)
+    i, j = rng.sample(range(3000), 2)
+    planted[i], planted[j] = 123456789, 10**9 + 2 - 123456789
+    half_first = [5] + rand_list(rng, 30, 11, 100) + [3, 7]
+    return [
+        case([4, 7, 1, 6, 3], 10),
+        case([1, 2], 3),
+        case([1, 2], 4),
+        case([5, 5], 10),
+        case(half_first, 10),
+        case([0, 0, 0], 0),
+        case(evens, 1_000_001),
+        case(planted, 10**9 + 2),
+        case([10**9] * 4, 2 * 10**9),
+        case(rand_list(rng, 40, 0, 100), 150),
+    ]
+
+
 def main() -> None:
     slugs = sys.argv[1:] or sorted(GENERATORS)
     for slug in slugs:
