@@ -15,22 +15,23 @@ from pipeline.train.metrics_log import METRICS_FILE, JsonlMetricsCallback, read_
 log = logging.getLogger(__name__)
 
 
-def _builder(method: str) -> Any:
+def _builder(method: str, sandbox_client: Any) -> Any:
     if method == "rlvr":
         from pipeline.train.rlvr import build_rlvr
 
-        return build_rlvr
+        return lambda cfg, callbacks: build_rlvr(cfg, callbacks, sandbox_client)
     from pipeline.train import verifier
 
     return {"grpo": verifier.build_grpo, "dpo": verifier.build_dpo, "sft": verifier.build_sft}[method]
 
 
-def train(config: TrainConfig | str | Path) -> dict[str, Any]:
+def train(config: TrainConfig | str | Path, *, sandbox_client: Any = None) -> dict[str, Any]:
     """Train one model as `config` says; returns a summary (also written as summary.json).
 
     Output folder: `checkpoints/` (TRL's periodic checkpoints), `final/` (weights or LoRA
     adapter + tokenizer), `merged/` (LoRA merged into the base, when asked), the
     metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json`.
+    RLVR uses `sandbox_client` when given (else it starts and closes its own pool).
     """
     cfg = config if isinstance(config, TrainConfig) else TrainConfig.from_yaml(config)
     out = cfg.output_dir
@@ -40,7 +41,7 @@ def train(config: TrainConfig | str | Path) -> dict[str, Any]:
     if metrics_path.exists():  # a re-run starts a fresh log; checkpoints stay for resuming
         metrics_path.unlink()
 
-    trainer = _builder(cfg.method)(cfg, [JsonlMetricsCallback(metrics_path)])
+    trainer = _builder(cfg.method, sandbox_client)(cfg, [JsonlMetricsCallback(metrics_path)])
     start = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=_last_checkpoint(out / "checkpoints") if cfg.resume else None)
     runtime = time.perf_counter() - start

@@ -1,0 +1,216 @@
+"""Execution rewards for code-policy RLVR, judged by the sandbox in batches.
+
+TRL calls each reward function in turn with the same completions; the first call of a
+step judges the whole batch (one `client.judge` call: the pool spreads it over its
+containers) and the others read the cached result. The rewards:
+
+- pass_fraction: passed / total tests.
+- all_pass: 1.0 when every test passes (verdict AC), else 0.0.
+- lint: Ruff penalty, `-per_violation` per violation, floored at -1. A completion with
+  no extractable program gets -1: otherwise "write nothing" would be lint-perfect.
+- combined: pass_fraction, plus `lint_weight * lint` only once every test passes.
+  Lint-only shaping is known to push policies to short, useless programs, so style
+  never competes with correctness.
+
+No signal, never a silent zero: a program the sandbox could not judge (verdict SE, or
+the whole batch timed out or failed) gets `None` from the test-based rewards; TRL turns
+None into NaN and leaves it out of the group's mean. Each such event is counted in the
+step's metrics (`rlvr/sandbox_se`, `rlvr/failed_batches`), and after
+`max_failed_batches` failed batches in a row training stops with an error rather than
+running on without rewards.
+
+A completion with no program in it (extraction failed) is the policy's fault, not the
+sandbox's: it scores 0 on the test rewards and counts as verdict `NO_CODE`.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.sampling.extraction import extract_code
+from pipeline.train.config import RlvrSettings
+from pipeline.train.lint import LintReport, lint_penalty, lint_python
+from pipeline.train.rewards import completion_text
+
+log = logging.getLogger(__name__)
+
+NO_CODE = "NO_CODE"
+BATCH_FAILED = "BATCH_FAILED"  # the whole judge call failed or timed out (no verdict at all)
+
+
+@dataclass(frozen=True)
+class Scored:
+    verdict: str  # a sandbox verdict, NO_CODE or BATCH_FAILED
+    passed: int
+    total: int
+    lint: LintReport | None  # None when no program was extracted
+
+    @property
+    def judged(self) -> bool:
+        """True when the sandbox gave a real verdict on the program (or there was none to run)."""
+        return self.verdict not in ("SE", BATCH_FAILED)
+
+    @property
+    def pass_fraction(self) -> float | None:
+        if not self.judged:
+            return None
+        return self.passed / self.total if self.total else 0.0
+
+    @property
+    def all_pass(self) -> float | None:
+        return None if not self.judged else float(self.verdict == "AC")
+
+
+def lint_reward(s: Scored, per_violation: float) -> float:
+    return -1.0 if s.lint is None else lint_penalty(s.lint, per_violation)
+
+
+def combined_reward(s: Scored, per_violation: float, lint_weight: float) -> float | None:
+    frac = s.pass_fraction
+    if frac is None:
+        return None
+    if s.verdict == "AC":
+        return frac + lint_weight * lint_reward(s, per_violation)
+    return frac
+
+
+def judge_request(row: dict[str, Any], code: str, language: str) -> Any:
+    from sandbox import CompareSpec, JudgeRequest, TestCase
+
+    if row["test_mode"] == "function":
+        tests = [TestCase(code=t["code"]) for t in row["tests"]]
+    else:
+        tests = [TestCase(input=t["input"] or "", output=t["output"] or "") for t in row["tests"]]
+    return JudgeRequest(
+        language=language,
+        source=code,
+        mode=row["test_mode"],
+        tests=tests,
+        time_limit_s=row["time_limit_s"],
+        memory_limit_mb=row["memory_limit_mb"],
+        compare=CompareSpec(mode="tokens"),
+    )
+
+
+class SandboxRewardScorer:
+    """Scores a batch of completions once per step and serves every reward function from it."""
+
+    def __init__(self, client: Any, settings: RlvrSettings) -> None:
+        self.client = client
+        self.settings = settings
+        self._key: str | None = None
+        self._scored: list[Scored] = []
+        self.failed_batches_in_a_row = 0
+
+    # -- scoring ------------------------------------------------------------------------
+    def score(self, completions: Sequence[Any], rows: Sequence[dict[str, Any]], log_metric: Callable | None = None) -> list[Scored]:
+        texts = [completion_text(c) for c in completions]
+        key = _batch_key(texts, [r["problem_id"] for r in rows])
+        if key == self._key:
+            return self._scored
+        language = self.settings.language
+        codes = [extract_code(t, language).code for t in texts]
+        todo = [i for i, c in enumerate(codes) if c.strip()]
+        verdicts = self._judge([judge_request(rows[i], codes[i], language) for i in todo])
+        # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
+        lints = lint_python([codes[i].rstrip("\n") + "\n" for i in todo], self.settings.lint_select)
+        scored = [Scored(NO_CODE, 0, len(r["tests"]), None) for r in rows]
+        for j, i in enumerate(todo):
+            v = verdicts[j]
+            scored[i] = Scored(v[0], v[1], v[2], lints[j])
+        self._key, self._scored = key, scored
+        if log_metric is not None:
+            for name, value in step_diagnostics(scored, texts).items():
+                log_metric(name, value)
+        return scored
+
+    def _judge(self, requests: list[Any]) -> list[tuple[str, int, int]]:
+        if not requests:
+            return []
+        timeout = self.settings.sandbox.batch_timeout_s
+        pool = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="rlvr-judge")
+        future = pool.submit(self.client.judge, requests, progress=False)
+        try:
+            results = future.result(timeout=timeout)
+        except Exception as e:  # noqa: BLE001 - any failure becomes "no signal", counted below
+            reason = f"timed out after {timeout:.0f}s" if isinstance(e, cf.TimeoutError) else repr(e)
+            return self._batch_failed(len(requests), reason)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        self.failed_batches_in_a_row = 0
+        return [(r.verdict, r.passed, r.total) for r in results]
+
+    def _batch_failed(self, n: int, reason: str) -> list[tuple[str, int, int]]:
+        self.failed_batches_in_a_row += 1
+        limit = self.settings.sandbox.max_failed_batches
+        log.warning("sandbox reward batch failed (%d in a row, limit %d): %s", self.failed_batches_in_a_row, limit, reason)
+        if self.failed_batches_in_a_row >= limit:
+            raise RuntimeError(
+                f"sandbox reward batches failed {self.failed_batches_in_a_row} times in a row "
+                f"(rlvr.sandbox.max_failed_batches={limit}); last: {reason}"
+            )
+        return [(BATCH_FAILED, 0, 0)] * n
+
+    # -- TRL reward functions -----------------------------------------------------------
+    def reward_funcs(self, names: Sequence[str]) -> list[Callable[..., list[float | None]]]:
+        s = self.settings
+
+        def _rows(kwargs: dict[str, Any], n: int) -> list[dict[str, Any]]:
+            cols = ("problem_id", "test_mode", "tests", "time_limit_s", "memory_limit_mb")
+            return [{c: kwargs[c][i] for c in cols} for i in range(n)]
+
+        def make(name: str, fn: Callable[[Scored], float | None]) -> Callable[..., list[float | None]]:
+            def reward(completions: list[Any], log_metric: Callable | None = None, **kwargs: Any):
+                scored = self.score(completions, _rows(kwargs, len(completions)), log_metric)
+                return [fn(x) for x in scored]
+
+            reward.__name__ = name
+            return reward
+
+        table = {
+            "pass_fraction": lambda x: x.pass_fraction,
+            "all_pass": lambda x: x.all_pass,
+            "lint": lambda x: lint_reward(x, s.lint_per_violation),
+            "combined": lambda x: combined_reward(x, s.lint_per_violation, s.lint_weight),
+        }
+        unknown = [n for n in names if n not in table]
+        if unknown:
+            raise ValueError(f"unknown RLVR reward(s) {unknown}; known: {sorted(table)}")
+        return [make(n, table[n]) for n in names]
+
+
+CODE_REWARDS: tuple[str, ...] = ("pass_fraction", "all_pass", "lint", "combined")
+
+
+def step_diagnostics(scored: Sequence[Scored], texts: Sequence[str]) -> dict[str, float]:
+    """Per-step numbers for the trainer log: pass@1, verdict histogram, Ruff profile, lengths."""
+    n = len(scored)
+    judged = [s for s in scored if s.judged]
+    out: dict[str, float] = {
+        "rlvr/completion_chars": sum(len(t) for t in texts) / n if n else 0.0,
+        "rlvr/sandbox_se": float(sum(s.verdict == "SE" for s in scored)),
+        "rlvr/failed_batches": float(any(s.verdict == BATCH_FAILED for s in scored)),
+    }
+    if judged:  # pass@1 over the completions the sandbox could judge
+        out["rlvr/pass_at_1"] = sum(s.verdict == "AC" for s in judged) / len(judged)
+    for verdict, count in Counter(s.verdict for s in scored).items():
+        out[f"rlvr/verdict/{verdict}"] = count / n
+    linted = [s.lint for s in scored if s.lint is not None]
+    if linted:
+        out["rlvr/ruff/violations"] = sum(r.violations for r in linted) / len(linted)
+        for prefix, count in Counter(p for r in linted for p, c in r.by_prefix.items() for _ in range(c)).items():
+            out[f"rlvr/ruff/{prefix}"] = count / len(linted)
+    return out
+
+
+def _batch_key(texts: Sequence[str], problem_ids: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for t, p in zip(texts, problem_ids, strict=True):
+        h.update(p.encode() + b"\x00" + t.encode("utf-8", "surrogatepass") + b"\x01")
+    return h.hexdigest()

@@ -1,0 +1,92 @@
+"""Code-policy RLVR: GRPO or GSPO on Train-Questions with LoRA and sandbox rewards.
+
+The policy sees the sampling stage's own prompt for the problem (pipeline.sampling.prompts)
+and its program is pulled out with the sampling stage's extractor, so RLVR trains on the
+exact format the candidate pools are sampled with. GSPO is GRPO with sequence-level
+importance ratios (`importance_sampling_level="sequence"`) and, by default, the GSPO
+paper's per-sequence loss (`loss_type="grpo"`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datasets import Dataset
+from transformers import TrainerCallback
+
+from pipeline.sampling.prompts import chat_messages
+from pipeline.train.code_rewards import SandboxRewardScorer
+from pipeline.train.common import base_trainer_args, peft_config, with_overrides
+from pipeline.train.config import TrainConfig
+from pipeline.train.data import read_config
+from pipeline.train.verifier import vllm_args
+from schemas.problem import Problem
+
+_KEEP = ("problem_id", "test_mode", "tests", "time_limit_s", "memory_limit_mb")
+
+
+def question_rows(table: Any, language: str) -> Dataset:
+    rows = []
+    for i, r in enumerate(table.to_pylist()):
+        try:
+            problem = Problem(
+                problem_id=r["problem_id"],
+                source=r["source"],
+                source_id=r["source_id"],
+                title=r["title"],
+                statement=r["query"],
+                test_mode=r["test_mode"],
+                tests=[{k: v for k, v in t.items() if v is not None} for t in r["tests"]],
+                entry_point=r["entry_point"],
+                starter_code=r["starter_code"],
+                time_limit_s=r["time_limit_s"],
+                memory_limit_mb=r["memory_limit_mb"],
+            )
+        except ValueError as e:
+            raise ValueError(f"train_questions row {i} (problem_id={r.get('problem_id')}): {e}") from e
+        rows.append({"prompt": chat_messages(problem, language), **{k: r[k] for k in _KEEP}})
+    return Dataset.from_list(rows)
+
+
+class _CloseClient(TrainerCallback):
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def on_train_end(self, args, state, control, **kwargs):  # noqa: ANN001 - HF signature
+        self.client.close()
+
+
+def build_rlvr(cfg: TrainConfig, callbacks: list[Any], sandbox_client: Any = None) -> Any:
+    """A GRPOTrainer for the code policy. Without `sandbox_client` a pool is started (and closed at the end)."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    r = cfg.rlvr
+    dataset = question_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit), r.language)
+    callbacks = list(callbacks)
+    if sandbox_client is None:
+        from sandbox import SandboxClient
+
+        sandbox_client = SandboxClient(pool_size=r.sandbox.pool_size)
+        callbacks.append(_CloseClient(sandbox_client))
+    scorer = SandboxRewardScorer(sandbox_client, r)
+    names = list(r.rewards)
+    gspo = r.algorithm == "gspo"
+    args = base_trainer_args(cfg) | {
+        "num_generations": r.num_generations,
+        "max_completion_length": r.max_completion_length,
+        "temperature": r.temperature,
+        "beta": r.beta,
+        "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
+        "importance_sampling_level": "sequence" if gspo else "token",
+        "epsilon": r.epsilon,
+        "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
+        "reward_weights": [r.rewards[n] for n in names],
+    } | vllm_args(r.vllm)
+    return GRPOTrainer(
+        model=cfg.model,
+        reward_funcs=scorer.reward_funcs(names),
+        args=GRPOConfig(**with_overrides(args, cfg)),
+        train_dataset=dataset,
+        peft_config=peft_config(cfg.lora),
+        callbacks=callbacks,
+    )
