@@ -21,16 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.sampling.seeds import derive_seed
 from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
 
 BOXED_OPEN = "\\boxed{"
 BOXED_CLOSE = "}"
-
-
-def derive_seed(*parts: object) -> int:
-    """A 63-bit seed from content: stable across machines and Python runs."""
-    h = hashlib.sha256("\x00".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "big") & ((1 << 63) - 1)
 
 
 def local_model_revision(model: str | Path) -> str | None:

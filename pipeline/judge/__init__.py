@@ -1,0 +1,1 @@
+"""The judge stage: every candidate through the sandbox's batch `judge`, verdict columns out."""
