@@ -1,0 +1,204 @@
+"""`python -m sandbox ...`: run one candidate, judge a batch file, manage the image."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from pydantic import ValidationError
+
+from sandbox.models import CompareSpec, JudgeRequest, JudgeResult, TestCase
+
+app = typer.Typer(help="Aletheia's Docker execution sandbox.", no_args_is_help=True, add_completion=False)
+image_app = typer.Typer(help="The sandbox image.", no_args_is_help=True)
+app.add_typer(image_app, name="image")
+
+REQUEST_FIELDS = set(JudgeRequest.model_fields)
+
+
+def _fail(msg: str, code: int = 2) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                _fail(f"{path}:{lineno}: not valid JSON: {exc}")
+    return rows
+
+
+def _read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        _fail(f"{path} does not exist")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    return _read_jsonl(path)
+
+
+def _write_rows(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".partial")
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.Table.from_pylist(rows), tmp)
+    else:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    tmp.replace(path)  # never leave a half-written output behind
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(f"field {'.'.join(str(p) for p in e['loc']) or '(row)'}: {e['msg']}" for e in exc.errors())
+
+
+def _client(pool_size: int | None, cache: bool, cache_path: Path | None, selftest: bool = True):
+    from sandbox.client import SandboxClient, SandboxError
+    from sandbox.image import ImageError
+
+    try:
+        return SandboxClient(pool_size=pool_size, cache=cache, cache_path=cache_path, selftest=selftest)
+    except (SandboxError, ImageError) as exc:
+        _fail(str(exc), code=3)
+        raise  # unreachable
+
+
+@app.command()
+def run(
+    language: str = typer.Option(..., help="python, cpp or java"),
+    source: Path = typer.Option(..., help="the program's source file"),
+    tests: Path = typer.Option(..., help='JSONL: {"input","output"} rows (stdio) or {"code"} rows (function)'),
+    mode: str = typer.Option("stdio", help="stdio or function"),
+    time_limit: float = typer.Option(2.0, "--time-limit", help="CPU seconds per test"),
+    memory_limit_mb: int = typer.Option(256, "--memory-limit-mb", help="memory per test (MB)"),
+    compare: str = typer.Option("tokens", help="tokens, exact, float or checker"),
+    abs_tol: float | None = typer.Option(None, help="float compare: absolute tolerance"),
+    rel_tol: float | None = typer.Option(None, help="float compare: relative tolerance"),
+    checker: Path | None = typer.Option(None, help="checker compare: Python checker (argv: input expected actual)"),
+    cache: bool = typer.Option(True, help="use the host verdict cache"),
+) -> None:
+    """Judge one program; print one JSON object. Exit 0 whenever a verdict was reached."""
+    if not source.exists():
+        _fail(f"--source {source} does not exist")
+    rows = _read_jsonl(tests) if tests.exists() else _fail(f"--tests {tests} does not exist")
+    try:
+        req = JudgeRequest(
+            language=language,
+            source=source.read_text(encoding="utf-8", errors="surrogateescape"),
+            mode=mode,
+            tests=[TestCase(**r) for r in rows],
+            time_limit_s=time_limit,
+            memory_limit_mb=memory_limit_mb,
+            compare=CompareSpec(
+                mode=compare, abs_tol=abs_tol, rel_tol=rel_tol, checker=checker.read_text() if checker else None
+            ),
+        )
+    except ValidationError as exc:
+        _fail(_describe(exc))
+    except TypeError as exc:
+        _fail(f"--tests {tests}: {exc}")
+    client = _client(1, cache, None, selftest=False)
+    try:
+        [result] = client.judge([req])
+    finally:
+        client.close()
+    typer.echo(result.model_dump_json())
+    if result.verdict == "SE":
+        typer.echo(f"error: no verdict could be reached: {result.error}", err=True)
+        raise typer.Exit(3)
+
+
+@app.command()
+def judge(
+    input: Path = typer.Argument(..., help="JSONL or Parquet: one candidate per row (JudgeRequest fields)"),
+    output: Path = typer.Argument(..., help="JSONL or Parquet (by extension): one verdict row per candidate"),
+    pool_size: int | None = typer.Option(None, help="containers (default: CPU count)"),
+    cache: bool = typer.Option(True, help="use the host verdict cache"),
+    cache_path: Path | None = typer.Option(None, help="verdict cache SQLite file"),
+    skip_invalid: bool = typer.Option(False, help="write invalid rows as error rows instead of stopping"),
+) -> None:
+    """Judge a batch. Input rows carry language, source, tests, [mode, time_limit_s, memory_limit_mb,
+    compare]; other columns (ids) are copied to the output row beside the verdict."""
+    rows = _read_rows(input)
+    requests: list[tuple[int, JudgeRequest]] = []
+    out_rows: list[dict[str, Any] | None] = [None] * len(rows)
+    errors = []
+    for i, row in enumerate(rows):
+        payload = {k: v for k, v in row.items() if k in REQUEST_FIELDS and v is not None}
+        try:
+            requests.append((i, JudgeRequest.model_validate(payload)))
+        except ValidationError as exc:
+            errors.append(f"row {i}: {_describe(exc)}")
+            out_rows[i] = {**_passthrough(row), "verdict": None, "error": f"invalid row: {_describe(exc)}"}
+    if errors and not skip_invalid:
+        _fail(f"{len(errors)} invalid row(s) in {input}:\n  " + "\n  ".join(errors[:20]))
+    for e in errors:
+        typer.echo(f"warning: {e}", err=True)
+    client = _client(pool_size, cache, cache_path)
+    try:
+        results = client.judge([r for _, r in requests], progress=True)
+    finally:
+        client.close()
+    for (i, _), result in zip(requests, results):
+        out_rows[i] = {**_passthrough(rows[i]), **_result_row(result)}
+    _write_rows(output, [r for r in out_rows if r is not None])
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    typer.echo(json.dumps({"rows": len(rows), "judged": len(results), "invalid": len(errors), "verdicts": counts}))
+
+
+def _passthrough(row: dict) -> dict:
+    return {k: v for k, v in row.items() if k not in REQUEST_FIELDS}
+
+
+def _result_row(result: JudgeResult) -> dict:
+    return result.model_dump(mode="json")
+
+
+@image_app.command("ensure")
+def image_ensure(
+    builder: str = typer.Option("auto", help="auto, dockerfile or debootstrap"),
+    force: bool = typer.Option(False, help="rebuild even when the tag exists"),
+) -> None:
+    """Build the sandbox image for the current definition unless its tag already exists."""
+    from sandbox.image import ImageError, ensure_image
+
+    if builder not in ("auto", "dockerfile", "debootstrap"):
+        _fail("--builder must be auto, dockerfile or debootstrap")
+    try:
+        typer.echo(ensure_image(builder=builder, force=force))  # type: ignore[arg-type]
+    except ImageError as exc:
+        _fail(str(exc), code=1)
+
+
+@image_app.command("info")
+def image_info_cmd() -> None:
+    """Print the current definition's tag and whether it is built."""
+    from sandbox.image import ImageError, image_info
+
+    try:
+        typer.echo(json.dumps(image_info(), indent=2))
+    except ImageError as exc:
+        _fail(str(exc), code=1)
+
+
+def register(app_: typer.Typer) -> None:
+    """Mount these commands under `sandbox` in the project CLI (pipeline/cli.py)."""
+    app_.add_typer(app, name="sandbox")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,332 @@
+"""SandboxClient: judge candidates on a pool of long-lived sandbox containers.
+
+    with SandboxClient(pool_size=2) as client:
+        results = client.judge(requests, progress=True)      # same order as the input
+        for index, result in client.judge_iter(requests):    # as they finish
+            ...
+
+Concurrency: one worker thread per container; a bounded task queue (2 x pool size) gives
+backpressure, so a generator of a million requests is consumed as fast as the pool judges.
+Failures of the sandbox itself (a container killed, the daemon restarted) are retried on a fresh
+container; a result is SE only when that keeps failing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.cache import VerdictCache
+from sandbox.container import (
+    ContainerSpec,
+    RunnerDied,
+    SandboxContainer,
+    StartFailed,
+    remove_stale_containers,
+)
+from sandbox.image import cache_dir, docker_client, ensure_image
+from sandbox.models import MAX_MEMORY_LIMIT_MB, JudgeRequest, JudgeResult, TestResult
+
+log = logging.getLogger("sandbox")
+
+COMPILE_BUDGET_S = 45.0  # the runner's compile wall limit + margin
+CHECKER_BUDGET_S = 21.0
+
+
+class SandboxError(RuntimeError):
+    """The pool could not be brought up (no engine, broken image)."""
+
+
+@dataclass
+class _Task:
+    index: int
+    request: JudgeRequest
+    key: str
+    results: queue.Queue
+    cancelled: threading.Event
+
+
+class _Done:
+    def __init__(self, count: int, error: BaseException | None = None):
+        self.count, self.error = count, error
+
+
+_STOP = object()
+
+
+class SandboxClient:
+    """A pool of sandbox containers and the verdict cache in front of it.
+
+    pool_size: containers (= concurrent candidates); None -> os.cpu_count().
+    image: an image tag or id; None -> the current definition's tag, built if missing.
+    cache / cache_path: the host verdict cache (SQLite); default <cache dir>/verdicts.sqlite.
+    max_attempts: how often a candidate is tried on a fresh container after a sandbox failure.
+    """
+
+    def __init__(
+        self,
+        pool_size: int | None = None,
+        image: str | None = None,
+        *,
+        cache: bool = True,
+        cache_path: str | Path | None = None,
+        max_attempts: int = 3,
+        restart_timeout_s: float = 180.0,
+        selftest: bool = True,
+        container_memory_mb: int = MAX_MEMORY_LIMIT_MB + 1024,
+    ):
+        self.pool_size = max(1, pool_size or os.cpu_count() or 1)
+        self.max_attempts = max_attempts
+        self.restart_timeout_s = restart_timeout_s
+        tag = image or ensure_image()
+        try:
+            self._image_id = docker_client().images.get(tag).id
+        except Exception as exc:
+            raise SandboxError(f"sandbox image {tag!r} is not available: {exc}") from exc
+        self.spec = ContainerSpec(image=self._image_id, memory_mb=container_memory_mb)
+        path = cache_path or (cache_dir() / "verdicts.sqlite")
+        self._cache = VerdictCache(path) if cache else None
+        self._tasks: queue.Queue = queue.Queue(maxsize=2 * self.pool_size)
+        self._closed = False
+        remove_stale_containers()
+        with ThreadPoolExecutor(self.pool_size) as ex:
+            futures = [ex.submit(self._start_container) for _ in range(self.pool_size)]
+            containers = []
+            errors = []
+            for f in futures:
+                try:
+                    containers.append(f.result())
+                except StartFailed as exc:
+                    errors.append(exc)
+        if errors:
+            for c in containers:
+                c.close()
+            raise SandboxError(f"could not start the sandbox pool: {errors[0]}")
+        if selftest:
+            report = containers[0].request({"op": "selftest"}, timeout_s=180)
+            if not report.get("ok"):
+                for c in containers:
+                    c.close()
+                raise SandboxError(f"sandbox self-test failed: {report}")
+        self._workers = [
+            threading.Thread(target=self._worker, args=(c,), name=f"sandbox-worker-{i}", daemon=True)
+            for i, c in enumerate(containers)
+        ]
+        for w in self._workers:
+            w.start()
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def image(self) -> str:
+        """The image id (sha256:...) every verdict of this client comes from."""
+        return self._image_id
+
+    def judge(
+        self, requests: Iterable[JudgeRequest | dict], progress: bool = False, use_cache: bool = True
+    ) -> list[JudgeResult]:
+        """Judge all requests; results in input order."""
+        out: dict[int, JudgeResult] = {}
+        for index, result in self.judge_iter(requests, progress=progress, use_cache=use_cache):
+            out[index] = result
+        return [out[i] for i in range(len(out))]
+
+    def judge_iter(
+        self, requests: Iterable[JudgeRequest | dict], progress: bool = False, use_cache: bool = True
+    ) -> Iterator[tuple[int, JudgeResult]]:
+        """Yield (input index, result) as candidates finish. Consumes `requests` lazily."""
+        if self._closed:
+            raise SandboxError("this SandboxClient is closed")
+        total = len(requests) if hasattr(requests, "__len__") else None  # type: ignore[arg-type]
+        results: queue.Queue = queue.Queue()
+        cancelled = threading.Event()  # set when the caller stops iterating: drop its queued work
+        feeder = threading.Thread(
+            target=self._feed, args=(requests, results, use_cache, cancelled), name="sandbox-feeder", daemon=True
+        )
+        feeder.start()
+        bar = _Progress(total) if progress else None
+        received, expected = 0, None
+        try:
+            while expected is None or received < expected:
+                item = results.get()
+                if isinstance(item, _Done):
+                    if item.error is not None:
+                        raise item.error
+                    expected = item.count
+                    continue
+                received += 1
+                if bar:
+                    bar.advance(item[1])
+                yield item
+        finally:
+            cancelled.set()
+            if bar:
+                bar.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for _ in self._workers:
+            self._tasks.put(_STOP)
+        for w in self._workers:
+            w.join(timeout=60)
+        if self._cache is not None:
+            self._cache.close()
+
+    def __enter__(self) -> SandboxClient:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _feed(self, requests: Iterable, results: queue.Queue, use_cache: bool, cancelled: threading.Event) -> None:
+        count = 0
+        try:
+            for index, raw in enumerate(requests):
+                if cancelled.is_set():
+                    return
+                try:
+                    req = raw if isinstance(raw, JudgeRequest) else JudgeRequest.model_validate(raw)
+                except ValueError as exc:
+                    raise ValueError(f"request {index} is not a valid JudgeRequest: {exc}") from exc
+                key = req.cache_key(self._image_id)
+                count += 1
+                hit = self._cache.get(key) if (self._cache is not None and use_cache) else None
+                if hit is not None:
+                    results.put((index, hit))
+                else:
+                    self._tasks.put(_Task(index, req, key, results, cancelled))  # blocks while the pool is busy
+        except BaseException as exc:  # noqa: BLE001 - hand a bad row / failing iterator to the caller
+            results.put(_Done(count, exc))
+            return
+        results.put(_Done(count))
+
+    def _start_container(self) -> SandboxContainer:
+        return SandboxContainer(self.spec)
+
+    def _worker(self, container: SandboxContainer | None) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is _STOP:
+                break
+            if task.cancelled.is_set():
+                continue
+            try:
+                result, container = self._execute(task, container)
+            except Exception as exc:
+                log.exception("sandbox worker failed")
+                result = JudgeResult.system_error(
+                    len(task.request.tests), f"worker error: {exc}", image=self._image_id, cache_key=task.key
+                )
+            if self._cache is not None:
+                self._cache.put(task.key, result)
+            task.results.put((task.index, result))
+        if container is not None:
+            container.close()
+
+    def _execute(
+        self, task: _Task, container: SandboxContainer | None
+    ) -> tuple[JudgeResult, SandboxContainer | None]:
+        req = task.request
+        total = len(req.tests)
+        attempts = 0
+        last_error = ""
+        timeout = COMPILE_BUDGET_S + 10 + total * (
+            max(2 * req.time_limit_s, req.time_limit_s + 1) + 1.5
+            + (CHECKER_BUDGET_S if req.compare.mode == "checker" else 0)
+        )
+        while attempts < self.max_attempts:
+            if container is None or not container.alive:
+                if container is not None:
+                    container.close()
+                container = self._restart_container()
+                if container is None:
+                    return JudgeResult.system_error(
+                        total, f"no sandbox container could be started: {self._last_start_error}",
+                        image=self._image_id, cache_key=task.key,
+                    ), None
+            try:
+                resp = container.request(req.wire(), timeout_s=timeout)
+                if not resp.get("ok"):
+                    raise RunnerDied(resp.get("error", "runner error"))
+                tests = [TestResult(**t) for t in resp["tests"]]
+                if resp.get("compile_ok") and len(tests) < total:
+                    raise RunnerDied("runner could not clean up after a test")
+            except RunnerDied as exc:
+                attempts += 1
+                last_error = str(exc)
+                log.warning("sandbox attempt %d for candidate %d failed: %s", attempts, task.index, exc)
+                container.close()
+                container = None
+                continue
+            if resp.get("healthy") is False:
+                container.close()
+                container = None
+            result = JudgeResult.from_tests(
+                tests,
+                total,
+                compile_ok=bool(resp.get("compile_ok")),
+                compile_output=resp.get("compile_output") or None,
+                image=self._image_id,
+                cache_key=task.key,
+            )
+            return result, container
+        return JudgeResult.system_error(
+            total, f"sandbox failed {attempts} times: {last_error}", image=self._image_id, cache_key=task.key
+        ), container
+
+    _last_start_error = ""
+
+    def _restart_container(self) -> SandboxContainer | None:
+        """Start a fresh container, waiting out a daemon restart (up to restart_timeout_s)."""
+        deadline = time.monotonic() + self.restart_timeout_s
+        delay = 0.5
+        while True:
+            try:
+                return SandboxContainer(self.spec)
+            except StartFailed as exc:
+                self._last_start_error = str(exc)
+                if time.monotonic() + delay > deadline:
+                    return None
+                log.warning("sandbox container start failed (retrying in %.1fs): %s", delay, exc)
+                time.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+
+class _Progress:
+    """A rich progress bar that also counts verdicts."""
+
+    def __init__(self, total: int | None):
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self._counts: dict[str, int] = {}
+        self._p = Progress(
+            TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.fields[verdicts]}"), transient=False,
+        )
+        self._task = self._p.add_task("judge", total=total, verdicts="")
+        self._p.start()
+
+    def advance(self, result: JudgeResult) -> None:
+        self._counts[result.verdict] = self._counts.get(result.verdict, 0) + 1
+        text = " ".join(f"{k}:{v}" for k, v in sorted(self._counts.items()))
+        self._p.update(self._task, advance=1, verdicts=text)
+
+    def close(self) -> None:
+        self._p.stop()

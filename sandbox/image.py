@@ -1,0 +1,190 @@
+"""The sandbox image: its definition's content hash, and building it when that tag is missing.
+
+Two builders produce the same definition:
+  dockerfile  - `docker build sandbox/` from debian:bookworm-slim (needs a registry, or that base image locally)
+  debootstrap - debian root fs from debootstrap (cached tar under .cache/sandbox/, keyed by the package
+                list + build script), `docker import`ed as the base, then the same Dockerfile on top
+                with INSTALL_PACKAGES=0 (no registry needed).
+The runner is baked into the image (not mounted), so the image id alone says which runner produced a
+verdict, and the verdict cache (keyed by image id) can never serve a stale runner's answers. A
+runner-only change rebuilds in seconds: the debootstrap tar and the precompiled-header layer are reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Literal
+
+import docker
+import docker.errors
+
+HERE = Path(__file__).resolve().parent
+REPO = "aletheia-sandbox"
+ROOTFS_REPO = "aletheia-sandbox-rootfs"
+SLIM_BASE = "debian:bookworm-slim"
+Builder = Literal["auto", "dockerfile", "debootstrap"]
+
+
+class ImageError(RuntimeError):
+    """The image could not be found or built; the message says what to do."""
+
+
+def _log(msg: str) -> None:
+    print(f">> {msg}", file=sys.stderr, flush=True)
+
+
+def definition_files() -> list[Path]:
+    """Everything that defines the image, in a stable order."""
+    files = [HERE / "Dockerfile", HERE / ".dockerignore"]
+    files += sorted(p for p in (HERE / "image").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    files += sorted(
+        p for p in (HERE / "runner").rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
+    return [p for p in files if p.exists()]
+
+
+def _hash_files(paths: list[Path]) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(str(p.relative_to(HERE)).encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
+
+
+def image_tag() -> str:
+    return f"{REPO}:{_hash_files(definition_files())}"
+
+
+def rootfs_key() -> str:
+    return _hash_files([HERE / "image" / "packages.txt", HERE / "image" / "build-rootfs.sh"])
+
+
+def cache_dir() -> Path:
+    """ALETHEIA_CACHE_DIR, else <repo>/.cache when running from a checkout, else ~/.cache/aletheia."""
+    env = os.environ.get("ALETHEIA_CACHE_DIR")
+    if env:
+        return Path(env) / "sandbox"
+    repo = HERE.parent
+    if (repo / "pyproject.toml").exists():
+        return repo / ".cache" / "sandbox"
+    return Path.home() / ".cache" / "aletheia" / "sandbox"
+
+
+def docker_client() -> docker.DockerClient:
+    try:
+        client = docker.from_env(timeout=600)
+        client.ping()
+        return client
+    except docker.errors.DockerException as exc:
+        raise ImageError(
+            "no Docker engine answers (" + str(exc).splitlines()[0][:200] + "); run "
+            "`bash scripts/ensure-docker.sh` (as root it starts dockerd) or start Docker yourself"
+        ) from exc
+
+
+def find_image(tag: str) -> docker.models.images.Image | None:
+    try:
+        return docker_client().images.get(tag)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def ensure_image(builder: Builder = "auto", force: bool = False) -> str:
+    """Return the current definition's tag, building it first if missing. Idempotent."""
+    tag = image_tag()
+    if not force and find_image(tag) is not None:
+        _log(f"sandbox image {tag} is present")
+        return tag
+    client = docker_client()
+    if builder == "auto":
+        builder = "dockerfile" if _has_image(client, SLIM_BASE) else "debootstrap"
+    _log(f"building sandbox image {tag} ({builder})")
+    if builder == "dockerfile":
+        _docker_build(client, tag, buildargs={})
+    else:
+        base = ensure_rootfs_image(client)
+        _docker_build(client, tag, buildargs={"BASE": base, "INSTALL_PACKAGES": "0"})
+    _log(f"sandbox image {tag} is ready")
+    return tag
+
+
+def _has_image(client: docker.DockerClient, ref: str) -> bool:
+    try:
+        client.images.get(ref)
+        return True
+    except docker.errors.ImageNotFound:
+        return False
+
+
+def ensure_rootfs_image(client: docker.DockerClient) -> str:
+    key = rootfs_key()
+    base = f"{ROOTFS_REPO}:{key}"
+    if _has_image(client, base):
+        _log(f"base {base} is present")
+        return base
+    tar = cache_dir() / f"rootfs-{key}.tar"
+    if not tar.exists():
+        tar.parent.mkdir(parents=True, exist_ok=True)
+        if shutil.which("debootstrap") is None:
+            raise ImageError(
+                "no registry image to build from and debootstrap is missing: install it "
+                "(`apt-get install debootstrap`, as root), or build with --builder dockerfile where "
+                f"{SLIM_BASE} can be pulled"
+            )
+        if os.geteuid() != 0:
+            raise ImageError(
+                "building the sandbox root fs with debootstrap needs root: run "
+                "`python -m sandbox image ensure` as root once, or use --builder dockerfile where a "
+                "registry is reachable"
+            )
+        _log(f"debootstrap root fs -> {tar} (about a minute; cached for the next build)")
+        proc = subprocess.run(["bash", str(HERE / "image" / "build-rootfs.sh"), str(HERE / "image" / "packages.txt"), str(tar)])
+        if proc.returncode != 0 or not tar.exists():
+            raise ImageError(f"building the root fs failed (exit {proc.returncode}); see the messages above")
+    _log(f"docker import {tar.name} as {base}")
+    # The docker CLI streams a file import reliably (docker-py's chunked upload is refused by 20.10).
+    proc = subprocess.run(["docker", "import", str(tar), base], capture_output=True, text=True)
+    if proc.returncode != 0 or not _has_image(client, base):
+        raise ImageError(f"docker import did not produce {base}: {proc.stderr.strip()[-500:]}")
+    return base
+
+
+def _docker_build(client: docker.DockerClient, tag: str, buildargs: dict[str, str]) -> None:
+    try:
+        stream = client.api.build(
+            path=str(HERE), dockerfile="Dockerfile", tag=tag, buildargs=buildargs, rm=True,
+            forcerm=True, decode=True, pull=False, labels={"aletheia.sandbox.definition": tag},
+        )
+        for chunk in stream:
+            if "stream" in chunk:
+                text = chunk["stream"].rstrip()
+                if text:
+                    print(f"   {text}", file=sys.stderr, flush=True)
+            elif "error" in chunk:
+                raise ImageError(f"docker build failed: {chunk['error'].strip()}")
+    except docker.errors.APIError as exc:
+        raise ImageError(f"docker build failed: {exc}") from exc
+    if not _has_image(client, tag):
+        raise ImageError(f"docker build finished without producing {tag}")
+
+
+def image_info(tag: str | None = None) -> dict:
+    tag = tag or image_tag()
+    img = find_image(tag)
+    return {
+        "tag": tag,
+        "present": img is not None,
+        "id": img.id if img else None,
+        "size_mb": round(img.attrs["Size"] / 2**20, 1) if img else None,
+        "created": img.attrs["Created"] if img else None,
+        "rootfs_cache": str(cache_dir() / f"rootfs-{rootfs_key()}.tar"),
+        "definition": [str(p.relative_to(HERE)) for p in definition_files()],
+    }
+
+
+__all__ = ["ImageError", "cache_dir", "docker_client", "ensure_image", "find_image", "image_info", "image_tag"]

@@ -1,0 +1,153 @@
+"""The sandbox's request / result contract (pydantic)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Language = Literal["python", "cpp", "java"]
+Mode = Literal["stdio", "function"]
+CompareMode = Literal["tokens", "exact", "float", "checker"]
+Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
+VERDICTS: tuple[str, ...] = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE")
+
+MAX_MEMORY_LIMIT_MB = 1024  # per test; the pool's containers get this plus room for tmpfs and the runner
+
+
+class TestCase(BaseModel):
+    """stdio: `input` -> expected `output`; function mode: `code` run after the candidate."""
+
+    __test__ = False  # not a pytest class
+    model_config = ConfigDict(frozen=True)
+
+    input: str = ""
+    output: str = ""
+    code: str | None = None
+
+
+class CompareSpec(BaseModel):
+    """How a test's stdout is compared with its expected output.
+
+    tokens  whitespace-insensitive (CRLF, trailing spaces, blank lines ok; a prefix never passes)
+    exact   byte-identical
+    float   token-wise; numbers match within abs_tol or rel_tol (both default 1e-6 when neither is set)
+    checker `checker` is the Python source of a program run as
+            `python3 checker.py INPUT_FILE EXPECTED_FILE ACTUAL_FILE` inside the sandbox:
+            exit 0 = accept (AC), exit 1 = reject (WA), anything else = checker failure (SE).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: CompareMode = "tokens"
+    abs_tol: float | None = None
+    rel_tol: float | None = None
+    checker: str | None = None
+
+    @model_validator(mode="after")
+    def _checker_needs_source(self) -> CompareSpec:
+        if self.mode == "checker" and not self.checker:
+            raise ValueError("compare mode 'checker' needs `checker` (the checker program's Python source)")
+        return self
+
+
+class JudgeRequest(BaseModel):
+    """One candidate program with all of its tests and limits."""
+
+    model_config = ConfigDict(frozen=True)
+
+    language: Language
+    source: str
+    mode: Mode = "stdio"
+    tests: list[TestCase] = Field(min_length=1)
+    time_limit_s: float = Field(2.0, gt=0, le=60)
+    memory_limit_mb: int = Field(256, ge=16, le=MAX_MEMORY_LIMIT_MB)
+    compare: CompareSpec = CompareSpec()
+    output_limit_mb: int = Field(32, ge=1, le=256)
+
+    @model_validator(mode="after")
+    def _mode_fits(self) -> JudgeRequest:
+        if self.mode == "function":
+            if self.language != "python":
+                raise ValueError("function mode is Python only")
+            missing = [i for i, t in enumerate(self.tests) if t.code is None]
+            if missing:
+                raise ValueError(f"function mode: tests {missing[:5]} have no `code`")
+        return self
+
+    def cache_key(self, image_id: str) -> str:
+        """Content hash of everything that decides the verdict: source, tests, limits, compare, image."""
+        payload = self.model_dump(mode="json")
+        payload["image"] = image_id
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def wire(self) -> dict:
+        """The runner's request (see sandbox/runner/runner.py)."""
+        d = self.model_dump(mode="json")
+        if self.mode == "stdio":
+            d["tests"] = [{"input": t.input, "output": t.output} for t in self.tests]
+        else:
+            d["tests"] = [{"code": t.code} for t in self.tests]
+        d["op"] = "judge"
+        return d
+
+
+class TestResult(BaseModel):
+    """One test. time_s is CPU time (user + sys, what the time limit bounds); wall_s is wall-clock.
+    exit_code is the exit status, or minus the signal number when a signal ended the process."""
+
+    __test__ = False
+
+    verdict: Verdict
+    time_s: float = 0.0
+    wall_s: float = 0.0
+    memory_kb: int = 0
+    exit_code: int | None = None
+    stderr_tail: str = ""
+
+
+class JudgeResult(BaseModel):
+    """A candidate's verdict.
+
+    verdict: AC when every test passed; otherwise CE when compilation failed, otherwise the verdict
+    of the first test that did not pass (SE included: SE means the sandbox, not the program, failed).
+    """
+
+    verdict: Verdict
+    passed: int
+    total: int
+    pass_rate: float
+    tests: list[TestResult] = Field(default_factory=list)
+    compile_output: str | None = None
+    image: str = ""
+    cache_key: str = ""
+    cached: bool = False
+    error: str | None = None  # why a result is SE, when it is
+
+    @classmethod
+    def from_tests(
+        cls, tests: list[TestResult], total: int, *, compile_ok: bool = True, **kw
+    ) -> JudgeResult:
+        passed = sum(t.verdict == "AC" for t in tests)
+        if not compile_ok:
+            verdict = "CE"
+        elif passed == total and total == len(tests):
+            verdict = "AC"
+        else:
+            first_bad = next((t.verdict for t in tests if t.verdict != "AC"), "SE")
+            verdict = first_bad
+        return cls(
+            verdict=verdict,
+            passed=passed,
+            total=total,
+            pass_rate=(passed / total) if total else 0.0,
+            tests=tests,
+            **kw,
+        )
+
+    @classmethod
+    def system_error(cls, total: int, error: str, **kw) -> JudgeResult:
+        return cls(verdict="SE", passed=0, total=total, pass_rate=0.0, error=error, **kw)

@@ -1,0 +1,239 @@
+"""Run one process under limits and collect what it did (stdlib only: runs in the image).
+
+The runner is PID 1 of its container, so every process a candidate leaves behind is
+re-parented to it; `sweep()` kills them all with one kill(-1) and reaps them.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+STDERR_TAIL_BYTES = 2048
+
+
+@dataclass
+class Limits:
+    cpu_s: float  # CPU time (user + sys) the process may use
+    wall_s: float  # wall-clock deadline; a sleeping / stopped process is killed at it
+    address_space_mb: int | None  # RLIMIT_AS; None for the JVM (it reserves far more than it uses)
+    output_bytes: int  # stdout (and separately stderr) beyond this -> killed, OLE
+    file_bytes: int  # RLIMIT_FSIZE
+    nproc: int  # RLIMIT_NPROC (threads count too)
+    stack_mb: int | None = None  # RLIMIT_STACK; None = same as address space or 256 MB
+
+
+@dataclass
+class Outcome:
+    exit_code: int | None  # exit status, or -signal when killed by a signal
+    cpu_s: float
+    wall_s: float
+    max_rss_kb: int
+    stdout: bytes
+    stderr_tail: bytes
+    timed_out: bool = False  # wall deadline hit
+    output_exceeded: bool = False  # stdout or stderr over the limit
+    killed_by_us: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def _preexec(limits: Limits):
+    """Applied in the child between fork and exec: its own limits, and first pick of the OOM killer."""
+
+    cpu = max(1, int(limits.cpu_s + 0.999)) + 1
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if limits.address_space_mb:
+            b = limits.address_space_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (b, b))
+        stack = (limits.stack_mb or min(limits.address_space_mb or 256, 1024)) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_STACK, (stack, stack))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
+
+    return apply
+
+
+def run_limited(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    limits: Limits,
+    stdin_path: str | None = None,
+    merge_stderr: bool = False,
+    pass_fds: tuple[int, ...] = (),
+    keep_stdout: bool = True,
+) -> Outcome:
+    """Spawn argv in its own session, feed stdin from a file, read stdout/stderr with caps.
+
+    Returns when the main process has exited or been killed (wall deadline, output cap).
+    The caller must `sweep()` afterwards to kill whatever it left behind.
+    """
+    stdin = open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            preexec_fn=_preexec(limits),
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+        )
+    finally:
+        stdin.close()
+    out = bytearray()
+    err = bytearray()
+    err_total = 0
+    timed_out = output_exceeded = killed = False
+    pidfd = os.pidfd_open(proc.pid)
+    streams = {proc.stdout.fileno(): "out"}
+    if proc.stderr is not None:
+        streams[proc.stderr.fileno()] = "err"
+    for fd in streams:
+        os.set_blocking(fd, False)
+    deadline = start + limits.wall_s
+    exited = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            watch = list(streams) + ([] if exited else [pidfd])
+            if not watch:
+                break
+            ready, _, _ = select.select(watch, [], [], remaining)
+            for fd in ready:
+                if fd == pidfd:
+                    exited = True
+                    continue
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    del streams[fd]
+                    continue
+                if streams[fd] == "out":
+                    if keep_stdout:
+                        out += chunk
+                    if len(out) > limits.output_bytes:
+                        output_exceeded = True
+                else:
+                    err_total += len(chunk)
+                    err += chunk
+                    if len(err) > 4 * STDERR_TAIL_BYTES:
+                        del err[: len(err) - STDERR_TAIL_BYTES]
+                    if err_total > limits.output_bytes:
+                        output_exceeded = True
+            if output_exceeded:
+                break
+            if exited:
+                # The main process is gone: drain what is already buffered, but do not wait for
+                # orphans that still hold the pipes open.
+                _drain(streams, out, err, keep_stdout)
+                break
+    finally:
+        if not exited:
+            killed = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.kill(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        _, status, ru = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - start
+        os.close(pidfd)
+        proc.stdout.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
+    return Outcome(
+        exit_code=proc.returncode,
+        cpu_s=ru.ru_utime + ru.ru_stime,
+        wall_s=wall,
+        max_rss_kb=int(ru.ru_maxrss),
+        stdout=bytes(out[: limits.output_bytes + 1]),
+        stderr_tail=bytes(err[-STDERR_TAIL_BYTES:]),
+        timed_out=timed_out,
+        output_exceeded=output_exceeded,
+        killed_by_us=killed,
+    )
+
+
+def _drain(streams: dict[int, str], out: bytearray, err: bytearray, keep_stdout: bool) -> None:
+    for fd, name in list(streams.items()):
+        for _ in range(64):  # at most 4 MiB: a pipe buffer plus what races in
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            if name == "out":
+                if keep_stdout:
+                    out += chunk
+            else:
+                err += chunk
+                del err[: max(0, len(err) - STDERR_TAIL_BYTES)]
+
+
+def sweep(deadline_s: float = 5.0) -> bool:
+    """Kill every process in the container but ourselves (PID 1) and reap them all.
+
+    kill(-1) is atomic with respect to fork, so a fork bomb cannot outrun it.
+    Returns False when something could not be reaped in time (the pool then replaces us).
+    """
+    end = time.monotonic() + deadline_s
+    while True:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass  # nothing left to signal
+        try:
+            while True:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+        except ChildProcessError:
+            return True  # no children at all: clean
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.001)
+
+
+def wipe(path: str) -> None:
+    """Empty a directory, whatever permissions the candidate left on its contents."""
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        full = entry.path
+        if entry.is_dir(follow_symlinks=False):
+            os.chmod(full, 0o700)
+            wipe(full)
+            os.rmdir(full)
+        else:
+            os.unlink(full)

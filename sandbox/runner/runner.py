@@ -1,0 +1,354 @@
+"""The persistent in-container runner (stdlib only; PID 1 of its sandbox container).
+
+Protocol: one JSON object per line on stdin, one JSON answer per line on stdout.
+  {"op": "ping"}                      -> {"ok": true, "version": ...}
+  {"op": "selftest"}                  -> {"ok": bool, "languages": {lang: verdicts}}
+  {"op": "judge", "language", "mode", "source", "tests", "time_limit_s",
+   "memory_limit_mb", "compare", "output_limit_mb"}
+                                      -> {"ok": true, "compile_ok", "compile_output", "compile_cached",
+                                          "tests": [{verdict, time_s, wall_s, memory_kb, exit_code,
+                                                     stderr_tail}], "healthy": bool}
+Being PID 1 matters: the kernel ignores SIGKILL/SIGSTOP sent to a namespace's init from
+inside it, so a candidate cannot kill its runner, and every orphan is re-parented to us.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import secrets
+import signal
+import sys
+import time
+from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import compare
+import lang_cpp
+import lang_java
+import lang_python
+from execute import Limits, Outcome, run_limited, sweep, wipe
+
+PROTOCOL_VERSION = 1
+LANGS = {m.LANG: m for m in (lang_python, lang_cpp, lang_java)}
+WORK = os.environ.get("ALETHEIA_WORK", "/work")
+CACHE_DIR = os.path.join(WORK, "cache")  # compiled artifacts, keyed by content hash
+RUN_DIR = os.path.join(WORK, "run")  # cwd of each test; wiped after each
+IO_DIR = os.path.join(WORK, "io")  # stdin / test code / checker files; wiped after each test
+TMP_DIR = "/tmp"
+MAX_CACHED_BUILDS = 64
+COMPILE_MEMORY_MB = 1536
+ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": RUN_DIR,
+    "TMPDIR": TMP_DIR,
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",  # set iteration order is part of a program's output: keep verdicts reproducible
+}
+OOM_CONTROL = "/sys/fs/cgroup/memory/memory.oom_control"
+
+_builds: OrderedDict[str, tuple[bool, str, str, str]] = OrderedDict()  # key -> (ok, output, dir, digest)
+
+
+def _no_dump() -> None:
+    """Same uid as the candidates: non-dumpable stops ptrace and /proc/1/{mem,fd,environ} access."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except OSError:
+        pass
+
+
+def _oom_kills() -> int | None:
+    try:
+        with open(OOM_CONTROL) as f:
+            for line in f:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _digest(path: str) -> str:
+    h = hashlib.sha256()
+    for root, dirs, files in sorted(os.walk(path)):
+        dirs.sort()
+        for name in sorted(files):
+            full = os.path.join(root, name)
+            h.update(full.encode())
+            with open(full, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def _compile_limits(lang) -> Limits:
+    return Limits(
+        cpu_s=20,
+        wall_s=40,
+        address_space_mb=lang.address_space_mb(COMPILE_MEMORY_MB),
+        output_bytes=1 << 20,
+        file_bytes=256 << 20,
+        nproc=128,
+    )
+
+
+def _limited(argv, *, cwd, limits, merge_stderr=False, **kw) -> Outcome:
+    try:
+        return run_limited(argv, cwd=cwd, env=ENV, limits=limits, merge_stderr=merge_stderr, **kw)
+    finally:
+        sweep()
+
+
+def build(lang, source: str) -> tuple[bool, str, str, bool]:
+    """Compile once per (language, flags, source); verify cached artifacts before reuse."""
+    key = hashlib.sha256(json.dumps([PROTOCOL_VERSION, lang.LANG, lang.FLAGS, source]).encode()).hexdigest()
+    hit = _builds.get(key)
+    if hit is not None:
+        ok, output, path, digest = hit
+        if not ok or _digest_ok(path, digest):
+            _builds.move_to_end(key)
+            return ok, output, path, True
+        _evict(key)
+    path = os.path.join(CACHE_DIR, key[:32])
+    if os.path.exists(path):
+        _chmod_wipe(path)
+    os.makedirs(path)
+    ok, output = lang.build(source, path, _limited, _compile_limits(lang))
+    _cleanup_after_test()
+    if not ok:
+        _chmod_wipe(path)
+    _builds[key] = (ok, output, path, _digest(path) if ok else "")
+    while len(_builds) > MAX_CACHED_BUILDS:
+        _evict(next(iter(_builds)))
+    return ok, output, path, False
+
+
+def _digest_ok(path: str, digest: str) -> bool:
+    try:
+        return _digest(path) == digest
+    except OSError:
+        return False
+
+
+def _evict(key: str) -> None:
+    ok, _, path, _ = _builds.pop(key)
+    _chmod_wipe(path)
+
+
+def _chmod_wipe(path: str) -> None:
+    if os.path.isdir(path):
+        os.chmod(path, 0o700)
+        wipe(path)
+        os.rmdir(path)
+
+
+def _cleanup_after_test() -> bool:
+    clean = sweep()
+    for d in (RUN_DIR, IO_DIR, TMP_DIR):
+        try:
+            wipe(d)
+        except OSError:
+            clean = False
+    os.makedirs(RUN_DIR, exist_ok=True)
+    os.makedirs(IO_DIR, exist_ok=True)
+    return clean
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as f:
+        f.write(text)
+
+
+def _test_limits(lang, time_limit_s: float, memory_mb: int, output_mb: int) -> Limits:
+    return Limits(
+        cpu_s=time_limit_s,
+        wall_s=max(2 * time_limit_s, time_limit_s + 1.0),
+        address_space_mb=lang.address_space_mb(memory_mb),
+        output_bytes=output_mb << 20,
+        file_bytes=min(output_mb, 64) << 20,
+        nproc=96,
+    )
+
+
+def run_test(lang, build_dir: str, req: dict, test: dict) -> dict:
+    mode = req.get("mode", "stdio")
+    tl = float(req.get("time_limit_s", 2.0))
+    mem = int(req.get("memory_limit_mb", 256))
+    limits = _test_limits(lang, tl, mem, int(req.get("output_limit_mb", 32)))
+    argv = lang.command(build_dir, mem, mode, os.path.join(IO_DIR, "test.py"))
+    stdin_path = os.path.join(IO_DIR, "stdin")
+    pass_fds: tuple[int, ...] = ()
+    token = b""
+    read_fd = -1
+    if mode == "function":
+        _write(os.path.join(IO_DIR, "test.py"), test.get("code", ""))
+        _write(stdin_path, "")
+        token = secrets.token_hex(16).encode()
+        read_fd, write_fd = os.pipe()
+        os.write(write_fd, token)
+        os.close(write_fd)
+        argv = argv + [str(read_fd)]
+        pass_fds = (read_fd,)
+    else:
+        _write(stdin_path, test.get("input", ""))
+    ooms_before = _oom_kills()
+    try:
+        out = run_limited(
+            argv, cwd=RUN_DIR, env=ENV, limits=limits, stdin_path=stdin_path, pass_fds=pass_fds
+        )
+    finally:
+        if read_fd >= 0:
+            os.close(read_fd)
+    oom_killed = _oom_kills() != ooms_before if ooms_before is not None else False
+    verdict = _classify(lang, req, test, out, tl, mem, token, oom_killed)
+    return {
+        "verdict": verdict,
+        "time_s": round(out.cpu_s, 4),
+        "wall_s": round(out.wall_s, 4),
+        "memory_kb": out.max_rss_kb,
+        "exit_code": out.exit_code,
+        "stderr_tail": out.stderr_tail.decode("utf-8", "replace")[-1000:],
+    }
+
+
+def _classify(lang, req, test, out: Outcome, tl: float, mem: int, token: bytes, oom_killed: bool) -> str:
+    code = out.exit_code
+    if out.output_exceeded or code == -signal.SIGXFSZ:
+        return "OLE"
+    if out.timed_out or out.cpu_s > tl or code == -signal.SIGXCPU:
+        return "TLE"
+    if code != 0 and (
+        oom_killed or lang.is_memory_error(out.stderr_tail) or (code == -signal.SIGKILL and not out.killed_by_us)
+    ):
+        return "MLE"
+    if out.max_rss_kb > mem * 1024 and lang.address_space_mb(mem) is not None:
+        return "MLE"
+    if req.get("mode", "stdio") == "function":
+        if code == 0 and out.stdout.endswith(b"\n" + token + b"\n"):
+            return "AC"
+        if code == 0:
+            return "WA"  # exited cleanly before the test code finished
+        last = out.stderr_tail.strip().rsplit(b"\n", 1)[-1]
+        return "WA" if last.startswith(b"AssertionError") else "RE"
+    if code != 0:
+        return "RE"
+    return _compare(req, test, out.stdout)
+
+
+def _compare(req: dict, test: dict, actual: bytes) -> str:
+    spec = req.get("compare") or {}
+    mode = spec.get("mode", "tokens")
+    expected = test.get("output", "").encode("utf-8", "surrogatepass")
+    if mode == "tokens":
+        return "AC" if compare.tokens_equal(actual, expected) else "WA"
+    if mode == "exact":
+        return "AC" if compare.exact_equal(actual, expected) else "WA"
+    if mode == "float":
+        ok = compare.floats_equal(actual, expected, spec.get("abs_tol"), spec.get("rel_tol"))
+        return "AC" if ok else "WA"
+    if mode == "checker":
+        return _run_checker(spec.get("checker") or "", test, actual)
+    return "SE"
+
+
+def _run_checker(checker: str, test: dict, actual: bytes) -> str:
+    """Checker protocol: python3 checker.py INPUT EXPECTED ACTUAL; exit 0 accept, 1 reject, else error (SE)."""
+    sweep()
+    wipe(RUN_DIR)
+    paths = {n: os.path.join(IO_DIR, n) for n in ("checker.py", "input", "expected", "actual")}
+    _write(paths["checker.py"], checker)
+    _write(paths["input"], test.get("input", ""))
+    _write(paths["expected"], test.get("output", ""))
+    with open(paths["actual"], "wb") as f:
+        f.write(actual)
+    limits = Limits(cpu_s=10, wall_s=20, address_space_mb=1024, output_bytes=1 << 20, file_bytes=1 << 20, nproc=16)
+    out = run_limited(
+        ["python3", paths["checker.py"], paths["input"], paths["expected"], paths["actual"]],
+        cwd=RUN_DIR,
+        env=ENV,
+        limits=limits,
+    )
+    if out.exit_code == 0:
+        return "AC"
+    if out.exit_code == 1:
+        return "WA"
+    return "SE"
+
+
+def judge(req: dict) -> dict:
+    lang = LANGS.get(req.get("language"))
+    if lang is None:
+        return {"ok": False, "error": f"unknown language {req.get('language')!r}"}
+    ok, output, build_dir, cached = build(lang, req.get("source", ""))
+    resp: dict = {
+        "ok": True,
+        "compile_ok": ok,
+        "compile_output": output,
+        "compile_cached": cached,
+        "tests": [],
+        "healthy": True,
+    }
+    if not ok:
+        return resp
+    for test in req.get("tests", []):
+        resp["tests"].append(run_test(lang, build_dir, req, test))
+        if not _cleanup_after_test():
+            resp["healthy"] = False
+            break
+    return resp
+
+
+def selftest() -> dict:
+    report, all_ok = {}, True
+    for name, lang in LANGS.items():
+        source, stdin, expected = lang.SELFTEST
+        r = judge({"language": name, "mode": "stdio", "source": source,
+                   "tests": [{"input": stdin, "output": expected}], "time_limit_s": 5, "memory_limit_mb": 512})
+        verdicts = [t["verdict"] for t in r.get("tests", [])]
+        good = r.get("compile_ok") and verdicts == ["AC"]
+        all_ok &= bool(good)
+        report[name] = {"ok": bool(good), "verdicts": verdicts, "compile_output": r.get("compile_output", "")[-2000:]}
+    return {"ok": all_ok, "languages": report}
+
+
+def main() -> None:
+    _no_dump()
+    for d in (CACHE_DIR, RUN_DIR, IO_DIR):
+        os.makedirs(d, exist_ok=True)
+    os.chmod(WORK, 0o700)
+    stdin = sys.stdin.buffer
+    stdout = sys.stdout.buffer
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        started = time.monotonic()
+        req: dict = {}
+        try:
+            req = json.loads(line)
+            op = req.get("op")
+            if op == "ping":
+                resp = {"ok": True, "version": PROTOCOL_VERSION}
+            elif op == "selftest":
+                resp = selftest()
+            elif op == "judge":
+                resp = judge(req)
+            else:
+                resp = {"ok": False, "error": f"unknown op {op!r}"}
+        except Exception as exc:  # noqa: BLE001 - report, then let the pool replace this container
+            resp = {"ok": False, "error": f"runner error: {type(exc).__name__}: {exc}", "healthy": False}
+        resp["runner_s"] = round(time.monotonic() - started, 4)
+        if isinstance(req, dict) and "id" in req:
+            resp["id"] = req["id"]
+        stdout.write(json.dumps(resp).encode() + b"\n")
+        stdout.flush()
+        if resp.get("healthy") is False:
+            return  # exit: the container stops and the pool starts a fresh one
+
+
+if __name__ == "__main__":
+    main()
