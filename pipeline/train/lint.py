@@ -52,4 +52,4 @@ def lint_python(sources: Sequence[str], select: Sequence[str], *, timeout_s: flo
 
 def lint_penalty(report: LintReport, per_violation: float) -> float:
     """0 for clean code, `-per_violation` per violation, floored at -1."""
-    return -min(1.0, report.violations * per_violation)
+    return -min(1.0, report.violations * per_violation) or 0.0  # never -0.0
