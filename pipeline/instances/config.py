@@ -8,6 +8,7 @@ from typing import Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pipeline.judge.stage import JudgeConfig
 from schemas.instance import ANSWER_LETTERS
 
 # easy: incorrect pass rates in [0, easy_max]; hard: near misses in [hard_min, hard_max].
@@ -109,12 +110,17 @@ class AdversarialConfig(StageConfig):
     bias_types: list[str] | None = None
     edit_correct: bool = True  # anti-bias edit on the correct candidate
     edit_incorrect: bool = True  # pro-bias edit on every incorrect candidate
+    # Adv: an instance picked for edits whose every edit was rejected is left out (counted);
+    # Mixed keeps it unedited.
+    drop_selected_without_edit: bool = True
     build_id: str | None = None  # None = keep the input's build_id
-    judge_batch_size: int = Field(default=256, ge=1)
+    # Must match the settings the candidates were judged with, or pass rates cannot match.
+    judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig(progress=False))
 
     @classmethod
     def mixed(cls, **kw: object) -> AdversarialConfig:
-        return cls(split="mixed", share=0.25, **kw)  # type: ignore[arg-type]
+        kw = {"split": "mixed", "share": 0.25, "drop_selected_without_edit": False, **kw}
+        return cls(**kw)  # type: ignore[arg-type]
 
 
 class JudgeModelSpec(BaseModel):

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
-from pipeline.common.parquet import write_parquet
+from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.instances.assemble import (
     CANDIDATE_COLUMNS,
@@ -22,7 +22,7 @@ from pipeline.instances.assemble import (
     assemble_frames,
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
-from pipeline.instances.config import AssembleConfig
+from pipeline.instances.config import AdversarialConfig, AssembleConfig
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
@@ -105,4 +105,50 @@ def assemble(
     stats["outputs"] = {name: f"{name}.parquet" for name in tables}
     _write_stats(out_dir, STATS_FILE, stats)
     mark_done(out_dir, key, "assemble", stats)
+    return stats
+
+
+def adversarial(
+    instances: Path,
+    problems: Path,
+    out: Path,
+    config: AdversarialConfig,
+    client: Any = None,
+) -> dict[str, Any]:
+    """Adv / Mixed: write `<out>/<config.split>.parquet` (INSTANCE_SCHEMA) and stats.json.
+
+    `client` is a sandbox client for the re-judge; None starts one (only if there is an
+    edit to judge) and closes it afterwards.
+    """
+    from pipeline.instances.adversarial.apply import apply_edits, sandbox_rejudge
+    from pipeline.judge.stage import load_problems
+
+    instances, problems, out = Path(instances), Path(problems), Path(out)
+    key = stage_key("adversarial", ADVERSARIAL_VERSION, config, [instances, problems], config.seed)
+    if is_done(out, key):
+        return read_stats(out)
+    rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
+    problem_models = load_problems(problems)
+    own = client is None
+    try:
+
+        def rejudge(edits: list[Any]) -> list[Any]:
+            nonlocal client
+            if client is None:
+                from sandbox import SandboxClient
+
+                client = SandboxClient()
+            return sandbox_rejudge(problem_models, client, config)(edits)
+
+        out_rows, stats = apply_edits(rows, config, rejudge)
+    finally:
+        if own and client is not None:
+            client.close()
+    table = pa.Table.from_pylist(out_rows, schema=INSTANCE_SCHEMA)
+    require(instance_violations(table), f"adversarial {config.split}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_parquet(table, out / f"{config.split}.parquet", INSTANCE_SCHEMA)
+    stats["output"] = f"{config.split}.parquet"
+    _write_stats(out, STATS_FILE, stats)
+    mark_done(out, key, "adversarial", stats)
     return stats
