@@ -1,0 +1,141 @@
+"""The openai backend against a real server process (`transformers serve` with the tiny model),
+directly and through a fault-injecting HTTP proxy (a real server in the path that answers some
+requests with 429/503/400 before forwarding the rest)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+
+from pipeline.sampling.backends.base import GenerationRequest
+from pipeline.sampling.backends.openai_backend import (
+    AnswerChoicesUnsupported,
+    OpenAIBackend,
+    answer_regex,
+)
+from pipeline.sampling.backends.server import ManagedServer, ServerStartError, free_port
+from tests.sampling.serving import start_transformers_serve
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model_dir):
+    srv = start_transformers_serve(tiny_model_dir)
+    yield srv
+    srv.stop()
+    assert srv.proc.poll() is not None  # stopped for real
+
+
+def _reqs():
+    return [
+        GenerationRequest(request_id="chat", messages=[{"role": "user", "content": "Sum two ints."}],
+                          n=3, max_tokens=8, seed=5),
+        GenerationRequest(request_id="text", prompt="def solve():", n=2, max_tokens=6, seed=6),
+    ]
+
+
+def test_real_server_fans_out_when_n_is_ignored(server, tiny_model_dir):
+    backend = OpenAIBackend(server.base_url, str(tiny_model_dir), concurrency=4)
+    results = {r.request_id: r for r in backend.generate(_reqs(), progress=False)}
+    assert len(results["chat"].generations) == 3 and len(results["text"].generations) == 2
+    assert backend.server_honours_n is False  # transformers serve returns one choice for n > 1
+    for res in results.values():
+        assert res.backend == "openai" and res.model == str(tiny_model_dir)
+        for g in res.generations:
+            assert not g.finish_reason.startswith("error"), g.finish_reason
+            assert g.prompt_tokens and g.completion_tokens and g.completion_tokens <= 8
+    assert any(g.text for g in results["text"].generations)
+
+
+class FaultProxy:
+    """A real HTTP server (uvicorn + starlette) that fails the first requests, then forwards."""
+
+    def __init__(self, upstream: str, script: list[int]):
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.responses import JSONResponse, Response
+        from starlette.routing import Route
+
+        self.script = list(script)  # status codes to answer before forwarding
+        self.seen = 0
+
+        async def handle(request):
+            self.seen += 1
+            body = await request.body()
+            if self.script:
+                code = self.script.pop(0)
+                return JSONResponse({"error": f"injected {code}"}, status_code=code,
+                                    headers={"retry-after": "0"} if code == 429 else {})
+            async with httpx.AsyncClient(timeout=60) as c:
+                r = await c.post(upstream + request.url.path.removeprefix("/v1"), content=body,
+                                 headers={"content-type": "application/json"})
+            return Response(r.content, status_code=r.status_code, media_type="application/json")
+
+        app = Starlette(routes=[Route("/v1/{path:path}", handle, methods=["POST"])])
+        self.port = free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        for _ in range(100):
+            if self.server.started:
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("proxy did not start")
+
+    def __exit__(self, *exc):
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def test_retries_on_429_and_5xx_then_succeeds(server, tiny_model_dir):
+    with FaultProxy(server.base_url, [429, 503, 500]) as proxy:
+        backend = OpenAIBackend(f"http://127.0.0.1:{proxy.port}", str(tiny_model_dir),
+                                concurrency=1, backoff_s=0.01, server_honours_n=False)
+        [res] = list(backend.generate([_reqs()[1]], progress=False))
+    assert backend.retries_done == 3 and proxy.seen == 3 + 2
+    assert all(not g.finish_reason.startswith("error") for g in res.generations)
+
+
+def test_client_errors_are_recorded_not_retried(server, tiny_model_dir):
+    with FaultProxy(server.base_url, [400]) as proxy:
+        backend = OpenAIBackend(f"http://127.0.0.1:{proxy.port}", str(tiny_model_dir),
+                                concurrency=1, server_honours_n=False)
+        [res] = list(backend.generate([_reqs()[1]], progress=False))
+    assert backend.retries_done == 0 and proxy.seen == 1
+    assert [g.finish_reason[:15] for g in res.generations] == ["error:http_400:"] * 2
+
+
+def test_gives_up_after_max_retries_on_a_dead_port(tiny_model_dir):
+    backend = OpenAIBackend(f"http://127.0.0.1:{free_port()}", "m", max_retries=2, backoff_s=0.01)
+    [res] = list(backend.generate([_reqs()[1]], progress=False))
+    assert backend.retries_done == 2
+    assert all(g.finish_reason.startswith("error:gave up after 2 retries") for g in res.generations)
+
+
+def test_answer_choices_need_guided_decoding():
+    backend = OpenAIBackend("http://127.0.0.1:9", "m")
+    req = GenerationRequest(request_id="v", prompt="pick", answer_choices=["A", "B"])
+    with pytest.raises(AnswerChoicesUnsupported, match="guided"):
+        list(backend.generate([req], progress=False))
+    guided = OpenAIBackend("http://127.0.0.1:9", "m", guided="structured_outputs")
+    _, body = guided._payload(req, 1, 0)
+    assert body["structured_outputs"]["regex"] == answer_regex(["A", "B"])
+    import re
+
+    assert re.fullmatch(answer_regex(["A", "B"]), "thinking...\n\\boxed{B}")
+    assert not re.fullmatch(answer_regex(["A", "B"]), "\\boxed{C}")
+
+
+def test_managed_server_reports_a_crashing_command():
+    port = free_port()
+    srv = ManagedServer(["python3", "-c", "import sys; print('boom'); sys.exit(3)"], port=port,
+                        startup_timeout_s=20)
+    with pytest.raises(ServerStartError, match="code 3") as e:
+        srv.start()
+    assert "boom" in str(e.value)
