@@ -372,6 +372,156 @@ def _two_tickets(rng: random.Random) -> list[str]:
     ]
 
 
+@problem("vault-code")
+def _vault_code(rng: random.Random) -> list[str]:
+    def case(rows: list[tuple[int, int, int]]) -> str:
+        return f"{len(rows)}\n" + edge_lines(rows)
+
+    def rows(t: int, amax: int, bmax: int, mmax: int) -> list[tuple[int, int, int]]:
+        return [(rng.randint(0, amax), rng.randint(0, bmax), rng.randint(1, mmax)) for _ in range(t)]
+
+    return [
+        case([(2, 10, 1000), (3, 0, 5), (7, 2, 1)]),
+        case([(5, 0, 1)]),
+        case([(0, 0, 7), (0, 5, 7), (9, 1, 7)]),
+        case(rows(50, 100, 100, 1000)),
+        case(rows(50, 10**9, 10**5, 10**9)),
+        case(rows(200, 10**18, 10**18, 10**9)),
+        case(rows(200, 10**18, 10**18, 10**18)),
+        case([(10**18, 10**18, 10**18 - 1), (10**18 - 1, 10**18 - 1, 10**18)]),
+        case(rows(100, 10**18, 1000, 1000)),
+        case([(rng.randint(0, 10**18), rng.randint(1, 10**18), 1) for _ in range(20)]),
+    ]
+
+
+@problem("calendar-day")
+def _calendar_day(rng: random.Random) -> list[str]:
+    import datetime
+
+    def case(dates: list[datetime.date]) -> str:
+        return f"{len(dates)}\n" + "".join(f"{d.year} {d.month} {d.day}\n" for d in dates)
+
+    def rand_dates(t: int, y0: int, y1: int, months: tuple[int, ...] = tuple(range(1, 13))) -> list[datetime.date]:
+        out = []
+        for _ in range(t):
+            y, m = rng.randint(y0, y1), rng.choice(months)
+            out.append(datetime.date(y, m, rng.randint(1, 28)))
+        return out
+
+    d = datetime.date
+    return [
+        case([d(1, 1, 1), d(2000, 2, 29), d(2024, 12, 25)]),
+        case([d(1, 1, 1)]),
+        case([d(9999, 12, 31)]),
+        case(rand_dates(20, 1901, 2099, (3, 4, 5, 6, 7, 8, 9, 10, 11, 12))),
+        case([d(1900, 3, 1), d(2100, 3, 1), d(1600, 2, 29)]),
+        case(rand_dates(300, 1901, 2099)),
+        case(rand_dates(2000, 1, 9999)),
+        case([d(2024, 2, 29), d(1996, 2, 29), d(2004, 1, 31)]),
+        case(rand_dates(50, 1950, 2050, (5, 6, 7))),
+        case(rand_dates(500, 1583, 3000)),
+    ]
+
+
+@problem("taller-ahead")
+def _taller_ahead(rng: random.Random) -> list[str]:
+    def case(h: list[int]) -> str:
+        return f"{len(h)}\n{nums(h)}\n"
+
+    return [
+        case([3, 1, 3, 5, 2, 5]),
+        case([7]),
+        case([4, 4, 4, 4]),
+        case(list(range(1, 11))),
+        case(rand_list(rng, 20, 1, 5)),
+        case(rand_list(rng, 1000, 1, 10**9)),
+        case(list(range(10000, 0, -1))),
+        case(rand_list(rng, 5000, 1, 10)),
+        case([10**9, 1, 10**9, 2, 10**9]),
+        case(rand_list(rng, 3000, 1, 10**9)),
+    ]
+
+
+@problem("course-order")
+def _course_order(rng: random.Random) -> list[str]:
+    def case(n: int, rules: list[tuple[int, int]]) -> str:
+        return f"{n} {len(rules)}\n" + edge_lines(rules)
+
+    def dag(n: int, m: int) -> list[tuple[int, int]]:
+        perm = list(range(1, n + 1))
+        rng.shuffle(perm)
+        rules = []
+        for _ in range(m):
+            i, j = sorted(rng.sample(range(n), 2))
+            rules.append((perm[i], perm[j]))
+        return rules
+
+    with_cycle = dag(2000, 3000)
+    a, b = with_cycle[0]
+    with_cycle.append((b, a))
+    rng.shuffle(with_cycle)
+    return [
+        case(5, [(3, 1), (1, 2), (5, 2), (4, 5)]),
+        case(1, []),
+        case(4, []),
+        case(2, [(1, 2), (2, 1)]),
+        case(3, [(3, 2), (3, 2), (2, 1)]),
+        case(6, [(1, 2), (2, 3), (3, 1), (4, 5)]),
+        case(8, dag(8, 6)),
+        case(3000, dag(3000, 6000)),
+        case(2000, with_cycle),
+        case(500, dag(500, 300)),
+    ]
+
+
+@problem("backpack")
+def _backpack(rng: random.Random) -> list[str]:
+    def case(cap: int, items: list[tuple[int, int]]) -> str:
+        return f"{len(items)} {cap}\n" + edge_lines(items)
+
+    def items(n: int, wmax: int, vmax: int) -> list[tuple[int, int]]:
+        return [(rng.randint(1, wmax), rng.randint(0, vmax)) for _ in range(n)]
+
+    return [
+        case(7, [(3, 4), (4, 5), (2, 3), (5, 8)]),
+        case(1, [(1, 0)]),
+        case(5, [(6, 100)]),
+        case(10, [(5, 10), (5, 10), (5, 10)]),
+        case(50, [(10, 60), (20, 100), (30, 120)]),
+        case(10000, items(100, 10000, 10**9)),
+        case(10000, items(100, 300, 10**9)),
+        case(1000, items(40, 200, 1000)),
+        case(10000, [(10000, 1)] + items(99, 10000, 100)),
+        case(30, items(20, 10, 50)),
+    ]
+
+
+@problem("robot-walk")
+def _robot_walk(rng: random.Random) -> list[str]:
+    def case(grid: list[str], r: int, c: int, program: str) -> str:
+        return f"{len(grid)} {len(grid[0])} {r} {c}\n" + "\n".join(grid) + f"\n{program}\n"
+
+    def rand_case(n: int, m: int, wall: float, k: int) -> str:
+        grid = [["#" if rng.random() < wall else "." for _ in range(m)] for _ in range(n)]
+        r, c = rng.randint(1, n), rng.randint(1, m)
+        grid[r - 1][c - 1] = "."
+        program = "".join(rng.choice("UDLR") for _ in range(k))
+        return case(["".join(row) for row in grid], r, c, program)
+
+    return [
+        case(["..#.", "....", ".#.."], 1, 1, "RRDDLU"),
+        case(["."], 1, 1, "U"),
+        case(["."], 1, 1, "UDLRLRUD"),
+        case(["...", "...", "..."], 2, 2, "UUULLLDDDRRR"),
+        case(["#.#", "...", "#.#"], 2, 2, "ULDR"),
+        rand_case(5, 5, 0.2, 30),
+        rand_case(200, 200, 0.1, 50000),
+        rand_case(30, 1, 0.0, 1000),
+        rand_case(40, 60, 0.4, 5000),
+        case([".." * 50], 1, 1, "R" * 150 + "L" * 20),
+    ]
+
+
 def main() -> None:
     slugs = sys.argv[1:] or sorted(GENERATORS)
     for slug in slugs:

@@ -1,0 +1,15 @@
+import java.util.*;
+
+public class Main {
+    public static void main(String[] args) {
+        Scanner sc = new Scanner(System.in);
+        int n = sc.nextInt(), cap = sc.nextInt();
+        long[] best = new long[cap + 1];
+        for (int i = 0; i < n; i++) {
+            int w = sc.nextInt();
+            long v = sc.nextLong();
+            for (int c = cap; c >= w; c--) best[c] = Math.max(best[c], best[c - w] + v);
+        }
+        System.out.println(best[cap]);
+    }
+}
