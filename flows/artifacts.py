@@ -1,0 +1,144 @@
+"""What a user sees in the Prefect UI: progress per long stage, counts tables, a summary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import polars as pl
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
+
+from pipeline.publish.layout import CONFIG_BY_NAME
+
+
+def artifact_key(*parts: str) -> str:
+    """Prefect artifact keys: lowercase letters, digits and dashes only."""
+    return re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")
+
+
+class Progress:
+    """A progress artifact for one long stage, updated as its shards finish."""
+
+    def __init__(self, key: str, total: int, description: str):
+        self.total, self.done, self.description = max(total, 1), 0, description
+        self.id: UUID = create_progress_artifact(0.0, key=key, description=description)
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        self.done += n
+        desc = f"{self.description}: {self.done}/{self.total} shard(s) done" + (
+            f" ({note})" if note else ""
+        )
+        update_progress_artifact(
+            self.id, min(100.0, 100.0 * self.done / self.total), description=desc
+        )
+
+
+def judged_counts(judged: Path) -> list[dict[str, Any]]:
+    """Candidates per generator / language / verdict from the judged table."""
+    df = pl.read_parquet(judged, columns=["generator", "tier", "language", "verdict"])
+    out = (
+        df.group_by(["generator", "tier", "language", "verdict"])
+        .len()
+        .sort(["generator", "tier", "language", "verdict"])
+    )
+    return [
+        {
+            "split": "judged",
+            "language": r["language"],
+            "model": r["generator"],
+            "tier": r["tier"],
+            "verdict": r["verdict"],
+            "count": r["len"],
+        }
+        for r in out.iter_rows(named=True)
+    ]
+
+
+def dataset_counts(hub_dir: Path) -> list[dict[str, Any]]:
+    """Candidates per config (split) / language / model / verdict in the published folder."""
+    rows: list[dict[str, Any]] = []
+    for name, cfg in CONFIG_BY_NAME.items():
+        files = sorted((hub_dir / name).glob("*.parquet"))
+        if not files:
+            continue
+        if cfg.kind == "questions":
+            n = sum(pl.read_parquet(f, columns=["problem_id"]).height for f in files)
+            rows.append(
+                {
+                    "split": name,
+                    "language": "-",
+                    "model": "-",
+                    "tier": "-",
+                    "verdict": "-",
+                    "count": n,
+                }
+            )
+            continue
+        cols = ["candidate_languages", "candidate_generators", "verdicts", "weak_strong"]
+        df = pl.concat([pl.read_parquet(f, columns=cols) for f in files])
+        exploded = df.explode(["candidate_languages", "candidate_generators", "verdicts"])
+        grouped = exploded.group_by(
+            ["candidate_languages", "candidate_generators", "weak_strong", "verdicts"]
+        ).len()
+        for r in grouped.sort(
+            ["candidate_languages", "candidate_generators", "verdicts"]
+        ).iter_rows(named=True):
+            rows.append(
+                {
+                    "split": name,
+                    "language": r["candidate_languages"],
+                    "model": r["candidate_generators"],
+                    "tier": r["weak_strong"],
+                    "verdict": r["verdicts"],
+                    "count": r["len"],
+                }
+            )
+    return rows
+
+
+def counts_artifact(key: str, rows: list[dict[str, Any]], description: str) -> None:
+    create_table_artifact(rows or [{"note": "no rows"}], key=key, description=description)
+
+
+def summary_artifact(
+    key: str, cfg: Any, publish: dict[str, Any], push: dict[str, Any] | None
+) -> str:
+    stats = publish["stats"]
+    lines = [
+        f"# Aletheia build `{stats.get('build_id')}`",
+        "",
+        f"- dataset folder (laid out as pushed): `{Path(stats['hub_dir']).resolve()}`",
+        f"- intermediate tables: `{cfg.work_dir.resolve()}`",
+        f"- run config: `{cfg.name}`, seed {cfg.seed}",
+    ]
+    if push:
+        what = f"commit `{push['commit']}`" if push.get("commit") else "no change (no new commit)"
+        lines.append(f"- pushed to `{push['repo_id']}`: {what}, tag `{push['tag']}`")
+    else:
+        lines.append("- not pushed (set `hub.push: true` and `hub.repo_id` to release to the Hub)")
+    lines += ["", "| config | rows | shards |", "| --- | ---: | ---: |"]
+    for name, n in stats["rows"].items():
+        lines.append(f"| {name} | {n} | {stats['shards'].get(name, '-')} |")
+    lines += [
+        "",
+        "## Invariant checks",
+        "",
+        "| check | invariant | rows | result |",
+        "| --- | --- | ---: | --- |",
+    ]
+    for c in stats["checks"]:
+        lines.append(
+            f"| {c['name']} | {c['invariant']} | {c['rows']} | {'pass' if c['passed'] else 'FAIL'} |"
+        )
+    md = "\n".join(lines) + "\n"
+    create_markdown_artifact(
+        md, key=key, description="Where the dataset is, counts, invariant checks"
+    )
+    return md

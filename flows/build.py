@@ -1,0 +1,282 @@
+"""The build flows: `build-aletheia-train` (all nine configs, then publish) and
+`build-aletheia-eval` (Heldout, Strong, Hard, Adv).
+
+Thin wiring only: each stage is a task from flows/tasks.py; this module decides the
+work-dir layout, the order, the shard fan-out and the artifacts. `build-aletheia-train`
+runs `build-aletheia-eval` as a subflow so one deployment run yields every config;
+the stages the two flows share are Prefect-cached, so they execute once.
+
+Work-dir layout (`<out_dir>/work/`):
+  problems.parquet (+ .quarantine/.report)   splits/           candidates.parquet
+  judged.parquet                             instances/        mixed/ adv/ dpo/ mixed_dpo/
+  build.json (the manifest `publish` reads)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.futures import as_completed
+
+import pipeline
+from flows import tasks as T
+from flows.artifacts import Progress, artifact_key, counts_artifact, judged_counts
+from flows.runners import make_task_runner
+from flows.sharding import merge_shards, write_shards
+from pipeline.common.hashing import sha256_files
+from pipeline.config import RunConfig, load_run_config
+from pipeline.publish.layout import BuildManifest
+from schemas import CANDIDATE_SCHEMA, JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA
+
+DEFAULT_CONFIG = "configs/demo.yaml"
+ConfigParam = str | dict[str, Any]
+
+
+def _cfg_param(cfg: RunConfig) -> dict[str, Any]:
+    return cfg.model_dump(mode="json")
+
+
+def _source_digest(sources: list[str]) -> str:
+    """Content hash of the local files behind the sources (bundled data, local Parquet)."""
+    from pipeline.problems.sources import parse_spec
+
+    files = sorted({p for s in sources for p in parse_spec(s).local_paths()})
+    return sha256_files(files)[:16]
+
+
+# --- shard fan-out subflows -------------------------------------------------------------
+
+
+@flow(name="sample-shards")
+def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, Any]:
+    cfg = load_run_config(config)
+    work, n = cfg.work_dir, cfg.runner.sample_shards
+    out = work / "candidates.parquet"
+    sources = [Path(splits["outputs"]["train"]), Path(splits["outputs"]["heldout"])]
+    shard_files = write_shards(sources, n, work / "sample" / "shards", "problems", PROBLEM_SCHEMA)
+    progress = Progress(artifact_key(cfg.name, "sample-progress"), n, "sampling candidates")
+    futures = []
+    for i, shard in enumerate(shard_files):
+        shard_out = work / "sample" / f"shard-{i:04d}"
+        t = T.configured(T.sample_task, cfg, [shard_out / "candidates.parquet"])
+        futures.append(
+            t.submit(
+                str(shard),
+                sha256_files([shard])[:16],
+                cfg.sample.model_dump(mode="json"),
+                str(shard_out),
+                T.code_digest("pipeline.sampling"),
+            )
+        )
+    parts = []
+    for fut in as_completed(futures):
+        r = fut.result()
+        parts.append(Path(r["outputs"]["candidates"]))
+        progress.advance(note=f"{r['stats'].get('candidates', '?')} candidates")
+    merge_shards(sorted(parts), out, CANDIDATE_SCHEMA)
+    return T.result("sample", {"candidates": out}, {"shards": n})
+
+
+@flow(name="judge-shards")
+def judge_shards(
+    config: dict[str, Any], candidates: dict[str, Any], problems: dict[str, Any]
+) -> dict[str, Any]:
+    cfg = load_run_config(config)
+    work, n = cfg.work_dir, cfg.runner.judge_shards
+    out = work / "judged.parquet"
+    src = Path(candidates["outputs"]["candidates"])
+    shard_files = write_shards([src], n, work / "judge" / "shards", "candidates", CANDIDATE_SCHEMA)
+    progress = Progress(
+        artifact_key(cfg.name, "judge-progress"), n, "judging candidates in the sandbox"
+    )
+    futures = []
+    for i, shard in enumerate(shard_files):
+        shard_out = work / "judge" / f"judged-{i:04d}-of-{n:04d}.parquet"
+        t = T.configured(T.judge_task, cfg, [shard_out])
+        futures.append(
+            t.submit(
+                str(shard),
+                sha256_files([shard])[:16],
+                problems,
+                cfg.judge.model_dump(mode="json"),
+                cfg.sandbox.model_dump(mode="json"),
+                str(shard_out),
+                T.code_digest("pipeline.judge"),
+            )
+        )
+    parts, se = [], 0
+    for fut in as_completed(futures):
+        r = fut.result()
+        parts.append(Path(r["outputs"]["judged"]))
+        se += int(r["stats"].get("se", 0) or 0)
+        progress.advance(note=f"{r['stats'].get('judged_rows', '?')} rows")
+    merge_shards(sorted(parts), out, JUDGED_CANDIDATE_SCHEMA)
+    return T.result("judge", {"judged": out}, {"shards": n, "se": se})
+
+
+# --- the shared front half --------------------------------------------------------------
+
+
+def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
+    """problems -> splits -> sample -> judge -> assemble (Train, Heldout, Strong, Hard)."""
+    work = cfg.work_dir
+    problems_out = work / "problems.parquet"
+    problems = T.configured(T.ingest_task, cfg, [problems_out])(
+        cfg.sources,
+        _source_digest(cfg.sources),
+        cfg.ingest.model_dump(mode="json"),
+        str(problems_out),
+        T.code_digest("pipeline.problems"),
+    )
+    splits_dir = work / "splits"
+    splits = T.configured(T.splits_task, cfg, [splits_dir / "train.parquet"])(
+        problems,
+        cfg.splits.model_dump(mode="json"),
+        str(splits_dir),
+        T.code_digest("pipeline.splits"),
+    )
+    runner = make_task_runner(cfg.runner)
+    candidates = sample_shards.with_options(task_runner=runner)(_cfg_param(cfg), splits)
+    judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+        _cfg_param(cfg), candidates, problems
+    )
+    counts_artifact(
+        artifact_key(cfg.name, "judged-counts"),
+        judged_counts(Path(judged["outputs"]["judged"])),
+        "Judged candidates per model / tier / language / verdict",
+    )
+    inst_dir = work / "instances"
+    instances = T.configured(T.assemble_task, cfg, [inst_dir / "train.parquet"])(
+        judged,
+        problems,
+        splits,
+        cfg.assemble.model_dump(mode="json"),
+        str(inst_dir),
+        T.code_digest("pipeline.instances"),
+    )
+    return {
+        "problems": problems,
+        "splits": splits,
+        "candidates": candidates,
+        "judged": judged,
+        "instances": instances,
+    }
+
+
+def _adversarial(
+    cfg: RunConfig, section: str, source: dict[str, Any], problems: dict[str, Any]
+) -> dict[str, Any]:
+    adv_cfg = getattr(cfg, section)
+    out_dir = cfg.work_dir / section
+    src = Path(source["train" if section == "mixed" else "heldout"])
+    return T.configured(T.adversarial_task, cfg, [out_dir / f"{section}.parquet"])(
+        str(src),
+        sha256_files([src])[:16],
+        problems,
+        adv_cfg.model_dump(mode="json"),
+        cfg.sandbox.model_dump(mode="json"),
+        str(out_dir),
+        T.code_digest("pipeline.instances"),
+    )
+
+
+def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
+    out = cfg.work_dir / name / f"{name}.parquet"
+    return T.configured(T.dpo_task, cfg, [out])(
+        str(instances),
+        sha256_files([instances])[:16] + (tiny["digest"] if tiny else ""),
+        cfg.dpo.model_dump(mode="json"),
+        str(out),
+        T.code_digest("pipeline.instances"),
+    )
+
+
+@flow(name="build-aletheia-eval", log_prints=True)
+def build_aletheia_eval(
+    config: ConfigParam = DEFAULT_CONFIG, front: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Heldout, Strong and Hard (from assembly) and Adv (bias edits on Heldout, re-judged).
+
+    `front`: the results of `prepare` when the train flow already ran it (else it runs here).
+    """
+    cfg = load_run_config(config)
+    front = front or prepare(cfg)
+    adv = _adversarial(cfg, "adv", front["instances"]["outputs"], front["problems"])
+    inst = front["instances"]["outputs"]
+    return {
+        "heldout": inst["heldout"],
+        "strong": inst["strong"],
+        "hard": inst["hard"],
+        "adv": adv["outputs"]["adv"],
+        "front": front,
+    }
+
+
+@flow(name="build-aletheia-train", log_prints=True)
+def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
+    """problems -> splits -> sample -> judge -> assemble -> mixed -> dpo -> (eval) -> publish."""
+    from flows.publish import publish_aletheia
+
+    cfg = load_run_config(config)
+    logger = get_run_logger()
+    front = prepare(cfg)
+    problems, inst = front["problems"], front["instances"]["outputs"]
+    mixed = _adversarial(cfg, "mixed", inst, problems)
+    tiny = None
+    if cfg.tiny_model is not None:
+        tiny = T.configured(T.tiny_model_task, cfg, [cfg.tiny_model.dir / "config.json"])(
+            str(cfg.tiny_model.dir),
+            cfg.tiny_model.seed,
+            T.code_digest("pipeline.models"),
+        )
+    dpo = _dpo(cfg, "dpo", Path(inst["train"]), tiny)
+    mixed_dpo = _dpo(cfg, "mixed_dpo", Path(mixed["outputs"]["mixed"]), tiny)
+    evals = build_aletheia_eval(_cfg_param(cfg), front)
+
+    work = cfg.work_dir.resolve()
+
+    def rel(p: str | Path) -> str:
+        return Path(p).resolve().relative_to(work).as_posix()
+
+    tables = {
+        "train": rel(inst["train"]),
+        "train_questions": rel(front["splits"]["outputs"]["train_questions"]),
+        "dpo": rel(dpo["outputs"]["dpo"]),
+        "mixed": rel(mixed["outputs"]["mixed"]),
+        "mixed_dpo": rel(mixed_dpo["outputs"]["dpo"]),
+        "heldout": rel(evals["heldout"]),
+        "strong": rel(evals["strong"]),
+        "hard": rel(evals["hard"]),
+        "adv": rel(evals["adv"]),
+    }
+    seeds = {
+        name: getattr(cfg, name).seed for name in ("splits", "assemble", "mixed", "adv", "dpo")
+    }
+    if "seed" in type(cfg.sample).model_fields:
+        seeds["sample"] = cfg.sample.seed
+    BuildManifest(
+        build_id=cfg.build_id,
+        pipeline_version=pipeline.__version__,
+        run_config=_cfg_param(cfg),
+        seeds=seeds,
+        sandbox_image=_sandbox_image(Path(front["judged"]["outputs"]["judged"])),
+        tables=tables,
+        assignments=rel(front["splits"]["outputs"]["assignments"]),
+        stage_stats={k: v.get("stats", {}) for k, v in front.items()},
+    ).write(work)
+    logger.info("build manifest written: %s", work / "build.json")
+    return publish_aletheia(_cfg_param(cfg))
+
+
+def _sandbox_image(judged: Path) -> str | None:
+    import polars as pl
+
+    images = (
+        pl.read_parquet(judged, columns=["sandbox_image"])["sandbox_image"]
+        .unique()
+        .sort()
+        .to_list()
+    )
+    return ", ".join(i for i in images if i) or None

@@ -1,0 +1,66 @@
+"""`publish-aletheia`: re-check, lay out the Hub folder (card, shards, plots), optionally push."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+
+from flows import tasks as T
+from flows.artifacts import artifact_key, counts_artifact, dataset_counts, summary_artifact
+from pipeline.common.hashing import sha256_files
+from pipeline.config import load_run_config
+from pipeline.publish.cli import default_tag
+from pipeline.publish.layout import MANIFEST, BuildManifest
+
+DEFAULT_CONFIG = "configs/demo.yaml"
+
+
+@flow(name="publish-aletheia", log_prints=True)
+def publish_aletheia(
+    config: str | dict[str, Any] = DEFAULT_CONFIG, build_dir: str | None = None
+) -> dict[str, Any]:
+    """Publish the build in `build_dir` (default: the run config's work dir)."""
+    cfg = load_run_config(config)
+    logger = get_run_logger()
+    build = Path(build_dir) if build_dir else cfg.work_dir
+    manifest = BuildManifest.read(build)
+    inputs = [build / MANIFEST] + [build / p for p in manifest.tables.values()]
+    hub_dir = cfg.hub_dir
+    published = T.configured(T.publish_task, cfg, [hub_dir / "README.md"])(
+        str(build),
+        sha256_files(inputs)[:16],
+        str(hub_dir),
+        cfg.publish.model_dump(mode="json"),
+        T.code_digest("pipeline.publish"),
+    )
+    counts_artifact(
+        artifact_key(cfg.name, "dataset-counts"),
+        dataset_counts(hub_dir),
+        "Candidates per config (split) / language / model / verdict",
+    )
+    pushed = None
+    if cfg.hub.push:
+        if not cfg.hub.repo_id:
+            raise ValueError("hub.push is true but hub.repo_id is not set")
+        pushed = T.push_task(
+            str(hub_dir),
+            cfg.hub.repo_id,
+            cfg.hub.tag or default_tag(manifest),
+            cfg.hub.endpoint,
+            cfg.hub.private,
+        )
+    summary_artifact(artifact_key(cfg.name, "summary"), cfg, published, pushed)
+    rows = published["stats"]["rows"]
+    logger.info(
+        "dataset: %s (%s)", hub_dir.resolve(), ", ".join(f"{k} {v}" for k, v in rows.items())
+    )
+    return {
+        "hub_dir": str(hub_dir.resolve()),
+        "work_dir": str(cfg.work_dir.resolve()),
+        "rows": rows,
+        "checks": published["stats"]["checks"],
+        "push": pushed,
+        "build_id": manifest.build_id,
+    }

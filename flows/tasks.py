@@ -1,0 +1,249 @@
+"""Prefect tasks: one per stage, each a thin call into `pipeline.*` (no stage logic here).
+
+Every task takes plain JSON-able inputs (config sections as dicts, paths as strings,
+upstream results) and returns a small JSON-able result: the output paths, a content
+digest of the outputs and the stage's stats. Because a downstream task's inputs
+contain its upstream results (and so their digests), the Prefect cache key
+(INPUTS + TASK_SOURCE, see `configured`) changes whenever anything upstream changes.
+Each task also passes a digest of its stage's own source code, so editing a stage
+invalidates its cached Prefect result; the stage's `_stage.json` marker then decides
+whether any work is really needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.filesystems import LocalFileSystem
+from prefect.tasks import Task
+
+from pipeline.common.hashing import sha256_files
+
+log = logging.getLogger(__name__)
+
+CACHE_POLICY = INPUTS + TASK_SOURCE
+
+
+def jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str))
+
+
+def code_digest(*modules: str) -> str:
+    """Hash of the source files of the given packages/modules (a stage's code version)."""
+    h = hashlib.sha256()
+    for name in modules:
+        mod = importlib.import_module(name)
+        root = (
+            Path(mod.__file__).parent
+            if Path(mod.__file__).name == "__init__.py"
+            else Path(mod.__file__)
+        )
+        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+        for f in files:
+            h.update(f.as_posix().encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[str, Any]:
+    files = [p for p in outputs.values() if Path(p).exists()]
+    return jsonable(
+        {
+            "stage": stage,
+            "outputs": {k: str(v) for k, v in outputs.items()},
+            "digest": sha256_files(files)[:16],
+            "stats": stats,
+        }
+    )
+
+
+def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
+    """Apply the run config's retries, timeout and cache settings to a task.
+
+    Results are persisted next to the outputs they describe (`<out_dir>/.prefect/results`),
+    so deleting a build also deletes its cache. If an output went missing anyway, the
+    cached result is refreshed instead of trusted.
+    """
+    storage = LocalFileSystem(basepath=str((cfg.out_dir / ".prefect" / "results").resolve()))
+    missing = [p for p in outputs if not Path(p).exists()]
+    return t.with_options(
+        retries=cfg.retry.retries,
+        retry_delay_seconds=cfg.retry.backoff_s,
+        retry_jitter_factor=cfg.retry.jitter_factor,
+        timeout_seconds=cfg.retry.timeout_s,
+        cache_policy=CACHE_POLICY,
+        persist_result=True,
+        result_storage=storage,
+        refresh_cache=bool(missing),
+    )
+
+
+# --- stages ------------------------------------------------------------------------------
+
+
+@task(name="ingest", tags=["cpu"])
+def ingest_task(sources: list[str], source_digest: str, config: dict, out: str, code: str) -> dict:
+    from pipeline.problems.config import IngestConfig
+    from pipeline.problems.stage import ingest, output_paths
+
+    stats = ingest(sources, Path(out), IngestConfig.model_validate(config), show_progress=False)
+    paths = output_paths(Path(out))
+    return result(
+        "ingest", {"problems": paths["problems"], "quarantine": paths["quarantine"]}, stats
+    )
+
+
+@task(name="splits", tags=["cpu"])
+def splits_task(problems: dict, config: dict, out_dir: str, code: str) -> dict:
+    from pipeline.splits.config import SplitConfig
+    from pipeline.splits.stage import split_problems
+
+    out = Path(out_dir)
+    stats = split_problems(
+        Path(problems["outputs"]["problems"]),
+        out,
+        SplitConfig.model_validate(config),
+        show_progress=False,
+    )
+    names = ("train", "heldout", "train_questions", "assignments", "quarantine")
+    return result("splits", {n: out / f"{n}.parquet" for n in names}, stats)
+
+
+@task(name="sample-shard", tags=["gpu"])
+def sample_task(
+    problems_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
+) -> dict:
+    from pipeline.sampling.stage import sample
+
+    from pipeline.config import SampleConfig
+
+    out = Path(out_dir)
+    stats = sample(SampleConfig.model_validate(config), Path(problems_shard), out)
+    return result("sample", {"candidates": out / "candidates.parquet"}, stats)
+
+
+@task(name="judge-shard", tags=["cpu", "sandbox"])
+def judge_task(
+    candidates: str,
+    candidates_digest: str,
+    problems: dict,
+    config: dict,
+    sandbox: dict,
+    out: str,
+    code: str,
+) -> dict:
+    from pipeline.judge.stage import JudgeConfig, judge_candidates
+    from sandbox import SandboxClient
+
+    with SandboxClient(pool_size=sandbox.get("pool_size"), image=sandbox.get("image")) as client:
+        stats = judge_candidates(
+            Path(candidates),
+            Path(problems["outputs"]["problems"]),
+            Path(out),
+            JudgeConfig.model_validate(config),
+            client=client,
+        )
+        stats["sandbox_image"] = str(getattr(client, "image", "") or "")
+    return result("judge", {"judged": Path(out)}, stats)
+
+
+@task(name="assemble", tags=["cpu"])
+def assemble_task(
+    judged: dict, problems: dict, splits: dict, config: dict, out_dir: str, code: str
+) -> dict:
+    from pipeline.instances.config import AssembleConfig
+    from pipeline.instances.stage import assemble
+
+    out = Path(out_dir)
+    cfg = AssembleConfig.model_validate(config)
+    stats = assemble(
+        Path(judged["outputs"]["judged"]),
+        Path(problems["outputs"]["problems"]),
+        Path(splits["outputs"]["train"]).parent,
+        out,
+        cfg,
+    )
+    return result("assemble", {s.name: out / f"{s.name}.parquet" for s in cfg.splits}, stats)
+
+
+@task(name="adversarial", tags=["cpu", "sandbox"])
+def adversarial_task(
+    instances: str,
+    instances_digest: str,
+    problems: dict,
+    config: dict,
+    sandbox: dict,
+    out_dir: str,
+    code: str,
+) -> dict:
+    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.stage import adversarial
+    from sandbox import SandboxClient
+
+    cfg = AdversarialConfig.model_validate(config)
+    with SandboxClient(pool_size=sandbox.get("pool_size"), image=sandbox.get("image")) as client:
+        stats = adversarial(
+            Path(instances),
+            Path(problems["outputs"]["problems"]),
+            Path(out_dir),
+            cfg,
+            client=client,
+        )
+    return result(
+        f"adversarial-{cfg.split}", {cfg.split: Path(out_dir) / f"{cfg.split}.parquet"}, stats
+    )
+
+
+@task(name="dpo", tags=["gpu"])
+def dpo_task(instances: str, instances_digest: str, config: dict, out: str, code: str) -> dict:
+    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.stage import build_dpo
+
+    stats = build_dpo(Path(instances), Path(out), DPOConfig.model_validate(config))
+    return result("dpo", {"dpo": Path(out)}, stats)
+
+
+@task(name="tiny-model", tags=["cpu"])
+def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
+    from pipeline.models.tiny import build_tiny_model
+
+    path = build_tiny_model(Path(out_dir), seed=seed)
+    return result(
+        "tiny-model",
+        {"config": path / "config.json", "tokenizer": path / "tokenizer.json"},
+        {"dir": str(path)},
+    )
+
+
+@task(name="publish", tags=["cpu"])
+def publish_task(build_dir: str, build_digest: str, hub_dir: str, config: dict, code: str) -> dict:
+    from pipeline.publish.stage import PublishConfig, build_hub_folder
+
+    stats = build_hub_folder(Path(build_dir), Path(hub_dir), PublishConfig.model_validate(config))
+    return result("publish", {"card": Path(hub_dir) / "README.md"}, stats)
+
+
+@task(name="push", tags=["network"], retries=3, retry_delay_seconds=[10, 60, 300])
+def push_task(hub_dir: str, repo_id: str, tag: str, endpoint: str | None, private: bool) -> dict:
+    """Not cached: pushing is idempotent by itself (it diffs against the remote first)."""
+    from pipeline.publish.push import push_folder
+
+    r = push_folder(hub_dir, repo_id, tag=tag, endpoint=endpoint, private=private)
+    return jsonable(
+        {
+            "repo_id": r.repo_id,
+            "commit": r.commit,
+            "head": r.head,
+            "tag": r.tag,
+            "uploaded": len(r.uploaded),
+            "deleted": len(r.deleted),
+            "unchanged": len(r.unchanged),
+        }
+    )

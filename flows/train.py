@@ -1,0 +1,44 @@
+"""`train-verifier` and `evaluate-verifier`: the training stages as Prefect flows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+
+from flows.tasks import jsonable
+
+
+@task(name="train", tags=["gpu"], retries=1, retry_delay_seconds=60)
+def train_task(train_config: str) -> dict[str, Any]:
+    """Resumable by itself: a restarted run continues from the newest TRL checkpoint."""
+    from pipeline.train.run import train
+
+    return jsonable(train(train_config))
+
+
+@task(name="evaluate", tags=["gpu"])
+def evaluate_task(
+    model: str, data_dir: str, out_dir: str, options: dict[str, Any]
+) -> dict[str, Any]:
+    from pipeline.evaluate import evaluate  # the evaluation stage's entry point
+
+    return jsonable(evaluate(model, Path(data_dir), Path(out_dir), options))
+
+
+@flow(name="train-verifier", log_prints=True)
+def train_verifier(train_config: str = "configs/train/demo-dpo.yaml") -> dict[str, Any]:
+    """Train a verifier (GRPO / DPO / SFT) or an RLVR policy from a TrainConfig YAML."""
+    return train_task(train_config)
+
+
+@flow(name="evaluate-verifier", log_prints=True)
+def evaluate_verifier(
+    model: str,
+    data_dir: str = "out/demo/hub",
+    out_dir: str = "out/demo/eval",
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Score a verifier on the eval configs (heldout, strong, hard, adv) of a published folder."""
+    return evaluate_task(model, data_dir, out_dir, options or {})

@@ -1,0 +1,142 @@
+"""`RunConfig`: one build of the dataset family, composing every stage's own config.
+
+A run config is a YAML file (see configs/demo.yaml) or the same mapping inline. The
+flows, the CLI and the deployments all take one; each stage receives only its own
+section, so a stage's cache key changes only when its own knobs (or inputs) change.
+
+    cfg = load_run_config("configs/demo.yaml")
+    cfg.work_dir / "problems" / "problems.parquet"
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pipeline.common.hashing import canonical_json, sha256_text
+from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
+from pipeline.judge.stage import JudgeConfig
+from pipeline.problems.config import IngestConfig
+from pipeline.publish.stage import PublishConfig
+from pipeline.splits.config import SplitConfig
+
+try:  # the sampling stage owns its config; the run config only composes it
+    from pipeline.sampling.config import SampleConfig
+except ImportError:  # pragma: no cover - only while the sampling stage is being built
+
+    class SampleConfig(BaseModel):  # type: ignore[no-redef]
+        model_config = ConfigDict(extra="allow")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SandboxSection(_Section):
+    pool_size: int | None = Field(None, ge=1)  # containers per judging process; None = CPU count
+    image: str | None = None  # None = the current image definition, built if missing
+
+
+class RunnerSection(_Section):
+    """How stage shards are executed. Shards are by problem, so any one can be redone alone."""
+
+    kind: Literal["thread", "ray"] = "thread"
+    ray_address: str | None = None  # None = start a local Ray cluster; "auto" / "ray://host:10001"
+    sample_shards: int = Field(1, ge=1)
+    judge_shards: int = Field(1, ge=1)
+    max_parallel_shards: int = Field(2, ge=1)  # thread runner: shards judged at once
+
+
+class RetrySection(_Section):
+    """Retries with backoff for transient failures (sandbox SE storms, HTTP 5xx), and timeouts."""
+
+    retries: int = Field(2, ge=0)
+    backoff_s: list[float] = Field(default_factory=lambda: [5.0, 30.0, 120.0])
+    jitter_factor: float = Field(0.5, ge=0)
+    timeout_s: float | None = Field(6 * 3600, gt=0)  # per stage task; None = no limit
+
+
+class HubSection(_Section):
+    repo_id: str | None = None  # namespace/name; None = build the local folder only
+    push: bool = False  # token: HF_TOKEN in the environment, never in the config
+    endpoint: str | None = None  # None = HF_ENDPOINT or https://huggingface.co
+    private: bool = False
+    tag: str | None = None  # None = v<pipeline version>-<build id>
+
+
+class TinyModelSection(_Section):
+    """A tiny random model built locally (no downloads): the demo's DPO verifier."""
+
+    dir: Path = Path(".cache/models/tiny-qwen2")
+    seed: int = 0
+
+
+class RunConfig(_Section):
+    name: str = "aletheia"
+    seed: int = 0  # propagated to every stage section that does not set its own
+    build_id: str | None = None  # None = derived from this config's content
+    sources: list[str] = Field(default_factory=lambda: ["bundled"])
+    out_dir: Path = Path("out/aletheia")  # work/ (intermediate tables) and hub/ (the release)
+
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
+    splits: SplitConfig = Field(default_factory=SplitConfig)
+    sample: SampleConfig = Field(default_factory=SampleConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    assemble: AssembleConfig = Field(default_factory=AssembleConfig)
+    mixed: AdversarialConfig = Field(default_factory=AdversarialConfig.mixed)
+    adv: AdversarialConfig = Field(default_factory=AdversarialConfig)
+    dpo: DPOConfig = Field(default_factory=DPOConfig)
+    publish: PublishConfig = Field(default_factory=PublishConfig)
+
+    hub: HubSection = Field(default_factory=HubSection)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    runner: RunnerSection = Field(default_factory=RunnerSection)
+    retry: RetrySection = Field(default_factory=RetrySection)
+    tiny_model: TinyModelSection | None = None
+    train: str | None = None  # a TrainConfig YAML for the train-verifier flow
+    evaluate: dict[str, Any] = Field(default_factory=dict)  # options for evaluate-verifier
+
+    @model_validator(mode="after")
+    def _propagate(self) -> RunConfig:
+        """Fill the run-wide seed and build id into sections that did not set their own."""
+        if self.build_id is None:
+            self.build_id = "b_" + sha256_text(canonical_json(self.model_dump(mode="json")))[:12]
+        for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
+            if "seed" in type(section).model_fields and "seed" not in section.model_fields_set:
+                section.seed = self.seed
+        if "build_id" not in self.assemble.model_fields_set:
+            self.assemble.build_id = self.build_id
+        if self.mixed.split != "mixed":
+            raise ValueError("mixed.split must be 'mixed'")
+        if self.adv.split != "adv":
+            raise ValueError("adv.split must be 'adv'")
+        return self
+
+    @property
+    def work_dir(self) -> Path:
+        return self.out_dir / "work"
+
+    @property
+    def hub_dir(self) -> Path:
+        return self.out_dir / "hub"
+
+
+def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfig:
+    """A YAML path, an inline mapping, or a RunConfig -> a validated RunConfig."""
+    if isinstance(config, RunConfig):
+        return config
+    if isinstance(config, dict):
+        return RunConfig.model_validate(config)
+    path = Path(config)
+    if not path.exists():
+        raise FileNotFoundError(f"run config {path} not found (relative to {Path.cwd()})")
+    raw = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path}: a run config is a mapping at the top level")
+    try:
+        return RunConfig.model_validate(raw)
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from e

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# `make demo`: build the Aletheia dataset family end to end as a Prefect deployment run.
+#
+#   local Prefect server (SQLite under .cache/prefect, telemetry off, 127.0.0.1:$PORT)
+#   -> process work pool `aletheia-local` -> `prefect deploy --all` -> a worker
+#   -> `prefect deployment run build-aletheia-train/demo --watch` on configs/demo.yaml
+#
+# Idempotent: a second run reuses the server, the pool, the deployments and every stage
+# cache (nothing is recomputed). The worker is stopped cleanly at the end; the server
+# keeps running so the UI stays browsable (stop it with: scripts/demo.sh --stop-server).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT="$(pwd)"
+PY="$ROOT/.venv/bin/python"
+PREFECT="$ROOT/.venv/bin/prefect"
+PORT="${ALETHEIA_PREFECT_PORT:-4200}"
+POOL="aletheia-local"
+CONFIG="${ALETHEIA_DEMO_CONFIG:-configs/demo.yaml}"
+STATE="$ROOT/.cache/prefect"
+mkdir -p "$STATE"
+
+export PREFECT_HOME="$STATE"
+export PREFECT_API_URL="http://127.0.0.1:${PORT}/api"
+export PREFECT_SERVER_API_HOST="127.0.0.1"
+export PREFECT_SERVER_API_PORT="$PORT"
+export PREFECT_API_DATABASE_CONNECTION_URL="sqlite+aiosqlite:///${STATE}/prefect.db"
+export PREFECT_SERVER_ANALYTICS_ENABLED=false
+export PREFECT_CLI_COLORS=false
+export DO_NOT_TRACK=1
+export ALETHEIA_HOME="$ROOT"
+export PYTHONUNBUFFERED=1
+
+say() { printf '\n== %s\n' "$*"; }
+
+healthy() { "$PY" - "$PREFECT_API_URL" <<'EOF'
+import sys, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1] + "/health", timeout=2) as r:
+        sys.exit(0 if r.status == 200 else 1)
+except Exception:
+    sys.exit(1)
+EOF
+}
+
+if [[ "${1:-}" == "--stop-server" ]]; then
+  if [[ -f "$STATE/server.pid" ]] && kill -0 "$(cat "$STATE/server.pid")" 2>/dev/null; then
+    kill -INT "$(cat "$STATE/server.pid")" && echo "stopped the Prefect server"
+  else
+    echo "no demo Prefect server running"
+  fi
+  rm -f "$STATE/server.pid"
+  exit 0
+fi
+
+test -x "$PY" || { echo "no .venv: run 'make demo' (it installs everything first)" >&2; exit 1; }
+
+say "Prefect server on 127.0.0.1:${PORT}"
+if healthy; then
+  echo "reusing the server already up at ${PREFECT_API_URL}"
+else
+  if "$PY" -c "import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(('127.0.0.1', $PORT)) != 0)"; then
+    echo "port ${PORT} is taken by something that is not a Prefect server; set ALETHEIA_PREFECT_PORT" >&2
+    exit 1
+  fi
+  nohup "$PREFECT" server start --host 127.0.0.1 --port "$PORT" --analytics-off \
+    >"$STATE/server.log" 2>&1 &
+  echo $! >"$STATE/server.pid"
+  for _ in $(seq 1 120); do
+    healthy && break
+    kill -0 "$(cat "$STATE/server.pid")" 2>/dev/null || { cat "$STATE/server.log" >&2; exit 1; }
+    sleep 1
+  done
+  healthy || { echo "the Prefect server did not come up; see $STATE/server.log" >&2; exit 1; }
+  echo "started (pid $(cat "$STATE/server.pid"), log $STATE/server.log)"
+fi
+
+say "work pool ${POOL}"
+if "$PREFECT" work-pool inspect "$POOL" >/dev/null 2>&1; then
+  echo "reusing work pool ${POOL}"
+else
+  "$PREFECT" work-pool create "$POOL" --type process
+fi
+
+say "deployments (prefect.yaml)"
+"$PREFECT" --no-prompt deploy --all
+
+say "worker"
+"$PREFECT" worker start --pool "$POOL" --type process --name "demo-worker-$(hostname)" \
+  >"$STATE/worker.log" 2>&1 &
+WORKER=$!
+stop_worker() {
+  if kill -0 "$WORKER" 2>/dev/null; then
+    kill -INT "$WORKER" 2>/dev/null || true
+    for _ in $(seq 1 30); do kill -0 "$WORKER" 2>/dev/null || break; sleep 1; done
+    kill -0 "$WORKER" 2>/dev/null && kill -TERM "$WORKER" 2>/dev/null || true
+    wait "$WORKER" 2>/dev/null || true
+    echo "worker stopped (log $STATE/worker.log)"
+  fi
+}
+trap stop_worker EXIT
+echo "worker pid ${WORKER} (log $STATE/worker.log)"
+
+say "run build-aletheia-train/demo on ${CONFIG}"
+set +e
+"$PREFECT" deployment run build-aletheia-train/demo --param "config=${CONFIG}" --watch --watch-interval 5
+RC=$?
+set -e
+if [[ $RC -ne 0 ]]; then
+  echo "the flow run failed (exit ${RC}); flow logs: the UI, or $STATE/worker.log" >&2
+  tail -n 60 "$STATE/worker.log" >&2 || true
+  exit "$RC"
+fi
+
+say "result"
+"$PY" - "$CONFIG" <<'EOF'
+import sys
+from pipeline.config import load_run_config
+from pipeline.publish.layout import CONFIGS
+import pyarrow.parquet as pq
+
+cfg = load_run_config(sys.argv[1])
+hub, work = cfg.hub_dir.resolve(), cfg.work_dir.resolve()
+print(f"{'config':16s} {'rows':>6s}")
+for c in CONFIGS:
+    files = sorted((hub / c.name).glob("*.parquet"))
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    print(f"{c.name:16s} {rows:6d}")
+print(f"\ndataset (laid out as pushed): {hub}")
+print(f"card:                         {hub / 'README.md'}")
+print(f"intermediate tables:          {work}  (problems.parquet, judged.parquet, ...)")
+EOF
+echo "Prefect UI:                   http://127.0.0.1:${PORT}  (flow runs, artifacts)"
+echo "load it:  .venv/bin/python -c \"import datasets; print(datasets.load_dataset('$(pwd)/out/demo/hub', 'train'))\""
+echo "the server keeps running for the UI; stop it with: bash scripts/demo.sh --stop-server"
