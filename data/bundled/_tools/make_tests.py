@@ -522,6 +522,66 @@ def _robot_walk(rng: random.Random) -> list[str]:
     ]
 
 
+def balanced_brackets(rng: random.Random, pairs: int, max_depth: int) -> str:
+    out, stack = [], []
+    opened = 0
+    while opened < pairs or stack:
+        if opened < pairs and (not stack or (len(stack) < max_depth and rng.random() < 0.5)):
+            ch = rng.choice("([{")
+            stack.append(ch)
+            out.append(ch)
+            opened += 1
+        else:
+            out.append({"(": ")", "[": "]", "{": "}"}[stack.pop()])
+    return "".join(out)
+
+
+@problem("nested-boxes")
+def _nested_boxes(rng: random.Random) -> list[str]:
+    def case(log: str) -> str:
+        return f"{len(log)}\n{log}\n" if log else "0\n"
+
+    mixed = balanced_brackets(rng, 20000, 50)
+    k = mixed.index(")") if ")" in mixed else 0
+    swapped = mixed[:k] + "]" + mixed[k + 1:]
+    return [
+        case("([]{()})"),
+        case(""),
+        case("()"),
+        case("((("),
+        case(")("),
+        case("([)]"),
+        case("(" * 20000 + ")" * 20000),
+        case(mixed),
+        case(swapped),
+        case("{}[]()" + "(" * 3),
+    ]
+
+
+@problem("signal-compression")
+def _signal_compression(rng: random.Random) -> list[str]:
+    def runs(count: int, max_len: int, letters: str = "abcdefghijklmnopqrstuvwxyz") -> str:
+        out, prev = [], ""
+        for _ in range(count):
+            ch = rng.choice([c for c in letters if c != prev])
+            out.append(ch * rng.randint(1, max_len))
+            prev = ch
+        return "".join(out)
+
+    return [
+        "aaabccccccccccd\n",
+        "z\n",
+        "abcdef\n",
+        "q" * 9 + "\n",
+        "q" * 10 + "\n",
+        runs(50, 3) + "\n",
+        "x" * 60000 + "\n",
+        runs(20000, 3, "ab") + "\n",
+        runs(3000, 30) + "\n",
+        runs(40, 9) + "k\n",
+    ]
+
+
 def main() -> None:
     slugs = sys.argv[1:] or sorted(GENERATORS)
     for slug in slugs:
