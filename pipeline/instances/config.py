@@ -135,6 +135,7 @@ class JudgeModelSpec(BaseModel):
 
 class DPOConfig(StageConfig):
     seed: int = 0
+    name: str = "dpo"  # the output file stem: dpo, mixed_dpo
     split: str | None = None  # None = keep each instance's split
     judges: list[JudgeModelSpec] = Field(default_factory=list)
     variants: list[Literal["think", "no_think"]] = Field(default_factory=lambda: ["think"])

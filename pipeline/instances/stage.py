@@ -22,8 +22,9 @@ from pipeline.instances.assemble import (
     assemble_frames,
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
-from pipeline.instances.config import AdversarialConfig, AssembleConfig
+from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, JudgeModelSpec
 from schemas.common import QUARANTINE_SCHEMA
+from schemas.dpo import DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 ASSEMBLE_VERSION = "1"
@@ -151,4 +152,148 @@ def adversarial(
     stats["output"] = f"{config.split}.parquet"
     _write_stats(out, STATS_FILE, stats)
     mark_done(out, key, "adversarial", stats)
+    return stats
+
+
+def _judge_backends(config: DPOConfig, backend: Any) -> tuple[dict[str, Any], list[Any]]:
+    """name -> backend for every judge (and the fallback judge), and those we must close."""
+    from pipeline.sampling.backends.base import Backend
+
+    owned: list[Any] = []
+    given: dict[str, Any] = {}
+    if isinstance(backend, Backend):
+        if len(config.judges) > 1:
+            raise ValueError("dpo: several judges are configured; pass a mapping name -> backend")
+        name = (
+            config.judges[0].name if config.judges else getattr(backend, "model_name", backend.name)
+        )
+        given[name] = backend
+    elif backend is not None:
+        given.update(backend)
+    specs = list(config.judges) or [JudgeModelSpec(name=n) for n in given]
+    if config.fallback_judge is not None and config.fallback == "strong_judge":
+        specs.append(config.fallback_judge)
+    out: dict[str, Any] = {}
+    for spec in specs:
+        if spec.name in given:
+            out[spec.name] = given[spec.name]
+        elif spec.model_path is not None:
+            from pipeline.sampling.backends.transformers_backend import TransformersBackend
+
+            out[spec.name] = TransformersBackend(spec.model_path, model_name=spec.name)
+            owned.append(out[spec.name])
+        else:
+            raise ValueError(
+                f"dpo: judge {spec.name!r} has no model_path and no backend was passed"
+            )
+    if not out:
+        raise ValueError("dpo: no judge models (configure judges or pass a backend)")
+    return out, owned
+
+
+def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None) -> dict[str, Any]:
+    """DPO / Mixed-DPO: write `<out>/<config.name>.parquet` (DPO_SCHEMA) and stats.json.
+
+    `backend`: one Backend (one judge), a mapping judge name -> Backend, or None to load
+    each configured judge's `model_path` with the transformers backend.
+    """
+    from pipeline.instances.dpo.pairs import PairBalancer, dpo_row
+    from pipeline.instances.dpo.prompt import build_verifier_prompt
+    from pipeline.instances.dpo.responses import sample_responses
+
+    instances, out = Path(instances), Path(out)
+    backends, owned = _judge_backends(config, backend)
+    described = {
+        n: b.describe() if hasattr(b, "describe") else {"name": n}
+        for n, b in sorted(backends.items())
+    }
+    key = stage_key(
+        "dpo",
+        DPO_VERSION,
+        {"config": config.model_dump(mode="json"), "backends": described},
+        [instances],
+        config.seed,
+    )
+    try:
+        if is_done(out, key):
+            return read_stats(out)
+        rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
+        fallback = (
+            config.fallback_judge.name
+            if config.fallback == "strong_judge" and config.fallback_judge
+            else None
+        )
+        judges = [n for n in backends if n != fallback] or list(backends)
+        balancer = PairBalancer(config.seed)
+        dpo_rows: list[dict[str, Any]] = []
+        skipped: dict[str, int] = {}
+        accuracy: dict[str, dict[str, int]] = {}
+        fallback_used = 0
+        for variant in config.variants:
+            responses: dict[str, list[Any]] = {r["prompt_id"]: [] for r in rows}
+            for judge in judges:
+                got = sample_responses(
+                    rows, backends[judge], judge, variant, config, config.samples_per_judge
+                )
+                for pid, rs in got.items():
+                    responses[pid] += rs
+            if fallback is not None:
+                gold = {r["prompt_id"]: r["chosen_answer"] for r in rows}
+                lacking = [
+                    r
+                    for r in rows
+                    if not any(x.answer == gold[r["prompt_id"]] for x in responses[r["prompt_id"]])
+                ]
+                if lacking:
+                    got = sample_responses(
+                        lacking,
+                        backends[fallback],
+                        fallback,
+                        variant,
+                        config,
+                        config.fallback_samples,
+                    )
+                    for pid, rs in got.items():
+                        responses[pid] += rs
+                    fallback_used += len(lacking)
+            for row in rows:
+                rs = responses[row["prompt_id"]]
+                for r in rs:
+                    acc = accuracy.setdefault(
+                        r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}
+                    )
+                    acc["responses"] += 1
+                    acc["correct"] += r.answer == row["chosen_answer"]
+                    acc["invalid"] += r.answer is None
+                    acc["errors"] += r.finish_reason.startswith("error")
+                pairs, why = balancer.pick(
+                    row["prompt_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
+                )
+                if why is not None:
+                    skipped[why] = skipped.get(why, 0) + 1
+                if pairs:
+                    prompt = build_verifier_prompt(
+                        row["query"], row["candidates"], row["candidate_languages"], variant
+                    )
+                    dpo_rows += [dpo_row(row, p, prompt, config.split) for p in pairs]
+    finally:
+        for b in owned:
+            b.close()
+    table = pa.Table.from_pylist(dpo_rows, schema=DPO_SCHEMA)
+    require(instance_violations(table), f"dpo {config.name}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_parquet(table, out / f"{config.name}.parquet", DPO_SCHEMA)
+    stats = {
+        "instances": len(rows),
+        "variants": list(config.variants),
+        "pairs": len(dpo_rows),
+        "instances_short_of_pairs": dict(sorted(skipped.items())),
+        "fallback_samples_for_instances": fallback_used,
+        "chosen_by_judge": dict(sorted(balancer.chosen_by_judge.items())),
+        "rejected_by_judge": dict(sorted(balancer.rejected_by_judge.items())),
+        "responses_by_judge": dict(sorted(accuracy.items())),
+        "output": f"{config.name}.parquet",
+    }
+    _write_stats(out, STATS_FILE, stats)
+    mark_done(out, key, "dpo", stats)
     return stats

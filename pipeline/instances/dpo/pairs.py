@@ -1,0 +1,89 @@
+"""Chosen / rejected pairs from real verifier responses.
+
+Chosen: a response whose last box is the gold letter. Rejected: one that picked another
+letter or no valid one. Pairs are balanced across judge models: each instance's chosen
+response comes from the judge with the fewest chosen so far among those that got it
+right, and the rejected one from the same judge where it has one (an on-policy pair).
+Nothing is written or edited here: every text is a response a model produced.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.instances.dpo.parse import INVALID
+from pipeline.instances.dpo.responses import Response
+
+
+@dataclass
+class Pair:
+    prompt_id: str
+    variant: str
+    chosen: Response
+    rejected: Response
+
+
+@dataclass
+class PairBalancer:
+    """Keeps running counts so later instances favour judges that have fewer pairs so far."""
+
+    seed: int
+    chosen_by_judge: Counter[str] = field(default_factory=Counter)
+    rejected_by_judge: Counter[str] = field(default_factory=Counter)
+
+    def pick(
+        self, prompt_id: str, variant: str, gold: str, responses: Sequence[Response], k: int
+    ) -> tuple[list[Pair], str | None]:
+        """Up to `k` pairs from one instance's responses, and why fewer (None if k were made)."""
+        usable = [r for r in responses if not r.finish_reason.startswith("error")]
+        right = [r for r in usable if r.answer == gold]
+        wrong = [r for r in usable if r.answer != gold]
+        if not right:
+            return [], "no_correct_response"
+        if not wrong:
+            return [], "no_incorrect_response"
+        rng = random.Random(f"{self.seed}:{prompt_id}:{variant}")
+        rng.shuffle(right)
+        rng.shuffle(wrong)
+        pairs: list[Pair] = []
+        used_texts: set[str] = set()
+        while len(pairs) < k:
+            right = [r for r in right if r.text not in used_texts]
+            wrong = [r for r in wrong if r.text not in used_texts]
+            if not right or not wrong:
+                break
+            chosen = min(right, key=lambda r: self.chosen_by_judge[r.judge_model])
+            same = [
+                r for r in wrong if r.judge_model == chosen.judge_model and r.text != chosen.text
+            ]
+            pool = same or [r for r in wrong if r.text != chosen.text]
+            if not pool:
+                break
+            rejected = min(pool, key=lambda r: self.rejected_by_judge[r.judge_model])
+            self.chosen_by_judge[chosen.judge_model] += 1
+            self.rejected_by_judge[rejected.judge_model] += 1
+            used_texts |= {chosen.text, rejected.text}
+            pairs.append(Pair(prompt_id, variant, chosen, rejected))
+        return pairs, None if len(pairs) == k else "fewer_distinct_responses"
+
+
+def dpo_row(
+    instance: Mapping[str, Any], pair: Pair, prompt: str, split: str | None
+) -> dict[str, Any]:
+    row = dict(instance)
+    if split is not None:
+        row["split"] = split
+    row.update(
+        prompt=prompt,
+        chosen=pair.chosen.text,
+        rejected=pair.rejected.text,
+        rejected_answer=pair.rejected.answer or INVALID,
+        judge_model=pair.chosen.judge_model,
+        rejected_judge_model=pair.rejected.judge_model,
+        prompt_variant=pair.variant,
+    )
+    return row
