@@ -1,0 +1,38 @@
+"""`aletheia train --config FILE` and `aletheia evaluate --model PATH --data DIR --out DIR`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train")
+    def train_cmd(
+        config: Path = typer.Option(..., "--config", exists=True, dir_okay=False, help="YAML in configs/train/"),
+    ) -> None:
+        """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
+        from pipeline.train import train
+
+        summary = train(config)
+        typer.echo(json.dumps(summary, indent=2, default=str))
+
+    @app.command("evaluate")
+    def evaluate_cmd(
+        model: Path = typer.Option(..., "--model", help="model folder (a merged LoRA or full weights)"),
+        data: Path = typer.Option(..., "--data", exists=True, file_okay=False, help="dataset folder (one folder per config)"),
+        out: Path = typer.Option(..., "--out", help="where report.json, report.md and responses/ go"),
+        config: Path | None = typer.Option(None, "--config", exists=True, dir_okay=False, help="EvalConfig YAML"),
+        k: int | None = typer.Option(None, "--k", help="responses per instance (overrides the config)"),
+        limit: int | None = typer.Option(None, "--limit", help="first N instances per split"),
+    ) -> None:
+        """Evaluate a verifier on Heldout, Strong, Hard and Adv; write report.json + report.md."""
+        from pipeline.evaluate import EvalConfig, evaluate
+
+        cfg = EvalConfig.from_yaml(config) if config else EvalConfig()
+        updates = {key: v for key, v in (("k", k), ("limit", limit)) if v is not None}
+        cfg = cfg.model_copy(update=updates) if updates else cfg
+        report = evaluate(model, data, out, cfg)
+        typer.echo(Path(report["files"]["markdown"]).read_text())

@@ -1,0 +1,134 @@
+"""Measure GRPO / DPO / SFT throughput and peak memory on a small random model.
+
+    python -m pipeline.train.throughput --data DIR --out DIR [--hidden 512 --layers 4 ...]
+
+No weights can be downloaded on the GPU machines, so the model is built on the fly
+(pipeline.models.tiny, randomly initialised); the trainers, data path and rewards are
+the real ones. A random model rarely emits EOS, so GRPO completions run to the budget:
+the generation figures are for full-budget completions. Results go to
+`<out>/throughput.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.train.config import TrainConfig
+from pipeline.train.run import train
+
+
+def _peak_gib() -> float | None:
+    import torch
+
+    return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else None
+
+
+def _reset_peak() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def measure(cfg: TrainConfig) -> dict[str, Any]:
+    _reset_peak()
+    start = time.perf_counter()
+    summary = train(cfg)
+    wall = time.perf_counter() - start
+    last = summary["last_log"] or {}
+    runtime = summary["train_runtime_s"]
+    tokens = float(last.get("num_tokens") or 0.0)
+    # GRPO: completion tokens generated = per step, completions x their mean length.
+    from pipeline.train.metrics_log import read_metrics
+
+    per_step = cfg.optim.per_device_train_batch_size * cfg.optim.gradient_accumulation_steps
+    generated = sum(r.get("completions/mean_length", 0.0) * per_step for r in read_metrics(summary["metrics_log"]) if "loss" in r)
+    return {
+        "name": cfg.name,
+        "method": cfg.method,
+        "lora": cfg.lora is not None,
+        "steps": summary["global_step"],
+        "train_runtime_s": runtime,
+        "wall_s_incl_load_and_save": wall,
+        "steps_per_s": summary["global_step"] / runtime,
+        "tokens_seen": tokens,
+        "tokens_per_s": tokens / runtime if tokens else None,
+        "generated_tokens_per_s": generated / runtime if generated else None,
+        "peak_gpu_memory_gib": _peak_gib(),
+        "final_loss": last.get("loss"),
+        "completion_mean_length": last.get("completions/mean_length"),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", type=Path, required=True, help="dataset folder (train + dpo configs)")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--hidden", type=int, default=512)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--budget", type=int, default=1024, help="GRPO max_completion_length")
+    p.add_argument("--grpo-steps", type=int, default=8)
+    p.add_argument("--grpo-batch", type=int, default=64, help="completions per step (prompts x generations)")
+    p.add_argument("--dpo-steps", type=int, default=30)
+    p.add_argument("--dpo-batch", type=int, default=16)
+    p.add_argument("--cpu", action="store_true")
+    p.add_argument("--only", nargs="*", default=["grpo", "grpo_lora", "dpo", "sft"])
+    a = p.parse_args(argv)
+
+    from pipeline.models.tiny import build_tiny_model
+
+    model = build_tiny_model(a.out / "model", hidden_size=a.hidden, num_layers=a.layers)
+    optim = {"learning_rate": 1e-5, "bf16": not a.cpu, "use_cpu": a.cpu, "save_steps": 10_000, "logging_steps": 1}
+    base = {"model": str(model), "trainer_overrides": {"save_strategy": "no"}, "resume": False}
+    runs = {
+        "grpo": {
+            "method": "grpo",
+            "data": {"dir": a.data, "config": "train"},
+            "optim": optim | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
+            "grpo": {"num_generations": 8, "max_completion_length": a.budget,
+                     "rewards": {"accuracy": 1.0, "format": 0.5, "overlong": 1.0}},
+        },
+        "grpo_lora": {
+            "method": "grpo",
+            "data": {"dir": a.data, "config": "train"},
+            "lora": {"r": 16, "alpha": 32},
+            "optim": optim | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
+            "grpo": {"num_generations": 8, "max_completion_length": a.budget, "importance_sampling_level": "sequence",
+                     "loss_type": "grpo", "rewards": {"accuracy": 1.0, "rank_aware": 0.5}},
+        },
+        "dpo": {
+            "method": "dpo",
+            "data": {"dir": a.data, "config": "dpo"},
+            "optim": optim | {"max_steps": a.dpo_steps, "per_device_train_batch_size": a.dpo_batch},
+            "dpo": {"max_length": 4096},
+        },
+        "sft": {
+            "method": "sft",
+            "data": {"dir": a.data, "config": "dpo"},
+            "optim": optim | {"max_steps": a.dpo_steps, "per_device_train_batch_size": a.dpo_batch},
+            "sft": {"max_length": 4096},
+        },
+    }
+    results = []
+    for name in a.only:
+        cfg = TrainConfig.model_validate(base | runs[name] | {"name": name, "output_dir": a.out / name})
+        results.append(measure(cfg))
+        print(json.dumps(results[-1]), flush=True)
+    import torch
+
+    env = {
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+        "torch": torch.__version__,
+        "model": {"hidden": a.hidden, "layers": a.layers},
+        "grpo_budget": a.budget,
+    }
+    (a.out / "throughput.json").write_text(json.dumps({"env": env, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
