@@ -582,6 +582,44 @@ def _signal_compression(rng: random.Random) -> list[str]:
     ]
 
 
+@problem("rabbit-census")
+def _rabbit_census(rng: random.Random) -> list[str]:
+    def case(ns: list[int]) -> str:
+        return f"{len(ns)}\n" + "\n".join(map(str, ns)) + "\n"
+
+    return [
+        case([0, 1, 10, 100]),
+        case([0]),
+        case([1, 2, 3, 4, 5]),
+        case(list(range(0, 60))),
+        case(rand_list(rng, 30, 0, 10**5)),
+        case(rand_list(rng, 200, 10**17, 10**18)),
+        case([10**18]),
+        case(rand_list(rng, 10, 60, 90)),
+        case(rand_list(rng, 1000, 0, 10**18)),
+        case([2 * 10**6, 3 * 10**6 + 7]),
+    ]
+
+
+@problem("xor-pairs")
+def _xor_pairs(rng: random.Random) -> list[str]:
+    def case(a: list[int], k: int) -> str:
+        return f"{len(a)} {k}\n{nums(a)}\n"
+
+    return [
+        case([1, 2, 3, 0, 1], 3),
+        case([5], 0),
+        case([7, 7], 0),
+        case([4, 4, 4, 4], 0),
+        case(rand_list(rng, 20, 0, 7), 5),
+        case(rand_list(rng, 2000, 0, 2**30 - 1), rng.randint(0, 2**30 - 1)),
+        case(rand_list(rng, 12000, 0, 63), 0),
+        case([3] * 66000, 0),
+        case(rand_list(rng, 3000, 0, 255), 255),
+        case([2**30 - 1, 0, 2**29, 2**29 - 1], 2**30 - 1),
+    ]
+
+
 def main() -> None:
     slugs = sys.argv[1:] or sorted(GENERATORS)
     for slug in slugs:
