@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from datasketch import MinHash, MinHashLSH
 
-from pipeline.splits.text import TokenHasher, jaccard, ngram_hashes, words
+from pipeline.splits.text import TokenHasher, Words, jaccard, ngram_hashes, words
 
 _MASK32 = 0xFFFFFFFF
 
@@ -61,19 +61,19 @@ class UnionFind:
 
 
 def shingle_sets(texts: Sequence[str], params: DedupParams) -> list[np.ndarray]:
+    return _shingle_sets([words(t) for t in texts], params)
+
+
+def _shingle_sets(docs: Sequence[Words], params: DedupParams) -> list[np.ndarray]:
     hasher = TokenHasher()
-    out = []
-    for t in texts:
-        w = words(t)
-        out.append(ngram_hashes(w, hasher.ids(w.tokens), params.shingle_size,
-                                within_sentences=params.within_sentences))
-    return out
+    return [ngram_hashes(w, hasher.ids(w.tokens), params.shingle_size,
+                         within_sentences=params.within_sentences) for w in docs]
 
 
 def minhashes(shingles: Sequence[np.ndarray], params: DedupParams) -> list[MinHash]:
     # Shingles are already 64-bit hashes; datasketch's default scheme takes 32-bit values.
     return MinHash.bulk(
-        ([int(v) & _MASK32 for v in s] for s in shingles),
+        ((s & np.uint64(_MASK32)).tolist() for s in shingles),
         num_perm=params.num_perm, seed=params.minhash_seed, hashfunc=lambda v: v,
     )
 
@@ -90,18 +90,23 @@ def cluster_texts(
     uf = UnionFind(n)
     result = DedupResult(cluster_of=[])
 
-    # 1. exact duplicates after normalisation
+    # 1. exact duplicates after normalisation, and each text's shingle set (its words are
+    # dropped right away: millions of small str objects would dominate peak memory)
     first_with: dict[bytes, int] = {}
+    hasher = TokenHasher()
+    shingles: list[np.ndarray] = []
     for i, t in enumerate(texts):
-        key = hashlib.blake2b(" ".join(words(t).tokens).encode("utf-8"), digest_size=16).digest()
+        w = words(t)
+        key = hashlib.blake2b(" ".join(w.tokens).encode("utf-8"), digest_size=16).digest()
         j = first_with.setdefault(key, i)
         if j != i:
             uf.union(i, j)
             result.exact_pairs += 1
+        shingles.append(ngram_hashes(w, hasher.ids(w.tokens), params.shingle_size,
+                                     within_sentences=params.within_sentences))
+        tick("shingles", 1)
 
     # 2. MinHash LSH candidates, verified by exact Jaccard
-    shingles = shingle_sets(texts, params)
-    tick("shingles", n)
     lsh = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.num_perm)
     sigs = []
     for i, m in enumerate(minhashes(shingles, params)):

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_TOKEN = re.compile(r"[^\W_]+|(?P<brk>[.!?](?=\s|$)|\n\s*\n)", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n")
 VARIABLE = "\u00b7v"  # stands for any single letter
 _P = np.uint64(0x100000001B3)  # FNV prime: any odd 64-bit multiplier works
 
@@ -37,16 +38,16 @@ def words(text: str, *, mask_variables: bool = True) -> Words:
     """
     text = unicodedata.normalize("NFKC", text).lower()
     tokens: list[str] = []
-    sentence: list[int] = []
-    sid = 0
-    for m in _TOKEN.finditer(text):
-        if m.group("brk") is not None:
-            sid += 1
-        else:
-            tok = m.group(0)
-            tokens.append(VARIABLE if mask_variables and len(tok) == 1 and tok.isalpha() else tok)
-            sentence.append(sid)
-    return Words(tokens, np.asarray(sentence, dtype=np.int32))
+    lengths: list[int] = []
+    for part in _SENTENCE_END.split(text):  # findall per sentence: much faster than finditer
+        found = _WORD.findall(part)
+        if found:
+            tokens += found
+            lengths.append(len(found))
+    if mask_variables:
+        tokens = [VARIABLE if len(t) == 1 and t.isalpha() else t for t in tokens]
+    sentence = np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
+    return Words(tokens, sentence)
 
 
 def normalized_text(text: str) -> str:
@@ -62,14 +63,17 @@ class TokenHasher:
 
     def ids(self, tokens: list[str]) -> np.ndarray:
         cache = self._cache
-        out = np.empty(len(tokens), dtype=np.uint64)
-        for i, t in enumerate(tokens):
-            h = cache.get(t)
-            if h is None:
-                h = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
-                cache[t] = h
-            out[i] = h
-        return out
+        vals = list(map(cache.get, tokens))
+        if None in vals:
+            for i, v in enumerate(vals):
+                if v is None:
+                    t = tokens[i]
+                    v = cache.get(t)
+                    if v is None:
+                        v = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+                        cache[t] = v
+                    vals[i] = v
+        return np.array(vals, dtype=np.uint64)
 
 
 def _mix(h: np.ndarray) -> np.ndarray:
