@@ -620,6 +620,60 @@ def _xor_pairs(rng: random.Random) -> list[str]:
     ]
 
 
+@problem("popular-dish")
+def _popular_dish(rng: random.Random) -> list[str]:
+    def case(c: list[int]) -> str:
+        return f"{len(c)}\n{nums(c)}\n"
+
+    tied = [5] * 3 + [-2] * 3 + [9] * 3
+    rng.shuffle(tied)
+    late_small = [50] * 4 + [3] * 4
+    return [
+        case([40, 12, 40, 7, 12, 99, 7]),
+        case([-5]),
+        case([8, 3]),
+        case(tied),
+        case(late_small),
+        case(rand_list(rng, 1000, -10**9, 10**9)),
+        case(rand_list(rng, 20000, -20, 20)),
+        case(rand_list(rng, 5000, 0, 100) + [101] * 200),
+        case([10**9, -10**9, 10**9, -10**9]),
+        case(rand_list(rng, 300, 1, 10)),
+    ]
+
+
+def rand_names(rng: random.Random, n: int) -> list[str]:
+    names: set[str] = set()
+    while len(names) < n:
+        names.add("".join(rng.choice("abcdefghij") for _ in range(rng.randint(1, 6))))
+    out = sorted(names)
+    rng.shuffle(out)
+    return out
+
+
+@problem("leaderboard")
+def _leaderboard(rng: random.Random) -> list[str]:
+    def case(rows: list[tuple[str, int]]) -> str:
+        return f"{len(rows)}\n" + edge_lines(rows)
+
+    def rand_rows(n: int, lo: int, hi: int) -> list[tuple[str, int]]:
+        return [(name, rng.randint(lo, hi)) for name in rand_names(rng, n)]
+
+    sorted_ties = sorted(rand_rows(30, 0, 3), key=lambda r: (-r[1], r[0]))
+    return [
+        case([("mira", 30), ("bob", 45), ("ana", 30), ("zed", -5), ("ann", 30)]),
+        case([("solo", 0)]),
+        case(sorted_ties),
+        case(rand_rows(20, 0, 5)),
+        case(rand_rows(15, -2 * 10**9, 2 * 10**9)),
+        case(rand_rows(2000, -2 * 10**9, 2 * 10**9)),
+        case(rand_rows(6000, 0, 100)),
+        case([("ab", 7), ("abc", 7), ("a", 7), ("b", 8)]),
+        case(rand_rows(500, -10**6, 10**6)),
+        case([(name, -2 * 10**9) for name in rand_names(rng, 10)] + [("top", 2 * 10**9)]),
+    ]
+
+
 def main() -> None:
     slugs = sys.argv[1:] or sorted(GENERATORS)
     for slug in slugs:

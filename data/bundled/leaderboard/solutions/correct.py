@@ -1,0 +1,12 @@
+import sys
+
+
+def main() -> None:
+    data = sys.stdin.read().split()
+    n = int(data[0])
+    rows = [(-int(data[2 + 2 * i]), data[1 + 2 * i]) for i in range(n)]
+    rows.sort()  # highest score first, then names ascending
+    print("\n".join(name for _, name in rows))
+
+
+main()
