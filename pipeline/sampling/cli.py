@@ -1,0 +1,87 @@
+"""`aletheia sample` and `aletheia judge`: the same stage functions the flows call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+
+
+def _console() -> Console:
+    return Console(stderr=True)  # made per command: it picks up the current stderr and COLUMNS
+
+
+def _hist(d: dict[str, int]) -> str:
+    return " ".join(f"{k}:{v}" for k, v in d.items() if v) or "-"
+
+
+def summary_table(title: str, groups: dict[str, dict[str, Any]], *, judged: bool) -> Table:
+    """Per model x language: count, extraction failures, tokens; after judging, verdicts, pass rates."""
+    t = Table(title=title)
+    cols = ["generator", "language", "count", "extraction failures", "prompt tok", "completion tok"]
+    if judged:
+        cols += ["not judged", "verdicts", "pass rates"]
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("generator", "language", "verdicts", "pass rates") else "right")
+    for key, g in groups.items():
+        generator, _, language = key.partition(" | ")
+        row = [generator, language, str(g.get("count", 0)), str(g.get("extraction_failures", 0)),
+               str(g.get("prompt_tokens", 0)), str(g.get("completion_tokens", 0))]
+        if judged:
+            row += [str(sum(g.get("not_judged", {}).values())), _hist(g.get("verdicts", {})),
+                    _hist(g.get("pass_rates", {}))]
+        t.add_row(*row)
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sample")
+    def sample_cmd(
+        config: Annotated[Path, typer.Option("--config", "-c", help="pool YAML (configs/pools/)")],
+        problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
+        out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
+    ) -> None:
+        """Generate candidates from a policy pool, references and mutants (resumable)."""
+        from pipeline.sampling.config import SampleConfig
+        from pipeline.sampling.stage import CANDIDATES_FILE, sample
+
+        try:
+            cfg = SampleConfig.from_yaml(config)
+        except (ValueError, OSError) as e:
+            _console().print(f"[red]error:[/red] {config}: {e}")
+            raise typer.Exit(2) from e
+        stats = sample(cfg, problems, out)
+        console = _console()
+        console.print(summary_table("sample", stats["by_generator_language"], judged=False))
+        for name, s in stats["sources"].items():
+            console.print(f"  {name}: " + ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}"
+                                                    for k, v in s.items()))
+        if not stats.get("complete", True):
+            console.print("[yellow]some units failed to generate: run again to retry them[/yellow]")
+        console.print(f"wrote {out / CANDIDATES_FILE} ({stats['candidates']} candidates)")
+
+    @app.command("judge")
+    def judge_cmd(
+        candidates: Annotated[Path, typer.Option("--candidates", help="candidates Parquet")],
+        problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
+        out: Annotated[Path, typer.Option("--out", "-o", help="judged candidates Parquet to write")],
+        chunk_size: Annotated[int, typer.Option(help="programs per sandbox batch / checkpoint")] = 256,
+        time_limit_scale: Annotated[float, typer.Option(help="multiply every time limit")] = 1.0,
+        pool_size: Annotated[int | None, typer.Option(help="sandbox containers (default: CPUs)")] = None,
+    ) -> None:
+        """Judge every candidate in the Docker sandbox; distinct programs run once."""
+        from pipeline.judge.stage import JudgeConfig, judge_candidates
+        from sandbox import SandboxClient
+
+        cfg = JudgeConfig(chunk_size=chunk_size, time_limit_scale=time_limit_scale)
+        with SandboxClient(pool_size=pool_size) as client:
+            stats = judge_candidates(candidates, problems, out, cfg, client=client)
+        console = _console()
+        console.print(summary_table("judge", stats["by_generator_language"], judged=True))
+        console.print(f"not judged: {_hist(stats['not_judged'])}; SE: {stats['se']}; "
+                      f"distinct programs: {stats['distinct_programs']}")
+        console.print(f"wrote {out} ({stats['judged_rows']} rows)")
