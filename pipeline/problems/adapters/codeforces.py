@@ -5,7 +5,8 @@ Published layout: `id` ("2063/A"), `contest_id`, `index`, `title`, `description`
 `{input, output}`), `official_tests` (list of `{input, output}`),
 `official_tests_complete`, `time_limit` (seconds, float), `memory_limit` (MB, float),
 `contest_start` (unix seconds), `rating`, `tags`, `input_mode` ("stdio" | "file"),
-`generated_checker` (Python checker source for problems with many valid answers).
+`generated_checker` (Python checker source for problems with many valid answers;
+wrapped for the sandbox's checker protocol by pipeline/problems/checkers.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.problems.adapters.base import Adapter, AdapterContext, parse_date, require_text
+from pipeline.problems.checkers import wrap_score_or_exit_checker
 from pipeline.problems.errors import RowError
 
 
@@ -60,7 +62,7 @@ class CodeforcesAdapter(Adapter):
             "time_limit_s": row.get("time_limit"),
             "memory_limit_mb": row.get("memory_limit"),
             "compare_mode": "checker" if checker else "tokens",
-            "checker": checker,
+            "checker": wrap_score_or_exit_checker(checker) if checker else None,
             "contest_date": parse_date(row.get("contest_start"), ctx, "contest_start"),
             "difficulty": str(int(rating)) if rating else None,
             "tags": [str(t) for t in (row.get("tags") or [])],
