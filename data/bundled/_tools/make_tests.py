@@ -674,6 +674,44 @@ def _leaderboard(rng: random.Random) -> list[str]:
     ]
 
 
+@problem("fruit-baskets")
+def _fruit_baskets(rng: random.Random) -> list[str]:
+    def case(a: list[int], k: int) -> str:
+        return f"{len(a)} {k}\n{nums(a)}\n"
+
+    return [
+        case([1, 2, 1, 3, 3, 2, 3], 2),
+        case([5], 1),
+        case([4, 4, 4, 4], 1),
+        case([1, 2, 3, 4, 5], 5),
+        case([1, 2, 1, 2, 3, 2, 3, 2], 2),
+        case(rand_list(rng, 30, 1, 4), 2),
+        case(rand_list(rng, 2000, 1, 10**9), 50),
+        case(rand_list(rng, 20000, 1, 3), 3),
+        case(rand_list(rng, 5000, 1, 8), 3),
+        case([10**9, 1] * 50 + [7], 2),
+    ]
+
+
+@problem("printing-jobs")
+def _printing_jobs(rng: random.Random) -> list[str]:
+    def case(a: list[int], k: int) -> str:
+        return f"{len(a)} {k}\n{nums(a)}\n"
+
+    return [
+        case([7, 2, 5, 10, 8], 2),
+        case([9], 1),
+        case([3, 3, 3], 3),
+        case([1, 1, 1, 100, 1, 1], 2),
+        case([4, 8, 1, 9, 3, 3, 7], 3),
+        case(rand_list(rng, 20, 1, 50), 4),
+        case(rand_list(rng, 5000, 1, 10**9), 7),
+        case([10**9] * 3000, 1),
+        case(rand_list(rng, 3000, 1, 1000), 60),
+        case([1] * 40 + [10**6] + [1] * 40, 5),
+    ]
+
+
 def main() -> None:
     slugs = sys.argv[1:] or sorted(GENERATORS)
     for slug in slugs:
