@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipeline.common.parquet import write_parquet
@@ -55,9 +57,49 @@ def _progress(enabled: bool) -> Progress:
     )
 
 
+class ProblemCollector:
+    """Accepted problems, held as Arrow batches (far smaller than Python objects at scale).
+
+    The same problem twice (same source + source_id) is kept once; later copies are
+    quarantined with the reason.
+    """
+
+    BATCH = 1000
+
+    def __init__(self) -> None:
+        self._pending: list[Problem] = []
+        self._tables: list[pa.Table] = []
+        self.seen: set[str] = set()
+        self.duplicates: list[Quarantine] = []
+
+    def add(self, p: Problem) -> bool:
+        if p.problem_id in self.seen:
+            self.duplicates.append(Quarantine(
+                stage="ingest", source=p.source, source_row_id=p.source_id, field="problem_id",
+                reason=f"duplicate problem_id {p.problem_id} (same source and source_id as an earlier row)",
+            ))
+            return False
+        self.seen.add(p.problem_id)
+        self._pending.append(p)
+        if len(self._pending) >= self.BATCH:
+            self._flush()
+        return True
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._tables.append(models_to_table(self._pending, PROBLEM_SCHEMA))
+            self._pending = []
+
+    def table(self) -> pa.Table:
+        """All problems, sorted by problem_id: the output order never depends on source order."""
+        self._flush()
+        table = pa.concat_tables(self._tables) if self._tables else PROBLEM_SCHEMA.empty_table()
+        return table.take(pc.sort_indices(table, [("problem_id", "ascending")]))
+
+
 def _ingest_source(
-    spec_text: str, config: IngestConfig, progress: Progress
-) -> tuple[list[Problem], list[Quarantine], dict[str, Any]]:
+    spec_text: str, config: IngestConfig, progress: Progress, collector: ProblemCollector
+) -> tuple[list[Quarantine], dict[str, Any]]:
     spec = parse_spec(spec_text)
     adapter = ADAPTERS[spec.kind]()
     split = spec.split or config.split
@@ -67,8 +109,11 @@ def _ingest_source(
         missing = [c for c in adapter.required_columns if c not in loaded.columns]
         if missing:
             raise SourceError(spec.text, f"missing column(s) {missing}; has {loaded.columns}", field=missing[0])
-    problems: list[Problem] = []
     quarantined: list[Quarantine] = []
+    kept = 0
+    modes: Counter[str] = Counter()
+    languages: Counter[str] = Counter()
+    n_tests = 0
     task = progress.add_task(spec.text, total=len(loaded))
     for index, row in enumerate(loaded):
         progress.advance(task)
@@ -76,7 +121,12 @@ def _ingest_source(
         try:
             row_id = adapter.row_id(row, index, ctx)
             fields = adapter.convert(row, row_id, ctx)
-            problems.append(build_problem(adapter.name, row_id, fields, config))
+            problem = build_problem(adapter.name, row_id, fields, config)
+            if collector.add(problem):
+                kept += 1
+                modes[problem.test_mode] += 1
+                n_tests += len(problem.tests)
+                languages.update(s.language for s in problem.solutions)
         except (RowError, Invalid) as e:
             quarantined.append(quarantine_row(adapter.name, row_id, e.field, e.reason, row, config))
         except (TypeError, ValueError, KeyError, AttributeError) as e:  # malformed nesting
@@ -85,17 +135,17 @@ def _ingest_source(
     stats = {
         "spec": spec.text,
         "rows": len(loaded),
-        "problems": len(problems),
+        "problems": kept,
         "quarantined": len(quarantined),
         "quarantine_reasons": dict(Counter(_reason_kind(q.reason) for q in quarantined)),
-        "test_modes": dict(Counter(p.test_mode for p in problems)),
-        "tests": sum(len(p.tests) for p in problems),
-        "solutions": dict(Counter(s.language for p in problems for s in p.solutions)),
+        "test_modes": dict(modes),
+        "tests": n_tests,
+        "solutions": dict(languages),
         "skipped_solutions_by_language": dict(ctx.skipped_solutions),
         "capped_solutions_by_language": dict(ctx.capped_solutions),
         "notes": dict(ctx.notes),
     }
-    return problems, quarantined, stats
+    return quarantined, stats
 
 
 def ingest(
@@ -123,35 +173,24 @@ def ingest(
     if not force and is_done(paths["stage_dir"], key) and paths["problems"].exists() and paths["quarantine"].exists():
         return {**read_stats(paths["stage_dir"]), "cached": True}
 
-    problems: list[Problem] = []
+    collector = ProblemCollector()
     quarantined: list[Quarantine] = []
     per_source: dict[str, Any] = {}
     with _progress(show_progress) as progress:
         for spec in specs:
-            p, q, stats = _ingest_source(spec.text, config, progress)
-            problems += p
+            q, stats = _ingest_source(spec.text, config, progress, collector)
             quarantined += q
             per_source[spec.text] = stats
-
-    # The same problem twice (same source + source_id) is kept once; the rest quarantined.
-    unique: dict[str, Problem] = {}
-    for p in problems:
-        if p.problem_id in unique:
-            quarantined.append(Quarantine(
-                stage="ingest", source=p.source, source_row_id=p.source_id, field="problem_id",
-                reason=f"duplicate problem_id {p.problem_id} (same source and source_id as an earlier row)",
-            ))
-        else:
-            unique[p.problem_id] = p
-    rows = [unique[k] for k in sorted(unique)]
+    quarantined += collector.duplicates
     quarantined.sort(key=lambda q: (q.source, q.source_row_id, q.field or "", q.reason))
+    table = collector.table()
 
-    write_parquet(models_to_table(rows, PROBLEM_SCHEMA), paths["problems"], PROBLEM_SCHEMA)
+    write_parquet(table, paths["problems"], PROBLEM_SCHEMA)
     write_parquet(models_to_table(quarantined, QUARANTINE_SCHEMA), paths["quarantine"], QUARANTINE_SCHEMA)
     stats = {
-        "problems": len(rows),
+        "problems": table.num_rows,
         "quarantined": len(quarantined),
-        "duplicates": len(problems) - len(rows),
+        "duplicates": len(collector.duplicates),
         "per_source": per_source,
         "outputs": {k: str(v) for k, v in paths.items() if k != "stage_dir"},
     }
