@@ -139,6 +139,8 @@ def split_problems(
                                  config.heldout_fraction, config.eval_after)
         for i in idx:
             split[i] = s
+            if note:  # provenance: why this row could not be heldout
+                reason[i] = f"date cut: {note}, train only"
         if note:
             date_notes[note] += len(idx)
 

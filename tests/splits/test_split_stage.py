@@ -6,6 +6,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import typer
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 from pipeline.common.parquet import write_parquet
 from pipeline.problems.cli import register
 from pipeline.splits.config import SplitConfig
+from pipeline.splits.invariants import InvariantError, check_decontaminated, check_no_cluster_leak
 from pipeline.splits.stage import OUTPUTS, split_problems
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.problem import PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA, TRAIN_QUESTIONS_SCHEMA
@@ -126,8 +128,6 @@ def test_outputs_schemas_train_questions_and_quarantine(tmp_path: Path) -> None:
     write_parquet(models_to_table(probs, PROBLEM_SCHEMA), path, PROBLEM_SCHEMA)
     ingest_q = [{"stage": "ingest", "source": "x", "source_row_id": "1", "field": "tests",
                  "reason": "no tests", "raw": "{}"}]
-    import pyarrow as pa
-
     write_parquet(pa.Table.from_pylist(ingest_q, schema=QUARANTINE_SCHEMA),
                   tmp_path / "problems.quarantine.parquet", QUARANTINE_SCHEMA)
     out = tmp_path / "o"
@@ -192,3 +192,24 @@ def test_cli_ingest_then_split(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "no Parquet file" in r.output
     r = runner.invoke(app, ["problems", "ingest", "--source", "bogus", "--out", str(tmp_path / "y.parquet")])
     assert r.exit_code == 2 and "unknown source kind" in r.output
+
+
+def test_invariant_checks_on_outputs(planted_parquet: Path, tmp_path: Path) -> None:
+    bench = tmp_path / "b.jsonl"
+    bench.write_text(json.dumps({"statement": BASES["primes"]}) + "\n")
+    out = tmp_path / "o"
+    split_problems(planted_parquet, out, SplitConfig(seed=1, heldout_fraction=0.5, benchmarks=[str(bench)]),
+                   show_progress=False)
+    check_no_cluster_leak(out)
+    check_decontaminated(out / "train.parquet", [bench])
+    # the checks do fail on bad outputs: the undecontaminated input, and a cluster spanning two splits
+    with pytest.raises(InvariantError, match="shares"):
+        check_decontaminated(planted_parquet, [bench])
+    rows = pq.read_table(out / "assignments.parquet").to_pylist()
+    train = next(r for r in rows if r["split"] == "train")
+    heldout = next(r for r in rows if r["split"] == "heldout")
+    heldout["cluster_id"] = train["cluster_id"]
+    write_parquet(pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA), out / "assignments.parquet",
+                  SPLIT_ASSIGNMENT_SCHEMA)
+    with pytest.raises(InvariantError, match="more than one split"):
+        check_no_cluster_leak(out)
