@@ -50,16 +50,18 @@ def register(app: typer.Typer) -> None:
             help="KIND[:LOCATION][#SPLIT], repeatable. KIND: " + ", ".join(ADAPTERS)
             + ". LOCATION: Hub id, folder, file or glob (parquet/jsonl).")],
         out: Annotated[Path, typer.Option("--out", "-o", help="problems Parquet to write")],
-        no_generated_tests: Annotated[bool, typer.Option(help="code_contests: skip generated_tests")] = False,
-        keep_samples: Annotated[bool, typer.Option(help="keep sample I/O in prompt_statement")] = False,
+        generated_tests: Annotated[bool, typer.Option(
+            "--generated-tests/--no-generated-tests", help="code_contests: include generated_tests")] = True,
+        keep_samples: Annotated[bool, typer.Option(
+            "--keep-samples", help="keep sample I/O sections in prompt_statement")] = False,
         max_tests: Annotated[int | None, typer.Option(help="keep at most N tests per problem")] = None,
         max_solutions_per_language: Annotated[int, typer.Option(help="reference solutions kept")] = 10,
-        force: Annotated[bool, typer.Option(help="re-run even if the cached output matches")] = False,
+        force: Annotated[bool, typer.Option("--force", help="re-run even if the cached output matches")] = False,
     ) -> None:
         """Read problem sources into one Problem table; bad rows go to the quarantine table."""
         from pipeline.problems.stage import ingest
 
-        config = IngestConfig(include_generated_tests=not no_generated_tests,
+        config = IngestConfig(include_generated_tests=generated_tests,
                               max_tests_per_problem=max_tests,
                               max_solutions_per_language=max_solutions_per_language)
         config.normalize.cut_sample_io = not keep_samples
@@ -85,7 +87,7 @@ def register(app: typer.Typer) -> None:
         threshold: Annotated[float, typer.Option(help="near-duplicate Jaccard threshold")] = 0.7,
         num_perm: Annotated[int, typer.Option(help="MinHash permutations")] = 128,
         ngram: Annotated[int, typer.Option(help="decontamination word n-gram size")] = 8,
-        force: Annotated[bool, typer.Option(help="re-run even if the cached output matches")] = False,
+        force: Annotated[bool, typer.Option("--force", help="re-run even if the cached output matches")] = False,
     ) -> None:
         """Near-duplicate clusters, benchmark decontamination and split assignment by cluster."""
         from pipeline.splits.config import SplitConfig
