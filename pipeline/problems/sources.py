@@ -7,7 +7,9 @@ Syntax: `KIND[:LOCATION][#SPLIT]`
 - LOCATION: a Hub dataset id (`deepmind/code_contests`), a local folder (a
   downloaded snapshot), a file, or a glob of .parquet / .jsonl / .json files.
   Omitted: the source's Hub id (or, for humaneval, the file inside the wheel).
-- SPLIT: the dataset split to read (default: IngestConfig.split, i.e. "train").
+- SPLIT: the dataset split to read (default: the source's own, e.g. "test" for
+  livecodebench, else IngestConfig.split, i.e. "train"). Local files are read as
+  that split, so it only names the rows' ids there.
 
 Examples: `code_contests:deepmind/code_contests#test`,
 `taco:/data/taco/train-*.parquet`, `livecodebench:/data/lcb/test5.jsonl`,
@@ -44,7 +46,7 @@ ADAPTERS: dict[str, type[Adapter]] = {
     "bundled": BundledAdapter,
 }
 _NEEDS_LOCATION = {"jsonl", "parquet"}
-_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json"}
+_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json", ".arrow": "arrow"}
 
 
 @dataclass(frozen=True)

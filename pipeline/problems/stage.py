@@ -102,7 +102,7 @@ def _ingest_source(
 ) -> tuple[list[Quarantine], dict[str, Any]]:
     spec = parse_spec(spec_text)
     adapter = ADAPTERS[spec.kind]()
-    split = spec.split or config.split
+    split = spec.split or adapter.default_split or config.split
     ctx = AdapterContext(source=adapter.name, config=config, split=split)
     loaded = load_source(spec, adapter, split, config.datasets_cache_dir)
     if loaded.columns is not None:

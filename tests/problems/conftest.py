@@ -224,6 +224,7 @@ def codeforces_file(tmp_path: Path) -> Path:
         _cf_row("2000/C", input_mode="file"),
         _cf_row("2000/D", interaction_format="Interact with the jury."),
         _cf_row("2000/E", official_tests=[], official_tests_complete=False),
+        _cf_row("2000/F", memory_limit=1e9),
     ]
     path = tmp_path / "codeforces" / "train-00000-of-00011.parquet"
     path.parent.mkdir()

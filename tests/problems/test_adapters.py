@@ -101,7 +101,7 @@ def test_apps(apps_file: Path, tmp_path: Path) -> None:
 def test_livecodebench(lcb_file: Path, tmp_path: Path) -> None:
     marker = Path("/tmp/aletheia-pwned-by-pickle")
     marker.unlink(missing_ok=True)
-    _, problems, quarantine = run_ingest([f"livecodebench:{lcb_file}#test"], tmp_path)
+    _, problems, quarantine = run_ingest([f"livecodebench:{lcb_file}"], tmp_path)  # split: test
     stdio = problems["abc999_a"]
     assert [(t.input, t.output) for t in stdio.tests] == [("1 2\n", "3\n"), ("5 5\n", "10\n")]  # compressed private
     assert stdio.contest_date == dt.date(2024, 5, 4) and stdio.tags == ["platform:atcoder"]
@@ -129,6 +129,7 @@ def test_codeforces(codeforces_file: Path, tmp_path: Path) -> None:
     assert problems["2000/B"].compare_mode == "checker" and "checker" in problems["2000/B"].checker
     r = reasons(quarantine)
     assert "not supported" in r["2000/C"] and "interactive" in r["2000/D"] and r["2000/E"] == "no tests"
+    assert "absurd memory limit" in r["2000/F"]
 
 
 def test_humaneval_from_the_wheel(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ class Adapter:
 
     name: ClassVar[str]
     default_hub_id: ClassVar[str | None] = None
+    default_split: ClassVar[str | None] = None  # when the spec names none (else IngestConfig.split)
     required_columns: ClassVar[tuple[str, ...]] = ()
 
     def row_id(self, row: dict[str, Any], index: int, ctx: AdapterContext) -> str:

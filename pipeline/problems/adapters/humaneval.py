@@ -50,7 +50,6 @@ class HumanEvalAdapter(Adapter):
             "entry_point": entry,
             "starter_code": prompt,
             "time_limit_s": 10.0,  # the harness's own per-problem default is a few seconds
-            "compare_mode": "exact",
             "solutions": [{"language": "python", "code": prompt + solution, "correct": True}]
             if solution
             else [],

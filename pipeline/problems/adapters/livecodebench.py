@@ -61,6 +61,7 @@ def _function_args(text: str, field: str, i: int) -> list[Any]:
 class LiveCodeBenchAdapter(Adapter):
     name = "livecodebench"
     default_hub_id = "livecodebench/code_generation_lite"
+    default_split = "test"  # the only split it publishes
     required_columns = ("question_id", "question_content", "public_test_cases", "private_test_cases")
 
     def row_id(self, row: dict[str, Any], index: int, ctx: AdapterContext) -> str:
