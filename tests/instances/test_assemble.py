@@ -349,3 +349,16 @@ def test_config_round_trips_through_yaml(tmp_path: Path) -> None:
     path.write_text("splits:\n  - {name: train, size_targets: {6: 5}}\n")
     with pytest.raises(ValueError, match="size_targets"):
         AssembleConfig.from_yaml(path)
+
+
+def test_example_configs_load() -> None:
+    from pipeline.instances.config import AdversarialConfig, DPOConfig
+
+    root = Path(__file__).resolve().parents[2] / "configs" / "instances"
+    assert AssembleConfig.from_yaml(root / "assemble.yaml").splits[0].size_targets == {
+        n: 12500 for n in range(2, 6)
+    }
+    assert AssembleConfig.from_yaml(root / "assemble_demo.yaml").grouping == "language"
+    assert AdversarialConfig.from_yaml(root / "adversarial.yaml").share == 1.0
+    assert AdversarialConfig.from_yaml(root / "adversarial_mixed.yaml").share == 0.25
+    assert len(DPOConfig.from_yaml(root / "dpo.yaml").judges) == 2

@@ -1,0 +1,371 @@
+"""Invariants 1, 2, 4 and 5 on the bundled problems with REAL sandbox verdicts.
+
+One judge call for the module: the bundled problems' reference solutions (weak pool, and
+the same programs again as the strong pool under another generator name, as the demo
+does), tree-sitter mutants of the correct ones, and a small probe problem whose programs
+print their own line number, so that a header comment really changes their output: the
+adversarial re-judge must catch that and reject the edit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.instances.assemble import assemble_frames
+from pipeline.instances.checks import disjoint_problem_violations, instance_violations
+from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, SplitSpec
+from pipeline.instances.stage import adversarial, assemble, build_dpo
+from pipeline.judge.stage import JudgeConfig, judge_candidates, judge_request, load_problems
+from pipeline.problems.bundled import load_bundled
+from pipeline.sampling.mutants import mutant_candidates
+from pipeline.sampling.references import reference_candidates
+from pipeline.splits.config import SplitConfig
+from pipeline.splits.stage import split_problems
+from schemas import CANDIDATE_SCHEMA, INSTANCE_SCHEMA, PROBLEM_SCHEMA, Candidate, Problem, TestCase
+from schemas.dpo import DPO_SCHEMA
+from schemas.ids import candidate_id_for, problem_id_for
+from schemas.tables import models_to_table
+
+pytestmark = pytest.mark.docker
+
+PROBE_CORRECT = "input()\nprint(3)\n"
+PROBE_LINENO = (
+    "import inspect\nprint(inspect.currentframe().f_lineno)\n"  # 2 -> WA; 3 after a header: AC
+)
+PROBE_LINENO_C = (
+    "import inspect\ns = input()\nprint(inspect.currentframe().f_lineno if s != 'c' else 0)\n"
+)
+
+
+def probe_problem() -> Problem:
+    return Problem(
+        problem_id=problem_id_for("test", "three"),
+        source="test",
+        source_id="three",
+        title="Three",
+        statement="Read one word and print the number 3.",
+        test_mode="stdio",
+        tests=[TestCase(input=w + "\n", output="3\n") for w in "abc"],
+    )
+
+
+def _probe_candidates() -> list[Candidate]:
+    pid = probe_problem().problem_id
+    return [
+        Candidate(
+            candidate_id=candidate_id_for("python", code),
+            problem_id=pid,
+            language="python",
+            code=code,
+            origin="reference",
+            generator="reference:test",
+            tier="weak",
+        )
+        for code in (PROBE_CORRECT, PROBE_LINENO, PROBE_LINENO_C)
+    ]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory, sandbox_client: Any) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("instances-e2e")
+    problems = load_bundled()
+    write_parquet(
+        models_to_table(problems, PROBLEM_SCHEMA), tmp / "problems.parquet", PROBLEM_SCHEMA
+    )
+    write_parquet(
+        models_to_table([*problems, probe_problem()], PROBLEM_SCHEMA),
+        tmp / "all_problems.parquet",
+        PROBLEM_SCHEMA,
+    )
+    split_problems(
+        tmp / "problems.parquet",
+        tmp / "splits",
+        SplitConfig(heldout_fraction=0.4),
+        show_progress=False,
+    )
+
+    weak = reference_candidates(problems, tier="weak")
+    strong = [
+        c.model_copy(update={"generator": "reference-strong:bundled", "tier": "strong"})
+        for c in reference_candidates(problems, tier="strong")
+    ]
+    correct = [c for c in weak if c.reference_correct and c.language != "java"]
+    mutants = mutant_candidates(correct, per_candidate=2, seed=0)
+    cands = weak + strong + mutants + _probe_candidates()
+    write_parquet(
+        models_to_table(cands, CANDIDATE_SCHEMA), tmp / "candidates.parquet", CANDIDATE_SCHEMA
+    )
+    judge_stats = judge_candidates(
+        tmp / "candidates.parquet",
+        tmp / "all_problems.parquet",
+        tmp / "judged_all.parquet",
+        JudgeConfig(progress=False),
+        client=sandbox_client,
+    )
+    judged = pl.read_parquet(tmp / "judged_all.parquet")
+    probe_id = probe_problem().problem_id
+    write_parquet(
+        judged.filter(pl.col("problem_id") != probe_id).to_arrow(), tmp / "judged.parquet"
+    )
+    return {"tmp": tmp, "judged": judged, "probe_id": probe_id, "judge_stats": judge_stats}
+
+
+# Candidates of one language across generators (references + mutants): what the demo uses.
+def _config(seed: int = 0) -> AssembleConfig:
+    return AssembleConfig(
+        seed=seed,
+        grouping="language",
+        splits=[
+            SplitSpec(name="train", problems="train", max_instances_per_group=2),
+            SplitSpec(name="heldout", problems="heldout", cap_per_stratum=50),
+            SplitSpec(name="strong", tier="strong", problems="heldout", cap_per_stratum=50),
+            SplitSpec(name="hard", band="hard", problems="heldout", cap_per_stratum=50),
+        ],
+    )
+
+
+@pytest.fixture(scope="module")
+def assembled(work: dict[str, Any]) -> dict[str, Any]:
+    tmp = work["tmp"]
+    args = (tmp / "judged.parquet", tmp / "problems.parquet", tmp / "splits")
+    stats = assemble(*args, tmp / "assembled", _config())
+    stats_again = assemble(*args, tmp / "assembled_again", _config())
+    return {
+        "stats": stats,
+        "stats_again": stats_again,
+        "dir": tmp / "assembled",
+        "again": tmp / "assembled_again",
+    }
+
+
+def _table(path: Path) -> Any:
+    return read_parquet(path, INSTANCE_SCHEMA)
+
+
+def test_real_verdicts_cover_every_kind_needed(work: dict[str, Any]) -> None:
+    verdicts = work["judged"].get_column("verdict").value_counts()
+    counts = dict(verdicts.iter_rows())
+    assert counts.get("AC", 0) >= 3 * 20  # every bundled problem's correct solutions
+    assert sum(v for k, v in counts.items() if k not in ("AC", "SE")) >= 40
+    assert counts.get("SE", 0) == 0
+
+
+def test_invariant_1_exactly_one_ac_and_no_se(
+    assembled: dict[str, Any], work: dict[str, Any]
+) -> None:
+    judged = {
+        r["candidate_id"]: r
+        for r in work["judged"].select("candidate_id", "verdict", "pass_rate").to_dicts()
+    }
+    for name in ("train", "heldout", "strong", "hard"):
+        table = _table(assembled["dir"] / f"{name}.parquet")
+        assert table.num_rows > 0, name
+        assert instance_violations(table) == [], name
+        for row in table.to_pylist():
+            # the verdicts column is the sandbox's: look every candidate up in the judged table
+            assert [judged[c]["verdict"] for c in row["candidate_ids"]] == row["verdicts"]
+            assert [judged[c]["pass_rate"] for c in row["candidate_ids"]] == row["pass_rates"]
+            assert row["verdicts"].count("AC") == 1 and "SE" not in row["verdicts"]
+    hard = _table(assembled["dir"] / "hard.parquet").to_pylist()
+    assert all(
+        0.7 <= p <= 0.9
+        for r in hard
+        for i, p in enumerate(r["pass_rates"])
+        if i != r["chosen_position"]
+    )
+
+
+def test_invariant_2_no_problem_in_train_and_an_eval_split(
+    assembled: dict[str, Any], work: dict[str, Any]
+) -> None:
+    train = _table(assembled["dir"] / "train.parquet")
+    evals = [_table(assembled["dir"] / f"{n}.parquet") for n in ("heldout", "strong", "hard")]
+    assert disjoint_problem_violations(train, evals) == []
+    assignments = pq.read_table(work["tmp"] / "splits" / "assignments.parquet").to_pylist()
+    split_of = {r["problem_id"]: r["split"] for r in assignments}
+    # near-duplicates share a cluster, and a cluster has one split: no cluster on both sides
+    cluster_of = {r["problem_id"]: r["cluster_id"] for r in assignments}
+    train_clusters = {cluster_of[p] for p in train.column("problem_id").to_pylist()}
+    for t in evals:
+        for p in t.column("problem_id").to_pylist():
+            assert split_of[p] == "heldout" and cluster_of[p] not in train_clusters
+
+
+def test_invariant_5_same_config_and_seed_give_identical_bytes(
+    assembled: dict[str, Any], work: dict[str, Any]
+) -> None:
+    for name in ("train", "heldout", "strong", "hard"):
+        assert (assembled["dir"] / f"{name}.parquet").read_bytes() == (
+            assembled["again"] / f"{name}.parquet"
+        ).read_bytes()
+    assert assembled["stats"] == assembled["stats_again"]
+    tmp = work["tmp"]
+    assemble(
+        tmp / "judged.parquet",
+        tmp / "problems.parquet",
+        tmp / "splits",
+        tmp / "seed1",
+        _config(seed=1),
+    )
+    assert (tmp / "seed1" / "train.parquet").read_bytes() != (
+        assembled["dir"] / "train.parquet"
+    ).read_bytes()
+
+
+def _rejudge_fresh(
+    rows: list[dict[str, Any]], problems: dict[str, Problem], client: Any
+) -> dict[tuple[str, str], Any]:
+    """Judge every edited program again, bypassing the sandbox's verdict cache."""
+    todo: dict[tuple[str, str], tuple[str, str]] = {}
+    for r in rows:
+        for code, lang, tag in zip(
+            r["candidates"], r["candidate_languages"], r["adversarial"], strict=True
+        ):
+            if tag is not None:
+                todo[(r["problem_id"], candidate_id_for(lang, code))] = (lang, code)
+    keys = sorted(todo)
+    requests = [
+        judge_request(
+            Candidate(
+                candidate_id=k[1],
+                problem_id=k[0],
+                language=todo[k][0],
+                code=todo[k][1],
+                origin="policy",
+                generator="t",
+                tier="weak",
+            ),
+            problems[k[0]],
+            JudgeConfig(progress=False),
+        )
+        for k in keys
+    ]
+    results = client.judge(requests, use_cache=False)
+    return dict(zip(keys, results, strict=True))
+
+
+def test_invariant_4_adversarial_edits_keep_every_verdict(
+    assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
+) -> None:
+    tmp = work["tmp"]
+    src = _table(assembled["dir"] / "heldout.parquet").to_pylist()
+    cfg = AdversarialConfig(seed=3, drop_selected_without_edit=False)
+    stats = adversarial(
+        assembled["dir"] / "heldout.parquet",
+        tmp / "problems.parquet",
+        tmp / "adv",
+        cfg,
+        sandbox_client,
+    )
+    adv = _table(tmp / "adv" / "adv.parquet")
+    assert instance_violations(adv) == []
+    rows = adv.to_pylist()
+    assert len(rows) == len(src) and stats["edits_accepted"] > 0
+    assert stats["rows_with_edits"] == len(rows)  # Adv: every instance carries edits
+    used = {t for r in rows for t in r["adversarial"] if t is not None}
+    assert len(used) >= 6, used
+    fresh = _rejudge_fresh(rows, load_problems(tmp / "problems.parquet"), sandbox_client)
+    assert len(fresh) >= stats["edits_accepted"] * 0.9  # (two rows may share an edited program)
+    for before, after in zip(src, rows, strict=True):
+        assert after["split"] == "adv" and after["verdicts"] == before["verdicts"]
+        assert after["pass_rates"] == before["pass_rates"]
+        for i, tag in enumerate(after["adversarial"]):
+            if tag is None:  # unedited candidates stay exactly as they were
+                assert after["candidates"][i] == before["candidates"][i]
+                assert after["candidate_ids"][i] == before["candidate_ids"][i]
+                continue
+            is_correct = i == after["chosen_position"]
+            from pipeline.instances.adversarial.catalogue import BY_NAME
+
+            assert BY_NAME[tag].role == ("anti" if is_correct else "pro")
+            assert after["candidates"][i] != before["candidates"][i]
+            result = fresh[(after["problem_id"], after["candidate_ids"][i])]
+            assert result.verdict == before["verdicts"][i]
+            assert result.pass_rate == pytest.approx(before["pass_rates"][i], abs=0)
+
+
+def test_mixed_edits_the_configured_share_only(
+    assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
+) -> None:
+    tmp = work["tmp"]
+    src = _table(assembled["dir"] / "train.parquet").to_pylist()
+    stats = adversarial(
+        assembled["dir"] / "train.parquet",
+        tmp / "problems.parquet",
+        tmp / "mixed",
+        AdversarialConfig.mixed(seed=1),
+        sandbox_client,
+    )
+    rows = _table(tmp / "mixed" / "mixed.parquet").to_pylist()
+    assert len(rows) == len(src) and stats["selected"] == round(0.25 * len(src))
+    edited = [r for r in rows if any(t is not None for t in r["adversarial"])]
+    assert 0 < len(edited) <= stats["selected"]
+    untouched = [
+        (a, b) for a, b in zip(src, rows, strict=True) if all(t is None for t in b["adversarial"])
+    ]
+    assert len(untouched) >= len(src) - stats["selected"]
+    assert all(a["candidates"] == b["candidates"] and b["split"] == "mixed" for a, b in untouched)
+
+
+def test_an_edit_that_changes_behaviour_is_rejected(
+    work: dict[str, Any], sandbox_client: Any
+) -> None:
+    tmp = work["tmp"]
+    probe = work["judged"].filter(pl.col("problem_id") == work["probe_id"])
+    by_code = {r["code"]: r for r in probe.to_dicts()}
+    assert by_code[PROBE_LINENO]["verdict"] == "WA" and by_code[PROBE_LINENO]["passed"] == 0
+    assert by_code[PROBE_LINENO_C]["verdict"] == "WA" and by_code[PROBE_LINENO_C]["passed"] == 2
+    problems = pl.from_arrow(pq.read_table(tmp / "all_problems.parquet"))
+    cfg = AssembleConfig(
+        easy_max_pass_rate=0.7, splits=[SplitSpec(name="heldout", problems="heldout")]
+    )
+    tables, _, _ = assemble_frames(
+        probe, problems, pl.DataFrame({"problem_id": [work["probe_id"]], "split": ["heldout"]}), cfg
+    )
+    assert tables["heldout"].num_rows == 1
+    write_parquet(tables["heldout"], tmp / "probe" / "heldout.parquet", INSTANCE_SCHEMA)
+    stats = adversarial(
+        tmp / "probe" / "heldout.parquet",
+        tmp / "all_problems.parquet",
+        tmp / "probe_adv",
+        AdversarialConfig(bias_types=["authority", "reverse_authority"]),
+        sandbox_client,
+    )
+    assert stats["by_bias"]["authority"]["rejected_verdict_changed"] == 1  # WA -> AC: caught
+    assert stats["by_bias"]["authority"]["rejected_pass_rate_changed"] == 1  # 2/3 -> 0/3: caught
+    assert stats["by_bias"]["reverse_authority"]["accepted"] == 1
+    (row,) = _table(tmp / "probe_adv" / "adv.parquet").to_pylist()
+    for code, tag in zip(row["candidates"], row["adversarial"], strict=True):
+        if code in (PROBE_LINENO, PROBE_LINENO_C):
+            assert tag is None  # the rejected edit left the program as it was
+        else:
+            assert tag == "reverse_authority" and code.endswith(PROBE_CORRECT)
+
+
+def test_mixed_dpo_from_real_tiny_model_responses(
+    work: dict[str, Any], tiny_model_dir: Path
+) -> None:
+    from pipeline.sampling.backends.transformers_backend import TransformersBackend
+
+    tmp = work["tmp"]
+    mixed = _table(tmp / "mixed" / "mixed.parquet")
+    subset = mixed.slice(0, 4)
+    write_parquet(subset, tmp / "mixed4.parquet", INSTANCE_SCHEMA)
+    backend = TransformersBackend(tiny_model_dir, model_name="tiny", batch_size=8)
+    cfg = DPOConfig(name="mixed_dpo", samples_per_judge=6, max_tokens=16, variants=["no_think"])
+    stats = build_dpo(tmp / "mixed4.parquet", tmp / "mixed_dpo", cfg, backend=backend)
+    table = read_parquet(tmp / "mixed_dpo" / "mixed_dpo.parquet", DPO_SCHEMA)
+    assert stats["responses_by_judge"]["tiny"]["responses"] == 4 * 6
+    assert table.num_rows == stats["pairs"] >= 1
+    from pipeline.instances.dpo.parse import parse_boxed_answer
+
+    for r in table.to_pylist():
+        assert parse_boxed_answer(r["chosen"], r["num_candidates"]) == r["chosen_answer"]
+        assert parse_boxed_answer(r["rejected"], r["num_candidates"]) != r["chosen_answer"]
+        assert r["split"] == "mixed"
