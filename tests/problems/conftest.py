@@ -230,3 +230,21 @@ def codeforces_file(tmp_path: Path) -> Path:
     path.parent.mkdir()
     pq.write_table(pa.Table.from_pylist(rows, schema=CODEFORCES_SCHEMA), path)
     return path
+
+
+SCORE_CHECKER = """import sys
+numbers = open(sys.argv[1]).read().split()[1:]
+answer = open(sys.argv[3]).read().split()
+# any position of a minimum is fine; the checker prints a score (1 = accepted)
+print(1 if len(answer) == 1 and answer[0] in numbers and int(answer[0]) == min(map(int, numbers)) else 0)
+"""
+
+
+@pytest.fixture
+def codeforces_checker_file(tmp_path: Path) -> Path:
+    path = tmp_path / "codeforces_checker" / "train-00000-of-00001.parquet"
+    path.parent.mkdir()
+    row = _cf_row("2001/A", generated_checker=SCORE_CHECKER,
+                  official_tests=[{"input": "3\n4 2 9\n", "output": "2\n"}, {"input": "1\n7\n", "output": "7\n"}])
+    pq.write_table(pa.Table.from_pylist([row], schema=CODEFORCES_SCHEMA), path)
+    return path
