@@ -39,11 +39,13 @@ class IngestConfig(BaseModel):
     max_solutions_per_language: int | None = 10  # reference candidates kept per language
     default_time_limit_s: float = 2.0  # when the source gives none
     default_memory_limit_mb: int = 256
-    # Limits outside these bounds are "absurd": the row is quarantined, not clamped.
+    # Limits outside these bounds are "absurd": the row is quarantined, not clamped. The
+    # defaults are what the sandbox can honour per test (JudgeRequest: time <= 60 s,
+    # 16 MB <= memory <= 1024 MB), so every ingested problem can be judged as stated.
     min_time_limit_s: float = 0.05
     max_time_limit_s: float = 60.0
-    min_memory_limit_mb: int = 8
-    max_memory_limit_mb: int = 16384
+    min_memory_limit_mb: int = 16
+    max_memory_limit_mb: int = 1024
     normalize: NormalizeConfig = Field(default_factory=NormalizeConfig)
     quarantine_raw_chars: int = 2000  # how much of an offending row to keep for debugging
     datasets_cache_dir: str | None = None  # passed to datasets.load_dataset
