@@ -150,6 +150,7 @@ def split_problems(
     dropped: list[dict[str, Any]] = []
     heldout_overlapping = 0
     contaminated_clusters: dict[str, str] = {}
+    shared_examples: Counter[str] = Counter()  # boilerplate shows up here as a frequent n-gram
     for i in range(n):
         if split[i] not in ("train", "heldout"):
             continue
@@ -160,6 +161,7 @@ def split_problems(
             heldout_overlapping += 1
             continue
         split[i] = "dropped"
+        shared_examples[hit.example] += 1
         reason[i] = (f"benchmark overlap: shares {hit.shared} word {config.decontam_ngram}-gram(s) "
                      f"with {hit.origin}, e.g. '{hit.example}'")
         contaminated_clusters.setdefault(cluster_of[i], pids[i])
@@ -224,6 +226,8 @@ def split_problems(
             "dropped_from_train": sum(1 for d in dropped if d["reason"].startswith("benchmark overlap")),
             "dropped_as_cluster_mates": sum(1 for d in dropped if d["reason"].startswith("near-duplicate")),
             "heldout_overlapping_kept": heldout_overlapping,
+            "most_common_shared_ngrams": [[g, c] for g, c in sorted(
+                shared_examples.items(), key=lambda kv: (-kv[1], kv[0]))[:20]],
         },
         "date_cut": {"eval_after": str(config.eval_after) if config.eval_after else None,
                      "kept_out_of_heldout": dict(sorted(date_notes.items()))},

@@ -88,6 +88,8 @@ def test_benchmark_overlap_dropped_from_train(planted_parquet: Path, tmp_path: P
     assert all(rows[k]["split"] == "train" for k in ("queue", "strings", "graph", "primes"))
     dropped = {d["source_id"]: d["reason"] for d in report["dropped"]}
     assert set(dropped) == {"grid", "walls", "walls_reworded", "walls_renamed"}
+    shared = dict(report["decontamination"]["most_common_shared_ngrams"])
+    assert shared["brush never leaves the planks she may also"] == 2  # walls + walls_reworded
     # invariant 3, checked independently: nothing left in train shares an 8-gram with the benchmark
     bench_grams = set().union(*(_words8(json.loads(l)["question_content"]) for l in bench.read_text().splitlines()))
     train = pq.read_table(tmp_path / "out" / "train.parquet").to_pylist()
