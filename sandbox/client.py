@@ -36,7 +36,7 @@ from sandbox.models import MAX_MEMORY_LIMIT_MB, JudgeRequest, JudgeResult, TestR
 
 log = logging.getLogger("sandbox")
 
-COMPILE_BUDGET_S = 45.0  # the runner's compile wall limit + margin
+COMPILE_BUDGET_S = 35.0  # the runner's compile wall limit (30 s) + margin
 CHECKER_BUDGET_S = 21.0
 
 
@@ -242,7 +242,7 @@ class SandboxClient:
         attempts = 0
         last_error = ""
         timeout = COMPILE_BUDGET_S + 10 + total * (
-            max(2 * req.time_limit_s, req.time_limit_s + 1) + 1.5
+            max(3 * req.time_limit_s, req.time_limit_s + 2) + 2.0
             + (CHECKER_BUDGET_S if req.compare.mode == "checker" else 0)
         )
         while attempts < self.max_attempts:
@@ -277,6 +277,7 @@ class SandboxClient:
                 total,
                 compile_ok=bool(resp.get("compile_ok")),
                 compile_output=resp.get("compile_output") or None,
+                compile_cached=bool(resp.get("compile_cached")),
                 image=self._image_id,
                 cache_key=task.key,
             )

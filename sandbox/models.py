@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Language = Literal["python", "cpp", "java"]
 Mode = Literal["stdio", "function"]
@@ -26,6 +26,11 @@ class TestCase(BaseModel):
     input: str = ""
     output: str = ""
     code: str | None = None
+
+    @field_validator("input", "output", mode="before")
+    @classmethod
+    def _null_is_empty(cls, v: object) -> object:
+        return "" if v is None else v  # Parquet list<struct> rows carry nulls for absent fields
 
 
 class CompareSpec(BaseModel):
@@ -122,6 +127,7 @@ class JudgeResult(BaseModel):
     pass_rate: float
     tests: list[TestResult] = Field(default_factory=list)
     compile_output: str | None = None
+    compile_cached: bool = False  # the pool container reused a build of the same (language, flags, source)
     image: str = ""
     cache_key: str = ""
     cached: bool = False
