@@ -1,0 +1,80 @@
+"""evaluate() end to end on the tiny model over all four eval splits, and the two CLI commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.evaluate import EvalConfig, evaluate
+from pipeline.evaluate.config import EVAL_SPLITS
+from pipeline.evaluate.report import to_markdown
+
+SMALL = EvalConfig(k=2, max_new_tokens=8, limit=2, temperature=1.0)
+
+
+def test_report_covers_all_four_eval_splits(tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path) -> None:
+    report = evaluate(tiny_model_dir, eval_dataset_dir, tmp_path / "eval", SMALL)
+    assert list(report["splits"]) == list(EVAL_SPLITS)
+    for split, m in report["splits"].items():
+        assert m["instances"] == 2 and m["k"] == 2, split
+        assert 0.0 <= m["top1_accuracy"] <= m["best_of_n_accuracy"] <= 1.0
+        responses = (tmp_path / "eval" / "responses" / f"{split}.jsonl").read_text().splitlines()
+        assert len(responses) == 2 and all(len(json.loads(r)["responses"]) == 2 for r in responses)
+    assert "authority" in report["flip"]  # the Adv fixture's first bias type, paired by prompt_id
+    on_disk = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert list(on_disk["splits"]) == list(EVAL_SPLITS)
+    md = (tmp_path / "eval" / "report.md").read_text()
+    for split in EVAL_SPLITS:
+        assert f"| {split} |" in md
+
+
+def test_markdown_renders_numbers_and_missing_values() -> None:
+    m = {
+        "instances": 3, "k": 4, "top1_accuracy": 0.5, "self_consistency_accuracy": 2 / 3,
+        "best_of_n_accuracy": 1.0, "invalid_rate": 0.0, "pairwise_accuracy": 0.75,
+        "kendall_tau_b": float("nan"), "ndcg": 0.9, "accuracy_by_gold_position": {"A": 1.0, "C": 0.0},
+    }  # fmt: skip
+    md = to_markdown({"model": "m", "config": {"k": 4, "variant": "think"}, "splits": {"heldout": m}})
+    assert "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 0.750 | - | 0.900 |" in md
+    assert "| heldout | 1.000 | 0.000 |" in md
+
+
+def test_missing_split_fails_before_loading_a_model(tmp_path: Path) -> None:
+    import pytest
+
+    with pytest.raises(FileNotFoundError, match="dataset config 'heldout' not found"):
+        evaluate(tmp_path / "no-model", tmp_path, tmp_path / "out", EvalConfig())
+    with pytest.raises(ValueError, match="unknown dataset config 'nope'"):
+        evaluate(tmp_path / "no-model", tmp_path, tmp_path / "out", EvalConfig(splits=["nope"]))
+
+
+def test_cli_train_then_evaluate(tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path) -> None:
+    config = {
+        "name": "cli-sft",
+        "method": "sft",
+        "model": str(tiny_model_dir),
+        "output_dir": str(tmp_path / "sft"),
+        "data": {"dir": str(eval_dataset_dir), "config": "dpo", "limit": 2},
+        "optim": {"max_steps": 1, "per_device_train_batch_size": 2, "bf16": False, "use_cpu": True},
+        "sft": {"max_length": 1024},
+    }
+    path = tmp_path / "sft.yaml"
+    path.write_text(yaml.safe_dump(config))
+    runner = CliRunner()
+    result = runner.invoke(app, ["train", "--config", str(path)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "sft" / "summary.json").read_text())
+    assert summary["global_step"] == 1
+
+    result = runner.invoke(
+        app,
+        ["evaluate", "--model", summary["model_path"], "--data", str(eval_dataset_dir),
+         "--out", str(tmp_path / "eval"), "--k", "1", "--limit", "1"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "| adv |" in result.output
+    assert json.loads((tmp_path / "eval" / "report.json").read_text())["config"]["k"] == 1
