@@ -27,5 +27,5 @@ class EvalConfig(BaseModel):
     dtype: str | None = None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "EvalConfig":
+    def from_yaml(cls, path: str | Path) -> EvalConfig:
         return cls.model_validate(yaml.safe_load(Path(path).read_text()) or {})

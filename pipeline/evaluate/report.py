@@ -28,31 +28,49 @@ def _fmt(v: Any) -> str:
 
 def to_markdown(report: dict[str, Any]) -> str:
     lines = [f"# Verifier evaluation: `{report['model']}`", ""]
-    lines += [f"K = {report['config']['k']} responses per instance, prompt variant `{report['config']['variant']}`.", ""]
+    lines += [
+        f"K = {report['config']['k']} responses per instance, prompt variant `{report['config']['variant']}`.",
+        "",
+    ]
     lines += ["| split | " + " | ".join(h for _, h in _COLUMNS) + " |"]
     lines += ["| --- | " + " | ".join("---:" for _ in _COLUMNS) + " |"]
     for split, m in report["splits"].items():
         lines += [f"| {split} | " + " | ".join(_fmt(m[k]) for k, _ in _COLUMNS) + " |"]
     letters = sorted({g for m in report["splits"].values() for g in m["accuracy_by_gold_position"]})
     lines += ["", "## Top-1 accuracy by gold position", ""]
-    lines += ["| split | " + " | ".join(letters) + " |", "| --- | " + " | ".join("---:" for _ in letters) + " |"]
+    lines += [
+        "| split | " + " | ".join(letters) + " |",
+        "| --- | " + " | ".join("---:" for _ in letters) + " |",
+    ]
     for split, m in report["splits"].items():
         by = m["accuracy_by_gold_position"]
-        lines += [f"| {split} | " + " | ".join(_fmt(by[g]) if g in by else "-" for g in letters) + " |"]
+        lines += [
+            f"| {split} | " + " | ".join(_fmt(by[g]) if g in by else "-" for g in letters) + " |"
+        ]
     if report.get("flip"):
         lines += ["", "## Adv vs Heldout: decision flips per bias type", ""]
-        lines += ["| bias type | pairs | flip rate | correct -> wrong |", "| --- | ---: | ---: | ---: |"]
+        lines += [
+            "| bias type | pairs | flip rate | correct -> wrong |",
+            "| --- | ---: | ---: | ---: |",
+        ]
         for bias, f in report["flip"].items():
             if bias == "unpaired":
                 continue
-            lines += [f"| {bias} | {int(f['n'])} | {_fmt(f['flip_rate'])} | {_fmt(f['correct_to_wrong'])} |"]
+            lines += [
+                f"| {bias} | {int(f['n'])} | {_fmt(f['flip_rate'])} | {_fmt(f['correct_to_wrong'])} |"
+            ]
         if "unpaired" in report["flip"]:
-            lines += ["", f"{int(report['flip']['unpaired']['n'])} Adv rows had no unambiguous Heldout partner."]
+            lines += [
+                "",
+                f"{int(report['flip']['unpaired']['n'])} Adv rows had no unambiguous Heldout partner.",
+            ]
     lines += [
         "",
-        "top-1: mean share of correct responses; maj@K: majority vote; best-of-K: any response correct; "
-        "pairwise / tau-b / NDCG: the verifier's ranking (vote share over the K responses) against the "
-        "candidates' pass rates.",
+        (
+            "top-1: mean share of correct responses; maj@K: majority vote; best-of-K: any response "
+            "correct; pairwise / tau-b / NDCG: the verifier's ranking (vote share over the K "
+            "responses) against the candidates' pass rates."
+        ),
     ]
     return "\n".join(lines) + "\n"
 

@@ -31,14 +31,20 @@ def evaluate(
     """
     cfg = config or EvalConfig()
     out = Path(out_dir)
-    tables = {s: read_config(data_dir, s, cfg.limit) for s in cfg.splits}  # fail before loading a model
+    tables = {
+        s: read_config(data_dir, s, cfg.limit) for s in cfg.splits
+    }  # fail before loading a model
     own_backend = backend is None
     backend = backend or transformers_backend(model, cfg)
     judged = {}
     try:
         for split, table in tables.items():
-            log.info("evaluating %s on %s (%d instances, K=%d)", model, split, table.num_rows, cfg.k)
-            judged[split] = sample_split(backend, table.to_pylist(), split, cfg, out / "responses" / f"{split}.jsonl")
+            log.info(
+                "evaluating %s on %s (%d instances, K=%d)", model, split, table.num_rows, cfg.k
+            )
+            judged[split] = sample_split(
+                backend, table.to_pylist(), split, cfg, out / "responses" / f"{split}.jsonl"
+            )
     finally:
         if own_backend:
             backend.close()

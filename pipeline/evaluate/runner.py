@@ -24,7 +24,9 @@ def sample_split(
     requests = []
     for i, r in enumerate(rows):
         try:
-            messages = build_verifier_messages(r["query"], r["candidates"], r["candidate_languages"], cfg.variant)
+            messages = build_verifier_messages(
+                r["query"], r["candidates"], r["candidate_languages"], cfg.variant
+            )
         except ValueError as e:
             raise ValueError(f"{split} row {i} (prompt_id={r['prompt_id']}): {e}") from e
         requests.append(
@@ -45,7 +47,9 @@ def sample_split(
         texts[int(result.request_id.split(":", 1)[1])] = [g.text for g in result.generations]
     missing = [i for i in range(len(rows)) if i not in texts or len(texts[i]) != cfg.k]
     if missing:
-        raise RuntimeError(f"{split}: backend {backend.name} returned no/short results for rows {missing[:10]}")
+        raise RuntimeError(
+            f"{split}: backend {backend.name} returned no/short results for rows {missing[:10]}"
+        )
 
     judged = []
     for i, r in enumerate(rows):
@@ -64,7 +68,17 @@ def sample_split(
         responses_path.parent.mkdir(parents=True, exist_ok=True)
         with responses_path.open("w") as f:
             for i, j in enumerate(judged):
-                f.write(json.dumps({"prompt_id": j.prompt_id, "gold": j.gold, "picks": j.picks, "responses": texts[i]}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "prompt_id": j.prompt_id,
+                            "gold": j.gold,
+                            "picks": j.picks,
+                            "responses": texts[i],
+                        }
+                    )
+                    + "\n"
+                )
     return judged
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -11,7 +12,10 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
-        config: Path = typer.Option(..., "--config", exists=True, dir_okay=False, help="YAML in configs/train/"),
+        config: Annotated[
+            Path,
+            typer.Option("--config", exists=True, dir_okay=False, help="YAML in configs/train/"),
+        ],
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
         from pipeline.train import train
@@ -21,12 +25,28 @@ def register(app: typer.Typer) -> None:
 
     @app.command("evaluate")
     def evaluate_cmd(
-        model: Path = typer.Option(..., "--model", help="model folder (a merged LoRA or full weights)"),
-        data: Path = typer.Option(..., "--data", exists=True, file_okay=False, help="dataset folder (one folder per config)"),
-        out: Path = typer.Option(..., "--out", help="where report.json, report.md and responses/ go"),
-        config: Path | None = typer.Option(None, "--config", exists=True, dir_okay=False, help="EvalConfig YAML"),
-        k: int | None = typer.Option(None, "--k", help="responses per instance (overrides the config)"),
-        limit: int | None = typer.Option(None, "--limit", help="first N instances per split"),
+        model: Annotated[
+            Path, typer.Option("--model", help="model folder (merged LoRA or full weights)")
+        ],
+        data: Annotated[
+            Path,
+            typer.Option(
+                "--data", exists=True, file_okay=False, help="dataset folder, a folder per config"
+            ),
+        ],
+        out: Annotated[
+            Path, typer.Option("--out", help="where report.json, report.md and responses/ go")
+        ],
+        config: Annotated[
+            Path | None,
+            typer.Option("--config", exists=True, dir_okay=False, help="EvalConfig YAML"),
+        ] = None,
+        k: Annotated[
+            int | None, typer.Option("--k", help="responses per instance (overrides the config)")
+        ] = None,
+        limit: Annotated[
+            int | None, typer.Option("--limit", help="first N instances per split")
+        ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv; write report.json + report.md."""
         from pipeline.evaluate import EvalConfig, evaluate

@@ -109,7 +109,12 @@ class SandboxRewardScorer:
         self.failed_batches_in_a_row = 0
 
     # -- scoring ------------------------------------------------------------------------
-    def score(self, completions: Sequence[Any], rows: Sequence[dict[str, Any]], log_metric: Callable | None = None) -> list[Scored]:
+    def score(
+        self,
+        completions: Sequence[Any],
+        rows: Sequence[dict[str, Any]],
+        log_metric: Callable | None = None,
+    ) -> list[Scored]:
         texts = [completion_text(c) for c in completions]
         key = _batch_key(texts, [r["problem_id"] for r in rows])
         if key == self._key:
@@ -139,7 +144,9 @@ class SandboxRewardScorer:
         try:
             results = future.result(timeout=timeout)
         except Exception as e:  # noqa: BLE001 - any failure becomes "no signal", counted below
-            reason = f"timed out after {timeout:.0f}s" if isinstance(e, cf.TimeoutError) else repr(e)
+            reason = (
+                f"timed out after {timeout:.0f}s" if isinstance(e, cf.TimeoutError) else repr(e)
+            )
             return self._batch_failed(len(requests), reason)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -149,7 +156,12 @@ class SandboxRewardScorer:
     def _batch_failed(self, n: int, reason: str) -> list[tuple[str, int, int]]:
         self.failed_batches_in_a_row += 1
         limit = self.settings.sandbox.max_failed_batches
-        log.warning("sandbox reward batch failed (%d in a row, limit %d): %s", self.failed_batches_in_a_row, limit, reason)
+        log.warning(
+            "sandbox reward batch failed (%d in a row, limit %d): %s",
+            self.failed_batches_in_a_row,
+            limit,
+            reason,
+        )
         if self.failed_batches_in_a_row >= limit:
             raise RuntimeError(
                 f"sandbox reward batches failed {self.failed_batches_in_a_row} times in a row "
@@ -165,7 +177,9 @@ class SandboxRewardScorer:
             cols = ("problem_id", "test_mode", "tests", "time_limit_s", "memory_limit_mb")
             return [{c: kwargs[c][i] for c in cols} for i in range(n)]
 
-        def make(name: str, fn: Callable[[Scored], float | None]) -> Callable[..., list[float | None]]:
+        def make(
+            name: str, fn: Callable[[Scored], float | None]
+        ) -> Callable[..., list[float | None]]:
             def reward(completions: list[Any], log_metric: Callable | None = None, **kwargs: Any):
                 scored = self.score(completions, _rows(kwargs, len(completions)), log_metric)
                 return [fn(x) for x in scored]
@@ -204,7 +218,9 @@ def step_diagnostics(scored: Sequence[Scored], texts: Sequence[str]) -> dict[str
     linted = [s.lint for s in scored if s.lint is not None]
     if linted:
         out["rlvr/ruff/violations"] = sum(r.violations for r in linted) / len(linted)
-        for prefix, count in Counter(p for r in linted for p, c in r.by_prefix.items() for _ in range(c)).items():
+        for prefix, count in Counter(
+            p for r in linted for p, c in r.by_prefix.items() for _ in range(c)
+        ).items():
             out[f"rlvr/ruff/{prefix}"] = count / len(linted)
     return out
 

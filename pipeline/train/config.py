@@ -149,7 +149,7 @@ class TrainConfig(_Section):
     trainer_overrides: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _data_fits_method(self) -> "TrainConfig":
+    def _data_fits_method(self) -> TrainConfig:
         wants = {
             "grpo": ("train", "mixed"),
             "dpo": ("dpo", "mixed_dpo"),
@@ -157,11 +157,13 @@ class TrainConfig(_Section):
             "rlvr": ("train_questions",),
         }[self.method]
         if self.data.config not in wants:
-            raise ValueError(f"data.config: method {self.method} reads one of {wants}, got {self.data.config!r}")
+            raise ValueError(
+                f"data.config: method {self.method} reads one of {wants}, got {self.data.config!r}"
+            )
         return self
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "TrainConfig":
+    def from_yaml(cls, path: str | Path) -> TrainConfig:
         path = Path(path)
         raw = yaml.safe_load(path.read_text()) or {}
         try:

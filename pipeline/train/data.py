@@ -64,7 +64,9 @@ def verifier_prompt_rows(table: pa.Table, variant: Literal["think", "no_think"])
     rows: list[dict[str, Any]] = []
     for i, r in enumerate(table.to_pylist()):
         try:
-            prompt = build_verifier_prompt(r["query"], r["candidates"], r["candidate_languages"], variant)
+            prompt = build_verifier_prompt(
+                r["query"], r["candidates"], r["candidate_languages"], variant
+            )
         except ValueError as e:
             raise ValueError(f"row {i} (prompt_id={r.get('prompt_id')}): {e}") from e
         rows.append(
@@ -83,7 +85,11 @@ def preference_rows(table: pa.Table) -> Dataset:
     """DPO rows in TRL's conversational preference format (prompt / chosen / rejected)."""
     return Dataset.from_list(
         [
-            {"prompt": _user(r["prompt"]), "chosen": _assistant(r["chosen"]), "rejected": _assistant(r["rejected"])}
+            {
+                "prompt": _user(r["prompt"]),
+                "chosen": _assistant(r["chosen"]),
+                "rejected": _assistant(r["rejected"]),
+            }
             for r in table.to_pylist()
         ]
     )
@@ -92,5 +98,8 @@ def preference_rows(table: pa.Table) -> Dataset:
 def sft_rows(table: pa.Table) -> Dataset:
     """SFT on the chosen verifier responses (prompt-completion format: loss on the response)."""
     return Dataset.from_list(
-        [{"prompt": _user(r["prompt"]), "completion": _assistant(r["chosen"])} for r in table.to_pylist()]
+        [
+            {"prompt": _user(r["prompt"]), "completion": _assistant(r["chosen"])}
+            for r in table.to_pylist()
+        ]
     )

@@ -19,7 +19,9 @@ SYNTAX = "syntax"  # ruff reports syntax errors with no rule code (or "invalid-s
 @dataclass(frozen=True)
 class LintReport:
     violations: int
-    by_prefix: dict[str, int] = field(default_factory=dict)  # rule family (E, F, W, B, ...) -> count
+    by_prefix: dict[str, int] = field(
+        default_factory=dict
+    )  # rule family (E, F, W, B, ...) -> count
 
 
 def rule_prefix(code: str | None) -> str:
@@ -29,7 +31,9 @@ def rule_prefix(code: str | None) -> str:
     return SYNTAX if not code or "syntax" in code else code
 
 
-def lint_python(sources: Sequence[str], select: Sequence[str], *, timeout_s: float = 120.0) -> list[LintReport]:
+def lint_python(
+    sources: Sequence[str], select: Sequence[str], *, timeout_s: float = 120.0
+) -> list[LintReport]:
     """One LintReport per source. `--isolated`: the project's own ruff settings never leak in."""
     if not sources:
         return []

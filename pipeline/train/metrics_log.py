@@ -32,15 +32,19 @@ class JsonlMetricsCallback(TrainerCallback):
         self.path = Path(path)
         self._start = time.perf_counter()
 
-    def on_train_begin(self, args, state, control, **kwargs):  # noqa: ANN001 - HF signature
+    def on_train_begin(self, args, state, control, **kwargs):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._start = time.perf_counter()
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+    def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs:
             return
         elapsed = time.perf_counter() - self._start
-        record: dict[str, Any] = {"step": state.global_step, "epoch": state.epoch, "elapsed_s": elapsed}
+        record: dict[str, Any] = {
+            "step": state.global_step,
+            "epoch": state.epoch,
+            "elapsed_s": elapsed,
+        }
         record.update({k: _jsonable(v) for k, v in logs.items()})
         if state.global_step and elapsed > 0:
             record["steps_per_s"] = state.global_step / elapsed

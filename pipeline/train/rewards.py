@@ -39,7 +39,9 @@ def completion_text(completion: str | list[dict[str, str]]) -> str:
     """TRL passes plain strings (standard format) or message lists (conversational)."""
     if isinstance(completion, str):
         return completion
-    return "".join(m.get("content") or "" for m in completion if m.get("role", "assistant") == "assistant")
+    return "".join(
+        m.get("content") or "" for m in completion if m.get("role", "assistant") == "assistant"
+    )
 
 
 def accuracy_reward(text: str, gold: str, num_candidates: int) -> float:
@@ -54,7 +56,11 @@ def format_ok(text: str, num_candidates: int, variant: Variant) -> bool:
     if text.count(_THINK_CLOSE) != 1 or text.count(_THINK_OPEN) > 1:
         return False
     thinking, answer = text.split(_THINK_CLOSE)
-    if _THINK_OPEN in thinking and thinking.strip() and not thinking.lstrip().startswith(_THINK_OPEN):
+    if (
+        _THINK_OPEN in thinking
+        and thinking.strip()
+        and not thinking.lstrip().startswith(_THINK_OPEN)
+    ):
         return False  # text before the opening tag: not thinking-first
     if _THINK_OPEN in answer:
         return False
@@ -106,7 +112,9 @@ def make_reward_funcs(
 ) -> list[RewardFunc]:
     """The TRL reward callables for `names` (accuracy, format, overlong, rank_aware)."""
 
-    def accuracy(completions: list[Any], chosen_answer: list[str], num_candidates: list[int], **_: Any):
+    def accuracy(
+        completions: list[Any], chosen_answer: list[str], num_candidates: list[int], **_: Any
+    ):
         return [
             accuracy_reward(completion_text(c), g, n)
             for c, g, n in zip(completions, chosen_answer, num_candidates, strict=True)
@@ -121,7 +129,9 @@ def make_reward_funcs(
     def overlong(completion_ids: list[list[int]], **_: Any):
         return [overlong_reward(len(ids), budget, overlong_buffer) for ids in completion_ids]
 
-    def rank_aware(completions: list[Any], chosen_answer: list[str], pass_rates: list[list[float]], **_: Any):
+    def rank_aware(
+        completions: list[Any], chosen_answer: list[str], pass_rates: list[list[float]], **_: Any
+    ):
         return [
             rank_aware_reward(completion_text(c), g, p)
             for c, g, p in zip(completions, chosen_answer, pass_rates, strict=True)

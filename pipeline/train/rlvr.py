@@ -43,7 +43,9 @@ def question_rows(table: Any, language: str) -> Dataset:
                 memory_limit_mb=r["memory_limit_mb"],
             )
         except ValueError as e:
-            raise ValueError(f"train_questions row {i} (problem_id={r.get('problem_id')}): {e}") from e
+            raise ValueError(
+                f"train_questions row {i} (problem_id={r.get('problem_id')}): {e}"
+            ) from e
         rows.append({"prompt": chat_messages(problem, language), **{k: r[k] for k in _KEEP}})
     return Dataset.from_list(rows)
 
@@ -52,7 +54,7 @@ class _CloseClient(TrainerCallback):
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def on_train_end(self, args, state, control, **kwargs):  # noqa: ANN001 - HF signature
+    def on_train_end(self, args, state, control, **kwargs):
         self.client.close()
 
 
@@ -71,17 +73,21 @@ def build_rlvr(cfg: TrainConfig, callbacks: list[Any], sandbox_client: Any = Non
     scorer = SandboxRewardScorer(sandbox_client, r)
     names = list(r.rewards)
     gspo = r.algorithm == "gspo"
-    args = base_trainer_args(cfg) | {
-        "num_generations": r.num_generations,
-        "max_completion_length": r.max_completion_length,
-        "temperature": r.temperature,
-        "beta": r.beta,
-        "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
-        "importance_sampling_level": "sequence" if gspo else "token",
-        "epsilon": r.epsilon,
-        "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
-        "reward_weights": [r.rewards[n] for n in names],
-    } | vllm_args(r.vllm)
+    args = (
+        base_trainer_args(cfg)
+        | {
+            "num_generations": r.num_generations,
+            "max_completion_length": r.max_completion_length,
+            "temperature": r.temperature,
+            "beta": r.beta,
+            "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
+            "importance_sampling_level": "sequence" if gspo else "token",
+            "epsilon": r.epsilon,
+            "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
+            "reward_weights": [r.rewards[n] for n in names],
+        }
+        | vllm_args(r.vllm)
+    )
     return GRPOTrainer(
         model=cfg.model,
         reward_funcs=scorer.reward_funcs(names),

@@ -22,7 +22,9 @@ def _builder(method: str, sandbox_client: Any) -> Any:
         return lambda cfg, callbacks: build_rlvr(cfg, callbacks, sandbox_client)
     from pipeline.train import verifier
 
-    return {"grpo": verifier.build_grpo, "dpo": verifier.build_dpo, "sft": verifier.build_sft}[method]
+    return {"grpo": verifier.build_grpo, "dpo": verifier.build_dpo, "sft": verifier.build_sft}[
+        method
+    ]
 
 
 def train(config: TrainConfig | str | Path, *, sandbox_client: Any = None) -> dict[str, Any]:
@@ -43,7 +45,9 @@ def train(config: TrainConfig | str | Path, *, sandbox_client: Any = None) -> di
 
     trainer = _builder(cfg.method, sandbox_client)(cfg, [JsonlMetricsCallback(metrics_path)])
     start = time.perf_counter()
-    result = trainer.train(resume_from_checkpoint=_last_checkpoint(out / "checkpoints") if cfg.resume else None)
+    result = trainer.train(
+        resume_from_checkpoint=_last_checkpoint(out / "checkpoints") if cfg.resume else None
+    )
     runtime = time.perf_counter() - start
     model_path = save_final(trainer, cfg)
 
@@ -62,7 +66,13 @@ def train(config: TrainConfig | str | Path, *, sandbox_client: Any = None) -> di
         "last_log": steps[-1] if steps else None,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    log.info("trained %s (%s) for %d steps -> %s", cfg.name, cfg.method, summary["global_step"], model_path)
+    log.info(
+        "trained %s (%s) for %d steps -> %s",
+        cfg.name,
+        cfg.method,
+        summary["global_step"],
+        model_path,
+    )
     return summary
 
 

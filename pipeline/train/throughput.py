@@ -47,7 +47,13 @@ def measure(cfg: TrainConfig) -> dict[str, Any]:
     from pipeline.train.metrics_log import read_metrics
 
     per_step = cfg.optim.per_device_train_batch_size * cfg.optim.gradient_accumulation_steps
-    generated = sum(r.get("completions/mean_length", 0.0) * per_step for r in read_metrics(summary["metrics_log"]) if "loss" in r)
+    logged = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
+    steady = _steady_state(logged, per_step)
+    generated = sum(
+        r.get("completions/mean_length", 0.0) * per_step
+        for r in read_metrics(summary["metrics_log"])
+        if "loss" in r
+    )
     return {
         "name": cfg.name,
         "method": cfg.method,
@@ -60,9 +66,30 @@ def measure(cfg: TrainConfig) -> dict[str, Any]:
         "tokens_per_s": tokens / runtime if tokens else None,
         "generated_tokens_per_s": generated / runtime if generated else None,
         "peak_gpu_memory_gib": _peak_gib(),
+        **steady,
         "final_loss": last.get("loss"),
         "completion_mean_length": last.get("completions/mean_length"),
     }
+
+
+def _steady_state(logged: list[dict[str, Any]], per_step: int) -> dict[str, Any]:
+    """Rates between the first and the last logged step: leaves out the first step's warm-up
+    (CUDA context, kernel autotuning, first generation), which dominates short runs."""
+    if len(logged) < 2:
+        return {}
+    first, last = logged[0], logged[-1]
+    dt = last["elapsed_s"] - first["elapsed_s"]
+    if dt <= 0:
+        return {}
+    out: dict[str, Any] = {
+        "steady_steps_per_s": (last["step"] - first["step"]) / dt,
+        "steady_tokens_per_s": (last.get("num_tokens", 0) - first.get("num_tokens", 0)) / dt,
+        "first_step_s": first["elapsed_s"],
+    }
+    lengths = [r["completions/mean_length"] for r in logged[1:] if "completions/mean_length" in r]
+    if lengths:
+        out["steady_generated_tokens_per_s"] = sum(lengths) * per_step / dt
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -73,7 +100,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--budget", type=int, default=1024, help="GRPO max_completion_length")
     p.add_argument("--grpo-steps", type=int, default=8)
-    p.add_argument("--grpo-batch", type=int, default=64, help="completions per step (prompts x generations)")
+    p.add_argument(
+        "--grpo-batch", type=int, default=64, help="completions per step (prompts x generations)"
+    )
     p.add_argument("--dpo-steps", type=int, default=30)
     p.add_argument("--dpo-batch", type=int, default=16)
     p.add_argument("--cpu", action="store_true")
@@ -83,23 +112,39 @@ def main(argv: list[str] | None = None) -> None:
     from pipeline.models.tiny import build_tiny_model
 
     model = build_tiny_model(a.out / "model", hidden_size=a.hidden, num_layers=a.layers)
-    optim = {"learning_rate": 1e-5, "bf16": not a.cpu, "use_cpu": a.cpu, "save_steps": 10_000, "logging_steps": 1}
+    optim = {
+        "learning_rate": 1e-5,
+        "bf16": not a.cpu,
+        "use_cpu": a.cpu,
+        "save_steps": 10_000,
+        "logging_steps": 1,
+    }
     base = {"model": str(model), "trainer_overrides": {"save_strategy": "no"}, "resume": False}
     runs = {
         "grpo": {
             "method": "grpo",
             "data": {"dir": a.data, "config": "train"},
-            "optim": optim | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
-            "grpo": {"num_generations": 8, "max_completion_length": a.budget,
-                     "rewards": {"accuracy": 1.0, "format": 0.5, "overlong": 1.0}},
+            "optim": optim
+            | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
+            "grpo": {
+                "num_generations": 8,
+                "max_completion_length": a.budget,
+                "rewards": {"accuracy": 1.0, "format": 0.5, "overlong": 1.0},
+            },
         },
         "grpo_lora": {
             "method": "grpo",
             "data": {"dir": a.data, "config": "train"},
             "lora": {"r": 16, "alpha": 32},
-            "optim": optim | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
-            "grpo": {"num_generations": 8, "max_completion_length": a.budget, "importance_sampling_level": "sequence",
-                     "loss_type": "grpo", "rewards": {"accuracy": 1.0, "rank_aware": 0.5}},
+            "optim": optim
+            | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
+            "grpo": {
+                "num_generations": 8,
+                "max_completion_length": a.budget,
+                "importance_sampling_level": "sequence",
+                "loss_type": "grpo",
+                "rewards": {"accuracy": 1.0, "rank_aware": 0.5},
+            },
         },
         "dpo": {
             "method": "dpo",
@@ -116,7 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     }
     results = []
     for name in a.only:
-        cfg = TrainConfig.model_validate(base | runs[name] | {"name": name, "output_dir": a.out / name})
+        cfg = TrainConfig.model_validate(
+            base | runs[name] | {"name": name, "output_dir": a.out / name}
+        )
         results.append(measure(cfg))
         print(json.dumps(results[-1]), flush=True)
     import torch

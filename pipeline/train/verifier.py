@@ -48,20 +48,24 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
         overlong_buffer=g.buffer,
         format_penalty=g.format_penalty,
     )
-    args = base_trainer_args(cfg) | {
-        "num_generations": g.num_generations,
-        "max_completion_length": g.max_completion_length,
-        "temperature": g.temperature,
-        "top_p": g.top_p,
-        "beta": g.beta,
-        "loss_type": g.loss_type,
-        "importance_sampling_level": g.importance_sampling_level,
-        "epsilon": g.epsilon,
-        "epsilon_high": g.epsilon_high if g.epsilon_high is not None else g.epsilon,
-        "mask_truncated_completions": g.mask_truncated_completions,
-        "scale_rewards": g.scale_rewards,
-        "reward_weights": [g.rewards[n] for n in names],
-    } | vllm_args(g.vllm)
+    args = (
+        base_trainer_args(cfg)
+        | {
+            "num_generations": g.num_generations,
+            "max_completion_length": g.max_completion_length,
+            "temperature": g.temperature,
+            "top_p": g.top_p,
+            "beta": g.beta,
+            "loss_type": g.loss_type,
+            "importance_sampling_level": g.importance_sampling_level,
+            "epsilon": g.epsilon,
+            "epsilon_high": g.epsilon_high if g.epsilon_high is not None else g.epsilon,
+            "mask_truncated_completions": g.mask_truncated_completions,
+            "scale_rewards": g.scale_rewards,
+            "reward_weights": [g.rewards[n] for n in names],
+        }
+        | vllm_args(g.vllm)
+    )
     return GRPOTrainer(
         model=cfg.model,
         reward_funcs=reward_funcs,
@@ -77,7 +81,11 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
     d = cfg.dpo
     dataset = preference_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit))
-    args = base_trainer_args(cfg) | {"beta": d.beta, "max_length": d.max_length, "loss_type": d.loss_type}
+    args = base_trainer_args(cfg) | {
+        "beta": d.beta,
+        "max_length": d.max_length,
+        "loss_type": d.loss_type,
+    }
     return DPOTrainer(
         model=cfg.model,
         args=DPOConfig(**with_overrides(args, cfg)),
@@ -92,7 +100,10 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
     s = cfg.sft
     dataset = sft_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit))
-    args = base_trainer_args(cfg) | {"max_length": s.max_length, "completion_only_loss": s.completion_only_loss}
+    args = base_trainer_args(cfg) | {
+        "max_length": s.max_length,
+        "completion_only_loss": s.completion_only_loss,
+    }
     return SFTTrainer(
         model=cfg.model,
         args=SFTConfig(**with_overrides(args, cfg)),

@@ -83,7 +83,9 @@ def test_flip_rates_per_bias_type() -> None:
     # a1 pairs with I1 by prompt_id: majority B (right) -> A (wrong): flip, correct->wrong
     a1 = Judged("p1", "B", I1.pass_rates, ("A", "A", "B"), (None, "authority", None), "q1")
     # a2 has a new prompt_id; pairs with I2 by (problem, n, gold): majority B -> B: no flip
-    a2 = Judged("p2-adv", "A", I2.pass_rates, ("B", "B"), ("self_declared", "authority", None), "q2")
+    a2 = Judged(
+        "p2-adv", "A", I2.pass_rates, ("B", "B"), ("self_declared", "authority", None), "q2"
+    )
     # a3 matches nothing
     a3 = Judged("zzz", "C", (0.0, 0.0, 1.0), ("C",), (None, None, "authority"), "q9")
     got = flip_rates([a1, a2, a3], ITEMS)

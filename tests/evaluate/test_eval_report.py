@@ -16,7 +16,9 @@ from pipeline.evaluate.report import to_markdown
 SMALL = EvalConfig(k=2, max_new_tokens=8, limit=2, temperature=1.0)
 
 
-def test_report_covers_all_four_eval_splits(tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path) -> None:
+def test_report_covers_all_four_eval_splits(
+    tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
+) -> None:
     report = evaluate(tiny_model_dir, eval_dataset_dir, tmp_path / "eval", SMALL)
     assert list(report["splits"]) == list(EVAL_SPLITS)
     for split, m in report["splits"].items():
@@ -38,7 +40,9 @@ def test_markdown_renders_numbers_and_missing_values() -> None:
         "best_of_n_accuracy": 1.0, "invalid_rate": 0.0, "pairwise_accuracy": 0.75,
         "kendall_tau_b": float("nan"), "ndcg": 0.9, "accuracy_by_gold_position": {"A": 1.0, "C": 0.0},
     }  # fmt: skip
-    md = to_markdown({"model": "m", "config": {"k": 4, "variant": "think"}, "splits": {"heldout": m}})
+    md = to_markdown(
+        {"model": "m", "config": {"k": 4, "variant": "think"}, "splits": {"heldout": m}}
+    )
     assert "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 0.750 | - | 0.900 |" in md
     assert "| heldout | 1.000 | 0.000 |" in md
 
@@ -52,7 +56,9 @@ def test_missing_split_fails_before_loading_a_model(tmp_path: Path) -> None:
         evaluate(tmp_path / "no-model", tmp_path, tmp_path / "out", EvalConfig(splits=["nope"]))
 
 
-def test_cli_train_then_evaluate(tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path) -> None:
+def test_cli_train_then_evaluate(
+    tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
+) -> None:
     config = {
         "name": "cli-sft",
         "method": "sft",

@@ -29,7 +29,10 @@ PROBLEMS = [
         "max2",
         "Read two integers and print the larger one.",
         "a, b = map(int, input().split())\nprint(max(a, b))\n",
-        [("a, b = map(int, input().split())\nprint(a)\n", 0.5), ("a, b = map(int, input().split())\nprint(min(a, b))\n", 0.0)],
+        [
+            ("a, b = map(int, input().split())\nprint(a)\n", 0.5),
+            ("a, b = map(int, input().split())\nprint(min(a, b))\n", 0.0),
+        ],
         [("3 9\n", "9\n"), ("9 3\n", "9\n"), ("2 8\n", "8\n"), ("8 1\n", "8\n")],
     ),
     (
@@ -83,7 +86,11 @@ def _instance(pi: int, rotation: int, split: str, *, adversarial: bool = False) 
 
 
 def instances(split: str, *, adversarial: bool = False) -> list[dict]:
-    return [_instance(pi, rot, split, adversarial=adversarial) for pi in range(len(PROBLEMS)) for rot in range(3)]
+    return [
+        _instance(pi, rot, split, adversarial=adversarial)
+        for pi in range(len(PROBLEMS))
+        for rot in range(3)
+    ]
 
 
 def dpo_rows() -> list[dict]:
@@ -91,7 +98,9 @@ def dpo_rows() -> list[dict]:
     for inst in instances("train"):
         gold = inst["chosen_answer"]
         wrong = ANSWER_LETTERS[(inst["chosen_position"] + 1) % inst["num_candidates"]]
-        prompt = build_verifier_prompt(inst["query"], inst["candidates"], inst["candidate_languages"], "think")
+        prompt = build_verifier_prompt(
+            inst["query"], inst["candidates"], inst["candidate_languages"], "think"
+        )
         rows.append(
             {
                 **inst,
@@ -144,6 +153,12 @@ def write_dataset(root: str | Path) -> Path:
         "train_questions": (question_rows(), TRAIN_QUESTIONS_SCHEMA),
     }
     for name, (rows, schema) in tables.items():
-        split = "train" if name in ("train", "mixed", "dpo", "mixed_dpo", "train_questions") else "test"
-        write_parquet(pa.Table.from_pylist(rows, schema=schema), root / name / f"{split}-00000-of-00001.parquet", schema)
+        split = (
+            "train" if name in ("train", "mixed", "dpo", "mixed_dpo", "train_questions") else "test"
+        )
+        write_parquet(
+            pa.Table.from_pylist(rows, schema=schema),
+            root / name / f"{split}-00000-of-00001.parquet",
+            schema,
+        )
     return root

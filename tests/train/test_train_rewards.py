@@ -74,10 +74,16 @@ def test_rank_aware(text: str, expected: float) -> None:
 
 def test_trl_wrappers_read_dataset_columns() -> None:
     funcs = make_reward_funcs(
-        ["accuracy", "format", "overlong", "rank_aware"], variant="think", budget=10, overlong_buffer=5
+        ["accuracy", "format", "overlong", "rank_aware"],
+        variant="think",
+        budget=10,
+        overlong_buffer=5,
     )
     assert [f.__name__ for f in funcs] == ["accuracy", "format", "overlong", "rank_aware"]
-    completions = [[{"role": "assistant", "content": THINK_OK}], [{"role": "assistant", "content": "\\boxed{A}"}]]
+    completions = [
+        [{"role": "assistant", "content": THINK_OK}],
+        [{"role": "assistant", "content": "\\boxed{A}"}],
+    ]
     kwargs = {
         "prompts": [None, None],
         "completions": completions,

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from pipeline.train import TrainConfig, train
-from pipeline.train.code_rewards import NO_CODE, Scored, SandboxRewardScorer, combined_reward, step_diagnostics
+from pipeline.train.code_rewards import (
+    NO_CODE,
+    SandboxRewardScorer,
+    Scored,
+    combined_reward,
+    step_diagnostics,
+)
 from pipeline.train.config import RlvrSettings
 from pipeline.train.lint import LintReport, lint_python, rule_prefix
 from pipeline.train.metrics_log import read_metrics
@@ -21,13 +27,18 @@ SUM_ROW = {
     "memory_limit_mb": 256,
 }
 GOOD = "Here:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
-GOOD_WITH_UNUSED_IMPORT = "```python\nimport os\na, b = map(int, input().split())\nprint(a + b)\n```"
+GOOD_WITH_UNUSED_IMPORT = (
+    "```python\nimport os\na, b = map(int, input().split())\nprint(a + b)\n```"
+)
 HALF = "```python\nprint(3)\n```"  # right on the first test only
 NO_PROGRAM = "I am not sure how to solve this."
 
 
 def test_lint_counts_by_rule_family() -> None:
-    reports = lint_python(["import os\nx = 1\n", "print(1)\n", "def f(:\n", "x = 1\nprint(x == None)\n"], ["E", "F", "W"])
+    reports = lint_python(
+        ["import os\nx = 1\n", "print(1)\n", "def f(:\n", "x = 1\nprint(x == None)\n"],
+        ["E", "F", "W"],
+    )
     assert reports[0] == LintReport(1, {"F": 1})  # F401 unused import
     assert reports[1] == LintReport(0, {})
     assert reports[2].by_prefix.keys() == {"syntax"}
@@ -80,7 +91,9 @@ def test_sandbox_rewards_on_hand_written_completions(sandbox_client: object) -> 
 
 @pytest.mark.docker
 def test_a_timed_out_batch_gives_no_signal_then_stops_training(sandbox_client: object) -> None:
-    settings = RlvrSettings.model_validate({"sandbox": {"batch_timeout_s": 1e-4, "max_failed_batches": 2}})
+    settings = RlvrSettings.model_validate(
+        {"sandbox": {"batch_timeout_s": 1e-4, "max_failed_batches": 2}}
+    )
     scorer = SandboxRewardScorer(sandbox_client, settings)
     [combined] = scorer.reward_funcs(["combined"])
     columns = {k: [SUM_ROW[k]] for k in SUM_ROW}
@@ -110,7 +123,14 @@ def test_rlvr_trains_with_lora_and_sandbox_rewards(
     summary = train(cfg, sandbox_client=sandbox_client)
     steps = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
     assert len(steps) == 2
-    for key in ("rewards/combined/mean", "rlvr/completion_chars", "rlvr/sandbox_se", "completions/mean_length"):
+    for key in (
+        "rewards/combined/mean",
+        "rlvr/completion_chars",
+        "rlvr/sandbox_se",
+        "completions/mean_length",
+    ):
         assert key in steps[-1]
-    assert sum(v for k, v in steps[-1].items() if k.startswith("rlvr/verdict/")) == pytest.approx(1.0)
+    assert sum(v for k, v in steps[-1].items() if k.startswith("rlvr/verdict/")) == pytest.approx(
+        1.0
+    )
     assert (Path(summary["model_path"]) / "model.safetensors").exists()

@@ -12,12 +12,20 @@ from transformers import AutoModelForCausalLM
 from pipeline.train import TrainConfig, train
 from pipeline.train.metrics_log import read_metrics
 
-CPU = {"max_steps": 2, "per_device_train_batch_size": 4, "bf16": False, "use_cpu": True, "learning_rate": 1e-4}
+CPU = {
+    "max_steps": 2,
+    "per_device_train_batch_size": 4,
+    "bf16": False,
+    "use_cpu": True,
+    "learning_rate": 1e-4,
+}
 
 
 def _config(tmp_path: Path, model: Path, data_dir: Path, **fields: Any) -> TrainConfig:
     base = {"model": str(model), "output_dir": tmp_path / "run", "optim": dict(CPU)}
-    return TrainConfig.model_validate(base | fields | {"data": {"dir": data_dir, "limit": 4} | fields["data"]})
+    return TrainConfig.model_validate(
+        base | fields | {"data": {"dir": data_dir, "limit": 4} | fields["data"]}
+    )
 
 
 def _losses(summary: dict) -> list[dict]:
@@ -27,7 +35,9 @@ def _losses(summary: dict) -> list[dict]:
     return steps
 
 
-def test_grpo_think_full_finetune_with_checkpoints(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) -> None:
+def test_grpo_think_full_finetune_with_checkpoints(
+    tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path
+) -> None:
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="grpo", data={"config": "train"},
@@ -43,11 +53,16 @@ def test_grpo_think_full_finetune_with_checkpoints(tmp_path: Path, tiny_model_di
     assert steps[-1]["rewards/format/mean"] == -1.0
     assert steps[-1]["completions/mean_length"] <= 24
     assert (Path(summary["model_path"]) / "model.safetensors").exists()
-    assert sorted(p.name for p in (cfg.output_dir / "checkpoints").glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+    assert sorted(p.name for p in (cfg.output_dir / "checkpoints").glob("checkpoint-*")) == [
+        "checkpoint-1",
+        "checkpoint-2",
+    ]
     assert json.loads((cfg.output_dir / "summary.json").read_text())["global_step"] == 2
 
 
-def test_grpo_instruct_lora_gspo_merges_a_loadable_model(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) -> None:
+def test_grpo_instruct_lora_gspo_merges_a_loadable_model(
+    tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path
+) -> None:
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="grpo", data={"config": "mixed"}, lora={"r": 4, "alpha": 8},
@@ -63,7 +78,9 @@ def test_grpo_instruct_lora_gspo_merges_a_loadable_model(tmp_path: Path, tiny_mo
     assert not any("lora" in name for name, _ in merged.named_parameters())
 
 
-def test_dpo_think_trains_and_prefers_chosen(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) -> None:
+def test_dpo_think_trains_and_prefers_chosen(
+    tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path
+) -> None:
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="dpo", data={"config": "dpo"}, optim=CPU | {"max_steps": 6, "logging_steps": 3},
@@ -89,7 +106,9 @@ def test_dpo_with_lora(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) 
     assert (Path(summary["model_path"]) / "adapter_model.safetensors").exists()
 
 
-def test_sft_on_chosen_responses_lowers_the_loss(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) -> None:
+def test_sft_on_chosen_responses_lowers_the_loss(
+    tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path
+) -> None:
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="sft", data={"config": "dpo"}, optim=CPU | {"max_steps": 6, "learning_rate": 1e-3},
@@ -104,12 +123,19 @@ def test_sft_on_chosen_responses_lowers_the_loss(tmp_path: Path, tiny_model_dir:
 def test_data_config_must_fit_the_method(tmp_path: Path, dataset_dir: Path) -> None:
     with pytest.raises(ValueError, match="method dpo reads one of"):
         TrainConfig.model_validate(
-            {"method": "dpo", "model": "m", "output_dir": tmp_path, "data": {"dir": dataset_dir, "config": "train"}}
+            {
+                "method": "dpo",
+                "model": "m",
+                "output_dir": tmp_path,
+                "data": {"dir": dataset_dir, "config": "train"},
+            }
         )
 
 
 def test_missing_dataset_config_names_the_paths(tmp_path: Path, tiny_model_dir: Path) -> None:
-    cfg = _config(tmp_path, tiny_model_dir, tmp_path / "nowhere", method="sft", data={"config": "dpo"})
+    cfg = _config(
+        tmp_path, tiny_model_dir, tmp_path / "nowhere", method="sft", data={"config": "dpo"}
+    )
     with pytest.raises(FileNotFoundError, match="dataset config 'dpo' not found"):
         train(cfg)
 
@@ -119,5 +145,9 @@ def test_every_shipped_config_validates() -> None:
     assert len(configs) >= 8
     methods = {TrainConfig.from_yaml(p).method for p in configs}
     assert methods == {"grpo", "dpo", "sft", "rlvr"}
-    budgets = {TrainConfig.from_yaml(p).grpo.max_completion_length for p in configs if "grpo_think" in p.name}
+    budgets = {
+        TrainConfig.from_yaml(p).grpo.max_completion_length
+        for p in configs
+        if "grpo_think" in p.name
+    }
     assert budgets == {4096, 8192, 16384}
