@@ -60,8 +60,8 @@ def _progress(enabled: bool) -> Progress:
 class ProblemCollector:
     """Accepted problems, held as Arrow batches (far smaller than Python objects at scale).
 
-    The same problem twice (same source + source_id) is kept once; later copies are
-    quarantined with the reason.
+    The same problem twice (same source + source_id) is kept once (the first copy in
+    --source order); later copies are quarantined with the reason.
     """
 
     BATCH = 1000
