@@ -151,7 +151,7 @@ def main() -> None:
         total = time.perf_counter() - t0
         return total, total - shared.inside_s  # (wall, the stage's own work outside the backend)
 
-    raw()  # warm-up (allocator, kernels)
+    _, first_texts = raw()  # warm-up (allocator, kernels)
     raw_times, stage_times, own_times = [], [], []
     for k in range(args.repeats):
         dt, texts = raw()
@@ -159,7 +159,10 @@ def main() -> None:
         wall, own = stage(k)
         stage_times.append(wall)
         own_times.append(own)
-    # Same inputs on both sides: the stage's completions are the raw ones.
+    # Same inputs on both sides: the stage's completions are the raw ones. On CPU this is exact;
+    # on a GPU, bf16 kernels can differ in the last bits between identical calls, and sampling
+    # from a near-uniform random model turns that into different tokens, so there the share is
+    # reported next to raw-vs-raw agreement (the numerics' own floor) instead of asserted.
     import pyarrow.parquet as pq
 
     rows = pq.read_table(tmp / "stage-0" / "candidates.parquet").to_pylist()
@@ -168,8 +171,9 @@ def main() -> None:
         for r in rows
         if texts[f"{r['problem_id']}|{r['language']}|0"][r["sample_index"]] != r["completion"]
     ]
-    assert rows and not mismatched, f"{len(mismatched)} stage completions differ from raw generate"
-
+    raw_vs_raw = sum(a != b for rid in texts for a, b in zip(texts[rid], first_texts[rid]))
+    if args.device == "cpu":
+        assert rows and not mismatched, f"{len(mismatched)} stage completions differ from raw generate"
     # Shared machines are noisy: the best of N is each side's intrinsic cost (medians also shown).
     raw_best, stage_best = min(raw_times), min(stage_times)
     raw_med, stage_med = statistics.median(raw_times), statistics.median(stage_times)
@@ -192,6 +196,8 @@ def main() -> None:
         "median_overhead_pct": round(100 * (stage_med - raw_med) / raw_med, 1),
         "stage_own_work_s": round(own_med, 3),
         "stage_own_work_pct_of_raw": round(100 * own_med / raw_med, 1),
+        "stage_vs_raw_text_mismatches": f"{len(mismatched)}/{len(rows)}",
+        "raw_vs_raw_text_mismatches": f"{raw_vs_raw}/{n_samples}",
     }
     print(f"requests={len(requests)} samples={n_samples} device={args.device} "
           f"model=hidden{args.hidden}x{args.layers}L repeats={args.repeats}")
@@ -204,6 +210,8 @@ def main() -> None:
           f"(median: {figures['median_overhead_pct']:+.1f}%; target <= 10%)")
     print(f"stage's own work outside the backend: {own_med:.3f}s = "
           f"{figures['stage_own_work_pct_of_raw']:.1f}% of raw generate")
+    print(f"completions differing: stage vs raw {figures['stage_vs_raw_text_mismatches']}, "
+          f"raw vs raw {figures['raw_vs_raw_text_mismatches']}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
 
