@@ -1,7 +1,7 @@
 """Near-duplicate dedup at scale: time, peak memory, and recall against exact all-pairs Jaccard.
 
-    .venv/bin/python bench/bench_dedup.py            # 20,000 statements (~1-2 min on 2 cores)
-    .venv/bin/python bench/bench_dedup.py --full     # 100,000 statements
+    .venv/bin/python bench/bench_dedup.py            # 20,000 statements (~1 min on 2 cores)
+    .venv/bin/python bench/bench_dedup.py --full     # 100,000 statements (~6 min)
 
 Synthetic statements of realistic length (150-400 words, Zipf-distributed vocabulary,
 shared contest boilerplate sentences), 10% of them planted near-duplicates of another
@@ -39,11 +39,50 @@ BOILERPLATE = [
     "The first line contains the number of test cases t.",
     "For each test case print one integer.",
 ]
-FUNCTION_WORDS = ["the", "of", "a", "to", "and", "in", "is", "that", "for", "it", "as", "with", "be", "on", "by", "this", "are", "or", "an", "at", "from"]
+FUNCTION_WORDS = [
+    "the",
+    "of",
+    "a",
+    "to",
+    "and",
+    "in",
+    "is",
+    "that",
+    "for",
+    "it",
+    "as",
+    "with",
+    "be",
+    "on",
+    "by",
+    "this",
+    "are",
+    "or",
+    "an",
+    "at",
+    "from",
+]
 
 
 def make_vocab(rng: np.random.Generator, size: int) -> list[str]:
-    sy = ["ka", "lo", "mi", "ne", "ru", "ta", "shi", "po", "de", "va", "ri", "zu", "ge", "bo", "ha", "xi"]
+    sy = [
+        "ka",
+        "lo",
+        "mi",
+        "ne",
+        "ru",
+        "ta",
+        "shi",
+        "po",
+        "de",
+        "va",
+        "ri",
+        "zu",
+        "ge",
+        "bo",
+        "ha",
+        "xi",
+    ]
     words = {"".join(rng.choice(sy, rng.integers(2, 5))) for _ in range(size * 2)}
     return sorted(words)[:size]
 
@@ -53,8 +92,12 @@ def make_statement(rng: np.random.Generator, vocab: np.ndarray, probs: np.ndarra
     picks = rng.choice(len(vocab), n_words, p=probs)  # one draw per statement: fast
     func = rng.integers(0, len(FUNCTION_WORDS), n_words)
     use_func = rng.random(n_words) < 0.3
-    ws = [FUNCTION_WORDS[f] if u else vocab[p] for p, f, u in zip(picks, func, use_func, strict=True)]
-    sentences = [BOILERPLATE[b] for b in rng.choice(len(BOILERPLATE), int(rng.integers(1, 4)), replace=False)]
+    ws = [
+        FUNCTION_WORDS[f] if u else vocab[p] for p, f, u in zip(picks, func, use_func, strict=True)
+    ]
+    sentences = [
+        BOILERPLATE[b] for b in rng.choice(len(BOILERPLATE), int(rng.integers(1, 4)), replace=False)
+    ]
     start = sum(len(s.split()) for s in sentences)
     while start < n_words:
         k = int(rng.integers(8, 26))
@@ -123,7 +166,9 @@ def reset_peak_rss() -> bool:
 def peak_rss_mb(was_reset: bool) -> float:
     if was_reset:
         return _status_mb("VmHWM")
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # lifetime peak: an upper bound
+    return (
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )  # lifetime peak: an upper bound
 
 
 def main() -> None:
@@ -139,9 +184,11 @@ def main() -> None:
     t0 = time.perf_counter()
     texts, planted = corpus(args.n, args.seed)
     words = [len(t.split()) for t in texts]
-    print(f"corpus: {len(texts)} statements, {np.mean(words):.0f} words on average "
-          f"({min(words)}-{max(words)}), {len(planted)} planted near-duplicates, "
-          f"built in {time.perf_counter() - t0:.1f}s")
+    print(
+        f"corpus: {len(texts)} statements, {np.mean(words):.0f} words on average "
+        f"({min(words)}-{max(words)}), {len(planted)} planted near-duplicates, "
+        f"built in {time.perf_counter() - t0:.1f}s"
+    )
 
     gc.collect()
     base_rss = _status_mb("VmRSS")
@@ -179,19 +226,31 @@ def main() -> None:
     r_ours, d_ours = recall(ours)
     r_plain, d_plain = recall(plain)
     scale = (len(texts) / len(sample)) ** 2
-    print(f"\ndedup of {len(texts)} statements (MinHash num_perm=128, word 5-grams, Jaccard >= 0.7):")
+    print(
+        f"\ndedup of {len(texts)} statements (MinHash num_perm=128, word 5-grams, Jaccard >= 0.7):"
+    )
     print(f"  time                {t_ours:7.1f} s   ({len(texts) / t_ours:,.0f} statements/s)")
-    print(f"  peak memory         {peak_rss:7.0f} MB RSS  ({peak_rss - base_rss:+.0f} MB over the {base_rss:.0f} MB held before: corpus + libraries)")
-    print(f"  candidates / found  {ours.candidate_pairs:,} LSH candidate pairs -> "
-          f"{len(ours.near_pairs):,} verified near pairs, {ours.exact_pairs} exact duplicates")
-    print(f"\nrecall against exact all-pairs Jaccard on {len(sample)} sampled statements "
-          f"({len(truth)} true pairs with J >= 0.7):")
+    print(
+        f"  peak memory         {peak_rss:7.0f} MB RSS  ({peak_rss - base_rss:+.0f} MB over the {base_rss:.0f} MB held before: corpus + libraries)"
+    )
+    print(
+        f"  candidates / found  {ours.candidate_pairs:,} LSH candidate pairs -> "
+        f"{len(ours.near_pairs):,} verified near pairs, {ours.exact_pairs} exact duplicates"
+    )
+    print(
+        f"\nrecall against exact all-pairs Jaccard on {len(sample)} sampled statements "
+        f"({len(truth)} true pairs with J >= 0.7):"
+    )
     print(f"  {'':32s}{'same cluster':>14s}{'pair found':>12s}{'time':>9s}")
     print(f"  {'ours (LSH 0.5 -> exact 0.7)':32s}{r_ours:14.3f}{d_ours:12.3f}{t_ours:8.1f}s")
     print(f"  {'plain LSH at 0.7':32s}{r_plain:14.3f}{d_plain:12.3f}{t_plain:8.1f}s")
-    print(f"  ratio ours / plain: recall x{r_ours / max(r_plain, 1e-9):.3f}, time x{t_ours / t_plain:.2f}")
-    print(f"\nexact all-pairs on the sample: {t_exact:.1f} s vs LSH on the same sample {t_lsh_sample:.1f} s "
-          f"(x{t_exact / t_lsh_sample:.2f}); all-pairs work grows x{scale:.0f} to the full corpus, LSH ~x{len(texts) / len(sample):.0f}")
+    print(
+        f"  ratio ours / plain: recall x{r_ours / max(r_plain, 1e-9):.3f}, time x{t_ours / t_plain:.2f}"
+    )
+    print(
+        f"\nexact all-pairs on the sample: {t_exact:.1f} s vs LSH on the same sample {t_lsh_sample:.1f} s "
+        f"(x{t_exact / t_lsh_sample:.2f}); all-pairs work grows x{scale:.0f} to the full corpus, LSH ~x{len(texts) / len(sample):.0f}"
+    )
     ok = r_ours >= 0.95
     print(f"\nrecall >= 0.95 at the threshold: {'YES' if ok else 'NO'} ({r_ours:.3f})")
     sys.exit(0 if ok else 1)

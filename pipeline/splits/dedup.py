@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,9 +70,9 @@ def _shingle_sets(docs: Sequence[Words], params: DedupParams) -> list[np.ndarray
                          within_sentences=params.within_sentences) for w in docs]
 
 
-def minhashes(shingles: Sequence[np.ndarray], params: DedupParams) -> list[MinHash]:
+def minhashes(shingles: Sequence[np.ndarray], params: DedupParams) -> Iterator[MinHash]:
     # Shingles are already 64-bit hashes; datasketch's default scheme takes 32-bit values.
-    return MinHash.bulk(
+    return MinHash.generator(
         ((s & np.uint64(_MASK32)).tolist() for s in shingles),
         num_perm=params.num_perm, seed=params.minhash_seed, hashfunc=lambda v: v,
     )
@@ -107,24 +107,21 @@ def cluster_texts(
         tick("shingles", 1)
 
     # 2. MinHash LSH candidates, verified by exact Jaccard
+    # One pass: each signature queries the earlier ones, then joins the index (no second
+    # pass, and signatures need not be kept).
     lsh = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.num_perm)
-    sigs = []
-    for i, m in enumerate(minhashes(shingles, params)):
-        sigs.append(m)
-        if len(shingles[i]):
-            lsh.insert(i, m)
+    for i, sig in enumerate(minhashes(shingles, params)):
         tick("minhash", 1)
-    for i in range(n):
         if not len(shingles[i]):
+            tick("query", 1)
             continue
-        for j in sorted(lsh.query(sigs[i])):
-            if j <= i:
-                continue
+        for j in sorted(lsh.query(sig)):
             result.candidate_pairs += 1
-            score = jaccard(shingles[i], shingles[j])
+            score = jaccard(shingles[j], shingles[i])
             if score >= params.threshold:
-                result.near_pairs.append((i, j, score))
-                uf.union(i, j)
+                result.near_pairs.append((j, i, score))
+                uf.union(j, i)
+        lsh.insert(i, sig)
         tick("query", 1)
     result.cluster_of = [uf.find(i) for i in range(n)]
     return result
