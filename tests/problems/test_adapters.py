@@ -193,3 +193,24 @@ def test_ingest_is_cached_and_deterministic(code_contests_file: Path, taco_file:
     assert a.read_bytes() == b.read_bytes()
     assert output_paths(a)["quarantine"].read_bytes() == output_paths(b)["quarantine"].read_bytes()
     assert pq.read_schema(a).remove_metadata().equals(PROBLEM_SCHEMA)
+
+
+def test_cli_ingest_flags(code_contests_file: Path, tmp_path: Path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from pipeline.problems.cli import register
+
+    app = typer.Typer()
+    register(app)
+    out = tmp_path / "p.parquet"
+    r = CliRunner().invoke(app, ["problems", "ingest", "-s", f"code_contests:{code_contests_file}", "-o", str(out),
+                                 "--no-generated-tests", "--keep-samples", "--max-solutions-per-language", "1"])
+    assert r.exit_code == 0, r.output
+    assert "python2:5" in r.output  # skipped solutions are shown, per language
+    p = {x.source_id: x for x in table_to_models(pq.read_table(out), Problem)}["1_A. Sum"]
+    assert len(p.tests) == 3 and "Examples" in p.prompt_statement
+    assert sorted(s.language for s in p.solutions) == ["cpp", "java", "python", "python"]  # 1 per (lang, correct)
+    r = CliRunner().invoke(app, ["problems", "ingest", "-s", f"code_contests:{code_contests_file}", "-o", str(out),
+                                 "--no-generated-tests", "--keep-samples", "--max-solutions-per-language", "1"])
+    assert "cached" in r.output
