@@ -122,6 +122,8 @@ def _ingest_source(
             row_id = adapter.row_id(row, index, ctx)
             fields = adapter.convert(row, row_id, ctx)
             problem = build_problem(adapter.name, row_id, fields, config)
+            if len(problem.tests) < len(fields.get("tests") or []):
+                ctx.notes["tests cut to max_tests_per_problem"] += 1
             if collector.add(problem):
                 kept += 1
                 modes[problem.test_mode] += 1

@@ -65,6 +65,9 @@ def test_code_contests(code_contests_file: Path, tmp_path: Path) -> None:
 def test_code_contests_without_generated_tests(code_contests_file: Path, tmp_path: Path) -> None:
     _, problems, _ = run_ingest([f"code_contests:{code_contests_file}"], tmp_path, include_generated_tests=False)
     assert len(problems["1_A. Sum"].tests) == 3
+    stats, problems, _ = run_ingest([f"code_contests:{code_contests_file}"], tmp_path / "2", max_tests_per_problem=2)
+    assert len(problems["1_A. Sum"].tests) == 2
+    assert stats["per_source"][f"code_contests:{code_contests_file}"]["notes"] == {"tests cut to max_tests_per_problem": 2}
 
 
 def test_taco(taco_file: Path, tmp_path: Path) -> None:
