@@ -10,7 +10,6 @@ from rich.console import Console
 from rich.table import Table
 
 
-
 def _console() -> Console:
     return Console(stderr=True)  # made per command: it picks up the current stderr and COLUMNS
 

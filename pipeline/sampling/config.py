@@ -48,7 +48,7 @@ class OpenAIOptions(_Strict):
     serve: ServeOptions | None = None
 
     @model_validator(mode="after")
-    def _where(self) -> "OpenAIOptions":
+    def _where(self) -> OpenAIOptions:
         if (self.base_url is None) == (self.serve is None):
             raise ValueError("openai backend: give exactly one of base_url or serve")
         return self
@@ -128,7 +128,7 @@ class SampleConfig(_Strict):
     progress: bool = True
 
     @model_validator(mode="after")
-    def _unique_names(self) -> "SampleConfig":
+    def _unique_names(self) -> SampleConfig:
         names = [s.name for s in self.sources if isinstance(s, ModelSource)]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -136,7 +136,7 @@ class SampleConfig(_Strict):
         return self
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> "SampleConfig":
+    def from_yaml(cls, path: str | Path) -> SampleConfig:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a mapping with `sources`")

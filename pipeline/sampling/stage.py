@@ -203,10 +203,12 @@ class ModelSampler:
                 log.warning("%s %s sample %d: %s", self.source.name, unit.request_id, index, gen.finish_reason)
                 continue  # not written: retried by the next run
             status = KEPT
-            if f and f.max_completion_tokens and self.tokens is not None:
-                if self.tokens.text(gen.text) > f.max_completion_tokens:
-                    status = "filtered_completion"
-                    self.stats["filtered_completion"] += 1
+            too_long = f and f.max_completion_tokens and self.tokens is not None and (
+                self.tokens.text(gen.text) > f.max_completion_tokens
+            )
+            if too_long:
+                status = "filtered_completion"
+                self.stats["filtered_completion"] += 1
             self.stats["generated"] += 1
             rows.append(self._row(unit, index, result, gen, status))
         return rows

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import tree_sitter as ts
 
@@ -13,7 +13,7 @@ _GRAMMARS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def parser_for(language: str) -> ts.Parser:
     import importlib
 

@@ -139,3 +139,26 @@ def test_managed_server_reports_a_crashing_command():
     with pytest.raises(ServerStartError, match="code 3") as e:
         srv.start()
     assert "boom" in str(e.value)
+
+
+def test_sample_stage_through_the_real_server(server, tiny_model_dir, tmp_path):
+    """A pool whose model source is the openai backend: candidates carry its provenance."""
+    from pipeline.common.parquet import read_parquet, write_parquet
+    from pipeline.sampling.config import SampleConfig
+    from pipeline.sampling.stage import sample
+    from schemas.problem import PROBLEM_SCHEMA
+    from schemas.tables import models_to_table
+    from tests.sampling.problems_fixture import sum_problem
+
+    problems = tmp_path / "problems.parquet"
+    write_parquet(models_to_table([sum_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA)
+    cfg = SampleConfig.model_validate({"progress": False, "sources": [{
+        "kind": "model", "name": "served-tiny", "model": str(tiny_model_dir), "tier": "strong",
+        "backend": {"type": "openai", "base_url": server.base_url, "concurrency": 2},
+        "languages": ["python", "java"], "samples_per_problem": 2, "max_tokens": 6, "seed": 3}]})
+    stats = sample(cfg, problems, tmp_path / "out")
+    rows = read_parquet(tmp_path / "out" / "candidates.parquet").to_pylist()
+    assert stats["sources"]["served-tiny"]["generated"] == 4 and stats["complete"]
+    assert len(rows) + stats["duplicates_folded"] == 4
+    assert {r["backend"] for r in rows} == {"openai"} and {r["tier"] for r in rows} == {"strong"}
+    assert all(r["completion_tokens"] and r["prompt_tokens"] and r["seed"] is not None for r in rows)

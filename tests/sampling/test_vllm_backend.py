@@ -27,9 +27,9 @@ def test_two_data_parallel_workers_match_the_in_process_backend(tiny_model_dir, 
     assert set(got) == {f"r{i}" for i in range(5)}
     with TransformersBackend(tiny_model_dir, device="cpu") as ref:
         want = {r.request_id: r for r in ref.generate(_reqs(), progress=False)}
-    for rid in got:
-        assert [g.text for g in got[rid].generations] == [g.text for g in want[rid].generations]
-        assert got[rid].backend == "vllm-worker:transformers"
+    for rid, res in got.items():
+        assert [g.text for g in res.generations] == [g.text for g in want[rid].generations]
+        assert res.backend == "vllm-worker:transformers"
     root = backend.last_work_dir
     done = [json.loads((root / f"worker-{k}" / "out" / "DONE").read_text()) for k in (0, 1)]
     assert [d["cuda_visible_devices"] for d in done] == ["0", "1"]  # one GPU per worker
@@ -55,3 +55,24 @@ def test_worker_guided_regex_matches_only_listed_answers():
 
     assert re.fullmatch(answer_regex(["A", "B"]), "x\n\\boxed{A}")
     assert not re.fullmatch(answer_regex(["A", "B"]), "x\\boxed{AB}")
+
+
+def test_sample_stage_with_a_vllm_source(tiny_model_dir, tmp_path):
+    """The stage drives the vllm backend's worker processes (transformers engine)."""
+    from pipeline.common.parquet import read_parquet, write_parquet
+    from pipeline.sampling.config import SampleConfig
+    from pipeline.sampling.stage import sample
+    from schemas.problem import PROBLEM_SCHEMA
+    from schemas.tables import models_to_table
+    from tests.sampling.problems_fixture import abs_problem, sum_problem
+
+    problems = tmp_path / "problems.parquet"
+    write_parquet(models_to_table([sum_problem(), abs_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA)
+    cfg = SampleConfig.model_validate({"progress": False, "sources": [{
+        "kind": "model", "name": "tiny-vllm", "model": str(tiny_model_dir), "tier": "weak",
+        "backend": {"type": "vllm", "engine": "transformers", "gpus": [0, 1], "chunk_size": 1},
+        "languages": ["cpp"], "samples_per_problem": 2, "max_tokens": 6}]})
+    stats = sample(cfg, problems, tmp_path / "out")
+    rows = read_parquet(tmp_path / "out" / "candidates.parquet").to_pylist()
+    assert stats["sources"]["tiny-vllm"]["generated"] == 4
+    assert {r["backend"] for r in rows} == {"vllm-worker:transformers"}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -31,7 +30,7 @@ class GenerationRequest(BaseModel):
     answer_choices: list[str] | None = None
 
     @model_validator(mode="after")
-    def _one_prompt(self) -> "GenerationRequest":
+    def _one_prompt(self) -> GenerationRequest:
         if (self.prompt is None) == (self.messages is None):
             raise ValueError(f"request {self.request_id}: give exactly one of prompt or messages")
         return self
@@ -63,11 +62,11 @@ class Backend(ABC):
     ) -> Iterator[GenerationResult]:
         """Yield one result per request (any order; match on request_id)."""
 
-    def close(self) -> None:  # noqa: B027 - optional hook
+    def close(self) -> None:
         """Release servers, subprocesses or GPU memory."""
 
-    def __enter__(self) -> "Backend":
+    def __enter__(self) -> Backend:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -14,7 +14,6 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -59,14 +58,11 @@ class ManagedServer:
         except OSError:
             return ""
 
-    def start(self) -> "ManagedServer":
-        log = open(self.log_path, "ab")
-        try:
+    def start(self) -> ManagedServer:
+        with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
                 self.command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
             )
-        finally:
-            log.close()
         deadline = time.monotonic() + self.startup_timeout_s
         url = f"http://{self.host}:{self.port}{self.health_path}"
         while time.monotonic() < deadline:
@@ -96,10 +92,10 @@ class ManagedServer:
         except ProcessLookupError:
             pass
 
-    def __enter__(self) -> "ManagedServer":
+    def __enter__(self) -> ManagedServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.sampling.seeds import derive_seed
 from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
+from pipeline.sampling.seeds import derive_seed
 
 BOXED_OPEN = "\\boxed{"
 BOXED_CLOSE = "}"

@@ -117,10 +117,9 @@ class VLLMBackend(Backend):
                 env = dict(os.environ)
                 if group is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, group))
-                log = open(wdir / "worker.log", "wb")
-                proc = subprocess.Popen(self._command(shard, out_dir), stdout=log, stderr=subprocess.STDOUT,
-                                        env=env, start_new_session=True)
-                log.close()
+                with open(wdir / "worker.log", "wb") as log:  # the child keeps its own descriptor
+                    proc = subprocess.Popen(self._command(shard, out_dir), stdout=log,
+                                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
                 self._procs.append(proc)
                 workers.append((proc, out_dir, wdir / "worker.log"))
             seen: set[Path] = set()

@@ -36,8 +36,7 @@ def write_chunk(out_dir: str, index: int, results: Iterable[dict]) -> None:
     final = os.path.join(out_dir, f"results-{index:05d}.jsonl")
     tmp = final + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        for r in results:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in results)
     os.replace(tmp, final)
 
 
@@ -57,8 +56,8 @@ def run_vllm(args: argparse.Namespace, requests: list[dict]) -> Iterator[list[di
         tokenizer.chat_template = args.chat_template
 
     def params(r: dict):
-        kw = dict(n=r["n"], temperature=r["temperature"], top_p=r["top_p"], max_tokens=r["max_tokens"],
-                  seed=r.get("seed"))
+        kw = {"n": r["n"], "temperature": r["temperature"], "top_p": r["top_p"],
+              "max_tokens": r["max_tokens"], "seed": r.get("seed")}
         if r.get("answer_choices"):
             regex = answer_regex(r["answer_choices"])
             try:  # vLLM >= 0.10.2
