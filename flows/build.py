@@ -42,8 +42,12 @@ def _source_digest(sources: list[str]) -> str:
     """Content hash of the local files behind the sources (bundled data, local Parquet)."""
     from pipeline.problems.sources import parse_spec
 
-    files = sorted({p for s in sources for p in parse_spec(s).local_paths()})
-    return sha256_files(files)[:16]
+    files: set[Path] = set()
+    for text in sources:
+        spec = parse_spec(text)
+        # `bundled:<folder>` reads that folder (local_paths() names only the default one).
+        files |= {Path(spec.location)} if spec.kind == "bundled" and spec.location else set(spec.local_paths())
+    return sha256_files(sorted(files))[:16]
 
 
 # --- shard fan-out subflows -------------------------------------------------------------
@@ -183,12 +187,14 @@ def _adversarial(
 
 
 def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
-    out = cfg.work_dir / name / f"{name}.parquet"
-    return T.configured(T.dpo_task, cfg, [out])(
+    """DPO pairs for one instance table; `name` (dpo | mixed_dpo) names the output."""
+    out_dir = cfg.work_dir / name
+    dpo_cfg = cfg.dpo.model_copy(update={"name": name})
+    return T.configured(T.dpo_task, cfg, [out_dir / f"{name}.parquet"])(
         str(instances),
         sha256_files([instances])[:16] + (tiny["digest"] if tiny else ""),
-        cfg.dpo.model_dump(mode="json"),
-        str(out),
+        dpo_cfg.model_dump(mode="json"),
+        str(out_dir),
         T.code_digest("pipeline.instances"),
     )
 

@@ -64,6 +64,48 @@ def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[
     )
 
 
+# Failures worth retrying: the machine or a service hiccuped. A bad input or config
+# (ValueError, TypeError, KeyError, schema errors) fails at once: retrying cannot fix it.
+_TRANSIENT_NAMES = ("SandboxError", "APIError", "DockerException", "HTTPError", "HfHubHTTPError",
+                    "RemoteProtocolError", "ReadTimeout", "ConnectTimeout", "RayTaskError")
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, (ConnectionError, TimeoutError, OSError)) and not isinstance(exc, FileNotFoundError):
+        return True
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & set(_TRANSIENT_NAMES):
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        return status is None or status >= 500 or status == 429
+    return False
+
+
+def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
+    """Prefect retry condition: retry only transient failures (see is_transient)."""
+    try:
+        state.result()
+    except Exception as exc:  # the task's exception, re-raised by the state
+        transient = is_transient(exc)
+        if not transient:
+            log.info("%s failed with %s: not transient, not retried", task.name, type(exc).__name__)
+        return transient
+    return False
+
+
+_SAVED_STORAGE: dict[str, str] = {}
+
+
+def result_storage(path: Path) -> str:
+    """A LocalFileSystem block for `path`, saved on the server once (Prefect 3 requires a
+    persisted block for result storage); returns its slug."""
+    base = str(Path(path).resolve())
+    if base not in _SAVED_STORAGE:
+        name = "aletheia-results-" + hashlib.sha256(base.encode()).hexdigest()[:12]
+        LocalFileSystem(basepath=base).save(name, overwrite=True)
+        _SAVED_STORAGE[base] = f"local-file-system/{name}"
+    return _SAVED_STORAGE[base]
+
+
 def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
     """Apply the run config's retries, timeout and cache settings to a task.
 
@@ -71,12 +113,13 @@ def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
     so deleting a build also deletes its cache. If an output went missing anyway, the
     cached result is refreshed instead of trusted.
     """
-    storage = LocalFileSystem(basepath=str((cfg.out_dir / ".prefect" / "results").resolve()))
+    storage = result_storage(cfg.out_dir / ".prefect" / "results")
     missing = [p for p in outputs if not Path(p).exists()]
     return t.with_options(
         retries=cfg.retry.retries,
         retry_delay_seconds=cfg.retry.backoff_s,
         retry_jitter_factor=cfg.retry.jitter_factor,
+        retry_condition_fn=retry_transient,
         timeout_seconds=cfg.retry.timeout_s,
         cache_policy=CACHE_POLICY,
         persist_result=True,
@@ -202,12 +245,13 @@ def adversarial_task(
 
 
 @task(name="dpo", tags=["gpu"])
-def dpo_task(instances: str, instances_digest: str, config: dict, out: str, code: str) -> dict:
+def dpo_task(instances: str, instances_digest: str, config: dict, out_dir: str, code: str) -> dict:
     from pipeline.instances.config import DPOConfig
     from pipeline.instances.stage import build_dpo
 
-    stats = build_dpo(Path(instances), Path(out), DPOConfig.model_validate(config))
-    return result("dpo", {"dpo": Path(out)}, stats)
+    cfg = DPOConfig.model_validate(config)
+    stats = build_dpo(Path(instances), Path(out_dir), cfg)
+    return result(cfg.name, {"dpo": Path(out_dir) / f"{cfg.name}.parquet"}, stats)
 
 
 @task(name="tiny-model", tags=["cpu"])

@@ -23,12 +23,7 @@ from pipeline.problems.config import IngestConfig
 from pipeline.publish.stage import PublishConfig
 from pipeline.splits.config import SplitConfig
 
-try:  # the sampling stage owns its config; the run config only composes it
-    from pipeline.sampling.config import SampleConfig
-except ImportError:  # pragma: no cover - only while the sampling stage is being built
-
-    class SampleConfig(BaseModel):  # type: ignore[no-redef]
-        model_config = ConfigDict(extra="allow")
+from pipeline.sampling.config import MutantSource, ReferenceSource, SampleConfig
 
 
 class _Section(BaseModel):
@@ -56,7 +51,10 @@ class RetrySection(_Section):
     retries: int = Field(2, ge=0)
     backoff_s: list[float] = Field(default_factory=lambda: [5.0, 30.0, 120.0])
     jitter_factor: float = Field(0.5, ge=0)
-    timeout_s: float | None = Field(6 * 3600, gt=0)  # per stage task; None = no limit
+    # Per stage task; None = no limit. Prefect enforces it only between blocking calls of a
+    # task running in a thread, so hangs are bounded first by the stages' own limits
+    # (sandbox wall-time per test, HTTP timeouts of the generation backends).
+    timeout_s: float | None = Field(None, gt=0)
 
 
 class HubSection(_Section):
@@ -74,6 +72,17 @@ class TinyModelSection(_Section):
     seed: int = 0
 
 
+# The sections that decide the rows (the build id hashes these); the rest (where, how fast,
+# how often to retry, where to push) may change without changing the dataset.
+DATA_SECTIONS = {"seed", "sources", "ingest", "splits", "sample", "judge", "assemble", "mixed", "adv",
+                 "dpo", "tiny_model"}
+
+
+def default_sample() -> SampleConfig:
+    """No model: the sources' reference solutions and mutants of the correct ones."""
+    return SampleConfig(sources=[ReferenceSource(tier="weak"), MutantSource(tier="weak")], progress=False)
+
+
 class RunConfig(_Section):
     name: str = "aletheia"
     seed: int = 0  # propagated to every stage section that does not set its own
@@ -83,7 +92,7 @@ class RunConfig(_Section):
 
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     splits: SplitConfig = Field(default_factory=SplitConfig)
-    sample: SampleConfig = Field(default_factory=SampleConfig)
+    sample: SampleConfig = Field(default_factory=lambda: default_sample())
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     assemble: AssembleConfig = Field(default_factory=AssembleConfig)
     mixed: AdversarialConfig = Field(default_factory=AdversarialConfig.mixed)
@@ -103,7 +112,8 @@ class RunConfig(_Section):
     def _propagate(self) -> RunConfig:
         """Fill the run-wide seed and build id into sections that did not set their own."""
         if self.build_id is None:
-            self.build_id = "b_" + sha256_text(canonical_json(self.model_dump(mode="json")))[:12]
+            data = self.model_dump(mode="json", include=DATA_SECTIONS)
+            self.build_id = "b_" + sha256_text(canonical_json(data))[:12]
         for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
             if "seed" in type(section).model_fields and "seed" not in section.model_fields_set:
                 section.seed = self.seed
@@ -113,6 +123,8 @@ class RunConfig(_Section):
             raise ValueError("mixed.split must be 'mixed'")
         if self.adv.split != "adv":
             raise ValueError("adv.split must be 'adv'")
+        if self.dpo.name != "dpo":
+            raise ValueError("dpo.name must be 'dpo' (the flow names the Mixed-DPO output mixed_dpo)")
         return self
 
     @property
@@ -135,7 +147,7 @@ def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfi
         raise FileNotFoundError(f"run config {path} not found (relative to {Path.cwd()})")
     raw = yaml.safe_load(path.read_text()) or {}
     if not isinstance(raw, dict):
-        raise ValueError(f"{path}: a run config is a mapping at the top level")
+        raise TypeError(f"{path}: a run config is a mapping at the top level")
     try:
         return RunConfig.model_validate(raw)
     except ValueError as e:
