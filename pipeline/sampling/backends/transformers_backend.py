@@ -329,7 +329,13 @@ class TransformersBackend(Backend):
                         self._check_model_opened_box(r, width)
                 if not any(alive):
                     break
-                col = torch.tensor(alive, dtype=torch.long, device=dev).unsqueeze(1)
+                if not all(alive):  # finished rows leave the batch: no compute spent on them
+                    keep = [i for i, a in enumerate(alive) if a]
+                    cache.batch_select_indices(torch.tensor(keep, device=dev))
+                    mask = mask[keep]
+                    rows = [rows[i] for i in keep]
+                    nxt = [nxt[i] for i in keep]
+                col = torch.ones((len(rows), 1), dtype=torch.long, device=dev)
                 mask = torch.cat([mask, col], dim=1)
                 for i, r in enumerate(rows):
                     if r.masked_positions:
