@@ -71,7 +71,9 @@ def load_problem_dir(pdir: Path) -> Problem:
     if meta.get("checker"):
         checker_path = pdir / str(meta["checker"])
         if not checker_path.is_file():
-            raise BundledProblemError(pdir / "problem.yaml", f"checker file {checker_path.name!r} not found")
+            raise BundledProblemError(
+                pdir / "problem.yaml", f"checker file {checker_path.name!r} not found"
+            )
         checker = checker_path.read_text(encoding="utf-8")
     solutions = [
         Solution(language=language, code=path.read_text(encoding="utf-8"), correct=correct)
@@ -133,8 +135,14 @@ def _read_tests(pdir: Path) -> list[TestCase]:
             raise BundledProblemError(json_path, "expected a non-empty list of {input, output}")
         tests = []
         for i, t in enumerate(raw):
-            if not isinstance(t, dict) or not isinstance(t.get("input"), str) or not isinstance(t.get("output"), str):
-                raise BundledProblemError(json_path, f"test {i}: needs string fields 'input' and 'output'")
+            if (
+                not isinstance(t, dict)
+                or not isinstance(t.get("input"), str)
+                or not isinstance(t.get("output"), str)
+            ):
+                raise BundledProblemError(
+                    json_path, f"test {i}: needs string fields 'input' and 'output'"
+                )
             tests.append(TestCase(input=t["input"], output=t["output"]))
         return tests
     if tests_dir.is_dir():
@@ -143,7 +151,11 @@ def _read_tests(pdir: Path) -> list[TestCase]:
             out = inp.with_suffix(".out")
             if not out.is_file():
                 raise BundledProblemError(inp, f"no matching expected output {out.name}")
-            tests.append(TestCase(input=inp.read_text(encoding="utf-8"), output=out.read_text(encoding="utf-8")))
+            tests.append(
+                TestCase(
+                    input=inp.read_text(encoding="utf-8"), output=out.read_text(encoding="utf-8")
+                )
+            )
         if tests:
             return tests
     raise BundledProblemError(pdir, "no tests: expected tests.json or tests/*.in with *.out")
@@ -157,12 +169,16 @@ def _solution_paths(pdir: Path) -> list[tuple[Path, str, bool]]:
     for path in sorted(sol_dir.iterdir()):
         language = LANGUAGE_BY_SUFFIX.get(path.suffix)
         if language is None or not path.is_file():
-            raise BundledProblemError(path, f"not a solution file; expected one of {sorted(LANGUAGE_BY_SUFFIX)}")
+            raise BundledProblemError(
+                path, f"not a solution file; expected one of {sorted(LANGUAGE_BY_SUFFIX)}"
+            )
         if path.stem == "correct":
             correct = True
         elif path.stem.startswith("wrong_"):
             correct = False
         else:
-            raise BundledProblemError(path, "solution files are named correct.<ext> or wrong_<what>.<ext>")
+            raise BundledProblemError(
+                path, "solution files are named correct.<ext> or wrong_<what>.<ext>"
+            )
         rows.append((path, language, correct))
     return rows

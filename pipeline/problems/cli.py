@@ -82,7 +82,9 @@ def register(app: typer.Typer) -> None:
                  "question|text); repeatable")] = None,
         heldout_fraction: Annotated[float, typer.Option(help="fraction of eligible clusters held out")] = 0.1,
         eval_after: Annotated[dt.datetime | None, typer.Option(
-            formats=["%Y-%m-%d"], help="heldout only from clusters dated after this date")] = None,
+            formats=["%Y-%m-%d"],
+            help="heldout only from clusters whose problems are all dated after this date; "
+                 "earlier and undated problems go to train")] = None,
         seed: Annotated[int, typer.Option()] = 0,
         threshold: Annotated[float, typer.Option(help="near-duplicate Jaccard threshold")] = 0.7,
         num_perm: Annotated[int, typer.Option(help="MinHash permutations")] = 128,
