@@ -99,7 +99,7 @@ def test_statement_example_is_the_first_test(problems: list[Problem]) -> None:
     """The worked example in each statement matches tests[0] (the reference's own output)."""
     for p in problems:
         example = p.statement.split("## Example", 1)[1]
-        blocks = re.findall(r"```\n(.*?)```", example, flags=re.S)
+        blocks = re.findall(r"```\n(.*?)```", example, flags=re.DOTALL)
         assert len(blocks) >= 2, p.source_id
         sample_in, sample_out = blocks[0], blocks[1]
         assert sample_in.split() == p.tests[0].input.split(), p.source_id
@@ -149,7 +149,10 @@ def test_loader_copy_round_trips(tmp_path: Path) -> None:
     [
         (lambda d: (d / "problem.yaml").unlink(), "problem.yaml"),
         (lambda d: (d / "problem.yaml").write_text("title: [unclosed\n"), "problem.yaml"),
-        (lambda d: (d / "problem.yaml").write_text("title: x\nstatement: y\ncolour: red\n"), "colour"),
+        (
+            lambda d: (d / "problem.yaml").write_text("title: x\nstatement: y\ncolour: red\n"),
+            "colour",
+        ),
         (lambda d: (d / "problem.yaml").write_text("title: x\nstatement: ''\n"), "statement"),
         (lambda d: (d / "tests.json").write_text("{not json"), "tests.json"),
         (lambda d: (d / "tests.json").write_text('[{"input": "1\\n"}]'), "test 0"),
@@ -227,10 +230,14 @@ def test_every_reference_solution_in_the_sandbox(problems: list[Problem], sandbo
         label = f"{slug} {s.language} {'correct' if s.correct else 'wrong'}"
         if s.correct:
             if r.verdict != "AC":
-                failures.append(f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}")
+                failures.append(
+                    f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}"
+                )
         else:
             if r.verdict in ("AC", "CE", "SE"):
-                failures.append(f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}")
+                failures.append(
+                    f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}"
+                )
             wrong_rates.append((round(r.pass_rate, 3), r.verdict, label))
     assert not failures, "\n".join(failures)
 

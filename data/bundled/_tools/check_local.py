@@ -47,7 +47,7 @@ def checker_accepts(checker: Path, test: dict, got: str) -> bool:
         for name, text in (("input", test["input"]), ("expected", test["output"]), ("actual", got)):
             (Path(tmp) / name).write_text(text)
             files.append(str(Path(tmp) / name))
-        rc = subprocess.run([sys.executable, str(checker), *files]).returncode
+        rc = subprocess.run([sys.executable, str(checker), *files], check=False).returncode
     if rc not in (0, 1):
         raise RuntimeError(f"checker {checker} failed with exit code {rc}")
     return rc == 0
@@ -88,18 +88,32 @@ def check(slug: str) -> list[tuple[str, float, str]]:
             for t in tests:
                 t0 = time.perf_counter()
                 try:
-                    p = subprocess.run(cmd, input=t["input"], capture_output=True, text=True, timeout=limit * 1.5)
+                    p = subprocess.run(
+                        cmd,
+                        input=t["input"],
+                        capture_output=True,
+                        text=True,
+                        timeout=limit * 1.5,
+                        check=False,
+                    )
                     if mode == "checker":
-                        ok = p.returncode == 0 and checker_accepts(pdir / meta["checker"], t, p.stdout)
+                        ok = p.returncode == 0 and checker_accepts(
+                            pdir / meta["checker"], t, p.stdout
+                        )
                     else:
-                        ok = p.returncode == 0 and tokens_equal(p.stdout, t["output"], mode, atol, rtol)
+                        ok = p.returncode == 0 and tokens_equal(
+                            p.stdout, t["output"], mode, atol, rtol
+                        )
                     marks.append("." if ok else ("R" if p.returncode else "W"))
                 except subprocess.TimeoutExpired:
                     marks.append("T")
                 slowest = max(slowest, time.perf_counter() - t0)
             rate = marks.count(".") / len(marks)
             rows.append((sol.name, rate, "".join(marks)))
-            print(f"{slug:28s} {sol.name:26s} {rate:5.2f} {''.join(marks)}  max {slowest:.2f}s", flush=True)
+            print(
+                f"{slug:28s} {sol.name:26s} {rate:5.2f} {''.join(marks)}  max {slowest:.2f}s",
+                flush=True,
+            )
     return rows
 
 
