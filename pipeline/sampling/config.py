@@ -139,5 +139,5 @@ class SampleConfig(_Strict):
     def from_yaml(cls, path: str | Path) -> SampleConfig:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
         if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping with `sources`")
+            raise ValueError(f"{path}: expected a mapping with `sources`")  # noqa: TRY004 - bad content
         return cls.model_validate(data)

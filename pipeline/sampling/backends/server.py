@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 import httpx
 
@@ -58,7 +59,7 @@ class ManagedServer:
         except OSError:
             return ""
 
-    def start(self) -> ManagedServer:
+    def start(self) -> Self:
         with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
                 self.command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
@@ -92,7 +93,7 @@ class ManagedServer:
         except ProcessLookupError:
             pass
 
-    def __enter__(self) -> ManagedServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
