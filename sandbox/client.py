@@ -29,6 +29,7 @@ from sandbox.container import (
     RunnerDied,
     SandboxContainer,
     StartFailed,
+    cgroup_parent_for,
     remove_stale_containers,
 )
 from sandbox.image import cache_dir, docker_client, ensure_image
@@ -87,8 +88,10 @@ class SandboxClient:
         self.restart_timeout_s = restart_timeout_s
         tag = image or ensure_image()
         try:
-            self._image_id = docker_client().images.get(tag).id
-        except Exception as exc:
+            engine = docker_client()
+            self._image_id = engine.images.get(tag).id
+            self._cgroup_driver = engine.info().get("CgroupDriver", "")
+        except Exception as exc:  # docker-py raises several kinds here
             raise SandboxError(f"sandbox image {tag!r} is not available: {exc}") from exc
         self.spec = ContainerSpec(image=self._image_id, memory_mb=container_memory_mb)
         path = cache_path or (cache_dir() / "verdicts.sqlite")
@@ -97,7 +100,7 @@ class SandboxClient:
         self._closed = False
         remove_stale_containers()
         with ThreadPoolExecutor(self.pool_size) as ex:
-            futures = [ex.submit(self._start_container) for _ in range(self.pool_size)]
+            futures = [ex.submit(self._start_container, slot) for slot in range(self.pool_size)]
             containers = []
             errors = []
             for f in futures:
@@ -115,14 +118,20 @@ class SandboxClient:
                 for c in containers:
                     c.close()
                 raise SandboxError(f"sandbox self-test failed: {report}")
+        self._live: dict[int, SandboxContainer | None] = dict(enumerate(containers))
         self._workers = [
-            threading.Thread(target=self._worker, args=(c,), name=f"sandbox-worker-{i}", daemon=True)
+            threading.Thread(target=self._worker, args=(i, c), name=f"sandbox-worker-{i}", daemon=True)
             for i, c in enumerate(containers)
         ]
         for w in self._workers:
             w.start()
 
     # -- public API -------------------------------------------------------------------------
+
+    @property
+    def containers(self) -> list[str]:
+        """Names of the pool's current containers (for operators and recovery tests)."""
+        return [c.name for c in self._live.values() if c is not None]
 
     @property
     def image(self) -> str:
@@ -211,10 +220,10 @@ class SandboxClient:
             return
         results.put(_Done(count))
 
-    def _start_container(self) -> SandboxContainer:
-        return SandboxContainer(self.spec)
+    def _start_container(self, slot: int = -1) -> SandboxContainer:
+        return SandboxContainer(self.spec, cgroup_parent=cgroup_parent_for(slot, self._cgroup_driver))
 
-    def _worker(self, container: SandboxContainer | None) -> None:
+    def _worker(self, slot: int, container: SandboxContainer | None) -> None:
         while True:
             task = self._tasks.get()
             if task is _STOP:
@@ -222,7 +231,7 @@ class SandboxClient:
             if task.cancelled.is_set():
                 continue
             try:
-                result, container = self._execute(task, container)
+                result, container = self._execute(task, container, slot)
             except Exception as exc:
                 log.exception("sandbox worker failed")
                 result = JudgeResult.system_error(
@@ -235,7 +244,7 @@ class SandboxClient:
             container.close()
 
     def _execute(
-        self, task: _Task, container: SandboxContainer | None
+        self, task: _Task, container: SandboxContainer | None, slot: int = -1
     ) -> tuple[JudgeResult, SandboxContainer | None]:
         req = task.request
         total = len(req.tests)
@@ -249,7 +258,8 @@ class SandboxClient:
             if container is None or not container.alive:
                 if container is not None:
                     container.close()
-                container = self._restart_container()
+                container = self._restart_container(slot)
+                self._live[slot] = container
                 if container is None:
                     return JudgeResult.system_error(
                         total, f"no sandbox container could be started: {self._last_start_error}",
@@ -288,13 +298,13 @@ class SandboxClient:
 
     _last_start_error = ""
 
-    def _restart_container(self) -> SandboxContainer | None:
+    def _restart_container(self, slot: int = -1) -> SandboxContainer | None:
         """Start a fresh container, waiting out a daemon restart (up to restart_timeout_s)."""
         deadline = time.monotonic() + self.restart_timeout_s
         delay = 0.5
         while True:
             try:
-                return SandboxContainer(self.spec)
+                return self._start_container(slot)
             except StartFailed as exc:
                 self._last_start_error = str(exc)
                 if time.monotonic() + delay > deadline:

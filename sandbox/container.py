@@ -34,17 +34,36 @@ class StartFailed(RuntimeError):
 class ContainerSpec:
     image: str
     memory_mb: int = 2048  # per container: the largest per-test limit + tmpfs + compiler headroom
-    cpus: float = 1.0
+    cpus: float | None = 1.0  # CFS quota: one core's worth per container
     pids: int = 192  # > the runner's per-test RLIMIT_NPROC, so the runner can always fork
     work_tmpfs_mb: int = 384
     tmp_tmpfs_mb: int = 64
+
+
+def cgroup_parent_for(slot: int, driver: str) -> str | None:
+    """A top-level cgroup per pool slot.
+
+    Under the default parent (/docker) ALL containers of the host share the CPU weight of a single
+    host process: on a loaded machine a sandboxed `python3 -c pass` then takes 5x longer than on the
+    host. One top-level group per slot gives each pool container the weight of one host process,
+    like the bare worker process it replaces. ALETHEIA_SANDBOX_CGROUP_PARENT=default turns this off.
+    """
+    if os.environ.get("ALETHEIA_SANDBOX_CGROUP_PARENT", "") == "default" or slot < 0:
+        return None
+    if driver == "cgroupfs":
+        return f"/aletheia-sandbox-slot{slot}"
+    if driver == "systemd":
+        return f"aletheia-sandbox-slot{slot}.slice"
+    return None
 
 
 def owner_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def docker_run_argv(spec: ContainerSpec, name: str, uid: int) -> list[str]:
+def docker_run_argv(
+    spec: ContainerSpec, name: str, uid: int, cpuset: str | None = None, cgroup_parent: str | None = None
+) -> list[str]:
     return [
         "docker", "run", "-i", "--rm", "--pull", "never",
         "--name", name,
@@ -58,7 +77,9 @@ def docker_run_argv(spec: ContainerSpec, name: str, uid: int) -> list[str]:
         "--memory", f"{spec.memory_mb}m",
         "--memory-swap", f"{spec.memory_mb}m",
         "--pids-limit", str(spec.pids),
-        "--cpus", str(spec.cpus),
+        *(["--cpus", str(spec.cpus)] if spec.cpus else []),
+        *(["--cpuset-cpus", cpuset] if cpuset else []),
+        *(["--cgroup-parent", cgroup_parent] if cgroup_parent else []),
         "--ipc", "none",
         "--ulimit", "core=0",
         "--log-driver", "none",
@@ -71,7 +92,13 @@ def docker_run_argv(spec: ContainerSpec, name: str, uid: int) -> list[str]:
 class SandboxContainer:
     """A running container + its runner. Not thread-safe: one request at a time (the pool sees to it)."""
 
-    def __init__(self, spec: ContainerSpec, start_timeout_s: float = 60.0):
+    def __init__(
+        self,
+        spec: ContainerSpec,
+        start_timeout_s: float = 60.0,
+        cpuset: str | None = None,
+        cgroup_parent: str | None = None,
+    ):
         self.spec = spec
         self.name = f"aletheia-sbx-{os.getpid()}-{uuid.uuid4().hex[:10]}"
         # A uid of its own per container: RLIMIT_NPROC counts per uid across the whole host.
@@ -80,7 +107,7 @@ class SandboxContainer:
         self._buf = bytearray()
         try:
             self.proc = subprocess.Popen(
-                docker_run_argv(spec, self.name, self.uid),
+                docker_run_argv(spec, self.name, self.uid, cpuset, cgroup_parent),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

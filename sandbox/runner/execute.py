@@ -57,9 +57,6 @@ def _preexec(limits: Limits):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_bytes, limits.file_bytes))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        # The runner shares its container's CPU quota with the candidate: a lower weight for the
-        # candidate keeps the runner's clock (wall limits, kills) on time even under a fork bomb.
-        os.setpriority(os.PRIO_PROCESS, 0, 19)
         try:
             with open("/proc/self/oom_score_adj", "w") as f:
                 f.write("1000")

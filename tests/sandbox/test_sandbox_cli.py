@@ -11,7 +11,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from sandbox_programs import CASES, PROGRAMS
 
 pytestmark = pytest.mark.docker

@@ -5,9 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from sandbox_programs import ADD_TESTS, CASES, PROGRAMS
 
 from sandbox import CompareSpec, JudgeRequest, TestCase
-from sandbox_programs import ADD_TESTS, CASES, PROGRAMS
 
 pytestmark = pytest.mark.docker
 
