@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.instances.adversarial.catalogue import BY_NAME
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, SplitSpec
@@ -219,17 +220,22 @@ def test_invariant_5_same_config_and_seed_give_identical_bytes(
 
 
 def _rejudge_fresh(
-    rows: list[dict[str, Any]], problems: dict[str, Problem], client: Any
+    rows: list[dict[str, Any]], problems: dict[str, Problem], client: Any, limit: int = 12
 ) -> dict[tuple[str, str], Any]:
-    """Judge every edited program again, bypassing the sandbox's verdict cache."""
-    todo: dict[tuple[str, str], tuple[str, str]] = {}
+    """Judge edited programs again, bypassing the sandbox's verdict cache: every bias type
+    that was used at least once, then more up to `limit`."""
+    todo: dict[tuple[str, str], tuple[str, str, str]] = {}
     for r in rows:
         for code, lang, tag in zip(
             r["candidates"], r["candidate_languages"], r["adversarial"], strict=True
         ):
             if tag is not None:
-                todo[(r["problem_id"], candidate_id_for(lang, code))] = (lang, code)
-    keys = sorted(todo)
+                todo.setdefault((r["problem_id"], candidate_id_for(lang, code)), (lang, code, tag))
+    first_of_type: dict[str, tuple[str, str]] = {}
+    for k, (_, _, tag) in sorted(todo.items()):
+        first_of_type.setdefault(tag, k)
+    keys = sorted(set(first_of_type.values()))
+    keys += [k for k in sorted(todo) if k not in keys][: max(0, limit - len(keys))]
     requests = [
         judge_request(
             Candidate(
@@ -271,7 +277,8 @@ def test_invariant_4_adversarial_edits_keep_every_verdict(
     used = {t for r in rows for t in r["adversarial"] if t is not None}
     assert len(used) >= 6, used
     fresh = _rejudge_fresh(rows, load_problems(tmp / "problems.parquet"), sandbox_client)
-    assert len(fresh) >= stats["edits_accepted"] * 0.9  # (two rows may share an edited program)
+    assert len(fresh) >= min(12, stats["edits_accepted"] // 2)
+    checked: set[str] = set()
     for before, after in zip(src, rows, strict=True):
         assert after["split"] == "adv" and after["verdicts"] == before["verdicts"]
         assert after["pass_rates"] == before["pass_rates"]
@@ -281,13 +288,14 @@ def test_invariant_4_adversarial_edits_keep_every_verdict(
                 assert after["candidate_ids"][i] == before["candidate_ids"][i]
                 continue
             is_correct = i == after["chosen_position"]
-            from pipeline.instances.adversarial.catalogue import BY_NAME
-
             assert BY_NAME[tag].role == ("anti" if is_correct else "pro")
             assert after["candidates"][i] != before["candidates"][i]
-            result = fresh[(after["problem_id"], after["candidate_ids"][i])]
-            assert result.verdict == before["verdicts"][i]
-            assert result.pass_rate == pytest.approx(before["pass_rates"][i], abs=0)
+            result = fresh.get((after["problem_id"], after["candidate_ids"][i]))
+            if result is not None:  # judged again from scratch here, not only by the stage
+                assert result.verdict == before["verdicts"][i]
+                assert result.pass_rate == before["pass_rates"][i]
+                checked.add(tag)
+    assert checked == used  # every bias type used was verified independently
 
 
 def test_mixed_edits_the_configured_share_only(
