@@ -20,7 +20,7 @@ def evaluate(
     model: str | Path,
     data_dir: str | Path,
     out_dir: str | Path,
-    config: EvalConfig | None = None,
+    config: EvalConfig | dict[str, Any] | None = None,
     *,
     backend: Backend | None = None,
 ) -> dict[str, Any]:
@@ -28,8 +28,9 @@ def evaluate(
 
     `backend` defaults to the transformers backend on `model`; pass any other Backend
     (an OpenAI-compatible server, offline vLLM) to evaluate a large model the same way.
+    `config` may be a plain dict of EvalConfig fields (what a Prefect flow parameter carries).
     """
-    cfg = config or EvalConfig()
+    cfg = config if isinstance(config, EvalConfig) else EvalConfig.model_validate(config or {})
     out = Path(out_dir)
     tables = {
         s: read_config(data_dir, s, cfg.limit) for s in cfg.splits

@@ -72,6 +72,27 @@ def measure(cfg: TrainConfig) -> dict[str, Any]:
     }
 
 
+def measure_eval(model: Path, a: argparse.Namespace) -> dict[str, Any]:
+    """Time evaluate() (K responses per instance on the four eval splits) with the transformers backend."""
+    from pipeline.evaluate import EvalConfig, evaluate
+
+    cfg = EvalConfig(k=a.eval_k, max_new_tokens=a.eval_tokens, temperature=1.0, batch_size=64)
+    _reset_peak()
+    start = time.perf_counter()
+    report = evaluate(model, a.data, a.out / "eval", cfg)
+    wall = time.perf_counter() - start
+    sequences = sum(m["instances"] * m["k"] for m in report["splits"].values())
+    return {
+        "name": "evaluate",
+        "splits": list(report["splits"]),
+        "sequences": sequences,
+        "max_new_tokens": a.eval_tokens,
+        "wall_s": wall,
+        "sequences_per_s": sequences / wall,
+        "peak_gpu_memory_gib": _peak_gib(),
+    }
+
+
 def _steady_state(logged: list[dict[str, Any]], per_step: int) -> dict[str, Any]:
     """Rates between the first and the last logged step: leaves out the first step's warm-up
     (CUDA context, kernel autotuning, first generation), which dominates short runs."""
@@ -107,6 +128,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--dpo-batch", type=int, default=16)
     p.add_argument("--cpu", action="store_true")
     p.add_argument("--only", nargs="*", default=["grpo", "grpo_lora", "dpo", "sft"])
+    p.add_argument(
+        "--eval-k", type=int, default=0, help="also time evaluate() with K samples (0: skip)"
+    )
+    p.add_argument("--eval-tokens", type=int, default=512)
     a = p.parse_args(argv)
 
     from pipeline.models.tiny import build_tiny_model
@@ -165,6 +190,9 @@ def main(argv: list[str] | None = None) -> None:
             base | runs[name] | {"name": name, "output_dir": a.out / name}
         )
         results.append(measure(cfg))
+        print(json.dumps(results[-1]), flush=True)
+    if a.eval_k:
+        results.append(measure_eval(model, a))
         print(json.dumps(results[-1]), flush=True)
     import torch
 
