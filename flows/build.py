@@ -46,7 +46,11 @@ def _source_digest(sources: list[str]) -> str:
     for text in sources:
         spec = parse_spec(text)
         # `bundled:<folder>` reads that folder (local_paths() names only the default one).
-        files |= {Path(spec.location)} if spec.kind == "bundled" and spec.location else set(spec.local_paths())
+        files |= (
+            {Path(spec.location)}
+            if spec.kind == "bundled" and spec.location
+            else set(spec.local_paths())
+        )
     return sha256_files(sorted(files))[:16]
 
 

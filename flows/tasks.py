@@ -66,12 +66,23 @@ def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[
 
 # Failures worth retrying: the machine or a service hiccuped. A bad input or config
 # (ValueError, TypeError, KeyError, schema errors) fails at once: retrying cannot fix it.
-_TRANSIENT_NAMES = ("SandboxError", "APIError", "DockerException", "HTTPError", "HfHubHTTPError",
-                    "RemoteProtocolError", "ReadTimeout", "ConnectTimeout", "RayTaskError")
+_TRANSIENT_NAMES = (
+    "SandboxError",
+    "APIError",
+    "DockerException",
+    "HTTPError",
+    "HfHubHTTPError",
+    "RemoteProtocolError",
+    "ReadTimeout",
+    "ConnectTimeout",
+    "RayTaskError",
+)
 
 
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, (ConnectionError, TimeoutError, OSError)) and not isinstance(exc, FileNotFoundError):
+    if isinstance(exc, (ConnectionError, TimeoutError, OSError)) and not isinstance(
+        exc, FileNotFoundError
+    ):
         return True
     names = {c.__name__ for c in type(exc).__mro__}
     if names & set(_TRANSIENT_NAMES):
@@ -163,9 +174,8 @@ def splits_task(problems: dict, config: dict, out_dir: str, code: str) -> dict:
 def sample_task(
     problems_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
 ) -> dict:
-    from pipeline.sampling.stage import sample
-
     from pipeline.config import SampleConfig
+    from pipeline.sampling.stage import sample
 
     out = Path(out_dir)
     stats = sample(SampleConfig.model_validate(config), Path(problems_shard), out)

@@ -21,9 +21,8 @@ from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConf
 from pipeline.judge.stage import JudgeConfig
 from pipeline.problems.config import IngestConfig
 from pipeline.publish.stage import PublishConfig
-from pipeline.splits.config import SplitConfig
-
 from pipeline.sampling.config import MutantSource, ReferenceSource, SampleConfig
+from pipeline.splits.config import SplitConfig
 
 
 class _Section(BaseModel):
@@ -74,13 +73,26 @@ class TinyModelSection(_Section):
 
 # The sections that decide the rows (the build id hashes these); the rest (where, how fast,
 # how often to retry, where to push) may change without changing the dataset.
-DATA_SECTIONS = {"seed", "sources", "ingest", "splits", "sample", "judge", "assemble", "mixed", "adv",
-                 "dpo", "tiny_model"}
+DATA_SECTIONS = {
+    "seed",
+    "sources",
+    "ingest",
+    "splits",
+    "sample",
+    "judge",
+    "assemble",
+    "mixed",
+    "adv",
+    "dpo",
+    "tiny_model",
+}
 
 
 def default_sample() -> SampleConfig:
     """No model: the sources' reference solutions and mutants of the correct ones."""
-    return SampleConfig(sources=[ReferenceSource(tier="weak"), MutantSource(tier="weak")], progress=False)
+    return SampleConfig(
+        sources=[ReferenceSource(tier="weak"), MutantSource(tier="weak")], progress=False
+    )
 
 
 class RunConfig(_Section):
@@ -124,7 +136,9 @@ class RunConfig(_Section):
         if self.adv.split != "adv":
             raise ValueError("adv.split must be 'adv'")
         if self.dpo.name != "dpo":
-            raise ValueError("dpo.name must be 'dpo' (the flow names the Mixed-DPO output mixed_dpo)")
+            raise ValueError(
+                "dpo.name must be 'dpo' (the flow names the Mixed-DPO output mixed_dpo)"
+            )
         return self
 
     @property

@@ -1,0 +1,43 @@
+"""Helpers for the flow tests: the small run config built from configs/demo.yaml."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+# Two train problems and two heldout ones (SplitConfig seed 0, fraction 0.5), whose
+# reference solutions give every config at least one row, Hard included.
+SMALL_PROBLEMS = ("best-streak", "budget-pairs", "backpack", "friend-groups")
+
+
+def small_config(
+    out_dir: Path, bundled: Path, models_dir: Path, **overrides: Any
+) -> dict[str, Any]:
+    """configs/demo.yaml shrunk: four problems, Python candidates only, short DPO responses."""
+    cfg = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    cfg = copy.deepcopy(cfg)
+    cfg["name"] = "flowtest"
+    cfg["sources"] = [f"bundled:{bundled}"]
+    cfg["out_dir"] = str(out_dir)
+    cfg["splits"] = {"heldout_fraction": 0.5, "seed": 0}
+    for source in cfg["sample"]["sources"]:
+        source["languages"] = ["python"]
+        if source["kind"] == "mutant":
+            source["per_candidate"] = 2
+    cfg["tiny_model"]["dir"] = str(models_dir)
+    cfg["dpo"]["judges"][0]["model_path"] = str(models_dir)
+    cfg["dpo"]["max_tokens"] = 32
+    cfg["runner"] = {
+        "kind": "thread",
+        "sample_shards": 1,
+        "judge_shards": 2,
+        "max_parallel_shards": 1,
+    }
+    cfg["retry"] = {"retries": 0}
+    for k, v in overrides.items():
+        cfg[k] = v
+    return cfg

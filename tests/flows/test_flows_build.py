@@ -1,0 +1,198 @@
+"""build-aletheia-train end to end on a real (ephemeral) Prefect server and the Docker sandbox:
+a run killed mid-way, restarted (redoing nothing that finished), and run once more (all cached)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.flows.flows_helpers import REPO, small_config
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+FINISHED_BEFORE_KILL = (  # outputs of the stages that finish before the kill
+    "problems.parquet",
+    "splits/train.parquet",
+    "splits/heldout.parquet",
+    "splits/assignments.parquet",
+    "candidates.parquet",
+    "judge/judged-0000-of-0002.parquet",
+    "judge/judged-0001-of-0002.parquet",
+    "judged.parquet",
+)
+
+
+def _mtimes(work: Path) -> dict[str, int]:
+    return {rel: (work / rel).stat().st_mtime_ns for rel in FINISHED_BEFORE_KILL}
+
+
+def _run_killed_after_judge(cfg_path: Path, work: Path, api_url: str, log: Path) -> int:
+    """Start the flow in its own process; SIGKILL it as soon as judging has finished."""
+    env = {**os.environ, "PREFECT_API_URL": api_url, "PYTHONUNBUFFERED": "1"}
+    code = (
+        "import json, sys; from flows.build import build_aletheia_train; "
+        "build_aletheia_train(json.load(open(sys.argv[1])))"
+    )
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code, str(cfg_path)],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (work / "judged.parquet").exists():
+                proc.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.05)
+        else:
+            proc.kill()
+        return proc.wait(timeout=60)
+
+
+def _task_runs_since(t0: datetime) -> list[Any]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.sorting import TaskRunSort
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(sort=TaskRunSort.EXPECTED_START_TIME_DESC, limit=200)
+    return [r for r in runs if r.created and r.created >= t0]
+
+
+@pytest.fixture(scope="module")
+def build(
+    prefect_api: str, small_bundled: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    from flows.build import build_aletheia_train
+
+    root = tmp_path_factory.mktemp("flowbuild")
+    cfg = small_config(root / "out", small_bundled, root / "tiny-model")
+    cfg_path = root / "config.json"
+    cfg_path.write_text(json.dumps(cfg))
+    work = root / "out" / "work"
+
+    t = time.monotonic()
+    rc = _run_killed_after_judge(cfg_path, work, prefect_api, root / "run1.log")
+    killed_s = time.monotonic() - t
+    before = _mtimes(work)
+    hub_after_kill = (root / "out" / "hub" / "README.md").exists()
+
+    t2 = datetime.now(UTC)
+    second = build_aletheia_train(cfg)
+    after_second = _mtimes(work)
+    runs2 = _task_runs_since(t2)
+
+    t3 = datetime.now(UTC)
+    third = build_aletheia_train(cfg)
+    runs3 = _task_runs_since(t3)
+    return {
+        "cfg": cfg,
+        "root": root,
+        "work": work,
+        "rc": rc,
+        "killed_s": killed_s,
+        "before": before,
+        "after_second": after_second,
+        "after_third": _mtimes(work),
+        "hub_after_kill": hub_after_kill,
+        "second": second,
+        "third": third,
+        "runs2": runs2,
+        "runs3": runs3,
+        "log1": (root / "run1.log").read_text(),
+    }
+
+
+def test_killed_run_was_killed_mid_way(build: dict[str, Any]) -> None:
+    assert build["rc"] == -signal.SIGKILL, build["log1"][-3000:]
+    assert not build["hub_after_kill"]  # it died before publishing
+
+
+def test_restart_redoes_nothing_that_finished(build: dict[str, Any]) -> None:
+    assert build["after_second"] == build["before"]  # not rewritten: not re-executed
+    names = {r.name.rsplit("-", 1)[0]: r.state_name for r in build["runs2"]}
+    for stage in ("ingest", "splits", "sample-shard", "judge-shard"):
+        assert names.get(stage) == "Cached", (stage, names)
+    assert build["second"]["rows"] == build["third"]["rows"]
+
+
+def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
+    import datasets
+
+    from pipeline.publish.layout import CONFIG_BY_NAME, CONFIG_NAMES
+
+    hub = Path(build["second"]["hub_dir"])
+    assert (hub / "README.md").exists()
+    assert build["second"]["rows"].keys() == set(CONFIG_NAMES)
+    for name in CONFIG_NAMES:
+        assert build["second"]["rows"][name] > 0, name
+        ds = datasets.load_dataset(str(hub), name, cache_dir=str(build["root"] / "hf-cache"))
+        assert ds[CONFIG_BY_NAME[name].split].num_rows == build["second"]["rows"][name]
+    assert all(c["passed"] for c in build["second"]["checks"])
+    work = build["work"]
+    assert (work / "problems.parquet").exists() and (work / "judged.parquet").exists()
+
+
+def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
+    stages = {
+        "ingest",
+        "splits",
+        "sample-shard",
+        "judge-shard",
+        "assemble",
+        "adversarial",
+        "tiny-model",
+        "dpo",
+        "publish",
+    }
+    states = {r.name: r.state_name for r in build["runs3"] if r.name.rsplit("-", 1)[0] in stages}
+    assert {n.rsplit("-", 1)[0] for n in states} == stages
+    assert all(s == "Cached" for s in states.values()), states
+    assert build["after_third"] == build["before"]
+
+
+def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        arts = client.read_artifacts(limit=200)
+    latest = {}
+    for a in sorted(arts, key=lambda a: a.created):
+        if a.key:
+            latest[a.key] = a
+    for key in ("flowtest-sample-progress", "flowtest-judge-progress"):
+        assert latest[key].type == "progress" and float(latest[key].data) == 100.0
+    assert latest["flowtest-judged-counts"].type == "table"
+    table = latest["flowtest-dataset-counts"]
+    assert table.type == "table"
+    rows = json.loads(table.data) if isinstance(table.data, str) else table.data
+    assert {"split", "language", "model", "verdict", "count"} <= set(rows[0])
+    assert {r["split"] for r in rows} >= {"train", "heldout", "strong", "hard", "adv", "dpo"}
+    summary = latest["flowtest-summary"]
+    assert summary.type == "markdown"
+    assert str(Path(build["second"]["hub_dir"])) in summary.data and "invariant 1" in summary.data
+
+
+def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    cfg_yaml = build["root"] / "config.yaml"
+    import yaml
+
+    cfg_yaml.write_text(yaml.safe_dump(build["cfg"]))
+    result = CliRunner().invoke(app, ["build-train", "--config", str(cfg_yaml)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output[result.output.index("{") :])["rows"] == build["second"]["rows"]
