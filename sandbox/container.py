@@ -41,20 +41,17 @@ class ContainerSpec:
 
 
 def cgroup_parent_for(slot: int, driver: str) -> str | None:
-    """A top-level cgroup per pool slot.
+    """Put each pool container's cgroup at the top level ("/"), beside the host's processes.
 
     Under the default parent (/docker) ALL containers of the host share the CPU weight of a single
-    host process: on a loaded machine a sandboxed `python3 -c pass` then takes 5x longer than on the
-    host. One top-level group per slot gives each pool container the weight of one host process,
-    like the bare worker process it replaces. ALETHEIA_SANDBOX_CGROUP_PARENT=default turns this off.
+    host process: on a loaded machine a sandboxed `python3 -c pass` then takes 5x longer than the
+    same program on the host. At the top level each container weighs what one host process weighs,
+    like the bare worker process it replaces. Only for the cgroupfs driver (systemd wants slices);
+    ALETHEIA_SANDBOX_CGROUP_PARENT=default keeps Docker's default.
     """
-    if os.environ.get("ALETHEIA_SANDBOX_CGROUP_PARENT", "") == "default" or slot < 0:
+    if os.environ.get("ALETHEIA_SANDBOX_CGROUP_PARENT", "") == "default":
         return None
-    if driver == "cgroupfs":
-        return f"/aletheia-sandbox-slot{slot}"
-    if driver == "systemd":
-        return f"aletheia-sandbox-slot{slot}.slice"
-    return None
+    return "/" if driver == "cgroupfs" else None
 
 
 def owner_id() -> str:

@@ -1,0 +1,288 @@
+"""Sandbox benchmarks: ratios measured side by side in one run (this machine is shared and noisy).
+
+  1. per-test cost of a trivial Python stdio program: engine vs bare host process   (target <= 1.25x)
+     and the naive designs: `docker run` per test, `docker exec` per test            (expect >= 15x, >= 3x)
+  2. C++ compile of a typical solution with the precompiled bits/stdc++.h vs without (target <= 0.4x)
+  3. Java: a small solution's per-test run through the engine vs a bare `java` run   (target <= 1.3x)
+  4. judge throughput on N candidates x 5 tests vs the bare-process limit (same work as bare host
+     processes on as many parallel workers as the pool has containers)
+
+Every comparison interleaves its variants round by round and reports medians, so a burst of load
+from other work on the machine hits both sides alike.
+
+    .venv/bin/python bench/bench_sandbox.py           # default (~3-4 min): 1,000 candidates x 5 tests
+    .venv/bin/python bench/bench_sandbox.py --quick   # CI sanity (~1 min): small counts
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sandbox import JudgeRequest, SandboxClient, TestCase  # noqa: E402
+from sandbox.container import ContainerSpec, cgroup_parent_for, docker_run_argv  # noqa: E402
+from sandbox.image import ensure_image  # noqa: E402
+
+PY_SRC = "import sys\na, b = map(int, sys.stdin.read().split())\nprint(a + b)\n"
+JAVA_SRC = (
+    "import java.io.*;\nimport java.util.*;\npublic class Main {\n"
+    "  public static void main(String[] args) throws IOException {\n"
+    "    BufferedReader r = new BufferedReader(new InputStreamReader(System.in));\n"
+    "    StringTokenizer t = new StringTokenizer(r.readLine());\n"
+    "    long a = Long.parseLong(t.nextToken()), b = Long.parseLong(t.nextToken());\n"
+    "    System.out.println(a + b);\n  }\n}\n"
+)
+CPP_SRC = r"""
+#include <bits/stdc++.h>
+using namespace std;
+int main() {
+    ios::sync_with_stdio(false); cin.tie(nullptr);
+    int n; if (!(cin >> n)) return 0;
+    vector<long long> a(n); for (auto &x : a) cin >> x;
+    sort(a.begin(), a.end());
+    map<long long, int> cnt; for (long long x : a) cnt[x]++;
+    long long best = 0, sum = 0;
+    for (int i = 0; i < n; i++) { sum += a[i]; best = max(best, sum - (i ? a[i - 1] : 0)); }
+    cout << sum << ' ' << cnt.size() << ' ' << best << "\n";
+}
+"""
+
+
+def bare_python() -> str:
+    """A real interpreter (a pyenv/asdf shim would add ~100 ms of shell per start)."""
+    for cand in ("/usr/bin/python3", shutil.which("python3") or ""):
+        if cand and os.path.exists(cand):
+            return cand
+    return sys.executable
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:8.1f} ms"
+
+
+def line(name: str, value: float, target: str = "", ok: bool | None = None) -> None:
+    verdict = "" if ok is None else ("  OK" if ok else "  MISSES TARGET")
+    print(f"  {name:<58} {value:7.2f}x  {target}{verdict}", flush=True)
+
+
+# -- 1. per-test cost --------------------------------------------------------------------------
+
+def bench_per_test(client: SandboxClient, image: str, rounds: int, k: int) -> dict[str, float]:
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "s.py").write_text(PY_SRC)
+    py = bare_python()
+    spec = ContainerSpec(image=image)
+    cgroup = cgroup_parent_for(0, "cgroupfs")  # the same CPU weight the engine's containers get
+
+    def naive_argv(entry: list[str], detach: bool = False) -> list[str]:
+        """`docker run` with the engine's lockdown, but another entrypoint (the naive designs)."""
+        argv = docker_run_argv(spec, f"aletheia-bench-{uuid.uuid4().hex[:10]}", 4242, cgroup_parent=cgroup)
+        at = argv.index(image)
+        argv = argv[:at] + ["--entrypoint", entry[0], image, *entry[1:]]
+        return argv[:2] + ["-d"] + [a for a in argv[2:] if a != "-i"] if detach else argv
+
+    exec_argv = naive_argv(["sleep", "infinity"], detach=True)
+    exec_name = exec_argv[exec_argv.index("--name") + 1]
+    subprocess.run(exec_argv, check=True, capture_output=True)
+    res: dict[str, list[float]] = {"bare": [], "engine": [], "exec": [], "run": []}
+    try:
+        for r in range(rounds):
+            t = time.perf_counter()
+            for _ in range(k):
+                subprocess.run([py, str(tmp / "s.py")], input=b"1 2\n", capture_output=True, check=True)
+            res["bare"].append((time.perf_counter() - t) / k)
+
+            req = JudgeRequest(language="python", source=PY_SRC + f"# {uuid.uuid4()}\n",
+                               tests=[TestCase(input="1 2\n", output="3\n")] * k)
+            t = time.perf_counter()
+            [out] = client.judge([req], use_cache=False)
+            res["engine"].append((time.perf_counter() - t) / k)
+            assert out.verdict == "AC", out
+
+            n_exec = max(3, k // 4)
+            t = time.perf_counter()
+            for _ in range(n_exec):
+                subprocess.run(["docker", "exec", "-i", exec_name, "python3", "-c", PY_SRC], input=b"1 2\n",
+                               capture_output=True, check=True)
+            res["exec"].append((time.perf_counter() - t) / n_exec)
+
+            n_run = 2
+            t = time.perf_counter()
+            for _ in range(n_run):
+                subprocess.run(naive_argv(["python3", "-c", PY_SRC]), input=b"1 2\n", capture_output=True, check=True)
+            res["run"].append((time.perf_counter() - t) / n_run)
+    finally:
+        subprocess.run(["docker", "rm", "-f", exec_name], capture_output=True, check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {k_: median(v) for k_, v in res.items()}
+
+
+# -- 2. C++ precompiled header ----------------------------------------------------------------
+
+PCH_SCRIPT = r"""
+import glob, os, shutil, statistics, subprocess, sys, time
+sys.path.insert(0, "/opt/aletheia/runner")
+import lang_cpp
+src = sys.stdin.read()
+open("/tmp/sol.cpp", "w").write(src)
+hdr = lang_cpp.header_path()
+os.makedirs("/tmp/nopch/bits", exist_ok=True)
+shutil.copy(hdr, "/tmp/nopch/bits/stdc++.h")   # same header, no .gch beside it: a compile without PCH
+base = ["g++", *lang_cpp.FLAGS, *lang_cpp.EXTRA, "/tmp/sol.cpp", "-o", "/tmp/a.out"]
+used = subprocess.run(base + ["-H", "-Winvalid-pch"], capture_output=True, text=True).stderr
+print("PCH_USED", any(l.startswith("!") and l.strip().endswith(".gch") for l in used.splitlines()))
+pch, nopch = [], []
+for _ in range(int(sys.argv[1])):
+    t = time.perf_counter(); subprocess.run(base, check=True); pch.append(time.perf_counter() - t)
+    t = time.perf_counter(); subprocess.run(base + ["-I/tmp/nopch"], check=True); nopch.append(time.perf_counter() - t)
+print("PCH", statistics.median(pch)); print("NOPCH", statistics.median(nopch))
+"""
+
+
+def bench_pch(image: str, rounds: int) -> dict[str, float]:
+    out = subprocess.run(
+        ["docker", "run", "--rm", "-i", "--network", "none", "--cgroup-parent", "/",
+         "--entrypoint", "python3", image, "-c", PCH_SCRIPT, str(rounds)],
+        input=CPP_SRC, capture_output=True, text=True, check=True,
+    ).stdout
+    vals = dict(line.split() for line in out.strip().splitlines())
+    return {"pch": float(vals["PCH"]), "nopch": float(vals["NOPCH"]), "used": vals["PCH_USED"] == "True"}
+
+
+# -- 3. Java ----------------------------------------------------------------------------------
+
+def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] | None:
+    java, javac = shutil.which("java"), shutil.which("javac")
+    if not (java and javac):
+        print("  (no java/javac on the host: Java ratio skipped)")
+        return None
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "lang_java", Path(__file__).resolve().parents[1] / "sandbox" / "runner" / "lang_java.py")
+    lang_java = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lang_java)  # the engine's own JVM flags, so both sides run the same JVM setup
+    tmp = Path(tempfile.mkdtemp())
+    (tmp / "Main.java").write_text(JAVA_SRC)
+    subprocess.run([javac, "-d", str(tmp / "classes"), str(tmp / "Main.java")], check=True)
+    bare_cmd = [java, *lang_java.RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "classes"), "Main"]
+    src = JAVA_SRC + f"// {uuid.uuid4()}\n"
+    # compile once in each container, outside the timing
+    client.judge([JudgeRequest(language="java", source=src, tests=[TestCase(input="1 2", output="3")])] * 2,
+                 use_cache=False)
+    bare, engine = [], []
+    for r in range(rounds):
+        t = time.perf_counter()
+        for _ in range(k):
+            subprocess.run(bare_cmd, input=b"1 2\n", capture_output=True, check=True)
+        bare.append((time.perf_counter() - t) / k)
+        req = JudgeRequest(language="java", source=src, tests=[TestCase(input=f"{r} 2\n", output=f"{r + 2}\n")] * k)
+        t = time.perf_counter()
+        [out] = client.judge([req], use_cache=False)
+        engine.append((time.perf_counter() - t) / k)
+        assert out.verdict == "AC" and out.compile_cached, out
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"bare": median(bare), "engine": median(engine)}
+
+
+# -- 4. throughput ----------------------------------------------------------------------------
+
+def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int) -> dict[str, float]:
+    nonce = uuid.uuid4().hex
+    reqs = []
+    for i in range(n):
+        wrong = i % 4 == 3
+        src = PY_SRC.replace("a + b", "a + b + 1" if wrong else "a + b") + f"# {nonce} {i}\n"
+        reqs.append(JudgeRequest(language="python", source=src,
+                                 tests=[TestCase(input=f"{i} {j}\n", output=f"{i + j}\n") for j in range(tests_per)]))
+    t = time.perf_counter()
+    results = client.judge(reqs, use_cache=False, progress=False)
+    engine = time.perf_counter() - t
+    assert sum(r.verdict == "AC" for r in results) == n - n // 4, "wrong verdicts in the throughput run"
+
+    tmp = Path(tempfile.mkdtemp())
+    py = bare_python()
+    files = []
+    for i, r in enumerate(reqs):
+        f = tmp / f"c{i}.py"
+        f.write_text(r.source)
+        files.append(f)
+
+    def bare_candidate(i: int) -> bool:  # the same work as bare host processes: run + compare each test
+        ok = True
+        for tc in reqs[i].tests:
+            p = subprocess.run([py, str(files[i])], input=tc.input.encode(), capture_output=True)
+            ok &= p.stdout.split() == tc.output.encode().split()
+        return ok
+
+    t = time.perf_counter()
+    with ThreadPoolExecutor(workers) as ex:
+        bare_ok = list(ex.map(bare_candidate, range(n)))
+    bare = time.perf_counter() - t
+    assert sum(bare_ok) == n - n // 4
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"engine_s": engine, "bare_s": bare, "n": n, "tests": n * tests_per}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small counts, for CI sanity (~1 min)")
+    ap.add_argument("--candidates", type=int, default=None, help="throughput candidates (default 1000; quick 100)")
+    args = ap.parse_args()
+    rounds, k = (3, 10) if args.quick else (7, 20)
+    n = args.candidates or (100 if args.quick else 1000)
+    workers = os.cpu_count() or 1
+
+    started = time.perf_counter()
+    print(f"# bench_sandbox: {workers} cores, load average at start {os.getloadavg()[0]:.1f}", flush=True)
+    tag = ensure_image()
+    with SandboxClient(pool_size=1, cache=False, selftest=False) as one:
+        image = one.image
+        print("\n[1] per-test cost, trivial Python stdio program (median of interleaved rounds)")
+        pt = bench_per_test(one, tag, rounds, k)
+        for name in ("bare", "engine", "exec", "run"):
+            print(f"  {name:<10} {ms(pt[name])} per test")
+        line("engine / bare host process", pt["engine"] / pt["bare"], "(target <= 1.25x)", pt["engine"] / pt["bare"] <= 1.25)
+        line("docker run per test / engine", pt["run"] / pt["engine"], "(expect >= 15x)", pt["run"] / pt["engine"] >= 15)
+        line("docker exec per test / engine", pt["exec"] / pt["engine"], "(expect >= 3x)", pt["exec"] / pt["engine"] >= 3)
+
+        print("\n[3] Java: per-test run of a small solution (compiled once, outside the timing)")
+        jv = bench_java(one, rounds, max(5, k // 2))
+        if jv:
+            print(f"  bare java {ms(jv['bare'])}   engine {ms(jv['engine'])}")
+            line("engine / bare java", jv["engine"] / jv["bare"], "(target <= 1.3x)", jv["engine"] / jv["bare"] <= 1.3)
+
+    print("\n[2] C++ compile of a typical solution, precompiled bits/stdc++.h vs none (in the image)")
+    pch = bench_pch(tag, 3 if args.quick else 5)
+    print(f"  with PCH {ms(pch['pch'])}   without {ms(pch['nopch'])}   PCH actually used: {pch['used']}")
+    line("PCH / no PCH", pch["pch"] / pch["nopch"], "(target <= 0.4x)", pch["pch"] / pch["nopch"] <= 0.4 and pch["used"])
+
+    print(f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare workers")
+    with SandboxClient(pool_size=workers, cache=False, selftest=False) as pool:
+        tp = bench_throughput(pool, n, 5, workers)
+    print(f"  engine {tp['engine_s']:6.1f} s ({tp['n'] / tp['engine_s']:6.1f} candidates/s, "
+          f"{tp['tests'] / tp['engine_s']:6.1f} tests/s)")
+    print(f"  bare   {tp['bare_s']:6.1f} s ({tp['n'] / tp['bare_s']:6.1f} candidates/s)")
+    line("engine time / bare-process limit", tp["engine_s"] / tp["bare_s"], "(1.0 = as fast as bare processes)")
+    print(f"  throughput = {tp['bare_s'] / tp['engine_s']:.0%} of the bare-process limit")
+    print(f"\n# image {image}; load average at end {os.getloadavg()[0]:.1f}; "
+          f"took {time.perf_counter() - started:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
