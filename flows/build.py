@@ -78,13 +78,14 @@ def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, A
                 T.code_digest("pipeline.sampling"),
             )
         )
-    parts = []
+    parts, ran_on = [], []
     for fut in as_completed(futures):
         r = fut.result()
         parts.append(Path(r["outputs"]["candidates"]))
+        ran_on.append(r.get("ran_on"))
         progress.advance(note=f"{r['stats'].get('candidates', '?')} candidates")
     merge_shards(sorted(parts), out, CANDIDATE_SCHEMA)
-    return T.result("sample", {"candidates": out}, {"shards": n})
+    return T.result("sample", {"candidates": out}, {"shards": n, "shards_ran_on": ran_on})
 
 
 @flow(name="judge-shards")
@@ -114,14 +115,15 @@ def judge_shards(
                 T.code_digest("pipeline.judge"),
             )
         )
-    parts, se = [], 0
+    parts, se, ran_on = [], 0, []
     for fut in as_completed(futures):
         r = fut.result()
         parts.append(Path(r["outputs"]["judged"]))
         se += int(r["stats"].get("se", 0) or 0)
+        ran_on.append(r.get("ran_on"))
         progress.advance(note=f"{r['stats'].get('judged_rows', '?')} rows")
     merge_shards(sorted(parts), out, JUDGED_CANDIDATE_SCHEMA)
-    return T.result("judge", {"judged": out}, {"shards": n, "se": se})
+    return T.result("judge", {"judged": out}, {"shards": n, "se": se, "shards_ran_on": ran_on})
 
 
 # --- the shared front half --------------------------------------------------------------

@@ -16,6 +16,8 @@ import hashlib
 import importlib
 import json
 import logging
+import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,7 @@ def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[
             "outputs": {k: str(v) for k, v in outputs.items()},
             "digest": sha256_files(files)[:16],
             "stats": stats,
+            "ran_on": {"host": socket.gethostname(), "pid": os.getpid()},  # where a shard ran
         }
     )
 
@@ -80,22 +83,19 @@ _TRANSIENT_NAMES = (
 
 
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, (ConnectionError, TimeoutError, OSError)) and not isinstance(
-        exc, FileNotFoundError
-    ):
-        return True
-    names = {c.__name__ for c in type(exc).__mro__}
-    if names & set(_TRANSIENT_NAMES):
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        return status is None or status >= 500 or status == 429
-    return False
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):  # an HTTP answer: only server-side trouble and rate limits
+        return status >= 500 or status == 429
+    if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
+        return True  # includes ConnectionError and TimeoutError
+    return bool({c.__name__ for c in type(exc).__mro__} & set(_TRANSIENT_NAMES))
 
 
 def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
     """Prefect retry condition: retry only transient failures (see is_transient)."""
     try:
         state.result()
-    except Exception as exc:  # the task's exception, re-raised by the state
+    except Exception as exc:  # noqa: BLE001 - the task's own exception, whatever it is
         transient = is_transient(exc)
         if not transient:
             log.info("%s failed with %s: not transient, not retried", task.name, type(exc).__name__)
