@@ -93,6 +93,7 @@ def check(slug: str) -> list[tuple[str, float, str]]:
                         input=t["input"],
                         capture_output=True,
                         text=True,
+                        errors="replace",  # a wrong program may print invalid UTF-8
                         timeout=limit * 1.5,
                         check=False,
                     )
