@@ -120,6 +120,21 @@ class RunConfig(_Section):
     train: str | None = None  # a TrainConfig YAML for the train-verifier flow
     evaluate: dict[str, Any] = Field(default_factory=dict)  # options for evaluate-verifier
 
+    @model_validator(mode="before")
+    @classmethod
+    def _pool_files(cls, data: Any) -> Any:
+        """`sample: configs/pools/x.yaml` or a list of such files: their sources, concatenated."""
+        if isinstance(data, dict) and isinstance(data.get("sample"), (str, list)):
+            paths = [data["sample"]] if isinstance(data["sample"], str) else data["sample"]
+            sources: list[Any] = []
+            for p in paths:
+                pool = yaml.safe_load(Path(p).read_text()) or {}
+                if not isinstance(pool, dict) or "sources" not in pool:
+                    raise ValueError(f"sample: {p} is not a pool config (a mapping with `sources`)")
+                sources += pool["sources"]
+            data = {**data, "sample": {"sources": sources}}
+        return data
+
     @model_validator(mode="after")
     def _propagate(self) -> RunConfig:
         """Fill the run-wide seed and build id into sections that did not set their own."""

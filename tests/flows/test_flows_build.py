@@ -196,3 +196,30 @@ def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -
     result = CliRunner().invoke(app, ["build-train", "--config", str(cfg_yaml)])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output[result.output.index("{") :])["rows"] == build["second"]["rows"]
+
+
+def test_train_then_evaluate_flows_on_the_built_dataset(build: dict[str, Any]) -> None:
+    """train-verifier (DPO, 2 CPU steps on the tiny model) then evaluate-verifier on its output."""
+    import yaml
+
+    from flows.train import evaluate_verifier, train_verifier
+
+    root, hub = build["root"], build["second"]["hub_dir"]
+    train_cfg = {
+        "name": "flowtest-dpo", "method": "dpo", "model": build["cfg"]["tiny_model"]["dir"],
+        "output_dir": str(root / "train-dpo"), "data": {"dir": hub, "config": "dpo"},
+        "optim": {"max_steps": 2, "per_device_train_batch_size": 2, "bf16": False, "use_cpu": True,
+                  "save_steps": 1000},
+        "dpo": {"max_length": 512},
+    }  # fmt: skip
+    path = root / "train-dpo.yaml"
+    path.write_text(yaml.safe_dump(train_cfg))
+    summary = train_verifier(str(path))
+    assert summary["global_step"] == 2 and Path(summary["model_path"]).exists()
+
+    report = evaluate_verifier(
+        summary["model_path"], hub, str(root / "eval"),
+        {"k": 2, "limit": 1, "max_new_tokens": 16, "device": "cpu", "batch_size": 2},
+    )  # fmt: skip
+    assert (root / "eval" / "report.json").exists()
+    assert set(json.loads((root / "eval" / "report.json").read_text())) and report
