@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import polars as pl
 import pyarrow as pa
 
 from schemas.instance import ANSWER_LETTERS
@@ -26,36 +27,49 @@ class InvariantError(AssertionError):
 
 
 def instance_violations(table: pa.Table) -> list[str]:
-    """Every breach of invariant 1 and of the row's own consistency, as messages."""
+    """Every breach of invariant 1 and of the row's own consistency, as messages.
+
+    Vectorised (polars) so it runs on every output at full scale; messages name the row
+    (index and prompt_id) and the field.
+    """
+    if table.num_rows == 0:
+        return []
+    df = pl.from_arrow(
+        table.select(
+            ["prompt_id", "num_candidates", "chosen_position", "chosen_answer", *_LIST_COLUMNS]
+        )
+    )
+    assert isinstance(df, pl.DataFrame)
+    n, pos = pl.col("num_candidates"), pl.col("chosen_position")
+    is_ac = pl.col("verdicts").list.eval(pl.element() == "AC")
+    letters = list(ANSWER_LETTERS)
+    checks: list[tuple[str, pl.Expr]] = [
+        ("num_candidates is not in 2..5", ~n.is_between(2, len(ANSWER_LETTERS))),
+        *[
+            (f"{c} length differs from num_candidates", pl.col(c).list.len() != n)
+            for c in _LIST_COLUMNS
+        ],
+        ("verdicts does not hold exactly one AC", is_ac.list.sum() != 1),
+        ("chosen_position is not the AC candidate", is_ac.list.arg_max() != pos),
+        ("verdicts contains SE", pl.col("verdicts").list.contains("SE")),
+        (
+            "chosen_answer does not match chosen_position",
+            pl.col("chosen_answer")
+            != pos.clip(0, len(letters) - 1).replace_strict(list(range(len(letters))), letters),
+        ),
+        (
+            "pass_rates of the correct candidate is not 1.0",
+            pl.col("pass_rates").list.get(pos, null_on_oob=True) != 1.0,
+        ),
+        ("candidate_ids are not distinct", pl.col("candidate_ids").list.n_unique() != n),
+    ]
+    flagged = df.with_row_index("_row").select(
+        "_row", "prompt_id", *[expr.fill_null(True).alias(msg) for msg, expr in checks]
+    )
     out: list[str] = []
-    for i, row in enumerate(table.to_pylist()):
-        where = f"row {i} (prompt_id {row['prompt_id']})"
-        n = row["num_candidates"]
-        if not 2 <= n <= len(ANSWER_LETTERS):
-            out.append(f"{where}: num_candidates {n} is not in 2..{len(ANSWER_LETTERS)}")
-            continue
-        for col in _LIST_COLUMNS:
-            if len(row[col]) != n:
-                out.append(f"{where}: {col} has {len(row[col])} entries for {n} candidates")
-        verdicts = row["verdicts"]
-        acs = [j for j, v in enumerate(verdicts) if v == "AC"]
-        if len(acs) != 1:
-            out.append(f"{where}: verdicts has {len(acs)} AC, not exactly one")
-        elif acs[0] != row["chosen_position"]:
-            out.append(f"{where}: chosen_position {row['chosen_position']} but AC at {acs[0]}")
-        if "SE" in verdicts:
-            out.append(f"{where}: verdicts contains SE")
-        pos = row["chosen_position"]
-        if not 0 <= pos < n or row["chosen_answer"] != ANSWER_LETTERS[pos]:
-            out.append(
-                f"{where}: chosen_answer {row['chosen_answer']!r} does not match position {pos}"
-            )
-        elif row["pass_rates"][pos] != 1.0:
-            out.append(
-                f"{where}: pass_rates[{pos}] of the correct candidate is {row['pass_rates'][pos]}"
-            )
-        if len(set(row["candidate_ids"])) != n:
-            out.append(f"{where}: candidate_ids are not distinct")
+    for msg, _ in checks:
+        for row, pid in flagged.filter(pl.col(msg)).select("_row", "prompt_id").iter_rows():
+            out.append(f"row {row} (prompt_id {pid}): {msg}")
     return out
 
 

@@ -58,19 +58,23 @@ def normalized_code_expr(code: pl.Expr, language: str) -> pl.Expr:
 
 
 def with_dedup_key(
-    frame: pl.DataFrame, code: str = "code", language: str = "language"
+    frame: pl.DataFrame, code: str = "code", language: str = "language", chunk_rows: int = 50_000
 ) -> pl.DataFrame:
-    """Add `dedup_key` (u64 of language + normalised code); only equality of keys is used."""
+    """Add `dedup_key` (u64 of language + normalised code); only equality of keys is used.
+
+    Work is cut into chunks that polars runs in parallel (the regex passes dominate).
+    """
     parts = []
     for lang in frame.get_column(language).unique().sort().to_list():
         part = frame.filter(pl.col(language) == lang)
-        norm = normalized_code_expr(pl.col(code), lang)
-        parts.append(
-            part.with_columns(dedup_key=pl.concat_str(pl.lit(lang + "\x00"), norm).hash(seed=0))
+        key = pl.concat_str(pl.lit(lang + "\x00"), normalized_code_expr(pl.col(code), lang)).hash(
+            seed=0
         )
+        for start in range(0, part.height, chunk_rows):
+            parts.append(part.slice(start, chunk_rows).lazy().with_columns(dedup_key=key))
     if not parts:
         return frame.with_columns(dedup_key=pl.lit(None, dtype=pl.UInt64))
-    return pl.concat(parts)
+    return pl.concat(parts).collect()
 
 
 def normalize_code(code: str, language: str) -> str:

@@ -362,3 +362,26 @@ def test_example_configs_load() -> None:
     assert AdversarialConfig.from_yaml(root / "adversarial.yaml").share == 1.0
     assert AdversarialConfig.from_yaml(root / "adversarial_mixed.yaml").share == 0.25
     assert len(DPOConfig.from_yaml(root / "dpo.yaml").judges) == 2
+
+
+def test_invariant_checks_catch_broken_rows(built: tuple[dict, list, dict]) -> None:
+    import pyarrow as pa
+
+    from schemas import INSTANCE_SCHEMA
+
+    good = built[0]["train"].slice(0, 1).to_pylist()[0]
+    pos = good["chosen_position"]
+    other = (pos + 1) % good["num_candidates"]
+    two_ac = dict(good, verdicts=["AC"] * good["num_candidates"])
+    se = dict(good, verdicts=[("SE" if i == other else v) for i, v in enumerate(good["verdicts"])])
+    wrong_letter = dict(good, chosen_answer="E" if good["chosen_answer"] != "E" else "A")
+    short = dict(good, pass_rates=good["pass_rates"][:-1])
+    table = pa.Table.from_pylist([good, two_ac, se, wrong_letter, short], schema=INSTANCE_SCHEMA)
+    found = instance_violations(table)
+    assert not any(m.startswith("row 0 ") for m in found)
+    assert "verdicts does not hold exactly one AC" in " ".join(
+        m for m in found if m.startswith("row 1 ")
+    )
+    assert any(m.startswith("row 2 ") and "SE" in m for m in found)
+    assert any(m.startswith("row 3 ") and "chosen_answer" in m for m in found)
+    assert any(m.startswith("row 4 ") and "pass_rates length" in m for m in found)
