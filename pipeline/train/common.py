@@ -60,13 +60,16 @@ def save_final(trainer: Any, cfg: TrainConfig) -> Path:
     Returns the folder a plain `AutoModelForCausalLM.from_pretrained` can load.
     """
     final = cfg.output_dir / "final"
-    trainer.save_model(str(final))
+    trainer.save_model(str(final))  # every rank: ZeRO-3 / FSDP gather the weights collectively
+    main = trainer.accelerator.is_main_process
     tokenizer = trainer.processing_class
-    if tokenizer is not None:
+    if tokenizer is not None and main:
         tokenizer.save_pretrained(str(final))
     if cfg.lora is None or not cfg.lora.merge_on_save:
         return final
     merged_dir = cfg.output_dir / "merged"
+    if not main:
+        return merged_dir
     model = trainer.accelerator.unwrap_model(trainer.model)
     merged = model.merge_and_unload() if hasattr(model, "merge_and_unload") else model
     merged.save_pretrained(str(merged_dir))

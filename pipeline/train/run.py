@@ -65,7 +65,8 @@ def train(config: TrainConfig | str | Path, *, sandbox_client: Any = None) -> di
         "train_loss": result.training_loss,
         "last_log": steps[-1] if steps else None,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    if trainer.accelerator.is_main_process:
+        (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     log.info(
         "trained %s (%s) for %d steps -> %s",
         cfg.name,
