@@ -125,7 +125,9 @@ def adversarial(
     from pipeline.judge.stage import load_problems
 
     instances, problems, out = Path(instances), Path(problems), Path(out)
-    key = stage_key("adversarial", ADVERSARIAL_VERSION, config, [instances, problems], config.seed)
+    # Whether a progress bar is shown does not change the output: not part of the key.
+    keyed = config.model_dump(mode="json", exclude={"judge": {"progress"}})
+    key = stage_key("adversarial", ADVERSARIAL_VERSION, keyed, [instances, problems], config.seed)
     if is_done(out, key):
         return read_stats(out)
     rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()

@@ -169,3 +169,14 @@ def test_select_rows_takes_the_configured_share() -> None:
     assert select_rows(ids, 0.25, seed=2) != chosen
     assert select_rows(ids, 1.0, seed=1) == set(range(400))
     assert select_rows(ids, 0.0, seed=1) == set()
+
+
+def test_cpp_rename_leaves_qualified_names_alone() -> None:
+    code = (
+        "#include <bits/stdc++.h>\nint main() { int count = 0; std::vector<int> v{1, 1};\n"
+        "count = std::count(v.begin(), v.end(), 1); std::cout << count; }\n"
+    )
+    edited = rename_locals("cpp", code, lambda s: "v_" + s)
+    assert edited is not None
+    assert "std::count(v_v.begin(), v_v.end(), 1)" in edited and "v_count = std::count" in edited
+    assert renaming_between("cpp", code, edited) == {"count": "v_count", "v": "v_v"}

@@ -73,7 +73,7 @@ def iter_tokens(node: Node) -> Iterator[Node]:
 # a namespace of its own, which variable renaming leaves alone.
 _MEMBER_POSITIONS = {
     "python": {("attribute", "attribute"), ("keyword_argument", "name")},
-    "cpp": set(),  # the grammar already calls these field_identifier
+    "cpp": {("qualified_identifier", "name")},  # std::count; obj.x is a field_identifier already
     "java": {("field_access", "field"), ("method_invocation", "name")},
 }
 
