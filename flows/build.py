@@ -181,7 +181,12 @@ def _adversarial(
     adv_cfg = getattr(cfg, section)
     out_dir = cfg.work_dir / section
     src = Path(source["train" if section == "mixed" else "heldout"])
-    return T.configured(T.adversarial_task, cfg, [out_dir / f"{section}.parquet"])(
+    progress = Progress(
+        artifact_key(cfg.name, section, "progress"),
+        1,
+        f"{section}: bias edits, every edited program judged again",
+    )
+    out = T.configured(T.adversarial_task, cfg, [out_dir / f"{section}.parquet"])(
         str(src),
         sha256_files([src])[:16],
         problems,
@@ -190,19 +195,24 @@ def _adversarial(
         str(out_dir),
         T.code_digest("pipeline.instances"),
     )
+    progress.advance(note=f"{out['stats'].get('instances', '?')} instances")
+    return out
 
 
 def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
     """DPO pairs for one instance table; `name` (dpo | mixed_dpo) names the output."""
     out_dir = cfg.work_dir / name
     dpo_cfg = cfg.dpo.model_copy(update={"name": name})
-    return T.configured(T.dpo_task, cfg, [out_dir / f"{name}.parquet"])(
+    progress = Progress(artifact_key(cfg.name, name, "progress"), 1, f"{name}: verifier responses")
+    out = T.configured(T.dpo_task, cfg, [out_dir / f"{name}.parquet"])(
         str(instances),
         sha256_files([instances])[:16] + (tiny["digest"] if tiny else ""),
         dpo_cfg.model_dump(mode="json"),
         str(out_dir),
         T.code_digest("pipeline.instances"),
     )
+    progress.advance(note=f"{out['stats'].get('pairs', '?')} pairs")
+    return out
 
 
 @flow(name="build-aletheia-eval", log_prints=True)

@@ -171,7 +171,8 @@ def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
     for a in sorted(arts, key=lambda a: a.created):
         if a.key:
             latest[a.key] = a
-    for key in ("flowtest-sample-progress", "flowtest-judge-progress"):
+    progress = ("sample", "judge", "mixed", "adv", "dpo", "mixed-dpo")
+    for key in (f"flowtest-{stage}-progress" for stage in progress):
         assert latest[key].type == "progress" and float(latest[key].data) == 100.0
     assert latest["flowtest-judged-counts"].type == "table"
     table = latest["flowtest-dataset-counts"]

@@ -127,3 +127,22 @@ def test_wrong_token_is_rejected(hub: HubDouble, hub_dir: Path) -> None:
         push_folder(hub_dir, REPO, tag="v1", endpoint=hub.endpoint, token="hf_wrong")
     api = HfApi(endpoint=hub.endpoint)
     assert not hub.state.repos and api.endpoint == hub.endpoint
+
+
+def test_cli_publish_and_push_twice(
+    hub: HubDouble, build_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    monkeypatch.setenv("HF_TOKEN", hub.state.token)
+    args = ["publish", "--build", str(build_dir), "--hub-dir", str(tmp_path / "hub-cli"),
+            "--repo-id", REPO, "--endpoint", hub.endpoint, "--push"]  # fmt: skip
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "pushed aletheia-org/aletheia-test: commit" in first.output
+    assert "tag v0.1.0-b_test" in first.output and hub.state.token not in first.output
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and "no change, no new commit" in again.output
+    assert _commits(hub) == 2
