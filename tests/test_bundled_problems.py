@@ -196,7 +196,11 @@ def test_missing_root_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.docker
 def test_every_reference_solution_in_the_sandbox(problems: list[Problem], sandbox_client) -> None:
-    """Correct solutions are AC; wrong ones fail at least one test without CE/SE; pass rates spread."""
+    """Correct solutions are AC; wrong ones fail some tests and pass others, never CE/SE.
+
+    Pass rates are measured here (cache off) and must spread: near misses for the Hard split
+    (0.7-0.9) and clear failures (<= 0.5).
+    """
     from sandbox import CompareSpec, JudgeRequest
     from sandbox import TestCase as SbTest
 
@@ -234,7 +238,9 @@ def test_every_reference_solution_in_the_sandbox(problems: list[Problem], sandbo
                     f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}"
                 )
         else:
-            if r.verdict in ("AC", "CE", "SE"):
+            # every wrong solution is written to pass some tests (at least the example);
+            # failing all of them means the program never really ran (e.g. wrong main class)
+            if r.verdict in ("AC", "CE", "SE") or r.passed == 0:
                 failures.append(
                     f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}"
                 )
