@@ -194,6 +194,13 @@ def test_missing_root_is_a_clear_error(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ sandbox
 
 
+def _why(result) -> str:
+    """A verdict with the evidence: sandbox error, compiler output, or the first failing stderr."""
+    bad = next((t for t in result.tests if t.verdict != "AC"), None)
+    detail = result.error or result.compile_output or (bad.stderr_tail if bad else "") or ""
+    return f"{result.verdict} {result.passed}/{result.total} {detail.strip()[-300:]}"
+
+
 @pytest.mark.docker
 def test_every_reference_solution_in_the_sandbox(problems: list[Problem], sandbox_client) -> None:
     """Correct solutions are AC; wrong ones fail some tests and pass others, never CE/SE.
@@ -234,16 +241,12 @@ def test_every_reference_solution_in_the_sandbox(problems: list[Problem], sandbo
         label = f"{slug} {s.language} {'correct' if s.correct else 'wrong'}"
         if s.correct:
             if r.verdict != "AC":
-                failures.append(
-                    f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}"
-                )
+                failures.append(f"{label}: {_why(r)}")
         else:
             # every wrong solution is written to pass some tests (at least the example);
             # failing all of them means the program never really ran (e.g. wrong main class)
             if r.verdict in ("AC", "CE", "SE") or r.passed == 0:
-                failures.append(
-                    f"{label}: {r.verdict} {r.passed}/{r.total} {r.error or r.compile_output or ''}"
-                )
+                failures.append(f"{label}: {_why(r)}")
             wrong_rates.append((round(r.pass_rate, 3), r.verdict, label))
     assert not failures, "\n".join(failures)
 
