@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ from pipeline.evaluate.metrics import Judged
 from pipeline.instances.dpo.parse import parse_boxed_answer
 from pipeline.instances.dpo.prompt import build_verifier_messages
 from pipeline.sampling.backends.base import Backend, GenerationRequest
+
+log = logging.getLogger(__name__)
 
 
 def sample_split(
@@ -41,15 +44,31 @@ def sample_split(
             )
         )
     texts: dict[int, list[str]] = {}
+    errors: list[str] = []
     # progress=False: the transformers backend's bar puts the model path inside rich markup,
     # which fails on paths like /tmp/x (reported); evaluate() logs per split instead.
     for result in backend.generate(requests, progress=False):
         texts[int(result.request_id.split(":", 1)[1])] = [g.text for g in result.generations]
+        errors += [
+            g.finish_reason for g in result.generations if g.finish_reason.startswith("error")
+        ]
     missing = [i for i in range(len(rows)) if i not in texts or len(texts[i]) != cfg.k]
     if missing:
         raise RuntimeError(
             f"{split}: backend {backend.name} returned no/short results for rows {missing[:10]}"
         )
+    # A failed generation is scored as an invalid answer; a split where all of them failed
+    # measures nothing, so it is an error (e.g. max_new_tokens past the model's context).
+    if errors and len(errors) == len(rows) * cfg.k:
+        raise RuntimeError(
+            f"{split}: every generation failed, e.g. {errors[0]} "
+            "(for a context overflow, lower EvalConfig.max_new_tokens / --max-new-tokens)"
+        )
+    if errors:
+        log.warning(
+            "%s: %d of %d generations failed (scored invalid), e.g. %s",
+            split, len(errors), len(rows) * cfg.k, errors[0],
+        )  # fmt: skip
 
     judged = []
     for i, r in enumerate(rows):

@@ -47,12 +47,17 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[
             int | None, typer.Option("--limit", help="first N instances per split")
         ] = None,
+        max_new_tokens: Annotated[
+            int | None,
+            typer.Option("--max-new-tokens", help="response budget (overrides the config)"),
+        ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv; write report.json + report.md."""
         from pipeline.evaluate import EvalConfig, evaluate
 
         cfg = EvalConfig.from_yaml(config) if config else EvalConfig()
-        updates = {key: v for key, v in (("k", k), ("limit", limit)) if v is not None}
+        given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
+        updates = {key: v for key, v in given if v is not None}
         cfg = cfg.model_copy(update=updates) if updates else cfg
         report = evaluate(model, data, out, cfg)
         typer.echo(Path(report["files"]["markdown"]).read_text())

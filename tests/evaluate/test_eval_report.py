@@ -56,6 +56,18 @@ def test_missing_split_fails_before_loading_a_model(tmp_path: Path) -> None:
         evaluate(tmp_path / "no-model", tmp_path, tmp_path / "out", EvalConfig(splits=["nope"]))
 
 
+def test_a_budget_past_the_context_is_an_error_not_a_zero(
+    tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
+) -> None:
+    import pytest
+
+    cfg = EvalConfig(
+        k=1, max_new_tokens=5000, limit=1, splits=["heldout"]
+    )  # tiny model: 4096 positions
+    with pytest.raises(RuntimeError, match="every generation failed.*prompt_too_long"):
+        evaluate(tiny_model_dir, eval_dataset_dir, tmp_path / "eval", cfg)
+
+
 def test_cli_train_then_evaluate(
     tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
 ) -> None:
@@ -79,7 +91,7 @@ def test_cli_train_then_evaluate(
     result = runner.invoke(
         app,
         ["evaluate", "--model", summary["model_path"], "--data", str(eval_dataset_dir),
-         "--out", str(tmp_path / "eval"), "--k", "1", "--limit", "1"],
+         "--out", str(tmp_path / "eval"), "--k", "1", "--limit", "1", "--max-new-tokens", "8"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "| adv |" in result.output
