@@ -17,6 +17,7 @@ from other work on the machine hits both sides alike.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -25,14 +26,13 @@ import sys
 import tempfile
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sandbox import JudgeRequest, SandboxClient, TestCase  # noqa: E402
-from sandbox.container import ContainerSpec, cgroup_parent_for, docker_run_argv  # noqa: E402
-from sandbox.image import ensure_image  # noqa: E402
+from sandbox import JudgeRequest, SandboxClient, TestCase
+from sandbox.container import ContainerSpec, cgroup_parent_for, docker_run_argv
+from sandbox.image import ensure_image
 
 PY_SRC = "import sys\na, b = map(int, sys.stdin.read().split())\nprint(a + b)\n"
 JAVA_SRC = (
@@ -82,6 +82,7 @@ def line(name: str, value: float, target: str = "", ok: bool | None = None) -> N
 
 # -- 1. per-test cost --------------------------------------------------------------------------
 
+
 def bench_per_test(client: SandboxClient, image: str, rounds: int, k: int) -> dict[str, float]:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "s.py").write_text(PY_SRC)
@@ -91,7 +92,9 @@ def bench_per_test(client: SandboxClient, image: str, rounds: int, k: int) -> di
 
     def naive_argv(entry: list[str], detach: bool = False) -> list[str]:
         """`docker run` with the engine's lockdown, but another entrypoint (the naive designs)."""
-        argv = docker_run_argv(spec, f"aletheia-bench-{uuid.uuid4().hex[:10]}", 4242, cgroup_parent=cgroup)
+        argv = docker_run_argv(
+            spec, f"aletheia-bench-{uuid.uuid4().hex[:10]}", 4242, cgroup_parent=cgroup
+        )
         at = argv.index(image)
         argv = argv[:at] + ["--entrypoint", entry[0], image, *entry[1:]]
         return argv[:2] + ["-d"] + [a for a in argv[2:] if a != "-i"] if detach else argv
@@ -104,11 +107,16 @@ def bench_per_test(client: SandboxClient, image: str, rounds: int, k: int) -> di
         for r in range(rounds):
             t = time.perf_counter()
             for _ in range(k):
-                subprocess.run([py, str(tmp / "s.py")], input=b"1 2\n", capture_output=True, check=True)
+                subprocess.run(
+                    [py, str(tmp / "s.py")], input=b"1 2\n", capture_output=True, check=True
+                )
             res["bare"].append((time.perf_counter() - t) / k)
 
-            req = JudgeRequest(language="python", source=PY_SRC + f"# {uuid.uuid4()}\n",
-                               tests=[TestCase(input="1 2\n", output="3\n")] * k)
+            req = JudgeRequest(
+                language="python",
+                source=PY_SRC + f"# {uuid.uuid4()}\n",
+                tests=[TestCase(input="1 2\n", output="3\n")] * k,
+            )
             t = time.perf_counter()
             [out] = client.judge([req], use_cache=False)
             res["engine"].append((time.perf_counter() - t) / k)
@@ -117,14 +125,23 @@ def bench_per_test(client: SandboxClient, image: str, rounds: int, k: int) -> di
             n_exec = max(3, k // 4)
             t = time.perf_counter()
             for _ in range(n_exec):
-                subprocess.run(["docker", "exec", "-i", exec_name, "python3", "-c", PY_SRC], input=b"1 2\n",
-                               capture_output=True, check=True)
+                subprocess.run(
+                    ["docker", "exec", "-i", exec_name, "python3", "-c", PY_SRC],
+                    input=b"1 2\n",
+                    capture_output=True,
+                    check=True,
+                )
             res["exec"].append((time.perf_counter() - t) / n_exec)
 
             n_run = 2
             t = time.perf_counter()
             for _ in range(n_run):
-                subprocess.run(naive_argv(["python3", "-c", PY_SRC]), input=b"1 2\n", capture_output=True, check=True)
+                subprocess.run(
+                    naive_argv(["python3", "-c", PY_SRC]),
+                    input=b"1 2\n",
+                    capture_output=True,
+                    check=True,
+                )
             res["run"].append((time.perf_counter() - t) / n_run)
     finally:
         subprocess.run(["docker", "rm", "-f", exec_name], capture_output=True, check=False)
@@ -156,15 +173,37 @@ print("PCH", statistics.median(pch)); print("NOPCH", statistics.median(nopch))
 
 def bench_pch(image: str, rounds: int) -> dict[str, float]:
     out = subprocess.run(
-        ["docker", "run", "--rm", "-i", "--network", "none", "--cgroup-parent", "/",
-         "--entrypoint", "python3", image, "-c", PCH_SCRIPT, str(rounds)],
-        input=CPP_SRC, capture_output=True, text=True, check=True,
+        [
+            "docker",
+            "run",
+            "--rm",
+            "-i",
+            "--network",
+            "none",
+            "--cgroup-parent",
+            "/",
+            "--entrypoint",
+            "python3",
+            image,
+            "-c",
+            PCH_SCRIPT,
+            str(rounds),
+        ],
+        input=CPP_SRC,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     vals = dict(line.split() for line in out.strip().splitlines())
-    return {"pch": float(vals["PCH"]), "nopch": float(vals["NOPCH"]), "used": vals["PCH_USED"] == "True"}
+    return {
+        "pch": float(vals["PCH"]),
+        "nopch": float(vals["NOPCH"]),
+        "used": vals["PCH_USED"] == "True",
+    }
 
 
 # -- 3. Java ----------------------------------------------------------------------------------
+
 
 def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] | None:
     java, javac = shutil.which("java"), shutil.which("javac")
@@ -174,24 +213,31 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
-        "lang_java", Path(__file__).resolve().parents[1] / "sandbox" / "runner" / "lang_java.py")
+        "lang_java", Path(__file__).resolve().parents[1] / "sandbox" / "runner" / "lang_java.py"
+    )
     lang_java = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lang_java)  # the engine's own JVM flags, so both sides run the same JVM setup
+    spec.loader.exec_module(
+        lang_java
+    )  # the engine's own JVM flags, so both sides run the same JVM setup
     tmp = Path(tempfile.mkdtemp())
     (tmp / "Main.java").write_text(JAVA_SRC)
     subprocess.run([javac, "-d", str(tmp / "classes"), str(tmp / "Main.java")], check=True)
     bare_cmd = [java, *lang_java.RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "classes"), "Main"]
     src = JAVA_SRC + f"// {uuid.uuid4()}\n"
     # compile once in each container, outside the timing
-    client.judge([JudgeRequest(language="java", source=src, tests=[TestCase(input="1 2", output="3")])] * 2,
-                 use_cache=False)
+    client.judge(
+        [JudgeRequest(language="java", source=src, tests=[TestCase(input="1 2", output="3")])] * 2,
+        use_cache=False,
+    )
     bare, engine = [], []
     for r in range(rounds):
         t = time.perf_counter()
         for _ in range(k):
             subprocess.run(bare_cmd, input=b"1 2\n", capture_output=True, check=True)
         bare.append((time.perf_counter() - t) / k)
-        req = JudgeRequest(language="java", source=src, tests=[TestCase(input=f"{r} 2\n", output=f"{r + 2}\n")] * k)
+        req = JudgeRequest(
+            language="java", source=src, tests=[TestCase(input=f"{r} 2\n", output=f"{r + 2}\n")] * k
+        )
         t = time.perf_counter()
         [out] = client.judge([req], use_cache=False)
         engine.append((time.perf_counter() - t) / k)
@@ -202,54 +248,82 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
 
 # -- 4. throughput ----------------------------------------------------------------------------
 
-def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int) -> dict[str, float]:
+BARE_WORKER = r"""
+import json, subprocess, sys
+manifest, shard, shards = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3])
+ok = 0
+for cand in manifest[shard::shards]:
+    good = True
+    for inp, out in cand["tests"]:
+        p = subprocess.run([sys.executable, cand["file"]], input=inp.encode(), capture_output=True)
+        good &= p.returncode == 0 and p.stdout.split() == out.encode().split()
+    ok += good
+print(ok)
+"""
+
+
+def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int, chunk: int = 100) -> dict:
+    """Engine vs bare processes on the same candidates, alternating in chunks so that load from other
+    work on the machine falls on both sides alike."""
     nonce = uuid.uuid4().hex
-    reqs = []
-    for i in range(n):
-        wrong = i % 4 == 3
-        src = PY_SRC.replace("a + b", "a + b + 1" if wrong else "a + b") + f"# {nonce} {i}\n"
-        reqs.append(JudgeRequest(language="python", source=src,
-                                 tests=[TestCase(input=f"{i} {j}\n", output=f"{i + j}\n") for j in range(tests_per)]))
-    t = time.perf_counter()
-    results = client.judge(reqs, use_cache=False, progress=False)
-    engine = time.perf_counter() - t
-    assert sum(r.verdict == "AC" for r in results) == n - n // 4, "wrong verdicts in the throughput run"
-
     tmp = Path(tempfile.mkdtemp())
-    py = bare_python()
-    files = []
-    for i, r in enumerate(reqs):
-        f = tmp / f"c{i}.py"
-        f.write_text(r.source)
-        files.append(f)
+    engine = bare = 0.0
+    for start in range(0, n, chunk):
+        reqs = []
+        for i in range(start, min(n, start + chunk)):
+            wrong = i % 4 == 3
+            src = PY_SRC.replace("a + b", "a + b + 1" if wrong else "a + b") + f"# {nonce} {i}\n"
+            tests = [TestCase(input=f"{i} {j}\n", output=f"{i + j}\n") for j in range(tests_per)]
+            reqs.append(JudgeRequest(language="python", source=src, tests=tests))
+        want = sum(1 for i in range(start, start + len(reqs)) if i % 4 != 3)
 
-    def bare_candidate(i: int) -> bool:  # the same work as bare host processes: run + compare each test
-        ok = True
-        for tc in reqs[i].tests:
-            p = subprocess.run([py, str(files[i])], input=tc.input.encode(), capture_output=True)
-            ok &= p.stdout.split() == tc.output.encode().split()
-        return ok
+        t = time.perf_counter()
+        results = client.judge(reqs, use_cache=False)
+        engine += time.perf_counter() - t
+        assert sum(r.verdict == "AC" for r in results) == want, "wrong verdicts in the throughput run"
 
-    t = time.perf_counter()
-    with ThreadPoolExecutor(workers) as ex:
-        bare_ok = list(ex.map(bare_candidate, range(n)))
-    bare = time.perf_counter() - t
-    assert sum(bare_ok) == n - n // 4
+        # The bare-process limit: the same runs + comparisons by `workers` small, separate worker
+        # processes (no container, no limits, no GIL shared with this process), one shard each.
+        manifest = []
+        for i, r in enumerate(reqs):
+            f = tmp / f"c{start + i}.py"
+            f.write_text(r.source)
+            manifest.append({"file": str(f), "tests": [[tc.input, tc.output] for tc in r.tests]})
+        (tmp / "manifest.json").write_text(json.dumps(manifest))
+        t = time.perf_counter()
+        procs = [
+            subprocess.Popen([bare_python(), "-c", BARE_WORKER, str(tmp / "manifest.json"), str(w), str(workers)],
+                             stdout=subprocess.PIPE, text=True, start_new_session=True)
+            for w in range(workers)  # own sessions: with sched autogroup, each worker weighs one process
+        ]
+        accepted = sum(int(p.communicate()[0]) for p in procs)
+        bare += time.perf_counter() - t
+        assert accepted == want, accepted
     shutil.rmtree(tmp, ignore_errors=True)
     return {"engine_s": engine, "bare_s": bare, "n": n, "tests": n * tests_per}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="small counts, for CI sanity (~1 min)")
-    ap.add_argument("--candidates", type=int, default=None, help="throughput candidates (default 1000; quick 100)")
+    ap.add_argument(
+        "--candidates",
+        type=int,
+        default=None,
+        help="throughput candidates (default 1000; quick 100)",
+    )
     args = ap.parse_args()
     rounds, k = (3, 10) if args.quick else (7, 20)
     n = args.candidates or (100 if args.quick else 1000)
     workers = os.cpu_count() or 1
 
     started = time.perf_counter()
-    print(f"# bench_sandbox: {workers} cores, load average at start {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"# bench_sandbox: {workers} cores, load average at start {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     tag = ensure_image()
     with SandboxClient(pool_size=1, cache=False, selftest=False) as one:
         image = one.image
@@ -257,31 +331,71 @@ def main() -> None:
         pt = bench_per_test(one, tag, rounds, k)
         for name in ("bare", "engine", "exec", "run"):
             print(f"  {name:<10} {ms(pt[name])} per test")
-        line("engine / bare host process", pt["engine"] / pt["bare"], "(target <= 1.25x)", pt["engine"] / pt["bare"] <= 1.25)
-        line("docker run per test / engine", pt["run"] / pt["engine"], "(expect >= 15x)", pt["run"] / pt["engine"] >= 15)
-        line("docker exec per test / engine", pt["exec"] / pt["engine"], "(expect >= 3x)", pt["exec"] / pt["engine"] >= 3)
+        line(
+            "engine / bare host process",
+            pt["engine"] / pt["bare"],
+            "(target <= 1.25x)",
+            pt["engine"] / pt["bare"] <= 1.25,
+        )
+        line(
+            "docker run per test / engine",
+            pt["run"] / pt["engine"],
+            "(expect >= 15x)",
+            pt["run"] / pt["engine"] >= 15,
+        )
+        line(
+            "docker exec per test / engine",
+            pt["exec"] / pt["engine"],
+            "(expect >= 3x)",
+            pt["exec"] / pt["engine"] >= 3,
+        )
 
         print("\n[3] Java: per-test run of a small solution (compiled once, outside the timing)")
         jv = bench_java(one, rounds, max(5, k // 2))
         if jv:
             print(f"  bare java {ms(jv['bare'])}   engine {ms(jv['engine'])}")
-            line("engine / bare java", jv["engine"] / jv["bare"], "(target <= 1.3x)", jv["engine"] / jv["bare"] <= 1.3)
+            line(
+                "engine / bare java",
+                jv["engine"] / jv["bare"],
+                "(target <= 1.3x)",
+                jv["engine"] / jv["bare"] <= 1.3,
+            )
 
-    print("\n[2] C++ compile of a typical solution, precompiled bits/stdc++.h vs none (in the image)")
+    print(
+        "\n[2] C++ compile of a typical solution, precompiled bits/stdc++.h vs none (in the image)"
+    )
     pch = bench_pch(tag, 3 if args.quick else 5)
-    print(f"  with PCH {ms(pch['pch'])}   without {ms(pch['nopch'])}   PCH actually used: {pch['used']}")
-    line("PCH / no PCH", pch["pch"] / pch["nopch"], "(target <= 0.4x)", pch["pch"] / pch["nopch"] <= 0.4 and pch["used"])
+    print(
+        f"  with PCH {ms(pch['pch'])}   without {ms(pch['nopch'])}   PCH actually used: {pch['used']}"
+    )
+    line(
+        "PCH / no PCH",
+        pch["pch"] / pch["nopch"],
+        "(target <= 0.4x)",
+        pch["pch"] / pch["nopch"] <= 0.4 and pch["used"],
+    )
 
-    print(f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare workers")
+    print(
+        f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare workers"
+    )
     with SandboxClient(pool_size=workers, cache=False, selftest=False) as pool:
         tp = bench_throughput(pool, n, 5, workers)
-    print(f"  engine {tp['engine_s']:6.1f} s ({tp['n'] / tp['engine_s']:6.1f} candidates/s, "
-          f"{tp['tests'] / tp['engine_s']:6.1f} tests/s)")
+    print(
+        f"  engine {tp['engine_s']:6.1f} s ({tp['n'] / tp['engine_s']:6.1f} candidates/s, "
+        f"{tp['tests'] / tp['engine_s']:6.1f} tests/s)"
+    )
     print(f"  bare   {tp['bare_s']:6.1f} s ({tp['n'] / tp['bare_s']:6.1f} candidates/s)")
-    line("engine time / bare-process limit", tp["engine_s"] / tp["bare_s"], "(1.0 = as fast as bare processes)")
+    line(
+        "engine time / bare-process limit",
+        tp["engine_s"] / tp["bare_s"],
+        "(1.0 = as fast as bare processes)",
+    )
     print(f"  throughput = {tp['bare_s'] / tp['engine_s']:.0%} of the bare-process limit")
-    print(f"\n# image {image}; load average at end {os.getloadavg()[0]:.1f}; "
-          f"took {time.perf_counter() - started:.0f} s", flush=True)
+    print(
+        f"\n# image {image}; load average at end {os.getloadavg()[0]:.1f}; "
+        f"took {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
