@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import httpx
+from rich.markup import escape
 
 from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
 from pipeline.sampling.seeds import derive_seed
@@ -215,7 +216,7 @@ class OpenAIBackend(Backend):
         thread = threading.Thread(target=worker, name="openai-backend", daemon=True)
         thread.start()
         with Progress(disable=not progress, transient=True) as bar:
-            task = bar.add_task(f"generate [{self.model}]", total=len(requests))
+            task = bar.add_task(f"generate {escape(self.model)}", total=len(requests))
             while (item := out.get()) is not done:
                 bar.advance(task)
                 yield item

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
 from pipeline.sampling.seeds import derive_seed
 
@@ -376,7 +378,7 @@ class TransformersBackend(Backend):
         # Similar lengths together: less padding. Stable, so batches are deterministic.
         rows.sort(key=lambda r: len(r.prompt_ids))
         with Progress(disable=not progress, transient=True) as bar:
-            task = bar.add_task(f"generate [{self.model_name}]", total=len(rows))
+            task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
             for start in range(0, len(rows), self.batch_size):
                 batch = rows[start : start + self.batch_size]
                 self._decode_batch(batch)

@@ -25,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
 
 WORKER_SCRIPT = Path(__file__).with_name("vllm_worker.py")
@@ -124,7 +126,7 @@ class VLLMBackend(Backend):
                 workers.append((proc, out_dir, wdir / "worker.log"))
             seen: set[Path] = set()
             with Progress(disable=not progress, transient=True) as bar:
-                task = bar.add_task(f"generate [{self.model_name}] x{len(workers)} workers", total=len(requests))
+                task = bar.add_task(f"generate {escape(self.model_name)} x{len(workers)} workers", total=len(requests))
                 while True:
                     alive = [p.poll() is None for p, _, _ in workers]
                     for (_, out_dir, _) in workers:
