@@ -25,6 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
+import polars as pl
+
 from pipeline.common.parquet import write_parquet
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.config import AssembleConfig, SplitSpec
@@ -190,7 +192,15 @@ def main() -> None:
         )
         polars_s = time.perf_counter() - t
         t = time.perf_counter()
-        with_dedup_key(sample)
+        train_ids = [p for p, sp in split_of.items() if sp == "train"]
+        # the rows the train split normalises: weak tier on train problems, not SE
+        with_dedup_key(
+            sample.filter(
+                (pl.col("tier") == "weak")
+                & pl.col("problem_id").is_in(train_ids)
+                & (pl.col("verdict") != "SE")
+            )
+        )
         polars_norm = time.perf_counter() - t
         t = time.perf_counter()
         naive_rows, naive_norm = naive_assemble(rows_py, split_of, None)

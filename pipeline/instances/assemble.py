@@ -174,6 +174,13 @@ def prepare_pool(
     outside = ~pl.col("problem_split").is_in(["train", "heldout"]).fill_null(False)
     counts["problem_not_in_train_or_heldout"] = df.filter(outside).height
     df = df.filter(~outside)
+    # Pools no configured split draws from (e.g. strong candidates on Train problems) are
+    # not normalised for nothing.
+    wanted = pl.concat_str("tier", "problem_split", separator="/").is_in(
+        sorted({f"{s.tier}/{s.problems}" for s in config.splits})
+    )
+    counts["pool_not_used_by_any_split"] = df.filter(~wanted).height
+    df = df.filter(wanted)
 
     # The same program (up to comments and whitespace) judged AC once and not AC another
     # time is flaky: it is kept out altogether rather than trusted either way.
