@@ -262,7 +262,9 @@ print(ok)
 """
 
 
-def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int, chunk: int = 100) -> dict:
+def bench_throughput(
+    client: SandboxClient, n: int, tests_per: int, workers: int, chunk: int = 100
+) -> dict:
     """Engine vs bare processes on the same candidates, alternating in chunks so that load from other
     work on the machine falls on both sides alike."""
     nonce = uuid.uuid4().hex
@@ -280,7 +282,9 @@ def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int
         t = time.perf_counter()
         results = client.judge(reqs, use_cache=False)
         engine += time.perf_counter() - t
-        assert sum(r.verdict == "AC" for r in results) == want, "wrong verdicts in the throughput run"
+        assert sum(r.verdict == "AC" for r in results) == want, (
+            "wrong verdicts in the throughput run"
+        )
 
         # The bare-process limit: the same runs + comparisons by `workers` small, separate worker
         # processes (no container, no limits, no GIL shared with this process), one shard each.
@@ -292,9 +296,22 @@ def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int
         (tmp / "manifest.json").write_text(json.dumps(manifest))
         t = time.perf_counter()
         procs = [
-            subprocess.Popen([bare_python(), "-c", BARE_WORKER, str(tmp / "manifest.json"), str(w), str(workers)],
-                             stdout=subprocess.PIPE, text=True, start_new_session=True)
-            for w in range(workers)  # own sessions: with sched autogroup, each worker weighs one process
+            subprocess.Popen(
+                [
+                    bare_python(),
+                    "-c",
+                    BARE_WORKER,
+                    str(tmp / "manifest.json"),
+                    str(w),
+                    str(workers),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
+            for w in range(
+                workers
+            )  # own sessions: with sched autogroup, each worker weighs one process
         ]
         accepted = sum(int(p.communicate()[0]) for p in procs)
         bare += time.perf_counter() - t

@@ -1,8 +1,8 @@
 """Aletheia's execution sandbox: a pool of locked-down Docker containers with a persistent runner.
 
-    from sandbox import SandboxClient, JudgeRequest, TestCase
-    with SandboxClient() as client:
-        [result] = client.judge([JudgeRequest(language="python", source=src, tests=[TestCase(input="1 2\\n", output="3\\n")])])
+from sandbox import SandboxClient, JudgeRequest, TestCase
+with SandboxClient() as client:
+    [result] = client.judge([JudgeRequest(language="python", source=src, tests=[TestCase(input="1 2\\n", output="3\\n")])])
 """
 
 from sandbox.models import (

@@ -18,7 +18,9 @@ class VerdictCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(self.path), timeout=60, check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(
+            str(self.path), timeout=60, check_same_thread=False, isolation_level=None
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
@@ -38,7 +40,8 @@ class VerdictCache:
         blob = result.model_copy(update={"cached": False}).model_dump_json()
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO verdicts (key, result, created) VALUES (?, ?, ?)", (key, blob, time.time())
+                "INSERT OR REPLACE INTO verdicts (key, result, created) VALUES (?, ?, ?)",
+                (key, blob, time.time()),
             )
 
     def __len__(self) -> int:

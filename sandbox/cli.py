@@ -1,4 +1,5 @@
 """`python -m sandbox ...`: run one candidate, judge a batch file, manage the image."""
+# ruff: noqa: B008  (typer declares options as argument defaults)
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from pydantic import ValidationError
 
 from sandbox.models import CompareSpec, JudgeRequest, JudgeResult, TestCase
 
-app = typer.Typer(help="Aletheia's Docker execution sandbox.", no_args_is_help=True, add_completion=False)
+app = typer.Typer(
+    help="Aletheia's Docker execution sandbox.", no_args_is_help=True, add_completion=False
+)
 image_app = typer.Typer(help="The sandbox image.", no_args_is_help=True)
 app.add_typer(image_app, name="image")
 
@@ -61,7 +64,9 @@ def _write_rows(path: Path, rows: list[dict]) -> None:
 
 
 def _describe(exc: ValidationError) -> str:
-    return "; ".join(f"field {'.'.join(str(p) for p in e['loc']) or '(row)'}: {e['msg']}" for e in exc.errors())
+    return "; ".join(
+        f"field {'.'.join(str(p) for p in e['loc']) or '(row)'}: {e['msg']}" for e in exc.errors()
+    )
 
 
 def _client(pool_size: int | None, cache: bool, cache_path: Path | None, selftest: bool = True):
@@ -69,7 +74,9 @@ def _client(pool_size: int | None, cache: bool, cache_path: Path | None, selftes
     from sandbox.image import ImageError
 
     try:
-        return SandboxClient(pool_size=pool_size, cache=cache, cache_path=cache_path, selftest=selftest)
+        return SandboxClient(
+            pool_size=pool_size, cache=cache, cache_path=cache_path, selftest=selftest
+        )
     except (SandboxError, ImageError) as exc:
         _fail(str(exc), code=3)
         raise  # unreachable
@@ -79,14 +86,18 @@ def _client(pool_size: int | None, cache: bool, cache_path: Path | None, selftes
 def run(
     language: str = typer.Option(..., help="python, cpp or java"),
     source: Path = typer.Option(..., help="the program's source file"),
-    tests: Path = typer.Option(..., help='JSONL: {"input","output"} rows (stdio) or {"code"} rows (function)'),
+    tests: Path = typer.Option(
+        ..., help='JSONL: {"input","output"} rows (stdio) or {"code"} rows (function)'
+    ),
     mode: str = typer.Option("stdio", help="stdio or function"),
     time_limit: float = typer.Option(2.0, "--time-limit", help="CPU seconds per test"),
     memory_limit_mb: int = typer.Option(256, "--memory-limit-mb", help="memory per test (MB)"),
     compare: str = typer.Option("tokens", help="tokens, exact, float or checker"),
     abs_tol: float | None = typer.Option(None, help="float compare: absolute tolerance"),
     rel_tol: float | None = typer.Option(None, help="float compare: relative tolerance"),
-    checker: Path | None = typer.Option(None, help="checker compare: Python checker (argv: input expected actual)"),
+    checker: Path | None = typer.Option(
+        None, help="checker compare: Python checker (argv: input expected actual)"
+    ),
     cache: bool = typer.Option(True, help="use the host verdict cache"),
 ) -> None:
     """Judge one program; print one JSON object. Exit 0 whenever a verdict was reached."""
@@ -102,7 +113,10 @@ def run(
             time_limit_s=time_limit,
             memory_limit_mb=memory_limit_mb,
             compare=CompareSpec(
-                mode=compare, abs_tol=abs_tol, rel_tol=rel_tol, checker=checker.read_text() if checker else None
+                mode=compare,
+                abs_tol=abs_tol,
+                rel_tol=rel_tol,
+                checker=checker.read_text() if checker else None,
             ),
         )
     except ValidationError as exc:
@@ -122,12 +136,18 @@ def run(
 
 @app.command()
 def judge(
-    input: Path = typer.Argument(..., help="JSONL or Parquet: one candidate per row (JudgeRequest fields)"),
-    output: Path = typer.Argument(..., help="JSONL or Parquet (by extension): one verdict row per candidate"),
+    input: Path = typer.Argument(
+        ..., help="JSONL or Parquet: one candidate per row (JudgeRequest fields)"
+    ),
+    output: Path = typer.Argument(
+        ..., help="JSONL or Parquet (by extension): one verdict row per candidate"
+    ),
     pool_size: int | None = typer.Option(None, help="containers (default: CPU count)"),
     cache: bool = typer.Option(True, help="use the host verdict cache"),
     cache_path: Path | None = typer.Option(None, help="verdict cache SQLite file"),
-    skip_invalid: bool = typer.Option(False, help="write invalid rows as error rows instead of stopping"),
+    skip_invalid: bool = typer.Option(
+        False, help="write invalid rows as error rows instead of stopping"
+    ),
 ) -> None:
     """Judge a batch. Input rows carry language, source, tests, [mode, time_limit_s, memory_limit_mb,
     compare]; other columns (ids) are copied to the output row beside the verdict."""
@@ -141,7 +161,11 @@ def judge(
             requests.append((i, JudgeRequest.model_validate(payload)))
         except ValidationError as exc:
             errors.append(f"row {i}: {_describe(exc)}")
-            out_rows[i] = {**_passthrough(row), "verdict": None, "error": f"invalid row: {_describe(exc)}"}
+            out_rows[i] = {
+                **_passthrough(row),
+                "verdict": None,
+                "error": f"invalid row: {_describe(exc)}",
+            }
     if errors and not skip_invalid:
         _fail(f"{len(errors)} invalid row(s) in {input}:\n  " + "\n  ".join(errors[:20]))
     for e in errors:
@@ -157,7 +181,11 @@ def judge(
     counts: dict[str, int] = {}
     for r in results:
         counts[r.verdict] = counts.get(r.verdict, 0) + 1
-    typer.echo(json.dumps({"rows": len(rows), "judged": len(results), "invalid": len(errors), "verdicts": counts}))
+    typer.echo(
+        json.dumps(
+            {"rows": len(rows), "judged": len(results), "invalid": len(errors), "verdicts": counts}
+        )
+    )
 
 
 def _passthrough(row: dict) -> dict:

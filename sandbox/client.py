@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 from sandbox.cache import VerdictCache
 from sandbox.container import (
@@ -120,7 +121,9 @@ class SandboxClient:
                 raise SandboxError(f"sandbox self-test failed: {report}")
         self._live: dict[int, SandboxContainer | None] = dict(enumerate(containers))
         self._workers = [
-            threading.Thread(target=self._worker, args=(i, c), name=f"sandbox-worker-{i}", daemon=True)
+            threading.Thread(
+                target=self._worker, args=(i, c), name=f"sandbox-worker-{i}", daemon=True
+            )
             for i, c in enumerate(containers)
         ]
         for w in self._workers:
@@ -139,7 +142,10 @@ class SandboxClient:
         return self._image_id
 
     def judge(
-        self, requests: Iterable[JudgeRequest | dict], progress: bool = False, use_cache: bool = True
+        self,
+        requests: Iterable[JudgeRequest | dict],
+        progress: bool = False,
+        use_cache: bool = True,
     ) -> list[JudgeResult]:
         """Judge all requests; results in input order."""
         out: dict[int, JudgeResult] = {}
@@ -148,7 +154,10 @@ class SandboxClient:
         return [out[i] for i in range(len(out))]
 
     def judge_iter(
-        self, requests: Iterable[JudgeRequest | dict], progress: bool = False, use_cache: bool = True
+        self,
+        requests: Iterable[JudgeRequest | dict],
+        progress: bool = False,
+        use_cache: bool = True,
     ) -> Iterator[tuple[int, JudgeResult]]:
         """Yield (input index, result) as candidates finish. Consumes `requests` lazily."""
         if self._closed:
@@ -157,7 +166,10 @@ class SandboxClient:
         results: queue.Queue = queue.Queue()
         cancelled = threading.Event()  # set when the caller stops iterating: drop its queued work
         feeder = threading.Thread(
-            target=self._feed, args=(requests, results, use_cache, cancelled), name="sandbox-feeder", daemon=True
+            target=self._feed,
+            args=(requests, results, use_cache, cancelled),
+            name="sandbox-feeder",
+            daemon=True,
         )
         feeder.start()
         bar = _Progress(total) if progress else None
@@ -190,7 +202,7 @@ class SandboxClient:
         if self._cache is not None:
             self._cache.close()
 
-    def __enter__(self) -> SandboxClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -198,7 +210,9 @@ class SandboxClient:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _feed(self, requests: Iterable, results: queue.Queue, use_cache: bool, cancelled: threading.Event) -> None:
+    def _feed(
+        self, requests: Iterable, results: queue.Queue, use_cache: bool, cancelled: threading.Event
+    ) -> None:
         count = 0
         try:
             for index, raw in enumerate(requests):
@@ -214,14 +228,18 @@ class SandboxClient:
                 if hit is not None:
                     results.put((index, hit))
                 else:
-                    self._tasks.put(_Task(index, req, key, results, cancelled))  # blocks while the pool is busy
+                    self._tasks.put(
+                        _Task(index, req, key, results, cancelled)
+                    )  # blocks while the pool is busy
         except BaseException as exc:  # noqa: BLE001 - hand a bad row / failing iterator to the caller
             results.put(_Done(count, exc))
             return
         results.put(_Done(count))
 
     def _start_container(self, slot: int = -1) -> SandboxContainer:
-        return SandboxContainer(self.spec, cgroup_parent=cgroup_parent_for(slot, self._cgroup_driver))
+        return SandboxContainer(
+            self.spec, cgroup_parent=cgroup_parent_for(slot, self._cgroup_driver)
+        )
 
     def _worker(self, slot: int, container: SandboxContainer | None) -> None:
         while True:
@@ -235,7 +253,10 @@ class SandboxClient:
             except Exception as exc:
                 log.exception("sandbox worker failed")
                 result = JudgeResult.system_error(
-                    len(task.request.tests), f"worker error: {exc}", image=self._image_id, cache_key=task.key
+                    len(task.request.tests),
+                    f"worker error: {exc}",
+                    image=self._image_id,
+                    cache_key=task.key,
                 )
             if self._cache is not None:
                 self._cache.put(task.key, result)
@@ -250,9 +271,15 @@ class SandboxClient:
         total = len(req.tests)
         attempts = 0
         last_error = ""
-        timeout = COMPILE_BUDGET_S + 10 + total * (
-            max(3 * req.time_limit_s, req.time_limit_s + 2) + 2.0
-            + (CHECKER_BUDGET_S if req.compare.mode == "checker" else 0)
+        timeout = (
+            COMPILE_BUDGET_S
+            + 10
+            + total
+            * (
+                max(3 * req.time_limit_s, req.time_limit_s + 2)
+                + 2.0
+                + (CHECKER_BUDGET_S if req.compare.mode == "checker" else 0)
+            )
         )
         while attempts < self.max_attempts:
             if container is None or not container.alive:
@@ -262,8 +289,10 @@ class SandboxClient:
                 self._live[slot] = container
                 if container is None:
                     return JudgeResult.system_error(
-                        total, f"no sandbox container could be started: {self._last_start_error}",
-                        image=self._image_id, cache_key=task.key,
+                        total,
+                        f"no sandbox container could be started: {self._last_start_error}",
+                        image=self._image_id,
+                        cache_key=task.key,
                     ), None
             try:
                 resp = container.request(req.wire(), timeout_s=timeout)
@@ -275,7 +304,9 @@ class SandboxClient:
             except RunnerDied as exc:
                 attempts += 1
                 last_error = str(exc)
-                log.warning("sandbox attempt %d for candidate %d failed: %s", attempts, task.index, exc)
+                log.warning(
+                    "sandbox attempt %d for candidate %d failed: %s", attempts, task.index, exc
+                )
                 container.close()
                 container = None
                 continue
@@ -293,7 +324,10 @@ class SandboxClient:
             )
             return result, container
         return JudgeResult.system_error(
-            total, f"sandbox failed {attempts} times: {last_error}", image=self._image_id, cache_key=task.key
+            total,
+            f"sandbox failed {attempts} times: {last_error}",
+            image=self._image_id,
+            cache_key=task.key,
         ), container
 
     _last_start_error = ""
@@ -328,8 +362,12 @@ class _Progress:
 
         self._counts: dict[str, int] = {}
         self._p = Progress(
-            TextColumn("judging"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.fields[verdicts]}"), transient=False,
+            TextColumn("judging"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[verdicts]}"),
+            transient=False,
         )
         self._task = self._p.add_task("judge", total=total, verdicts="")
         self._p.start()

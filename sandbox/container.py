@@ -59,29 +59,53 @@ def owner_id() -> str:
 
 
 def docker_run_argv(
-    spec: ContainerSpec, name: str, uid: int, cpuset: str | None = None, cgroup_parent: str | None = None
+    spec: ContainerSpec,
+    name: str,
+    uid: int,
+    cpuset: str | None = None,
+    cgroup_parent: str | None = None,
 ) -> list[str]:
     return [
-        "docker", "run", "-i", "--rm", "--pull", "never",
-        "--name", name,
-        "--label", f"{LABEL}=1",
-        "--label", f"{OWNER_LABEL}={owner_id()}",
-        "--network", "none",
+        "docker",
+        "run",
+        "-i",
+        "--rm",
+        "--pull",
+        "never",
+        "--name",
+        name,
+        "--label",
+        f"{LABEL}=1",
+        "--label",
+        f"{OWNER_LABEL}={owner_id()}",
+        "--network",
+        "none",
         "--read-only",
-        "--user", f"{uid}:{uid}",
-        "--cap-drop", "ALL",
-        "--security-opt", "no-new-privileges",
-        "--memory", f"{spec.memory_mb}m",
-        "--memory-swap", f"{spec.memory_mb}m",
-        "--pids-limit", str(spec.pids),
+        "--user",
+        f"{uid}:{uid}",
+        "--cap-drop",
+        "ALL",
+        "--security-opt",
+        "no-new-privileges",
+        "--memory",
+        f"{spec.memory_mb}m",
+        "--memory-swap",
+        f"{spec.memory_mb}m",
+        "--pids-limit",
+        str(spec.pids),
         *(["--cpus", str(spec.cpus)] if spec.cpus else []),
         *(["--cpuset-cpus", cpuset] if cpuset else []),
         *(["--cgroup-parent", cgroup_parent] if cgroup_parent else []),
-        "--ipc", "none",
-        "--ulimit", "core=0",
-        "--log-driver", "none",
-        "--tmpfs", f"/work:rw,exec,nosuid,nodev,size={spec.work_tmpfs_mb}m,mode=0700,uid={uid},gid={uid}",
-        "--tmpfs", f"/tmp:rw,exec,nosuid,nodev,size={spec.tmp_tmpfs_mb}m,mode=1777",
+        "--ipc",
+        "none",
+        "--ulimit",
+        "core=0",
+        "--log-driver",
+        "none",
+        "--tmpfs",
+        f"/work:rw,exec,nosuid,nodev,size={spec.work_tmpfs_mb}m,mode=0700,uid={uid},gid={uid}",
+        "--tmpfs",
+        f"/tmp:rw,exec,nosuid,nodev,size={spec.tmp_tmpfs_mb}m,mode=1777",
         spec.image,
     ]
 
@@ -181,7 +205,11 @@ class SandboxContainer:
         self._closed = True
         try:
             subprocess.run(
-                ["docker", "rm", "-f", self.name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30
+                ["docker", "rm", "-f", self.name],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=30,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired):
             pass
@@ -201,9 +229,19 @@ def remove_stale_containers() -> int:
     """Remove pool containers whose owning process (on this host) is gone. Returns how many."""
     try:
         out = subprocess.run(
-            ["docker", "ps", "-a", "--filter", f"label={LABEL}=1", "--format",
-             '{{.ID}} {{.Label "' + OWNER_LABEL + '"}}'],
-            capture_output=True, text=True, timeout=30,
+            [
+                "docker",
+                "ps",
+                "-a",
+                "--filter",
+                f"label={LABEL}=1",
+                "--format",
+                '{{.ID}} {{.Label "' + OWNER_LABEL + '"}}',
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
         ).stdout
     except (OSError, subprocess.TimeoutExpired):
         return 0
@@ -217,7 +255,7 @@ def remove_stale_containers() -> int:
         if owner_host == host and pid.isdigit() and not _pid_alive(int(pid)):
             stale.append(parts[0])
     if stale:
-        subprocess.run(["docker", "rm", "-f", *stale], capture_output=True, timeout=60)
+        subprocess.run(["docker", "rm", "-f", *stale], capture_output=True, timeout=60, check=False)
     return len(stale)
 
 

@@ -12,6 +12,7 @@ runner-only change rebuilds in seconds: the debootstrap tar and the precompiled-
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -41,9 +42,13 @@ def _log(msg: str) -> None:
 def definition_files() -> list[Path]:
     """Everything that defines the image, in a stable order."""
     files = [HERE / "Dockerfile", HERE / ".dockerignore"]
-    files += sorted(p for p in (HERE / "image").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     files += sorted(
-        p for p in (HERE / "runner").rglob("*") if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+        p for p in (HERE / "image").rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    )
+    files += sorted(
+        p
+        for p in (HERE / "runner").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     )
     return [p for p in files if p.exists()]
 
@@ -100,6 +105,28 @@ def ensure_image(builder: Builder = "auto", force: bool = False) -> str:
     if not force and find_image(tag) is not None:
         _log(f"sandbox image {tag} is present")
         return tag
+    # Several processes (test workers, a demo) may ask at once: one builds, the others wait for it.
+    lock_path = cache_dir() / "build.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "w") as lock:
+        if not _try_lock(lock):
+            _log(f"another process is building the image; waiting for {lock_path}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if not force and find_image(tag) is not None:
+            _log(f"sandbox image {tag} is present (built by another process)")
+            return tag
+        return _build(tag, builder)
+
+
+def _try_lock(f) -> bool:
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+
+
+def _build(tag: str, builder: Builder) -> str:
     client = docker_client()
     if builder == "auto":
         builder = "dockerfile" if _has_image(client, SLIM_BASE) else "debootstrap"
@@ -143,12 +170,27 @@ def ensure_rootfs_image(client: docker.DockerClient) -> str:
                 "registry is reachable"
             )
         _log(f"debootstrap root fs -> {tar} (about a minute; cached for the next build)")
-        proc = subprocess.run(["bash", str(HERE / "image" / "build-rootfs.sh"), str(HERE / "image" / "packages.txt"), str(tar)])
+        proc = subprocess.run(
+            [
+                "bash",
+                str(HERE / "image" / "build-rootfs.sh"),
+                str(HERE / "image" / "packages.txt"),
+                str(tar),
+            ],
+            check=False,
+        )
         if proc.returncode != 0 or not tar.exists():
-            raise ImageError(f"building the root fs failed (exit {proc.returncode}); see the messages above")
+            raise ImageError(
+                f"building the root fs failed (exit {proc.returncode}); see the messages above"
+            )
+        for old in tar.parent.glob("rootfs-*.tar"):  # one cached root fs is enough (~650 MB each)
+            if old != tar:
+                old.unlink(missing_ok=True)
     _log(f"docker import {tar.name} as {base}")
     # The docker CLI streams a file import reliably (docker-py's chunked upload is refused by 20.10).
-    proc = subprocess.run(["docker", "import", str(tar), base], capture_output=True, text=True)
+    proc = subprocess.run(
+        ["docker", "import", str(tar), base], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0 or not _has_image(client, base):
         raise ImageError(f"docker import did not produce {base}: {proc.stderr.strip()[-500:]}")
     return base
@@ -157,8 +199,15 @@ def ensure_rootfs_image(client: docker.DockerClient) -> str:
 def _docker_build(client: docker.DockerClient, tag: str, buildargs: dict[str, str]) -> None:
     try:
         stream = client.api.build(
-            path=str(HERE), dockerfile="Dockerfile", tag=tag, buildargs=buildargs, rm=True,
-            forcerm=True, decode=True, pull=False, labels={"aletheia.sandbox.definition": tag},
+            path=str(HERE),
+            dockerfile="Dockerfile",
+            tag=tag,
+            buildargs=buildargs,
+            rm=True,
+            forcerm=True,
+            decode=True,
+            pull=False,
+            labels={"aletheia.sandbox.definition": tag},
         )
         for chunk in stream:
             if "stream" in chunk:
@@ -187,4 +236,12 @@ def image_info(tag: str | None = None) -> dict:
     }
 
 
-__all__ = ["ImageError", "cache_dir", "docker_client", "ensure_image", "find_image", "image_info", "image_tag"]
+__all__ = [
+    "ImageError",
+    "cache_dir",
+    "docker_client",
+    "ensure_image",
+    "find_image",
+    "image_info",
+    "image_tag",
+]

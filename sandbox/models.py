@@ -14,7 +14,9 @@ CompareMode = Literal["tokens", "exact", "float", "checker"]
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
 VERDICTS: tuple[str, ...] = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE")
 
-MAX_MEMORY_LIMIT_MB = 1024  # per test; the pool's containers get this plus room for tmpfs and the runner
+MAX_MEMORY_LIMIT_MB = (
+    1024  # per test; the pool's containers get this plus room for tmpfs and the runner
+)
 
 
 class TestCase(BaseModel):
@@ -54,7 +56,9 @@ class CompareSpec(BaseModel):
     @model_validator(mode="after")
     def _checker_needs_source(self) -> CompareSpec:
         if self.mode == "checker" and not self.checker:
-            raise ValueError("compare mode 'checker' needs `checker` (the checker program's Python source)")
+            raise ValueError(
+                "compare mode 'checker' needs `checker` (the checker program's Python source)"
+            )
         return self
 
 
@@ -127,7 +131,9 @@ class JudgeResult(BaseModel):
     pass_rate: float
     tests: list[TestResult] = Field(default_factory=list)
     compile_output: str | None = None
-    compile_cached: bool = False  # the pool container reused a build of the same (language, flags, source)
+    compile_cached: bool = (
+        False  # the pool container reused a build of the same (language, flags, source)
+    )
     image: str = ""
     cache_key: str = ""
     cached: bool = False

@@ -21,11 +21,14 @@ fi
 include=$(grep -v '^\s*#' "$packages_file" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 work=$(mktemp -d "${out_tar}.work.XXXXXX")
 cleanup() {
+  local status=$?
+  set +e
   # debootstrap mounts /proc (and more) inside the tree: unmount before removing anything.
   if [ -d "$work/rootfs" ]; then
-    grep -o " $work/rootfs[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" || true; done
+    { grep -o " $work/rootfs[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m"; done
   fi
   rm -rf --one-file-system "$work"
+  exit "$status"
 }
 trap cleanup EXIT
 echo ">> debootstrap --variant=minbase --include=$include $suite ($mirror)" >&2

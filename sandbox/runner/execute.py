@@ -82,7 +82,7 @@ def run_limited(
     Returns when the main process has exited or been killed (wall deadline, output cap).
     The caller must `sweep()` afterwards to kill whatever it left behind.
     """
-    stdin = open(stdin_path, "rb") if stdin_path else open(os.devnull, "rb")
+    stdin = open(stdin_path or os.devnull, "rb")  # noqa: SIM115 - closed right after the spawn
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -92,7 +92,7 @@ def run_limited(
             stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             cwd=cwd,
             env=env,
-            preexec_fn=_preexec(limits),
+            preexec_fn=_preexec(limits),  # noqa: PLW1509 - the runner is single-threaded
             start_new_session=True,
             close_fds=True,
             pass_fds=pass_fds,

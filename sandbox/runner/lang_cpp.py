@@ -37,7 +37,9 @@ def build_pch() -> None:
 
 
 def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
-    with open(os.path.join(build_dir, SOURCE_NAME), "w", encoding="utf-8", errors="surrogatepass") as f:
+    with open(
+        os.path.join(build_dir, SOURCE_NAME), "w", encoding="utf-8", errors="surrogatepass"
+    ) as f:
         f.write(source)
     out = run_limited(
         ["g++", *FLAGS, *EXTRA, SOURCE_NAME, "-o", BINARY],

@@ -7,26 +7,46 @@ import re
 
 LANG = "java"
 JAVAC_FLAGS = [
-    "-J-XX:+UseSerialGC", "-J-XX:TieredStopAtLevel=1", "-J-Xshare:auto", "-J-Xmx512m",
-    "-J-XX:-UsePerfData", "-encoding", "UTF-8", "-nowarn",
+    "-J-XX:+UseSerialGC",
+    "-J-XX:TieredStopAtLevel=1",
+    "-J-Xshare:auto",
+    "-J-Xmx512m",
+    "-J-XX:-UsePerfData",
+    "-encoding",
+    "UTF-8",
+    "-nowarn",
 ]
-RUN_FLAGS = ["-XX:+UseSerialGC", "-Xshare:auto", "-XX:-UsePerfData", "-Xss64m", "-XX:ActiveProcessorCount=1"]
+RUN_FLAGS = [
+    "-XX:+UseSerialGC",
+    "-Xshare:auto",
+    "-XX:-UsePerfData",
+    "-Xss64m",
+    "-XX:ActiveProcessorCount=1",
+]
 FLAGS = JAVAC_FLAGS + RUN_FLAGS
 SELFTEST = (
-    "import java.util.*;\nclass Sol { public static void main(String[] a){Scanner s=new Scanner(System.in);"
-    "System.out.println(s.nextLong()+s.nextLong());}}\n",
+    (
+        "import java.util.*;\nclass Sol { public static void main(String[] a){Scanner s=new Scanner(System.in);"
+        "System.out.println(s.nextLong()+s.nextLong());}}\n"
+    ),
     "2 3\n",
     "5",
 )
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"", re.DOTALL)
-_PUBLIC = re.compile(r"\bpublic\s+(?:(?:final|abstract|strictfp)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)")
+_PUBLIC = re.compile(
+    r"\bpublic\s+(?:(?:final|abstract|strictfp)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)"
+)
 _CLASS = re.compile(r"\b(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)")
 _PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
-_MAIN = re.compile(r"\bstatic\s+(?:final\s+)?(?:public\s+)?void\s+main\s*\(|\bpublic\s+static\s+void\s+main\s*\(")
+_MAIN = re.compile(
+    r"\bstatic\s+(?:final\s+)?(?:public\s+)?void\s+main\s*\(|\bpublic\s+static\s+void\s+main\s*\("
+)
 
 
 def _strip(source: str) -> str:
-    return _COMMENTS.sub(lambda m: " " * len(m.group(0)) if not m.group(0).startswith('"') else '""', source)
+    return _COMMENTS.sub(
+        lambda m: " " * len(m.group(0)) if not m.group(0).startswith('"') else '""', source
+    )
 
 
 def names(source: str) -> tuple[str, str]:
@@ -71,7 +91,14 @@ def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
 def command(build_dir: str, memory_mb: int, mode: str, test_path: str | None) -> list[str]:
     with open(os.path.join(build_dir, "main_class")) as f:
         main_cls = f.read().strip()
-    return ["java", *RUN_FLAGS, f"-Xmx{memory_mb}m", "-cp", os.path.join(build_dir, "classes"), main_cls]
+    return [
+        "java",
+        *RUN_FLAGS,
+        f"-Xmx{memory_mb}m",
+        "-cp",
+        os.path.join(build_dir, "classes"),
+        main_cls,
+    ]
 
 
 def address_space_mb(memory_mb: int) -> int | None:

@@ -18,7 +18,9 @@ WRAPPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fn_wrapper.p
 
 def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
     """Syntax-check in a forked child under limits (a hostile source cannot hurt the runner)."""
-    with open(os.path.join(build_dir, SOURCE_NAME), "w", encoding="utf-8", errors="surrogatepass") as f:
+    with open(
+        os.path.join(build_dir, SOURCE_NAME), "w", encoding="utf-8", errors="surrogatepass"
+    ) as f:
         f.write(source)
     r, w = os.pipe()
     pid = os.fork()
@@ -57,7 +59,10 @@ def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
     code = os.waitstatus_to_exitcode(status)
     if code == 0:
         return True, ""
-    text = msg.decode("utf-8", "replace") or f"syntax check failed (exit {code}; compile time or memory limit)"
+    text = (
+        msg.decode("utf-8", "replace")
+        or f"syntax check failed (exit {code}; compile time or memory limit)"
+    )
     return False, text
 
 

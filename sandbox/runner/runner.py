@@ -51,7 +51,9 @@ ENV = {
 }
 OOM_CONTROL = "/sys/fs/cgroup/memory/memory.oom_control"
 
-_builds: OrderedDict[str, tuple[bool, str, str, str]] = OrderedDict()  # key -> (ok, output, dir, digest)
+_builds: OrderedDict[str, tuple[bool, str, str, str]] = (
+    OrderedDict()
+)  # key -> (ok, output, dir, digest)
 
 
 def _no_dump() -> None:
@@ -105,7 +107,9 @@ def _limited(argv, *, cwd, limits, merge_stderr=False, **kw) -> Outcome:
 
 def build(lang, source: str) -> tuple[bool, str, str, bool]:
     """Compile once per (language, flags, source); verify cached artifacts before reuse."""
-    key = hashlib.sha256(json.dumps([PROTOCOL_VERSION, lang.LANG, lang.FLAGS, source]).encode()).hexdigest()
+    key = hashlib.sha256(
+        json.dumps([PROTOCOL_VERSION, lang.LANG, lang.FLAGS, source]).encode()
+    ).hexdigest()
     hit = _builds.get(key)
     if hit is not None:
         ok, output, path, digest = hit
@@ -135,7 +139,7 @@ def _digest_ok(path: str, digest: str) -> bool:
 
 
 def _evict(key: str) -> None:
-    ok, _, path, _ = _builds.pop(key)
+    _, _, path, _ = _builds.pop(key)
     _chmod_wipe(path)
 
 
@@ -221,14 +225,18 @@ def run_test(lang, build_dir: str, req: dict, test: dict) -> dict:
     }
 
 
-def _classify(lang, req, test, out: Outcome, tl: float, mem: int, token: bytes, oom_killed: bool) -> str:
+def _classify(
+    lang, req, test, out: Outcome, tl: float, mem: int, token: bytes, oom_killed: bool
+) -> str:
     code = out.exit_code
     if out.output_exceeded or code == -signal.SIGXFSZ:
         return "OLE"
     if out.timed_out or out.cpu_s > tl or code == -signal.SIGXCPU:
         return "TLE"
     if code != 0 and (
-        oom_killed or lang.is_memory_error(out.stderr_tail) or (code == -signal.SIGKILL and not out.killed_by_us)
+        oom_killed
+        or lang.is_memory_error(out.stderr_tail)
+        or (code == -signal.SIGKILL and not out.killed_by_us)
     ):
         return "MLE"
     if out.max_rss_kb > mem * 1024 and lang.address_space_mb(mem) is not None:
@@ -271,7 +279,14 @@ def _run_checker(checker: str, test: dict, actual: bytes) -> str:
     _write(paths["expected"], test.get("output", ""))
     with open(paths["actual"], "wb") as f:
         f.write(actual)
-    limits = Limits(cpu_s=10, wall_s=20, address_space_mb=1024, output_bytes=1 << 20, file_bytes=1 << 20, nproc=16)
+    limits = Limits(
+        cpu_s=10,
+        wall_s=20,
+        address_space_mb=1024,
+        output_bytes=1 << 20,
+        file_bytes=1 << 20,
+        nproc=16,
+    )
     out = run_limited(
         ["python3", paths["checker.py"], paths["input"], paths["expected"], paths["actual"]],
         cwd=RUN_DIR,
@@ -312,12 +327,24 @@ def selftest() -> dict:
     report, all_ok = {}, True
     for name, lang in LANGS.items():
         source, stdin, expected = lang.SELFTEST
-        r = judge({"language": name, "mode": "stdio", "source": source,
-                   "tests": [{"input": stdin, "output": expected}], "time_limit_s": 5, "memory_limit_mb": 512})
+        r = judge(
+            {
+                "language": name,
+                "mode": "stdio",
+                "source": source,
+                "tests": [{"input": stdin, "output": expected}],
+                "time_limit_s": 5,
+                "memory_limit_mb": 512,
+            }
+        )
         verdicts = [t["verdict"] for t in r.get("tests", [])]
         good = r.get("compile_ok") and verdicts == ["AC"]
         all_ok &= bool(good)
-        report[name] = {"ok": bool(good), "verdicts": verdicts, "compile_output": r.get("compile_output", "")[-2000:]}
+        report[name] = {
+            "ok": bool(good),
+            "verdicts": verdicts,
+            "compile_output": r.get("compile_output", "")[-2000:],
+        }
     return {"ok": all_ok, "languages": report}
 
 
@@ -349,7 +376,11 @@ def main() -> None:
             else:
                 resp = {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as exc:  # noqa: BLE001 - report, then let the pool replace this container
-            resp = {"ok": False, "error": f"runner error: {type(exc).__name__}: {exc}", "healthy": False}
+            resp = {
+                "ok": False,
+                "error": f"runner error: {type(exc).__name__}: {exc}",
+                "healthy": False,
+            }
         resp["runner_s"] = round(time.monotonic() - started, 4)
         if isinstance(req, dict) and "id" in req:
             resp["id"] = req["id"]

@@ -17,13 +17,13 @@ PROGRAMS: dict[str, dict[str, str]] = {
         "OLE": "import sys\nwhile True:\n    sys.stdout.write('y' * 65536)\n",
     },
     "cpp": {
-        "AC": "#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a+b<<\"\\n\";}\n",
-        "WA": "#include <iostream>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a*b<<\"\\n\";}\n",
+        "AC": '#include <bits/stdc++.h>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a+b<<"\\n";}\n',
+        "WA": '#include <iostream>\nint main(){long long a,b;std::cin>>a>>b;std::cout<<a*b<<"\\n";}\n',
         "TLE": "int main(){volatile unsigned long long x=0;for(;;)x++;}\n",
-        "MLE": "#include <vector>\n#include <cstdio>\nint main(){std::vector<char> v(1ull<<30, 1);printf(\"%d\", v[12345]);}\n",
+        "MLE": '#include <vector>\n#include <cstdio>\nint main(){std::vector<char> v(1ull<<30, 1);printf("%d", v[12345]);}\n',
         "RE": "#include <cstdlib>\nint main(){volatile int *p = nullptr; return *p;}\n",
         "CE": "int main(){ this is not c++ }\n",
-        "OLE": "#include <cstdio>\nint main(){for(;;)fputs(\"yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\", stdout);}\n",
+        "OLE": '#include <cstdio>\nint main(){for(;;)fputs("yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy", stdout);}\n',
     },
     "java": {
         "AC": "import java.util.*;\npublic class Main{public static void main(String[] a){Scanner s=new Scanner(System.in);"
@@ -34,7 +34,7 @@ PROGRAMS: dict[str, dict[str, str]] = {
         "MLE": "import java.util.*;\npublic class Main{public static void main(String[] a){List<long[]> l=new ArrayList<>();"
         "while(true){l.add(new long[1<<20]);}}}\n",
         "RE": "public class Main{public static void main(String[] a){int[] x=new int[1];System.out.println(x[5]);}}\n",
-        "CE": "public class Main{public static void main(String[] a){ int x = \"no\"; }}\n",
+        "CE": 'public class Main{public static void main(String[] a){ int x = "no"; }}\n',
         "OLE": "public class Main{public static void main(String[] a){StringBuilder b=new StringBuilder();"
         "for(int i=0;i<4096;i++)b.append('y');String s=b.toString();while(true){System.out.print(s);}}}\n",
     },

@@ -15,7 +15,12 @@ pytestmark = pytest.mark.docker
 
 def _sleepy(nonce: str, tl: float = 2.0) -> JudgeRequest:
     src = f"import time\ntime.sleep(0.4)\nprint(int(input()) * 2)  # {nonce}\n"
-    return JudgeRequest(language="python", source=src, tests=[TestCase(input="21\n", output="42\n")], time_limit_s=tl)
+    return JudgeRequest(
+        language="python",
+        source=src,
+        tests=[TestCase(input="21\n", output="42\n")],
+        time_limit_s=tl,
+    )
 
 
 def test_repeated_judgement_never_executes_again(sandbox_client):
@@ -37,7 +42,9 @@ def test_repeated_judgement_never_executes_again(sandbox_client):
 
 
 def test_cache_key_covers_every_input():
-    base = JudgeRequest(language="python", source="print(1)", tests=[TestCase(input="", output="1")])
+    base = JudgeRequest(
+        language="python", source="print(1)", tests=[TestCase(input="", output="1")]
+    )
     variants = [
         base.model_copy(update={"source": "print(2)"}),
         base.model_copy(update={"tests": [TestCase(input="x", output="1")]}),
@@ -71,7 +78,9 @@ def test_compiled_binary_reused_inside_pool(sandbox_client):
     src = f"#include <bits/stdc++.h>\nint main(){{long long a,b;std::cin>>a>>b;std::cout<<a+b;}} // {uuid.uuid4()}\n"
     results = []
     for i in range(4):  # same source, new tests each time: verdicts are new, the build is not
-        req = JudgeRequest(language="cpp", source=src, tests=[TestCase(input=f"{i} 1", output=f"{i + 1}")])
+        req = JudgeRequest(
+            language="cpp", source=src, tests=[TestCase(input=f"{i} 1", output=f"{i + 1}")]
+        )
         [r] = sandbox_client.judge([req])
         results.append(r)
     assert all(r.verdict == "AC" and not r.cached for r in results)

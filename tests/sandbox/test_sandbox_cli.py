@@ -20,7 +20,12 @@ EXT = {"python": "py", "cpp": "cpp", "java": "java"}
 
 def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "sandbox", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "sandbox", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -28,14 +33,28 @@ def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess:
 def cli_results(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
     tests = d / "tests.jsonl"
-    tests.write_text('{"input": "1 2\\n", "output": "3\\n"}\n{"input": "10 -4\\n", "output": "6\\n"}\n')
+    tests.write_text(
+        '{"input": "1 2\\n", "output": "3\\n"}\n{"input": "10 -4\\n", "output": "6\\n"}\n'
+    )
 
     def one(case):
         lang, verdict = case
         src = d / f"{lang}_{verdict}.{EXT[lang]}"
         src.write_text(PROGRAMS[lang][verdict])
-        return case, _cli("run", "--language", lang, "--source", str(src), "--tests", str(tests),
-                          "--time-limit", "1", "--memory-limit-mb", "256", "--no-cache")
+        return case, _cli(
+            "run",
+            "--language",
+            lang,
+            "--source",
+            str(src),
+            "--tests",
+            str(tests),
+            "--time-limit",
+            "1",
+            "--memory-limit-mb",
+            "256",
+            "--no-cache",
+        )
 
     with ThreadPoolExecutor(2) as ex:
         return dict(ex.map(one, CASES))
@@ -50,7 +69,9 @@ def test_cli_run_every_verdict(cli_results, lang, verdict):
     assert out["total"] == 2
     assert {"passed", "pass_rate", "tests"} <= out.keys()
     for t in out["tests"]:
-        assert t["verdict"] in {"AC", "WA", "TLE", "MLE", "RE", "OLE"} and isinstance(t["time_s"], float)
+        assert t["verdict"] in {"AC", "WA", "TLE", "MLE", "RE", "OLE"} and isinstance(
+            t["time_s"], float
+        )
 
 
 def test_cli_run_function_mode_and_compare(tmp_path):
@@ -58,24 +79,58 @@ def test_cli_run_function_mode_and_compare(tmp_path):
     src.write_text("def f(x):\n    return 2 * x\n")
     tests = tmp_path / "t.jsonl"
     tests.write_text('{"code": "assert f(2) == 4"}\n{"code": "assert f(3) == 7"}\n')
-    proc = _cli("run", "--language", "python", "--source", str(src), "--tests", str(tests), "--mode", "function")
+    proc = _cli(
+        "run",
+        "--language",
+        "python",
+        "--source",
+        str(src),
+        "--tests",
+        str(tests),
+        "--mode",
+        "function",
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert (out["verdict"], out["passed"], out["total"]) == ("WA", 1, 2)
 
     src.write_text("print(0.1 + 0.2)\n")
     tests.write_text('{"input": "", "output": "0.3\\n"}\n')
-    exact = json.loads(_cli("run", "--language", "python", "--source", str(src), "--tests", str(tests),
-                            "--compare", "exact").stdout)
-    loose = json.loads(_cli("run", "--language", "python", "--source", str(src), "--tests", str(tests),
-                            "--compare", "float").stdout)
+    exact = json.loads(
+        _cli(
+            "run",
+            "--language",
+            "python",
+            "--source",
+            str(src),
+            "--tests",
+            str(tests),
+            "--compare",
+            "exact",
+        ).stdout
+    )
+    loose = json.loads(
+        _cli(
+            "run",
+            "--language",
+            "python",
+            "--source",
+            str(src),
+            "--tests",
+            str(tests),
+            "--compare",
+            "float",
+        ).stdout
+    )
     assert (exact["verdict"], loose["verdict"]) == ("WA", "AC")
 
 
 def test_cli_run_errors_exit_nonzero(tmp_path):
     tests = tmp_path / "t.jsonl"
     tests.write_text('{"input": "", "output": ""}\n')
-    missing = _cli("run", "--language", "python", "--source", str(tmp_path / "nope.py"), "--tests", str(tests))
+    missing = _cli(
+        "run", "--language", "python", "--source", str(tmp_path / "nope.py"), "--tests", str(tests)
+    )
     assert missing.returncode != 0 and "does not exist" in missing.stderr and missing.stdout == ""
     src = tmp_path / "a.py"
     src.write_text("print(1)\n")
@@ -86,12 +141,26 @@ def test_cli_run_errors_exit_nonzero(tmp_path):
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_cli_judge_batch(tmp_path, fmt):
     rows = [
-        {"id": "a", "language": "python", "source": PROGRAMS["python"]["AC"],
-         "tests": [{"input": "1 2\n", "output": "3\n"}], "time_limit_s": 1.0},
-        {"id": "b", "language": "cpp", "source": PROGRAMS["cpp"]["WA"],
-         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}]},
-        {"id": "c", "language": "python", "mode": "function", "source": "def f():\n    return 1\n",
-         "tests": [{"code": "assert f() == 1"}]},
+        {
+            "id": "a",
+            "language": "python",
+            "source": PROGRAMS["python"]["AC"],
+            "tests": [{"input": "1 2\n", "output": "3\n"}],
+            "time_limit_s": 1.0,
+        },
+        {
+            "id": "b",
+            "language": "cpp",
+            "source": PROGRAMS["cpp"]["WA"],
+            "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}],
+        },
+        {
+            "id": "c",
+            "language": "python",
+            "mode": "function",
+            "source": "def f():\n    return 1\n",
+            "tests": [{"code": "assert f() == 1"}],
+        },
     ]
     inp, out = tmp_path / f"in.{fmt}", tmp_path / f"out.{fmt}"
     if fmt == "jsonl":
@@ -100,19 +169,30 @@ def test_cli_judge_batch(tmp_path, fmt):
         pq.write_table(pa.Table.from_pylist(rows), inp)
     proc = _cli("judge", str(inp), str(out), "--pool-size", "2")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    got = ([json.loads(line) for line in out.read_text().splitlines()] if fmt == "jsonl"
-           else pq.read_table(out).to_pylist())
+    got = (
+        [json.loads(line) for line in out.read_text().splitlines()]
+        if fmt == "jsonl"
+        else pq.read_table(out).to_pylist()
+    )
     assert [(r["id"], r["verdict"], r["passed"], r["total"]) for r in got] == [
-        ("a", "AC", 1, 1), ("b", "WA", 1, 2), ("c", "AC", 1, 1)]
+        ("a", "AC", 1, 1),
+        ("b", "WA", 1, 2),
+        ("c", "AC", 1, 1),
+    ]
     assert all(r["image"].startswith("sha256:") and r["cache_key"] for r in got)
     assert json.loads(proc.stdout.strip().splitlines()[-1])["verdicts"] == {"AC": 2, "WA": 1}
 
 
 def test_cli_judge_names_bad_row_and_field(tmp_path):
     inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
-    inp.write_text(json.dumps({"language": "python", "source": "print(1)", "tests": [{"input": "", "output": "1"}]})
-                   + "\n" + json.dumps({"language": "python", "source": "print(1)", "tests": [],
-                                        "time_limit_s": -1}) + "\n")
+    inp.write_text(
+        json.dumps(
+            {"language": "python", "source": "print(1)", "tests": [{"input": "", "output": "1"}]}
+        )
+        + "\n"
+        + json.dumps({"language": "python", "source": "print(1)", "tests": [], "time_limit_s": -1})
+        + "\n"
+    )
     proc = _cli("judge", str(inp), str(out))
     assert proc.returncode != 0
     assert "row 1" in proc.stderr and "tests" in proc.stderr and "time_limit_s" in proc.stderr

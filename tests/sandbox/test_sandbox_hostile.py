@@ -57,14 +57,20 @@ PROBE = textwrap.dedent(
 
 
 def _probe() -> JudgeRequest:
-    return JudgeRequest(language="python", source=PROBE + f"# {uuid.uuid4()}\n",
-                        tests=[TestCase(input="", output="CLEAN\n")], time_limit_s=5)
+    return JudgeRequest(
+        language="python",
+        source=PROBE + f"# {uuid.uuid4()}\n",
+        tests=[TestCase(input="", output="CLEAN\n")],
+        time_limit_s=5,
+    )
 
 
 @pytest.fixture(scope="module")
 def one_container(monkeypatch_module=None):
     """A pool of ONE container, so the probe after a hostile program runs where it ran."""
-    os.environ["ALETHEIA_HOSTILE_SECRET"] = SECRET  # in the host's env: must never reach a candidate
+    os.environ["ALETHEIA_HOSTILE_SECRET"] = (
+        SECRET  # in the host's env: must never reach a candidate
+    )
     with SandboxClient(pool_size=1, cache=False, selftest=False) as client:
         [base] = client.judge([_probe()])
         assert base.verdict == "AC", base.tests[0].stderr_tail
@@ -83,51 +89,118 @@ def _judge_then_probe(one_container, req: JudgeRequest):
     return result
 
 
-def py(src: str, *, tl: float = 1.0, mem: int = 256, output: str = "3\n", inp: str = "1 2\n") -> JudgeRequest:
-    return JudgeRequest(language="python", source=textwrap.dedent(src), tests=[TestCase(input=inp, output=output)],
-                        time_limit_s=tl, memory_limit_mb=mem, output_limit_mb=8)
+def py(
+    src: str, *, tl: float = 1.0, mem: int = 256, output: str = "3\n", inp: str = "1 2\n"
+) -> JudgeRequest:
+    return JudgeRequest(
+        language="python",
+        source=textwrap.dedent(src),
+        tests=[TestCase(input=inp, output=output)],
+        time_limit_s=tl,
+        memory_limit_mb=mem,
+        output_limit_mb=8,
+    )
 
 
 def cpp(src: str, *, tl: float = 1.0, output: str = "3\n") -> JudgeRequest:
-    return JudgeRequest(language="cpp", source=textwrap.dedent(src), tests=[TestCase(input="1 2\n", output=output)],
-                        time_limit_s=tl, output_limit_mb=8)
+    return JudgeRequest(
+        language="cpp",
+        source=textwrap.dedent(src),
+        tests=[TestCase(input="1 2\n", output=output)],
+        time_limit_s=tl,
+        output_limit_mb=8,
+    )
 
 
 HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
-    "python-fork-bomb": (py("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"),
-                         {"TLE", "RE"}),
+    "python-fork-bomb": (
+        py(
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+        ),
+        {"TLE", "RE"},
+    ),
     "cpp-fork-bomb": (cpp("#include <unistd.h>\nint main(){for(;;)fork();}\n"), {"TLE", "RE"}),
     "python-memory-bomb": (py("x = []\nwhile True:\n    x.append(bytearray(10**7))\n"), {"MLE"}),
-    "cpp-memory-bomb": (cpp("#include <cstring>\n#include <cstdlib>\nint main(){for(;;){char*p=(char*)malloc(1<<24);"
-                            "if(!p)abort();memset(p,1,1<<24);}}\n"), {"MLE", "RE"}),
-    "forked-memory-bomb": (py("import os\nfor _ in range(8):\n    if os.fork() == 0:\n        break\n"
-                              "x = bytearray(200 * 2**20)\nimport time; time.sleep(3)\n"), {"MLE", "TLE", "RE"}),
-    "disk-fill-one-file": (py("with open('big', 'wb') as f:\n    while True:\n        f.write(b'x' * 2**20)\n"),
-                           {"OLE", "RE"}),
-    "disk-fill-many-files": (py("import itertools\nfor i in itertools.count():\n"
-                                "    open(f'/tmp/f{i}' if i % 2 else f'f{i}', 'wb').write(b'x' * 30 * 2**20)\n"),
-                             {"RE", "OLE"}),
+    "cpp-memory-bomb": (
+        cpp(
+            "#include <cstring>\n#include <cstdlib>\nint main(){for(;;){char*p=(char*)malloc(1<<24);"
+            "if(!p)abort();memset(p,1,1<<24);}}\n"
+        ),
+        {"MLE", "RE"},
+    ),
+    "forked-memory-bomb": (
+        py(
+            "import os\nfor _ in range(8):\n    if os.fork() == 0:\n        break\n"
+            "x = bytearray(200 * 2**20)\nimport time; time.sleep(3)\n"
+        ),
+        {"MLE", "TLE", "RE"},
+    ),
+    "disk-fill-one-file": (
+        py("with open('big', 'wb') as f:\n    while True:\n        f.write(b'x' * 2**20)\n"),
+        {"OLE", "RE"},
+    ),
+    "disk-fill-many-files": (
+        py(
+            "import itertools\nfor i in itertools.count():\n"
+            "    open(f'/tmp/f{i}' if i % 2 else f'f{i}', 'wb').write(b'x' * 30 * 2**20)\n"
+        ),
+        {"RE", "OLE"},
+    ),
     "stdout-flood": (py("import sys\nwhile True:\n    sys.stdout.write('x' * 2**16)\n"), {"OLE"}),
     "stderr-flood": (py("import sys\nwhile True:\n    sys.stderr.write('e' * 2**16)\n"), {"OLE"}),
-    "invalid-utf8": (py("import sys\nsys.stdout.buffer.write(b'\\xff\\xfe\\x80 3\\n')\n"
-                        "sys.stderr.buffer.write(b'\\xc3\\x28 bad \\xa0\\xa1')\n"), {"WA"}),
-    "invalid-utf8-crash": (py("import sys\nsys.stderr.buffer.write(b'\\xff' * 5000)\nraise SystemExit(3)\n"), {"RE"}),
+    "invalid-utf8": (
+        py(
+            "import sys\nsys.stdout.buffer.write(b'\\xff\\xfe\\x80 3\\n')\n"
+            "sys.stderr.buffer.write(b'\\xc3\\x28 bad \\xa0\\xa1')\n"
+        ),
+        {"WA"},
+    ),
+    "invalid-utf8-crash": (
+        py("import sys\nsys.stderr.buffer.write(b'\\xff' * 5000)\nraise SystemExit(3)\n"),
+        {"RE"},
+    ),
     "sleep": (py("import time\ntime.sleep(100)\n"), {"TLE"}),
-    "sigstop-self": (py("import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\nprint(3)\n"), {"TLE"}),
-    "orphan-background": (py("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-                             "        time.sleep(30)\n        open('/tmp/late', 'w').write('x')\n    os._exit(0)\n"
-                             "print(3)\n"), {"AC"}),
-    "orphan-holding-stdout": (py("import os, time\nif os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\nprint(3)\n"),
-                              {"AC"}),
-    "kill-parent": (py("import os, signal\nfor s in (signal.SIGKILL, signal.SIGTERM, signal.SIGSTOP, signal.SIGINT):\n"
-                       "    try:\n        os.kill(os.getppid(), s)\n    except OSError:\n        pass\nprint(3)\n"), {"AC"}),
-    "kill-everything": (py("import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\n"
-                           "try:\n    os.kill(1, signal.SIGKILL)\nexcept OSError:\n    pass\nprint(3)\n"), {"AC"}),
-    "ptrace-runner": (py("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-                         "r = libc.ptrace(16, 1, 0, 0)  # PTRACE_ATTACH to the runner\n"
-                         "try:\n    open('/proc/1/mem', 'rb').read(1)\n    ok = False\nexcept OSError:\n    ok = True\n"
-                         "print(3 if r != 0 and ok else 0)\n"), {"AC"}),
-    "env-secrets": (py("""
+    "sigstop-self": (
+        py("import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\nprint(3)\n"),
+        {"TLE"},
+    ),
+    "orphan-background": (
+        py(
+            "import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+            "        time.sleep(30)\n        open('/tmp/late', 'w').write('x')\n    os._exit(0)\n"
+            "print(3)\n"
+        ),
+        {"AC"},
+    ),
+    "orphan-holding-stdout": (
+        py("import os, time\nif os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\nprint(3)\n"),
+        {"AC"},
+    ),
+    "kill-parent": (
+        py(
+            "import os, signal\nfor s in (signal.SIGKILL, signal.SIGTERM, signal.SIGSTOP, signal.SIGINT):\n"
+            "    try:\n        os.kill(os.getppid(), s)\n    except OSError:\n        pass\nprint(3)\n"
+        ),
+        {"AC"},
+    ),
+    "kill-everything": (
+        py(
+            "import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept OSError:\n    pass\n"
+            "try:\n    os.kill(1, signal.SIGKILL)\nexcept OSError:\n    pass\nprint(3)\n"
+        ),
+        {"AC"},
+    ),
+    "ptrace-runner": (
+        py(
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "r = libc.ptrace(16, 1, 0, 0)  # PTRACE_ATTACH to the runner\n"
+            "try:\n    open('/proc/1/mem', 'rb').read(1)\n    ok = False\nexcept OSError:\n    ok = True\n"
+            "print(3 if r != 0 and ok else 0)\n"
+        ),
+        {"AC"},
+    ),
+    "env-secrets": (
+        py("""
         import glob, os
         found = any('hunter2' in v for v in os.environ.values())
         for path in glob.glob('/proc/*/environ') + ['/proc/1/cmdline']:
@@ -136,8 +209,11 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
             except OSError:
                 pass
         print(0 if found else 3)
-        """), {"AC"}),
-    "write-outside-workdir": (py("""
+        """),
+        {"AC"},
+    ),
+    "write-outside-workdir": (
+        py("""
         import os
         targets = ['/etc/passwd', '/opt/aletheia/runner/runner.py', '/usr/bin/python3', '/evil', '/root/x',
                    '/home/x', '/var/evil', '/proc/sys/kernel/hostname', '/sys/fs/cgroup/memory/memory.limit_in_bytes']
@@ -150,33 +226,67 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
             except OSError:
                 pass
         print(3 if not written else written)
-        """), {"AC"}),
-    "leave-files": (py("""
+        """),
+        {"AC"},
+    ),
+    "leave-files": (
+        py("""
         import os
         open('left.txt', 'w').write('x'); os.makedirs('d/e', exist_ok=True); os.chmod('d', 0)
         open('/tmp/left', 'w').write('x'); open(os.path.expanduser('~/.bashrc'), 'w').write('x')
         open('/work/io/left', 'w').write('x')
         print(3)
-        """), {"AC"}),
-    "network-interfaces": (py("import socket\nprint(' '.join(sorted(n for _, n in socket.if_nameindex())))\n",
-                              output="lo\n"), {"AC"}),
-    "python-deep-recursion": (py("import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nf(0)\n"),
-                              {"RE", "MLE", "TLE"}),
-    "python-deep-recursion-ok": (py("import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
-                                    "print(f(100000) // 33333)\n"), {"AC"}),
-    "cpp-deep-recursion-ok": (cpp("#include <cstdio>\nint f(int n){volatile int pad[8]; pad[0]=n; return n==0?0:1+f(n-1)+pad[0]*0;}\n"
-                                  "int main(){printf(\"%d\\n\", f(1000000)/333333);}\n"), {"AC"}),
-    "cpp-infinite-recursion": (cpp("int f(int n){volatile int x[16]; x[0]=n; return f(n+1)+x[0];}\nint main(){return f(0);}\n"),
-                               {"RE", "MLE"}),
+        """),
+        {"AC"},
+    ),
+    "network-interfaces": (
+        py(
+            "import socket\nprint(' '.join(sorted(n for _, n in socket.if_nameindex())))\n",
+            output="lo\n",
+        ),
+        {"AC"},
+    ),
+    "python-deep-recursion": (
+        py("import sys\nsys.setrecursionlimit(10**7)\ndef f(n):\n    return f(n + 1)\nf(0)\n"),
+        {"RE", "MLE", "TLE"},
+    ),
+    "python-deep-recursion-ok": (
+        py(
+            "import sys\nsys.setrecursionlimit(10**6)\ndef f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+            "print(f(100000) // 33333)\n"
+        ),
+        {"AC"},
+    ),
+    "cpp-deep-recursion-ok": (
+        cpp(
+            "#include <cstdio>\nint f(int n){volatile int pad[8]; pad[0]=n; return n==0?0:1+f(n-1)+pad[0]*0;}\n"
+            'int main(){printf("%d\\n", f(1000000)/333333);}\n'
+        ),
+        {"AC"},
+    ),
+    "cpp-infinite-recursion": (
+        cpp(
+            "int f(int n){volatile int x[16]; x[0]=n; return f(n+1)+x[0];}\nint main(){return f(0);}\n"
+        ),
+        {"RE", "MLE"},
+    ),
     "cpp-include-dev-zero": (cpp('#include "/dev/zero"\nint main(){}\n'), {"CE"}),
-    "cpp-preprocessor-bomb": (cpp("#define A(x) x x x x\n#define B(x) A(A(A(A(x))))\n#define C(x) B(B(B(B(x))))\n"
-                                  "int main(){ C(C(;)) }\n"), {"CE"}),
-    "cpp-template-explosion": (cpp("""
+    "cpp-preprocessor-bomb": (
+        cpp(
+            "#define A(x) x x x x\n#define B(x) A(A(A(A(x))))\n#define C(x) B(B(B(B(x))))\n"
+            "int main(){ C(C(;)) }\n"
+        ),
+        {"CE"},
+    ),
+    "cpp-template-explosion": (
+        cpp("""
         template<class A, class B> struct P {};
         template<int N> struct X { using t = P<typename X<N-1>::t, typename X<N-1>::t>; };
         template<> struct X<0> { using t = int; };
         int main() { X<20>::t v; v.nope(); }  // a 2^20-long type name in the diagnostic
-        """), {"CE"}),
+        """),
+        {"CE"},
+    ),
 }
 
 
@@ -184,8 +294,12 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
 def test_hostile_program(one_container, name):
     req, sane = HOSTILE[name]
     result = _judge_then_probe(one_container, req)
-    assert result.verdict in sane, (name, result.verdict, [t.model_dump() for t in result.tests],
-                                    (result.compile_output or "")[-500:])
+    assert result.verdict in sane, (
+        name,
+        result.verdict,
+        [t.model_dump() for t in result.tests],
+        (result.compile_output or "")[-500:],
+    )
     for t in result.tests:  # a hostile program never holds the pool longer than its limits
         assert t.wall_s < max(3 * req.time_limit_s, req.time_limit_s + 2) + 1.0
         assert isinstance(t.stderr_tail, str)
@@ -193,8 +307,11 @@ def test_hostile_program(one_container, name):
 
 def test_compile_cache_cannot_be_tampered_with(one_container):
     client, _, _ = one_container
-    good = cpp("#include <bits/stdc++.h>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a+b;}\n// tamper-"
-               + uuid.uuid4().hex + "\n")
+    good = cpp(
+        "#include <bits/stdc++.h>\nint main(){int a,b;std::cin>>a>>b;std::cout<<a+b;}\n// tamper-"
+        + uuid.uuid4().hex
+        + "\n"
+    )
     tamper = py("""
         import os
         n = 0
@@ -213,7 +330,9 @@ def test_compile_cache_cannot_be_tampered_with(one_container):
     first, tampered, again = client.judge([good, tamper, good])
     assert first.verdict == "AC"
     assert tampered.verdict == "AC"  # it did overwrite the cached build...
-    assert again.verdict == "AC" and again.compile_cached is False  # ...which was detected and rebuilt
+    assert (
+        again.verdict == "AC" and again.compile_cached is False
+    )  # ...which was detected and rebuilt
 
 
 def test_closed_pool_leaves_no_containers_on_host():
@@ -222,6 +341,18 @@ def test_closed_pool_leaves_no_containers_on_host():
     [r] = client.judge([HOSTILE["orphan-background"][0]])
     assert r.verdict == "AC" and len(names) == 1
     client.close()
-    out = subprocess.run(["docker", "ps", "-a", "--format", "{{.Names}}", "--filter", f"label={OWNER_LABEL}={owner_id()}"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [
+            "docker",
+            "ps",
+            "-a",
+            "--format",
+            "{{.Names}}",
+            "--filter",
+            f"label={OWNER_LABEL}={owner_id()}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert not set(names) & set(out)

@@ -25,16 +25,27 @@ def _batch(n: int, sleep_s: float = 0.4) -> tuple[list[JudgeRequest], list[str]]
     reqs, want = [], []
     for i in range(n):
         wrong = i % 3 == 2
-        src = (f"import time\ntime.sleep({sleep_s})\na, b = map(int, input().split())\n"
-               f"print(a + b{' + 1' if wrong else ''})  # {nonce} {i}\n")
-        reqs.append(JudgeRequest(language="python", source=src,
-                                 tests=[TestCase(input=f"{i} 1\n", output=f"{i + 1}\n")] * 2, time_limit_s=2))
+        src = (
+            f"import time\ntime.sleep({sleep_s})\na, b = map(int, input().split())\n"
+            f"print(a + b{' + 1' if wrong else ''})  # {nonce} {i}\n"
+        )
+        reqs.append(
+            JudgeRequest(
+                language="python",
+                source=src,
+                tests=[TestCase(input=f"{i} 1\n", output=f"{i + 1}\n")] * 2,
+                time_limit_s=2,
+            )
+        )
         want.append("WA" if wrong else "AC")
     return reqs, want
 
 
 def _docker_up() -> bool:
-    return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+    return (
+        subprocess.run(["docker", "info"], capture_output=True, timeout=30, check=False).returncode
+        == 0
+    )
 
 
 def test_killed_container_mid_batch(sandbox_client):
@@ -45,7 +56,7 @@ def test_killed_container_mid_batch(sandbox_client):
     def killer():
         time.sleep(1.0)
         victim = sandbox_client.containers[0]
-        subprocess.run(["docker", "kill", victim], capture_output=True, timeout=60)
+        subprocess.run(["docker", "kill", victim], capture_output=True, timeout=60, check=False)
         killed.append(victim)
 
     t = threading.Thread(target=killer)
@@ -67,7 +78,10 @@ def test_daemon_restart_mid_batch():
         pytest.skip("needs root and a dockerd started by this machine (pid file) to restart it")
     reqs, want = _batch(12)
     try:
-        with SandboxClient(pool_size=2, cache=False, selftest=False, restart_timeout_s=240) as client:
+        with SandboxClient(
+            pool_size=2, cache=False, selftest=False, restart_timeout_s=240
+        ) as client:
+            before = set(client.containers)
             out: dict[str, list] = {}
 
             def judge():
@@ -84,14 +98,22 @@ def test_daemon_restart_mid_batch():
                     time.sleep(0.1)
                 except ProcessLookupError:
                     break
-            up = subprocess.run(["bash", str(REPO / "scripts" / "ensure-docker.sh")], capture_output=True,
-                                text=True, timeout=180)
+            up = subprocess.run(
+                ["bash", str(REPO / "scripts" / "ensure-docker.sh")],
+                capture_output=True,
+                text=True,
+                timeout=180,
+                check=False,
+            )
             assert up.returncode == 0, up.stderr
             t.join(timeout=400)
             assert not t.is_alive(), "judge did not finish after the daemon came back"
             results = out["results"]
             assert [r.verdict for r in results] == want, [(r.verdict, r.error) for r in results]
+            assert before.isdisjoint(client.containers), "the daemon restart did not hit the pool"
     finally:
         if not _docker_up():
-            subprocess.run(["bash", str(REPO / "scripts" / "ensure-docker.sh")], timeout=180)
+            subprocess.run(
+                ["bash", str(REPO / "scripts" / "ensure-docker.sh")], timeout=180, check=False
+            )
         assert _docker_up()

@@ -12,7 +12,6 @@ from sandbox import CompareSpec, JudgeRequest, TestCase
 pytestmark = pytest.mark.docker
 
 
-
 def _request(lang: str, verdict: str) -> JudgeRequest:
     return JudgeRequest(
         language=lang,
@@ -49,8 +48,14 @@ def test_known_verdict(verdict_results, lang, verdict):
 
 def test_partial_pass_rate_and_first_failure(sandbox_client):
     src = "a, b = map(int, input().split())\nprint(a + b if a < 5 else 0)\n"
-    tests = [TestCase(input="1 1\n", output="2\n"), TestCase(input="9 1\n", output="10\n"), TestCase(input="2 2\n", output="4")]
-    [r] = sandbox_client.judge([JudgeRequest(language="python", source=src, tests=tests)], use_cache=False)
+    tests = [
+        TestCase(input="1 1\n", output="2\n"),
+        TestCase(input="9 1\n", output="10\n"),
+        TestCase(input="2 2\n", output="4"),
+    ]
+    [r] = sandbox_client.judge(
+        [JudgeRequest(language="python", source=src, tests=tests)], use_cache=False
+    )
     assert (r.verdict, r.passed, r.total) == ("WA", 2, 3)
     assert r.pass_rate == pytest.approx(2 / 3)
     assert [t.verdict for t in r.tests] == ["AC", "WA", "AC"]
@@ -59,23 +64,52 @@ def test_partial_pass_rate_and_first_failure(sandbox_client):
 def test_function_mode(sandbox_client):
     src = "def add(a, b):\n    return a + b\n"
     reqs = [
-        JudgeRequest(language="python", mode="function", source=src,
-                     tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(2, 2) == 5")]),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source=src,
+            tests=[TestCase(code="assert add(1, 2) == 3"), TestCase(code="assert add(2, 2) == 5")],
+        ),
         # exits before the test code runs: must not pass
-        JudgeRequest(language="python", mode="function", source=src + "import sys\nsys.exit(0)\n",
-                     tests=[TestCase(code="assert add(1, 2) == 3")]),
-        JudgeRequest(language="python", mode="function", source=src + "import os\nos._exit(0)\n",
-                     tests=[TestCase(code="assert add(1, 2) == 3")]),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source=src + "import sys\nsys.exit(0)\n",
+            tests=[TestCase(code="assert add(1, 2) == 3")],
+        ),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source=src + "import os\nos._exit(0)\n",
+            tests=[TestCase(code="assert add(1, 2) == 3")],
+        ),
         # the test code itself exits 0 early: did not run to its end
-        JudgeRequest(language="python", mode="function", source=src,
-                     tests=[TestCase(code="import sys\nsys.exit(0)\nassert add(1, 2) == 4")]),
-        JudgeRequest(language="python", mode="function", source="def add(a, b):\n    return a / 0\n",
-                     tests=[TestCase(code="assert add(1, 2) == 3")]),
-        JudgeRequest(language="python", mode="function", source="def add(a, b):\n    while True: pass\n",
-                     tests=[TestCase(code="assert add(1, 2) == 3")], time_limit_s=0.5),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source=src,
+            tests=[TestCase(code="import sys\nsys.exit(0)\nassert add(1, 2) == 4")],
+        ),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source="def add(a, b):\n    return a / 0\n",
+            tests=[TestCase(code="assert add(1, 2) == 3")],
+        ),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source="def add(a, b):\n    while True: pass\n",
+            tests=[TestCase(code="assert add(1, 2) == 3")],
+            time_limit_s=0.5,
+        ),
         # a candidate printing a fake marker of its own does not pass either
-        JudgeRequest(language="python", mode="function", source=src + "print('OK')\nprint('PASSED')\nexit(0)\n",
-                     tests=[TestCase(code="assert add(1, 2) == 3")]),
+        JudgeRequest(
+            language="python",
+            mode="function",
+            source=src + "print('OK')\nprint('PASSED')\nexit(0)\n",
+            tests=[TestCase(code="assert add(1, 2) == 3")],
+        ),
     ]
     results = sandbox_client.judge(reqs, use_cache=False)
     assert [t.verdict for t in results[0].tests] == ["AC", "WA"]
@@ -98,8 +132,12 @@ def test_function_mode(sandbox_client):
 )
 def test_compare_modes(sandbox_client, mode, actual, expected, want, tol):
     src = f"import sys\nsys.stdout.write({actual!r})\n# {uuid.uuid4()}\n"
-    req = JudgeRequest(language="python", source=src, tests=[TestCase(input="", output=expected)],
-                       compare=CompareSpec(mode=mode, **tol))
+    req = JudgeRequest(
+        language="python",
+        source=src,
+        tests=[TestCase(input="", output=expected)],
+        compare=CompareSpec(mode=mode, **tol),
+    )
     [r] = sandbox_client.judge([req])
     assert r.verdict == want
 
@@ -113,24 +151,42 @@ def test_checker(sandbox_client):
         "sys.exit(0 if a + b == n and a > 0 and b > 0 else 1)\n"
     )
     tests = [TestCase(input="10\n", output="any split")]
-    good = JudgeRequest(language="python", source="n=int(input())\nprint(1, n-1)\n", tests=tests,
-                        compare=CompareSpec(mode="checker", checker=checker))
-    bad = JudgeRequest(language="python", source="n=int(input())\nprint(0, n)\n", tests=tests,
-                       compare=CompareSpec(mode="checker", checker=checker))
-    broken = JudgeRequest(language="python", source="print(1, 9)\n", tests=tests,
-                          compare=CompareSpec(mode="checker", checker="raise SystemExit(7)\n"))
+    good = JudgeRequest(
+        language="python",
+        source="n=int(input())\nprint(1, n-1)\n",
+        tests=tests,
+        compare=CompareSpec(mode="checker", checker=checker),
+    )
+    bad = JudgeRequest(
+        language="python",
+        source="n=int(input())\nprint(0, n)\n",
+        tests=tests,
+        compare=CompareSpec(mode="checker", checker=checker),
+    )
+    broken = JudgeRequest(
+        language="python",
+        source="print(1, 9)\n",
+        tests=tests,
+        compare=CompareSpec(mode="checker", checker="raise SystemExit(7)\n"),
+    )
     results = sandbox_client.judge([good, bad, broken], use_cache=False)
     assert [r.verdict for r in results] == ["AC", "WA", "SE"]
 
 
 def test_java_without_public_main_class(sandbox_client):
     sources = [
-        "import java.util.*;\nclass Solution{public static void main(String[] a){Scanner s=new Scanner(System.in);"
-        "System.out.println(s.nextLong()+s.nextLong());}}\n",
-        "import java.util.*;\npublic class Adder{static long f(long a,long b){return a+b;}\n"
-        "public static void main(String[] a){Scanner s=new Scanner(System.in);System.out.println(f(s.nextLong(),s.nextLong()));}}\n",
-        "package judge.x;\nimport java.util.*;\nclass Helper{}\nclass Prog{public static void main(String[] a){"
-        "Scanner s=new Scanner(System.in);System.out.println(s.nextLong()+s.nextLong());}}\n",
+        (
+            "import java.util.*;\nclass Solution{public static void main(String[] a){Scanner s=new Scanner(System.in);"
+            "System.out.println(s.nextLong()+s.nextLong());}}\n"
+        ),
+        (
+            "import java.util.*;\npublic class Adder{static long f(long a,long b){return a+b;}\n"
+            "public static void main(String[] a){Scanner s=new Scanner(System.in);System.out.println(f(s.nextLong(),s.nextLong()));}}\n"
+        ),
+        (
+            "package judge.x;\nimport java.util.*;\nclass Helper{}\nclass Prog{public static void main(String[] a){"
+            "Scanner s=new Scanner(System.in);System.out.println(s.nextLong()+s.nextLong());}}\n"
+        ),
     ]
     reqs = [JudgeRequest(language="java", source=s, tests=ADD_TESTS) for s in sources]
     results = sandbox_client.judge(reqs, use_cache=False)
@@ -140,12 +196,23 @@ def test_java_without_public_main_class(sandbox_client):
 def test_order_and_generator_input(sandbox_client):
     def gen():
         for i in range(12):
-            yield JudgeRequest(language="python", source=f"print({i})\n", tests=[TestCase(input="", output=f"{i % 3}\n")])
+            yield JudgeRequest(
+                language="python",
+                source=f"print({i})\n",
+                tests=[TestCase(input="", output=f"{i % 3}\n")],
+            )
 
     results = sandbox_client.judge(gen(), use_cache=False)
     assert [r.verdict for r in results] == ["AC" if i % 3 == i else "WA" for i in range(12)]
-    streamed = dict(sandbox_client.judge_iter(
-        [JudgeRequest(language="python", source="print(1)\n", tests=[TestCase(input="", output="1")])] * 3,
-        use_cache=False,
-    ))
+    streamed = dict(
+        sandbox_client.judge_iter(
+            [
+                JudgeRequest(
+                    language="python", source="print(1)\n", tests=[TestCase(input="", output="1")]
+                )
+            ]
+            * 3,
+            use_cache=False,
+        )
+    )
     assert sorted(streamed) == [0, 1, 2] and all(r.verdict == "AC" for r in streamed.values())
