@@ -32,34 +32,59 @@ SELFTEST = (
     "2 3\n",
     "5",
 )
-_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\])*\"", re.DOTALL)
+_NOISE = re.compile(
+    r"//[^\n]*|/\*.*?\*/|\"\"\".*?\"\"\"|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])+'", re.DOTALL
+)
 _PUBLIC = re.compile(
-    r"\bpublic\s+(?:(?:final|abstract|strictfp)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)"
+    r"\bpublic\s+(?:(?:final|abstract|strictfp|sealed)\s+)*(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)"
 )
 _CLASS = re.compile(r"\b(?:class|interface|enum|record)\s+([A-Za-z_$][\w$]*)")
 _PACKAGE = re.compile(r"^\s*package\s+([\w.]+)\s*;", re.MULTILINE)
-_MAIN = re.compile(
-    r"\bstatic\s+(?:final\s+)?(?:public\s+)?void\s+main\s*\(|\bpublic\s+static\s+void\s+main\s*\("
-)
+_MAIN = re.compile(r"\bvoid\s+main\s*\(\s*(?:final\s+)?String\s*(?:\[\s*\]|\.\.\.)")
 
 
 def _strip(source: str) -> str:
-    return _COMMENTS.sub(
-        lambda m: " " * len(m.group(0)) if not m.group(0).startswith('"') else '""', source
-    )
+    """Blank out comments, strings and char literals (same length, so positions stay valid)."""
+    return _NOISE.sub(lambda m: " " * len(m.group(0)), source)
+
+
+def _class_spans(code: str) -> list[tuple[str, int, int]]:
+    """(name, body start, body end) of every class-like declaration, by brace matching."""
+    spans = []
+    for m in _CLASS.finditer(code):
+        if code[max(0, m.start() - 1)] == ".":  # Foo.class
+            continue
+        start = code.find("{", m.end())
+        if start < 0:
+            continue
+        depth, end = 0, len(code)
+        for i in range(start, len(code)):
+            if code[i] == "{":
+                depth += 1
+            elif code[i] == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        spans.append((m.group(1), start, end))
+    return spans
 
 
 def names(source: str) -> tuple[str, str]:
-    """(file stem, main class): the public class names the file; main is the class owning main()."""
+    """(file stem, main class): the public top-level class names the file; the main class is the
+    innermost class whose body declares main(String[]) (nested ones as Outer$Inner), else the
+    public class, else Main."""
     code = _strip(source)
     public = _PUBLIC.search(code)
     stem = public.group(1) if public else "Main"
-    main_at = _MAIN.search(code)
+    spans = _class_spans(code)
     main_cls = None
-    if main_at:
-        owners = [m for m in _CLASS.finditer(code) if m.start() < main_at.start()]
-        if owners:
-            main_cls = owners[-1].group(1)
+    for main_at in _MAIN.finditer(code):
+        chain = [name for name, start, end in spans if start < main_at.start() < end]
+        if chain:
+            main_cls = "$".join(chain)  # spans are in source order: outermost first
+            if len(chain) == 1:
+                break  # prefer a top-level class's main
     if main_cls is None:
         main_cls = public.group(1) if public else "Main"
     package = _PACKAGE.search(code)

@@ -188,9 +188,17 @@ def test_java_without_public_main_class(sandbox_client):
             "Scanner s=new Scanner(System.in);System.out.println(s.nextLong()+s.nextLong());}}\n"
         ),
     ]
+    sources.append(  # a nested helper declared before main: the usual fast-reader layout
+        "import java.io.*;\nimport java.util.*;\npublic class Main {\n"
+        "  static class FastReader { BufferedReader br = new BufferedReader(new InputStreamReader(System.in));\n"
+        "    StringTokenizer st; String next() throws IOException { while (st == null || !st.hasMoreTokens())"
+        " st = new StringTokenizer(br.readLine()); return st.nextToken(); } }\n"
+        "  public static void main(String[] args) throws IOException { FastReader f = new FastReader();\n"
+        "    System.out.println(Long.parseLong(f.next()) + Long.parseLong(f.next())); }\n}\n"
+    )
     reqs = [JudgeRequest(language="java", source=s, tests=ADD_TESTS) for s in sources]
     results = sandbox_client.judge(reqs, use_cache=False)
-    assert [r.verdict for r in results] == ["AC", "AC", "AC"], [r.compile_output for r in results]
+    assert [r.verdict for r in results] == ["AC"] * 4, [r.compile_output for r in results]
 
 
 def test_order_and_generator_input(sandbox_client):
