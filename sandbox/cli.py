@@ -212,6 +212,17 @@ def image_ensure(
         _fail(str(exc), code=1)
 
 
+@image_app.command("prune")
+def image_prune() -> None:
+    """Remove the images of earlier definitions (the current one is kept)."""
+    from sandbox.image import ImageError, prune_old_images
+
+    try:
+        prune_old_images()
+    except ImageError as exc:
+        _fail(str(exc), code=1)
+
+
 @image_app.command("info")
 def image_info_cmd() -> None:
     """Print the current definition's tag and whether it is built."""

@@ -352,6 +352,7 @@ class _Progress:
     """A rich progress bar that also counts verdicts."""
 
     def __init__(self, total: int | None):
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -367,6 +368,7 @@ class _Progress:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TextColumn("{task.fields[verdicts]}"),
+            console=Console(stderr=True),  # stdout stays for results (the CLI prints JSON there)
             transient=False,
         )
         self._task = self._p.add_task("judge", total=total, verdicts="")

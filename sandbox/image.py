@@ -15,7 +15,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +139,43 @@ def _build(tag: str, builder: Builder) -> str:
     return tag
 
 
+def prune_old_images() -> None:
+    """Remove earlier definitions' images (~1 GB each). Not automatic: a running pool of an older
+    definition restarts its containers from its image id, so only prune when no such pool runs."""
+    client = docker_client()
+    _prune_old_images(client, keep=image_tag())
+
+
+def _prune_old_images(client: docker.DockerClient, keep: str) -> None:
+    """Untag / remove every other definition's images; ones used by containers are left alone."""
+    base_of_keep = client.images.get(keep).attrs.get("Parent", "")
+    for repo in (REPO, ROOTFS_REPO):  # derived images first, then their bases
+        for img in client.images.list(name=repo):
+            for old in img.tags:
+                if old == keep or (
+                    repo == ROOTFS_REPO and _is_ancestor(client, img.id, base_of_keep)
+                ):
+                    continue
+                try:
+                    client.images.remove(old)
+                    _log(f"removed the previous image {old}")
+                except docker.errors.APIError:
+                    pass  # in use by a running pool, or a base of a kept image
+
+
+def _is_ancestor(client: docker.DockerClient, image_id: str, descendant_id: str) -> bool:
+    seen = 0
+    while descendant_id and seen < 64:
+        if descendant_id == image_id:
+            return True
+        try:
+            descendant_id = client.images.get(descendant_id).attrs.get("Parent", "")
+        except docker.errors.ImageNotFound:
+            return False
+        seen += 1
+    return False
+
+
 def _has_image(client: docker.DockerClient, ref: str) -> bool:
     try:
         client.images.get(ref)
@@ -157,17 +193,12 @@ def ensure_rootfs_image(client: docker.DockerClient) -> str:
     tar = cache_dir() / f"rootfs-{key}.tar"
     if not tar.exists():
         tar.parent.mkdir(parents=True, exist_ok=True)
-        if shutil.which("debootstrap") is None:
-            raise ImageError(
-                "no registry image to build from and debootstrap is missing: install it "
-                "(`apt-get install debootstrap`, as root), or build with --builder dockerfile where "
-                f"{SLIM_BASE} can be pulled"
-            )
         if os.geteuid() != 0:
             raise ImageError(
-                "building the sandbox root fs with debootstrap needs root: run "
-                "`python -m sandbox image ensure` as root once, or use --builder dockerfile where a "
-                "registry is reachable"
+                "no registry image to build from, and building the sandbox root fs with debootstrap "
+                "needs root: run `python -m sandbox image ensure` as root once (it installs "
+                "debootstrap with apt-get if missing), or use --builder dockerfile where "
+                f"{SLIM_BASE} can be pulled"
             )
         _log(f"debootstrap root fs -> {tar} (about a minute; cached for the next build)")
         proc = subprocess.run(

@@ -9,13 +9,21 @@ out_tar=$2
 mirror=${ALETHEIA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 suite=${ALETHEIA_DEBIAN_SUITE:-bookworm}
 
-if ! command -v debootstrap >/dev/null 2>&1; then
-  echo "error: debootstrap is not installed (apt-get install debootstrap), or build from sandbox/Dockerfile with --builder dockerfile where a registry is reachable" >&2
-  exit 2
-fi
 if [ "$(id -u)" != "0" ]; then
   echo "error: debootstrap needs root; run 'python -m sandbox image ensure' as root, or use --builder dockerfile where a registry is reachable" >&2
   exit 2
+fi
+
+if ! command -v debootstrap >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo ">> installing debootstrap (apt-get)" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1 || {
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; } || true
+  fi
+  if ! command -v debootstrap >/dev/null 2>&1; then
+    echo "error: debootstrap is not installed and could not be installed (apt-get install debootstrap); or build from sandbox/Dockerfile with --builder dockerfile where a registry is reachable" >&2
+    exit 2
+  fi
 fi
 
 include=$(grep -v '^\s*#' "$packages_file" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -197,3 +198,42 @@ def test_cli_judge_names_bad_row_and_field(tmp_path):
     assert proc.returncode != 0
     assert "row 1" in proc.stderr and "tests" in proc.stderr and "time_limit_s" in proc.stderr
     assert not out.exists()
+
+
+def test_cli_without_engine_says_what_to_do(tmp_path):
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-such-docker.sock"}
+    ensure = subprocess.run(
+        [sys.executable, "-m", "sandbox", "image", "ensure"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert ensure.returncode != 0 and "no Docker engine answers" in ensure.stderr
+    assert "ensure-docker.sh" in ensure.stderr
+    src, tests = tmp_path / "a.py", tmp_path / "t.jsonl"
+    src.write_text("print(1)\n")
+    tests.write_text('{"input": "", "output": "1"}\n')
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sandbox",
+            "run",
+            "--language",
+            "python",
+            "--source",
+            str(src),
+            "--tests",
+            str(tests),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode != 0 and run.stdout == "" and "Docker engine" in run.stderr
