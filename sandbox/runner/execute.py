@@ -224,7 +224,23 @@ def sweep(deadline_s: float = 5.0) -> bool:
 
 
 def wipe(path: str) -> None:
-    """Empty a directory, whatever permissions the candidate left on its contents."""
+    """Empty a directory, whatever the candidate left in it: mode-000 dirs, symlinks, trees nested
+    deeper than Python's recursion limit or PATH_MAX (those go to GNU chmod/rm, which cope)."""
+    try:
+        _wipe_py(path)
+    except (OSError, RecursionError):
+        subprocess.run(["chmod", "-R", "u+rwx", path], capture_output=True, check=False)
+        for name in os.listdir(path):
+            subprocess.run(
+                ["rm", "-rf", "--one-file-system", "--", os.path.join(path, name)],
+                capture_output=True,
+                check=False,
+            )
+    if os.listdir(path):
+        raise OSError(f"could not empty {path}")
+
+
+def _wipe_py(path: str) -> None:
     try:
         entries = list(os.scandir(path))
     except FileNotFoundError:
@@ -233,7 +249,7 @@ def wipe(path: str) -> None:
         full = entry.path
         if entry.is_dir(follow_symlinks=False):
             os.chmod(full, 0o700)
-            wipe(full)
+            _wipe_py(full)
             os.rmdir(full)
         else:
             os.unlink(full)

@@ -239,6 +239,13 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
         """),
         {"AC"},
     ),
+    "deep-directory-nesting": (
+        py(
+            "import os\nfor i in range(3000):\n    os.mkdir('d')\n    os.chdir('d')\n"
+            "open('f', 'w').write('x')\nos.chmod('.', 0)\nprint(3)\n"
+        ),
+        {"AC"},
+    ),
     "network-interfaces": (
         py(
             "import socket\nprint(' '.join(sorted(n for _, n in socket.if_nameindex())))\n",
