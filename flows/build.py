@@ -112,7 +112,7 @@ def judge_shards(
                 cfg.judge.model_dump(mode="json"),
                 cfg.sandbox.model_dump(mode="json"),
                 str(shard_out),
-                T.code_digest("pipeline.judge"),
+                T.code_digest("pipeline.judge", "sandbox"),
             )
         )
     parts, se, ran_on = [], 0, []
@@ -193,7 +193,7 @@ def _adversarial(
         adv_cfg.model_dump(mode="json"),
         cfg.sandbox.model_dump(mode="json"),
         str(out_dir),
-        T.code_digest("pipeline.instances"),
+        T.code_digest("pipeline.instances", "pipeline.judge", "sandbox"),
     )
     progress.advance(note=f"{out['stats'].get('instances', '?')} instances")
     return out

@@ -37,10 +37,14 @@ def jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
 
 
+SHARED_CODE = ("schemas", "pipeline.common")  # every stage depends on these
+
+
 def code_digest(*modules: str) -> str:
-    """Hash of the source files of the given packages/modules (a stage's code version)."""
+    """Hash of the source files of the given packages/modules and of the shared code: a
+    stage's code version. Part of each task's inputs, so editing a stage invalidates it."""
     h = hashlib.sha256()
-    for name in modules:
+    for name in (*modules, *SHARED_CODE):
         mod = importlib.import_module(name)
         root = (
             Path(mod.__file__).parent
@@ -49,7 +53,7 @@ def code_digest(*modules: str) -> str:
         )
         files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
         for f in files:
-            h.update(f.as_posix().encode())
+            h.update(f.relative_to(root.parent).as_posix().encode())  # not machine-specific
             h.update(f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -284,7 +288,13 @@ def publish_task(build_dir: str, build_digest: str, hub_dir: str, config: dict, 
     return result("publish", {"card": Path(hub_dir) / "README.md"}, stats)
 
 
-@task(name="push", tags=["network"], retries=3, retry_delay_seconds=[10, 60, 300])
+@task(
+    name="push",
+    tags=["network"],
+    retries=3,
+    retry_delay_seconds=[10, 60, 300],
+    retry_condition_fn=retry_transient,
+)
 def push_task(hub_dir: str, repo_id: str, tag: str, endpoint: str | None, private: bool) -> dict:
     """Not cached: pushing is idempotent by itself (it diffs against the remote first)."""
     from pipeline.publish.push import push_folder

@@ -7,10 +7,16 @@ from typing import Any
 
 from prefect import flow, task
 
-from flows.tasks import jsonable
+from flows.tasks import jsonable, retry_transient
 
 
-@task(name="train", tags=["gpu"], retries=1, retry_delay_seconds=60)
+@task(
+    name="train",
+    tags=["gpu"],
+    retries=1,
+    retry_delay_seconds=60,
+    retry_condition_fn=retry_transient,
+)
 def train_task(train_config: str) -> dict[str, Any]:
     """Resumable by itself: a restarted run continues from the newest TRL checkpoint."""
     from pipeline.train.run import train
