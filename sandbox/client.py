@@ -258,6 +258,7 @@ class SandboxClient:
                     image=self._image_id,
                     cache_key=task.key,
                 )
+            self._live[slot] = container
             if self._cache is not None:
                 self._cache.put(task.key, result)
             task.results.put((task.index, result))
