@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import importlib
 import json
 import os
 import secrets
@@ -27,13 +28,18 @@ from collections import OrderedDict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import compare
-import lang_cpp
-import lang_java
-import lang_python
 from execute import Limits, Outcome, run_limited, sweep, wipe
 
 PROTOCOL_VERSION = 1
-LANGS = {m.LANG: m for m in (lang_python, lang_cpp, lang_java)}
+# One executor module per language (runner/lang_<name>.py): adding a language is adding a file.
+LANGS = {
+    m.LANG: m
+    for m in (
+        importlib.import_module(name[:-3])
+        for name in sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))
+        if name.startswith("lang_") and name.endswith(".py")
+    )
+}
 WORK = os.environ.get("ALETHEIA_WORK", "/work")
 CACHE_DIR = os.path.join(WORK, "cache")  # compiled artifacts, keyed by content hash
 RUN_DIR = os.path.join(WORK, "run")  # cwd of each test; wiped after each
