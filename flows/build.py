@@ -108,7 +108,7 @@ def judge_shards(
             t.submit(
                 str(shard),
                 sha256_files([shard])[:16],
-                problems,
+                T.ref(problems),
                 cfg.judge.model_dump(mode="json"),
                 cfg.sandbox.model_dump(mode="json"),
                 str(shard_out),
@@ -142,7 +142,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     )
     splits_dir = work / "splits"
     splits = T.configured(T.splits_task, cfg, [splits_dir / "train.parquet"])(
-        problems,
+        T.ref(problems),
         cfg.splits.model_dump(mode="json"),
         str(splits_dir),
         T.code_digest("pipeline.splits"),
@@ -159,9 +159,9 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     )
     inst_dir = work / "instances"
     instances = T.configured(T.assemble_task, cfg, [inst_dir / "train.parquet"])(
-        judged,
-        problems,
-        splits,
+        T.ref(judged),
+        T.ref(problems),
+        T.ref(splits),
         cfg.assemble.model_dump(mode="json"),
         str(inst_dir),
         T.code_digest("pipeline.instances"),
@@ -189,7 +189,7 @@ def _adversarial(
     out = T.configured(T.adversarial_task, cfg, [out_dir / f"{section}.parquet"])(
         str(src),
         sha256_files([src])[:16],
-        problems,
+        T.ref(problems),
         adv_cfg.model_dump(mode="json"),
         cfg.sandbox.model_dump(mode="json"),
         str(out_dir),

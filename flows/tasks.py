@@ -71,6 +71,15 @@ def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[
     )
 
 
+def ref(result_: dict[str, Any]) -> dict[str, Any]:
+    """What a downstream task takes from an upstream result: its outputs and their digest.
+
+    Stats and where the task ran are left out, so the downstream cache key depends on the
+    content of the inputs only (a cached or re-executed upstream with equal outputs hits).
+    """
+    return {"stage": result_["stage"], "outputs": result_["outputs"], "digest": result_["digest"]}
+
+
 # Failures worth retrying: the machine or a service hiccuped. A bad input or config
 # (ValueError, TypeError, KeyError, schema errors) fails at once: retrying cannot fix it.
 _TRANSIENT_NAMES = (

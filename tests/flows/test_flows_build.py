@@ -209,9 +209,9 @@ def test_train_then_evaluate_flows_on_the_built_dataset(build: dict[str, Any]) -
     train_cfg = {
         "name": "flowtest-dpo", "method": "dpo", "model": build["cfg"]["tiny_model"]["dir"],
         "output_dir": str(root / "train-dpo"), "data": {"dir": hub, "config": "dpo"},
-        "optim": {"max_steps": 2, "per_device_train_batch_size": 2, "bf16": False, "use_cpu": True,
+        "optim": {"max_steps": 2, "per_device_train_batch_size": 1, "bf16": False, "use_cpu": True,
                   "save_steps": 1000},
-        "dpo": {"max_length": 512},
+        "dpo": {"max_length": 2048},
     }  # fmt: skip
     path = root / "train-dpo.yaml"
     path.write_text(yaml.safe_dump(train_cfg))
