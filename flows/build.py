@@ -276,8 +276,9 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     seeds = {
         name: getattr(cfg, name).seed for name in ("splits", "assemble", "mixed", "adv", "dpo")
     }
-    if "seed" in type(cfg.sample).model_fields:
-        seeds["sample"] = cfg.sample.seed
+    for i, source in enumerate(cfg.sample.sources):  # each candidate source has its own seed
+        if getattr(source, "seed", None) is not None:
+            seeds[f"sample.{i}.{source.kind}.{source.tier}"] = source.seed
     BuildManifest(
         build_id=cfg.build_id,
         pipeline_version=pipeline.__version__,

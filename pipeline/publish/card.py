@@ -19,7 +19,11 @@ import yaml
 from pipeline.publish.checks import CheckResult
 from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest
 
-_SECRET_KEY = re.compile(r"token|secret|password|api[_-]?key|authorization", re.IGNORECASE)
+# Keys that hold a credential (hf_token, api_key, password, ...), not ones that merely
+# mention tokens (max_tokens, api_key_env: the name of a variable).
+_SECRET_KEY = re.compile(
+    r"^(.*[_-])?(token|secret|password|passwd|api[_-]?key|authorization)$", re.IGNORECASE
+)
 
 
 def redact(obj: Any) -> Any:

@@ -153,7 +153,8 @@ def make_build(root: Path, seed: int = 0, rows: int = 6) -> Path:
         run_config={
             "name": "synthetic",
             "sampling": {"seed": seed},
-            "hub": {"api_key": "sk-should-not-show"},
+            "hub": {"api_key": "sk-should-not-show", "hf_token": "hf_nope"},
+            "dpo": {"max_tokens": 48},
         },
         seeds={"sample": seed},
         sandbox_image="sha256:feedface",

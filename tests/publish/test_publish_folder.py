@@ -95,7 +95,8 @@ def test_card_says_how_it_was_built_and_hides_secrets(
         "assets/pass_rates.png",
     ):
         assert needle in card, needle
-    assert "sk-should-not-show" not in card and "<redacted>" in card
+    assert "sk-should-not-show" not in card and "hf_nope" not in card and "<redacted>" in card
+    assert "max_tokens: 48" in card  # a setting that mentions tokens is not a secret
     assert "hf_env_token_must_not_appear" not in card
 
 
