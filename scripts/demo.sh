@@ -129,7 +129,7 @@ for c in CONFIGS:
 print(f"\ndataset (laid out as pushed): {hub}")
 print(f"card:                         {hub / 'README.md'}")
 print(f"intermediate tables:          {work}  (problems.parquet, judged.parquet, ...)")
+print(f"load it:  .venv/bin/python -c \"import datasets; print(datasets.load_dataset('{hub}', 'train'))\"")
 EOF
 echo "Prefect UI:                   http://127.0.0.1:${PORT}  (flow runs, artifacts)"
-echo "load it:  .venv/bin/python -c \"import datasets; print(datasets.load_dataset('$(pwd)/out/demo/hub', 'train'))\""
 echo "the server keeps running for the UI; stop it with: bash scripts/demo.sh --stop-server"
