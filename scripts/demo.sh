@@ -86,9 +86,13 @@ say "deployments (prefect.yaml)"
 "$PREFECT" --no-prompt deploy --all
 
 say "worker"
+# Job control on for this one job: a background job of a non-interactive shell otherwise
+# starts with SIGINT ignored, and the worker only shuts down cleanly on SIGINT.
+set -m
 "$PREFECT" worker start --pool "$POOL" --type process --name "demo-worker-$(hostname)" \
   >"$STATE/worker.log" 2>&1 &
 WORKER=$!
+set +m
 stop_worker() {
   if kill -0 "$WORKER" 2>/dev/null; then
     kill -INT "$WORKER" 2>/dev/null || true
