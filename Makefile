@@ -38,4 +38,5 @@ bench: image
 	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean-cache:
+	-bash scripts/demo.sh --stop-server
 	rm -rf .cache out

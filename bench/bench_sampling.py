@@ -173,7 +173,9 @@ def main() -> None:
     ]
     raw_vs_raw = sum(a != b for rid in texts for a, b in zip(texts[rid], first_texts[rid]))
     if args.device == "cpu":
-        assert rows and not mismatched, f"{len(mismatched)} stage completions differ from raw generate"
+        assert rows and not mismatched, (
+            f"{len(mismatched)} stage completions differ from raw generate"
+        )
     # Shared machines are noisy: the best of N is each side's intrinsic cost (medians also shown).
     raw_best, stage_best = min(raw_times), min(stage_times)
     raw_med, stage_med = statistics.median(raw_times), statistics.median(stage_times)
@@ -199,19 +201,31 @@ def main() -> None:
         "stage_vs_raw_text_mismatches": f"{len(mismatched)}/{len(rows)}",
         "raw_vs_raw_text_mismatches": f"{raw_vs_raw}/{n_samples}",
     }
-    print(f"requests={len(requests)} samples={n_samples} device={args.device} "
-          f"model=hidden{args.hidden}x{args.layers}L repeats={args.repeats}")
-    print(f"raw generate : {figures['raw_prompts_per_s']:8.2f} prompts/s  "
-          f"(best {raw_best:.2f}s, median {raw_med:.2f}s)")
-    print(f"sample stage : {figures['stage_prompts_per_s']:8.2f} prompts/s  "
-          f"(best {stage_best:.2f}s, median {stage_med:.2f}s)")
-    print(f"stage/raw throughput ratio (best of {args.repeats}): "
-          f"{figures['stage_over_raw_throughput']:.3f}  overhead: {figures['overhead_pct']:+.1f}%  "
-          f"(median: {figures['median_overhead_pct']:+.1f}%; target <= 10%)")
-    print(f"stage's own work outside the backend: {own_med:.3f}s = "
-          f"{figures['stage_own_work_pct_of_raw']:.1f}% of raw generate")
-    print(f"completions differing: stage vs raw {figures['stage_vs_raw_text_mismatches']}, "
-          f"raw vs raw {figures['raw_vs_raw_text_mismatches']}")
+    print(
+        f"requests={len(requests)} samples={n_samples} device={args.device} "
+        f"model=hidden{args.hidden}x{args.layers}L repeats={args.repeats}"
+    )
+    print(
+        f"raw generate : {figures['raw_prompts_per_s']:8.2f} prompts/s  "
+        f"(best {raw_best:.2f}s, median {raw_med:.2f}s)"
+    )
+    print(
+        f"sample stage : {figures['stage_prompts_per_s']:8.2f} prompts/s  "
+        f"(best {stage_best:.2f}s, median {stage_med:.2f}s)"
+    )
+    print(
+        f"stage/raw throughput ratio (best of {args.repeats}): "
+        f"{figures['stage_over_raw_throughput']:.3f}  overhead: {figures['overhead_pct']:+.1f}%  "
+        f"(median: {figures['median_overhead_pct']:+.1f}%; target <= 10%)"
+    )
+    print(
+        f"stage's own work outside the backend: {own_med:.3f}s = "
+        f"{figures['stage_own_work_pct_of_raw']:.1f}% of raw generate"
+    )
+    print(
+        f"completions differing: stage vs raw {figures['stage_vs_raw_text_mismatches']}, "
+        f"raw vs raw {figures['raw_vs_raw_text_mismatches']}"
+    )
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
 

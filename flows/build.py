@@ -42,15 +42,7 @@ def _source_digest(sources: list[str]) -> str:
     """Content hash of the local files behind the sources (bundled data, local Parquet)."""
     from pipeline.problems.sources import parse_spec
 
-    files: set[Path] = set()
-    for text in sources:
-        spec = parse_spec(text)
-        # `bundled:<folder>` reads that folder (local_paths() names only the default one).
-        files |= (
-            {Path(spec.location)}
-            if spec.kind == "bundled" and spec.location
-            else set(spec.local_paths())
-        )
+    files = {path for text in sources for path in parse_spec(text).local_paths()}
     return sha256_files(sorted(files))[:16]
 
 
