@@ -6,7 +6,7 @@ are fixed in one place.
 """
 
 from schemas.candidate import CANDIDATE_SCHEMA, Candidate, Origin, Tier
-from schemas.common import Language, LANGUAGES, Quarantine, QUARANTINE_SCHEMA, TestMode
+from schemas.common import LANGUAGES, QUARANTINE_SCHEMA, Language, Quarantine, TestMode
 from schemas.dpo import DPO_SCHEMA, DPORow
 from schemas.instance import ANSWER_LETTERS, INSTANCE_SCHEMA, Instance
 from schemas.problem import (
@@ -23,26 +23,26 @@ from schemas.verdict import JUDGED_CANDIDATE_SCHEMA, VERDICT_FIELDS, Verdict
 __all__ = [
     "ANSWER_LETTERS",
     "CANDIDATE_SCHEMA",
-    "Candidate",
-    "DPORow",
     "DPO_SCHEMA",
     "INSTANCE_SCHEMA",
-    "Instance",
     "JUDGED_CANDIDATE_SCHEMA",
     "LANGUAGES",
+    "PROBLEM_SCHEMA",
+    "QUARANTINE_SCHEMA",
+    "SPLIT_ASSIGNMENT_SCHEMA",
+    "TRAIN_QUESTIONS_SCHEMA",
+    "VERDICT_FIELDS",
+    "Candidate",
+    "DPORow",
+    "Instance",
     "Language",
     "Origin",
-    "PROBLEM_SCHEMA",
     "Problem",
-    "QUARANTINE_SCHEMA",
     "Quarantine",
-    "SPLIT_ASSIGNMENT_SCHEMA",
     "Solution",
-    "TRAIN_QUESTIONS_SCHEMA",
     "TestCase",
     "TestMode",
     "Tier",
-    "VERDICT_FIELDS",
     "Verdict",
     "models_to_table",
     "table_to_models",

@@ -50,7 +50,7 @@ class Problem(Record):
     license: str | None = None
 
     @model_validator(mode="after")
-    def _tests_match_mode(self) -> "Problem":
+    def _tests_match_mode(self) -> Problem:
         for i, t in enumerate(self.tests):
             if self.test_mode == "stdio" and (t.input is None or t.output is None):
                 raise ValueError(f"tests[{i}]: stdio tests need both input and output")
