@@ -11,7 +11,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="session")
-def sandbox_client() -> Iterator["object"]:
+def sandbox_client() -> Iterator[object]:
     """One pool of sandbox containers for the whole session (2 containers: 2 cores here)."""
     from sandbox import SandboxClient
 
