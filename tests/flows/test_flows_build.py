@@ -224,3 +224,45 @@ def test_train_then_evaluate_flows_on_the_built_dataset(build: dict[str, Any]) -
     )  # fmt: skip
     assert (root / "eval" / "report.json").exists()
     assert set(json.loads((root / "eval" / "report.json").read_text())) and report
+
+
+# Each training method for real steps on rows the pipeline produced from the bundled problems
+# (the DPO path runs through the train-verifier flow above).
+_METHODS_ON_BUILT_ROWS = {
+    "grpo-think": {"method": "grpo", "data": "mixed", "grpo": {"variant": "think"}},
+    "grpo-instruct": {"method": "grpo", "data": "train", "grpo": {"variant": "no_think"}},
+    "sft": {"method": "sft", "data": "dpo"},
+    "rlvr-gspo": {"method": "rlvr", "data": "train_questions", "rlvr": {"algorithm": "gspo"}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_METHODS_ON_BUILT_ROWS))
+def test_every_method_trains_on_pipeline_rows(
+    build: dict[str, Any], name: str, sandbox_client: Any
+) -> None:
+    from pipeline.train.config import TrainConfig
+    from pipeline.train.run import train
+
+    spec = dict(_METHODS_ON_BUILT_ROWS[name])
+    data_config = spec.pop("data")
+    method = spec["method"]
+    generation = {"num_generations": 2, "max_completion_length": 24}
+    section = {
+        "grpo": {**spec.get("grpo", {}), **generation},
+        "rlvr": {**spec.get("rlvr", {}), **generation},
+        "sft": {"max_length": 2048},
+    }.get(method, {})
+    cfg = TrainConfig.model_validate({
+        "name": f"built-{name}", "method": method, "model": build["cfg"]["tiny_model"]["dir"],
+        "output_dir": str(build["root"] / f"train-{name}"),
+        "data": {"dir": build["second"]["hub_dir"], "config": data_config, "limit": 4},
+        "lora": {"r": 4, "alpha": 8} if method == "rlvr" else None,
+        "optim": {"max_steps": 1, "per_device_train_batch_size": 2, "bf16": False,
+                  "use_cpu": True, "save_steps": 1000},
+        method: section,
+    })  # fmt: skip
+    summary = train(cfg, sandbox_client=sandbox_client)
+    assert summary["global_step"] == 1
+    assert Path(summary["model_path"]).exists()
+    metrics = (build["root"] / f"train-{name}" / "metrics.jsonl").read_text().splitlines()
+    assert metrics and any("loss" in json.loads(line) for line in metrics)
