@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pipeline.sampling.syntax import parses_cleanly
+from pipeline.common.syntax import parses_cleanly
 
 _TAGS = {
     "python": {"python", "py", "python3", "py3"},

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from pipeline.common.syntax import parse, parses_cleanly
 from pipeline.sampling.seeds import derive_seed
-from pipeline.sampling.syntax import parse, parses_cleanly
 from schemas.candidate import Candidate
 from schemas.ids import candidate_id_for, normalize_code
 

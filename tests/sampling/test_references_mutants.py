@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.common.syntax import parses_cleanly
 from pipeline.sampling.mutants import OPERATORS, mutant_candidates
 from pipeline.sampling.references import reference_candidates
-from pipeline.sampling.syntax import parses_cleanly
 from schemas.ids import candidate_id_for
 from schemas.problem import Solution
 from tests.sampling.problems_fixture import SUM_CPP, SUM_JAVA, SUM_PY, abs_problem, sum_problem

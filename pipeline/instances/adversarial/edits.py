@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from pipeline.instances.adversarial.syntax import COMMENT_TYPES, is_member_name, iter_tokens, parse
+from pipeline.common.syntax import parse
+from pipeline.instances.adversarial.syntax import COMMENT_TYPES, is_member_name, iter_tokens
 
 COMMENT_PREFIX = {"python": "#", "cpp": "//", "java": "//"}
 _PY_HEADER_SKIP = re.compile(r"^(#!|[ \t\f]*#.*?coding[:=])")
@@ -48,7 +49,7 @@ _BODIES = {"block", "compound_statement", "module"}
 
 def statement_line_ends(language: str, code: str) -> list[int]:
     """Rows holding exactly one single-line statement that ends the line (inside a body)."""
-    tree = parse(language, code)
+    tree = parse(code, language)
     rows = _lines(code)
     raw = code.encode("utf-8")
     line_starts = [0]
@@ -248,7 +249,7 @@ def rename_locals(
 
     New names are checked to be fresh (not any identifier or keyword already in the program).
     """
-    tree = parse(language, code)
+    tree = parse(code, language)
     declared, blocked = _LOCALS[language](tree.root_node)
     names = sorted(declared - blocked - set(protected))
     if not names:
@@ -310,7 +311,7 @@ def insert_dead_code(language: str, code: str, lines: dict[str, list[str]]) -> s
     if language == "python":
         block = "if False:\n" + "".join(f"    {ln}\n" for ln in body_lines)
         return code.rstrip("\n") + "\n\n" + block
-    tree = parse(language, code)
+    tree = parse(code, language)
     body = _function_body(tree.root_node, language)
     if body is None or body.child_count == 0 or body.children[0].type != "{":
         return None

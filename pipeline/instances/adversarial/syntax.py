@@ -9,18 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 
-import tree_sitter_cpp
-import tree_sitter_java
-import tree_sitter_python
-from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter import Node
 
-_GRAMMARS = {
-    "python": tree_sitter_python.language,
-    "cpp": tree_sitter_cpp.language,
-    "java": tree_sitter_java.language,
-}
+from pipeline.common.syntax import has_error as _has_error
+from pipeline.common.syntax import parse
+
 COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
 # Literal text is compared whole: escape sequences are children of these in the grammars,
 # so descending would compare only the escapes and miss the rest of the text.
@@ -35,19 +29,6 @@ _ATOMIC_TYPES = frozenset(
         "text_block",
     }
 )
-
-
-@cache
-def parser_for(language: str) -> Parser:
-    try:
-        grammar = _GRAMMARS[language]
-    except KeyError:
-        raise ValueError(f"language: no tree-sitter grammar for {language!r}") from None
-    return Parser(Language(grammar()))
-
-
-def parse(language: str, code: str) -> Tree:
-    return parser_for(language).parse(code.encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -90,7 +71,7 @@ def is_member_name(node: Node, language: str) -> bool:
 
 
 def tokens(language: str, code: str, *, with_comments: bool = False) -> list[Token]:
-    tree = parse(language, code)
+    tree = parse(code, language)
     out = []
     for n in iter_tokens(tree.root_node):
         if n.type in COMMENT_TYPES and not with_comments:
@@ -115,7 +96,7 @@ def code_stream(language: str, code: str) -> list[tuple[str, str]]:
 
 
 def has_error(language: str, code: str) -> bool:
-    return parse(language, code).root_node.has_error
+    return _has_error(code, language)
 
 
 def differs_in_comments_only(language: str, before: str, after: str) -> bool:
