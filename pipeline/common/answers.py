@@ -1,0 +1,112 @@
+"""The one reader of a verifier's answer (DPO, publish checks, rewards, evaluation).
+
+Aletheia's rule (`src/rewards.py`, `list_reward` / `list_reward_cot`), which every consumer
+here follows so that a response scores the same wherever it is read:
+
+1. the answer part is the text after the *last* `</think>`, stripped; a response with no
+   `</think>` is read whole (Aletheia's `split("</think>")[-1]`, so the Instruct style, which
+   has no think tags, is read whole too);
+2. the answer is the content of the *first* `\\boxed{...}` in the answer part, up to the
+   first closing brace (a box inside the thinking earns nothing);
+3. it counts only if that content is exactly one of the valid letters (`A`.. up to the number
+   of candidates): `\\boxed{ B }`, `\\boxed{\\text{B}}`, `\\boxed{(B)}` and `\\boxed{AB}` are
+   invalid, as they score 0 in Aletheia.
+
+`lenient=True` is our named option for reading responses of models that were never trained
+on the format (wrappers, spaces, parentheses are peeled off); it is never the default.
+
+`well_formed` is Aletheia's format check (`list_format_reward*`): Think responses must be
+`<think>` ... `</think>` then only the box, with no second `<think>`; Instruct responses
+must end with the box.
+
+The vLLM worker keeps its own copy of the answer *regex* (it runs without this package);
+`tests/conformance/test_answers.py` checks that the two agree on a shared table.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from schemas.instance import ANSWER_LETTERS
+
+INVALID = "invalid"  # what tables store for a response with no valid answer
+
+ResponseStyle = Literal["think", "instruct"]
+
+_THINK_CLOSE = "</think>"
+_FIRST_BOX = re.compile(r"\\boxed\{(.*?)\}", re.DOTALL)
+# Wrappers that lenient reading peels off: \text{B}, \mathrm{B}, \textbf{B}, ...
+_WRAPPER = re.compile(r"^\\(?:text|mathrm|mathbf|textbf|texttt|mbox|textsf)\s*\{(.*)\}?$", re.DOTALL)
+_LENIENT_LETTER = re.compile(
+    r"^(?:candidate|option|answer)?\s*[\s(\[*]*([A-Za-z])[\s)\].:*]*$", re.IGNORECASE
+)
+
+
+def valid_options(num_candidates: int) -> tuple[str, ...]:
+    """The letters a response may answer with for a list of `num_candidates`."""
+    if not 1 <= num_candidates <= len(ANSWER_LETTERS):
+        raise ValueError(f"num_candidates: {num_candidates} is not in 1..{len(ANSWER_LETTERS)}")
+    return ANSWER_LETTERS[:num_candidates]
+
+
+def answer_part(text: str) -> str:
+    """The text after the last `</think>` (the whole text when there is none), stripped."""
+    return text.split(_THINK_CLOSE)[-1].strip()
+
+
+def first_box(text: str) -> str | None:
+    """The content of the first `\\boxed{...}` in `text`, up to the first `}`; None if none."""
+    match = _FIRST_BOX.search(text)
+    return match.group(1) if match else None
+
+
+def _lenient_letter(content: str) -> str | None:
+    content = content.strip()
+    while (m := _WRAPPER.match(content)) is not None:
+        content = m.group(1).strip()
+    m = _LENIENT_LETTER.match(content)
+    return m.group(1).upper() if m else None
+
+
+def parse_answer(text: str, num_candidates: int, *, lenient: bool = False) -> str | None:
+    """The letter a response picks, or None when it picks no valid option (see module doc)."""
+    options = valid_options(num_candidates)
+    content = first_box(answer_part(text))
+    if content is None:
+        return None
+    letter = _lenient_letter(content) if lenient else content
+    return letter if letter in options else None
+
+
+def answer_or_invalid(text: str, num_candidates: int, *, lenient: bool = False) -> str:
+    """`parse_answer`, with INVALID in place of None (the value stored in tables)."""
+    return parse_answer(text, num_candidates, lenient=lenient) or INVALID
+
+
+def _box_of(options: tuple[str, ...]) -> str:
+    return r"\\boxed\{[" + "".join(options) + r"]\}"
+
+
+def well_formed(text: str, num_candidates: int, style: ResponseStyle) -> bool:
+    """Aletheia's format check: see the module docstring. `text` is the whole assistant turn
+    (for Think, the `<think>\\n` prefill included, as TRL hands it to reward functions)."""
+    box = _box_of(valid_options(num_candidates))
+    content = text.strip()
+    if style == "think":
+        return re.match(rf"^<think>(?!.*<think>)(.*?)</think>\s*{box}$", content, re.DOTALL) is not None
+    if style == "instruct":
+        return re.search(rf"{box}$", content) is not None
+    raise ValueError(f"style: {style!r} is not 'think' or 'instruct'")
+
+
+def answer_regex(options: tuple[str, ...] | list[str]) -> str:
+    """A regex a whole constrained response must match: any text, then `\\boxed{X}` at the end.
+
+    For structured decoding (vLLM `structured_outputs`, OpenAI-compatible servers). The
+    engines' regex dialects have no look-around, so the free text is not kept free of other
+    boxes here; the transformers backend enforces that itself, and DPO/evaluation read every
+    response with `parse_answer`, which counts an earlier box as the answer.
+    """
+    alts = "|".join(re.escape(o) for o in options)
+    return r"[\s\S]*\\boxed\{(" + alts + r")\}"

@@ -1,0 +1,182 @@
+"""The verifier prompt: one module for DPO generation, training and evaluation.
+
+The structure is Aletheia's (`src/grpo_training.py: create_prompts`, `src/prompts.py`); the
+instructions are in our own words:
+
+- the problem between `[QUESTION]` and `[/QUESTION]`;
+- each candidate between `[CANDIDATE_X]` and `[/CANDIDATE_X]` (X = A..E), its code in a
+  fenced block tagged with the candidate's language; candidates separated by a blank line;
+- the valid options listed as `A, B, C`; the answer asked for as `\\boxed{X}`.
+
+Two styles, as Aletheia's two model families:
+
+- `think` (R1-style reasoning models): one user turn holding the instructions, question and
+  candidates, then an assistant turn pre-filled with `<think>\\n`, which generation continues.
+- `instruct` (instruction-tuned models): a system turn asking for an analysis followed by the
+  final answer in a box (no think tags), then a user turn with the question and candidates.
+
+A user can replace our wording with their own (or the exact published) template: a text file
+with the placeholders `{question}`, `{candidates}` and `{valid_options}` (and, for the
+`instruct` system turn, a second file with `{valid_options}`); literal braces are doubled,
+as in `str.format`. Templates are read once and checked for unknown or missing placeholders.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pipeline.common.answers import valid_options
+
+PromptStyle = Literal["think", "instruct"]
+PROMPT_STYLES: tuple[str, ...] = ("think", "instruct")
+THINK_PREFILL = "<think>\n"
+
+USER_PLACEHOLDERS = frozenset({"question", "candidates", "valid_options"})
+SYSTEM_PLACEHOLDERS = frozenset({"valid_options"})
+
+# Our wording of the Think user turn. Same slots and order as Aletheia's.
+THINK_TEMPLATE = """\
+You judge solutions to programming problems. Below are a problem and several candidate \
+programs that try to solve it. Judge them only on functional correctness: whether they \
+produce the right output for every valid input within the limits. Exactly one candidate is \
+fully correct; every other one fails at least one test.
+
+[QUESTION]
+{question}
+[/QUESTION]
+
+{candidates}
+
+Pick the correct candidate. The valid options are: {valid_options}. Give your final choice \
+as \\boxed{{X}}, where X is one of those options, and write nothing after the box. Any other \
+answer format counts as invalid."""
+
+# Our wording of the Instruct system turn (analysis first, then the boxed letter).
+INSTRUCT_SYSTEM_TEMPLATE = """\
+You judge solutions to programming problems. You will see a problem and several candidate \
+programs that try to solve it. Judge them only on functional correctness. Exactly one \
+candidate is fully correct. The valid options are: {valid_options}. Answer in this format:
+Analysis: <your reasoning, step by step>
+Final Answer: \\boxed{{X}}
+where X is the option you choose."""
+
+INSTRUCT_USER_TEMPLATE = """\
+The problem and the candidate programs:
+[QUESTION]
+{question}
+[/QUESTION]
+
+{candidates}
+
+Follow the answer format exactly; anything else counts as invalid."""
+
+
+class TemplateError(ValueError):
+    """A user prompt template with unknown, missing or malformed placeholders."""
+
+
+def _fence(code: str) -> str:
+    """A backtick fence longer than any backtick run inside the code, so the code cannot close it."""
+    longest, run = 0, 0
+    for ch in code:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def format_candidates(candidates: list[str], languages: list[str]) -> str:
+    """`[CANDIDATE_A]` ... `[/CANDIDATE_A]` blocks, one per candidate, joined by blank lines."""
+    n = len(candidates)
+    if not 2 <= n <= 5:
+        raise ValueError(f"candidates: need 2..5 candidates, got {n}")
+    if len(languages) != n:
+        raise ValueError(f"languages: {len(languages)} languages for {n} candidates")
+    letters = valid_options(n)
+    blocks = []
+    for letter, code, language in zip(letters, candidates, languages, strict=True):
+        fence = _fence(code)
+        body = code.rstrip("\n")
+        blocks.append(f"[CANDIDATE_{letter}]\n{fence}{language}\n{body}\n{fence}\n[/CANDIDATE_{letter}]")
+    return "\n\n".join(blocks)
+
+
+def _placeholders(template: str) -> set[str]:
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:  # a lone brace
+        raise TemplateError(f"malformed template ({exc}); write literal braces as {{{{ and }}}}") from exc
+
+
+def check_template(template: str, allowed: frozenset[str], where: str) -> str:
+    """Return `template` if its placeholders are exactly `allowed`, else raise TemplateError."""
+    names = _placeholders(template)
+    if unknown := names - allowed:
+        raise TemplateError(f"{where}: unknown placeholder(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+    if missing := allowed - names:
+        raise TemplateError(f"{where}: missing placeholder(s) {sorted(missing)}")
+    return template
+
+
+@lru_cache(maxsize=32)
+def load_template(path: str, kind: Literal["user", "system"] = "user") -> str:
+    """Read and check a user template file (cached: templates are read once per process)."""
+    p = Path(path)
+    if not p.is_file():
+        raise TemplateError(f"prompt_template: {path} is not a file")
+    allowed = USER_PLACEHOLDERS if kind == "user" else SYSTEM_PLACEHOLDERS
+    return check_template(p.read_text(encoding="utf-8"), allowed, str(p))
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """How to build a verifier prompt: the style and optional user templates (file paths)."""
+
+    style: PromptStyle = "think"
+    template: str | None = None  # user-turn template file; our wording when None
+    system_template: str | None = None  # instruct system-turn template file
+
+    def __post_init__(self) -> None:
+        if self.style not in PROMPT_STYLES:
+            raise ValueError(f"style: {self.style!r} is not one of {PROMPT_STYLES}")
+        if self.system_template and self.style != "instruct":
+            raise ValueError("system_template: only the 'instruct' style has a system turn")
+
+
+def build_messages(
+    query: str,
+    candidates: list[str],
+    languages: list[str],
+    spec: PromptSpec = PromptSpec(),
+) -> list[dict[str, str]]:
+    """The chat messages for one instance. Think: user turn + assistant `<think>\\n` prefill
+    (generation continues that turn); Instruct: system turn + user turn."""
+    blocks = format_candidates(candidates, languages)
+    options = ", ".join(valid_options(len(candidates)))
+    slots = {"question": query, "candidates": blocks, "valid_options": options}
+    if spec.style == "think":
+        user = load_template(spec.template) if spec.template else THINK_TEMPLATE
+        return [
+            {"role": "user", "content": user.format(**slots).strip()},
+            {"role": "assistant", "content": THINK_PREFILL},
+        ]
+    system = load_template(spec.system_template, "system") if spec.system_template else INSTRUCT_SYSTEM_TEMPLATE
+    user = load_template(spec.template) if spec.template else INSTRUCT_USER_TEMPLATE
+    return [
+        {"role": "system", "content": system.format(valid_options=options).strip()},
+        {"role": "user", "content": user.format(**slots).strip()},
+    ]
+
+
+def prefill(messages: list[dict[str, str]]) -> str:
+    """The assistant pre-fill a generation continues ('' when the last turn is not the
+    assistant's). Scoring code prepends it to the completion, as TRL does."""
+    return messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
+
+
+def render_text(messages: list[dict[str, str]]) -> str:
+    """A plain-text rendering of the messages, for tables and cards (not for generation)."""
+    return "\n\n".join(f"<|{m['role']}|>\n{m['content']}" for m in messages)
