@@ -127,3 +127,16 @@ def test_fence_outgrows_backticks_in_code() -> None:
     code = 's = "```"'
     got = format_candidates([code, "x"], ["python", "python"])
     assert "````python\n" + code + "\n````" in got
+
+
+@pytest.mark.parametrize("options", [["A", "B"], ["A", "B", "C", "D", "E"]])
+@pytest.mark.parametrize(
+    "text", ["x\n\\boxed{A}", "\\boxed{B}", "\\boxed{E}", "x\\boxed{AB}", "\\boxed{A} more", "no box"]
+)
+def test_vllm_worker_copy_of_the_regex_agrees(options: list[str], text: str) -> None:
+    """The vLLM worker runs without our package and keeps a copy of answer_regex."""
+    from pipeline.sampling.backends import vllm_worker
+
+    ours = re.fullmatch(answer_regex(options), text) is not None
+    theirs = re.fullmatch(vllm_worker.answer_regex(options), text) is not None
+    assert ours == theirs

@@ -10,11 +10,11 @@ import time
 import httpx
 import pytest
 
+from pipeline.common.answers import answer_regex
 from pipeline.sampling.backends.base import GenerationRequest
 from pipeline.sampling.backends.openai_backend import (
     AnswerChoicesUnsupported,
     OpenAIBackend,
-    answer_regex,
 )
 from pipeline.sampling.backends.server import ManagedServer, ServerStartError, free_port
 from tests.sampling.serving import start_transformers_serve
@@ -130,6 +130,17 @@ def test_answer_choices_need_guided_decoding():
 
     assert re.fullmatch(answer_regex(["A", "B"]), "thinking...\n\\boxed{B}")
     assert not re.fullmatch(answer_regex(["A", "B"]), "\\boxed{C}")
+
+
+def test_assistant_prefill_is_continued_not_reopened():
+    backend = OpenAIBackend("http://127.0.0.1:9", "m")
+    turn = [{"role": "user", "content": "q"}]
+    _, fresh = backend._payload(GenerationRequest(request_id="u", messages=turn), 1, 0)
+    assert "continue_final_message" not in fresh
+    prefilled = turn + [{"role": "assistant", "content": "<think>\n"}]
+    _, body = backend._payload(GenerationRequest(request_id="p", messages=prefilled), 1, 0)
+    assert body["continue_final_message"] is True and body["add_generation_prompt"] is False
+    assert body["messages"][-1] == {"role": "assistant", "content": "<think>\n"}
 
 
 def test_managed_server_reports_a_crashing_command():

@@ -144,3 +144,19 @@ def test_prompt_longer_than_the_model_is_an_error_generation(backend):
     req = GenerationRequest(request_id="long", prompt="x " * 10, max_tokens=backend.max_positions)
     res = _run(backend, [req])["long"]
     assert res.generations[0].finish_reason.startswith("error:prompt_too_long")
+
+
+def test_assistant_prefill_is_continued(backend):
+    """A trailing assistant turn (the verifier's `<think>\\n`) is continued, not closed."""
+    user = [{"role": "user", "content": "Which candidate is correct?"}]
+    plain = backend.render_prompt(GenerationRequest(request_id="u", messages=user))
+    assert plain.endswith("<|im_start|>assistant\n")
+    req = GenerationRequest(
+        request_id="p", messages=user + [{"role": "assistant", "content": "<think>\n"}],
+        n=1, max_tokens=8, seed=0,
+    )
+    rendered = backend.render_prompt(req)
+    assert rendered.endswith("<|im_start|>assistant\n<think>\n")
+    assert rendered.count("<|im_end|>") == 1  # the user turn's only
+    [res] = backend.generate([req], progress=False)
+    assert not res.generations[0].text.startswith("<think>")  # the pre-fill is not repeated

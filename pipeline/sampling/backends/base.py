@@ -13,8 +13,20 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
+def continues_final_message(messages: list[dict[str, str]] | None) -> bool:
+    """True when the last chat turn is the assistant's: a pre-fill (e.g. the verifier's
+    `<think>\\n`) that generation continues instead of opening a new assistant turn."""
+    return bool(messages) and messages[-1].get("role") == "assistant"  # type: ignore[index]
+
+
 class GenerationRequest(BaseModel):
-    """One prompt, `n` samples. Exactly one of `prompt` (raw text) or `messages` (chat)."""
+    """One prompt, `n` samples. Exactly one of `prompt` (raw text) or `messages` (chat).
+
+    When `messages` ends with an assistant turn, every backend continues that turn (chat
+    template rendered with `continue_final_message`, no new generation prompt), and the
+    generated text does NOT repeat the pre-fill: callers that score the whole turn prepend it
+    (`pipeline.common.verifier_prompt.prefill`), as TRL does for reward functions.
+    """
 
     model_config = ConfigDict(extra="forbid")
 

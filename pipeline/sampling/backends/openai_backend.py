@@ -26,7 +26,14 @@ from typing import Any, Literal
 import httpx
 from rich.markup import escape
 
-from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
+from pipeline.common.answers import answer_regex
+from pipeline.sampling.backends.base import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    GenerationResult,
+    continues_final_message,
+)
 from pipeline.sampling.seeds import derive_seed
 
 log = logging.getLogger(__name__)
@@ -37,12 +44,6 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 class AnswerChoicesUnsupported(RuntimeError):
     """The configured server cannot constrain the answer to the given choices."""
-
-
-def answer_regex(choices: Sequence[str]) -> str:
-    """Any text, then `\\boxed{X}` with X one of the choices, then the end."""
-    alts = "|".join(re.escape(c) for c in choices)
-    return r"[\s\S]*\\boxed\{(" + alts + r")\}"
 
 
 class OpenAIBackend(Backend):
@@ -108,6 +109,11 @@ class OpenAIBackend(Backend):
                 body["guided_regex"] = regex
         if req.messages is not None:
             body["messages"] = req.messages
+            if continues_final_message(req.messages):
+                # vLLM / SGLang request fields: continue the assistant pre-fill. A hosted API
+                # without them opens a new turn instead; prefer a vLLM/SGLang server there.
+                body["continue_final_message"] = True
+                body["add_generation_prompt"] = False
             return "/chat/completions", body
         body["prompt"] = req.prompt
         return "/completions", body

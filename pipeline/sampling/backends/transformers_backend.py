@@ -23,7 +23,13 @@ from typing import Any
 
 from rich.markup import escape
 
-from pipeline.sampling.backends.base import Backend, Generation, GenerationRequest, GenerationResult
+from pipeline.sampling.backends.base import (
+    Backend,
+    Generation,
+    GenerationRequest,
+    GenerationResult,
+    continues_final_message,
+)
 from pipeline.sampling.seeds import derive_seed
 
 BOXED_OPEN = "\\boxed{"
@@ -135,8 +141,9 @@ class TransformersBackend(Backend):
                 f"request {request.request_id}: chat messages given but {self.model_name} "
                 "has no chat template (set chat_template=...)"
             )
+        cont = continues_final_message(request.messages)
         return self.tokenizer.apply_chat_template(
-            request.messages, tokenize=False, add_generation_prompt=True
+            request.messages, tokenize=False, add_generation_prompt=not cont, continue_final_message=cont
         )
 
     def encode(self, text: str) -> list[int]:

@@ -41,6 +41,8 @@ def write_chunk(out_dir: str, index: int, results: Iterable[dict]) -> None:
 
 
 def answer_regex(choices: list[str]) -> str:
+    # A copy of pipeline.common.answers.answer_regex: this worker runs in vLLM's own
+    # environment without our package. tests/conformance checks the two agree.
     return r"[\s\S]*\\boxed\{(" + "|".join(re.escape(c) for c in choices) + r")\}"
 
 
@@ -72,7 +74,10 @@ def run_vllm(args: argparse.Namespace, requests: list[dict]) -> Iterator[list[di
 
     def prompt_text(r: dict) -> str:
         if r.get("messages") is not None:
-            return tokenizer.apply_chat_template(r["messages"], tokenize=False, add_generation_prompt=True)
+            # Continue an assistant pre-fill (last turn the assistant's), as the other backends.
+            cont = r["messages"][-1].get("role") == "assistant"
+            return tokenizer.apply_chat_template(r["messages"], tokenize=False,
+                                                 add_generation_prompt=not cont, continue_final_message=cont)
         return r["prompt"]
 
     for start in range(0, len(requests), args.chunk_size):
