@@ -157,6 +157,8 @@ def push_folder(
                                               upload, delete)
     else:
         log.info("nothing changed on %s@%s: no commit", repo_id, head[:12])
+    # The Hub has no commit-and-tag transaction: only a tag created by someone else between
+    # the check above and this call can still fail here, after the commit.
     if tag and tag not in tags:
         api.create_tag(
             repo_id, tag=tag, revision=result.head, tag_message=message, repo_type=REPO_TYPE
