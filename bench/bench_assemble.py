@@ -3,7 +3,9 @@
 Default run: 1,000,000 synthetic judged candidates -> 50,000 train instances (12,500 of
 each list size 2..5) plus the three eval splits, through the real stage (`assemble`:
 Parquet in, Parquet out), in a child process so its peak RSS is its own. Then both
-implementations on the same sample (--sample candidates) to print the ratio.
+implementations on the same sample (--sample candidates): first a check that they make
+the same instances (count and prompt ids), then interleaved timed runs from input rows to
+output rows, medians compared.
 
     .venv/bin/python bench/bench_assemble.py            # ~1-2 minutes on 2 cores
     .venv/bin/python bench/bench_assemble.py --full     # also the naive one at full scale
@@ -13,12 +15,11 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import re
 import resource
+import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,11 +27,12 @@ sys.path.insert(0, str(REPO))
 
 
 import polars as pl
+import pyarrow.parquet as pq
 
+from bench.naive_assemble import naive_assemble
 from pipeline.common.parquet import write_parquet
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.config import AssembleConfig, SplitSpec
-from pipeline.instances.normalize import _PASSES, with_dedup_key
 from pipeline.instances.stage import assemble
 from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
 from schemas import JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA
@@ -71,62 +73,52 @@ def _stage_child(args: tuple[Path, Path, Path, Path], queue: mp.Queue) -> None:
     )
 
 
-# ------------------------------------------------------------------ the naive baseline
-_NAIVE_PASSES = {
-    lang: [(re.compile(p), r.replace("${", "\\g<").replace("}", ">")) for p, r in passes]
-    for lang, passes in _PASSES.items()
-}
+def _same_instances(polars_tables: dict, naive: dict[str, list[dict]]) -> str:
+    """Refuse to time two sides that do not select the same instances: same splits, same
+    count, same prompt ids (which hash the problem and its ordered candidate ids)."""
+    if set(polars_tables) != set(naive):
+        raise SystemExit(f"baseline differs: splits {sorted(polars_tables)} vs {sorted(naive)}")
+    for name, table in polars_tables.items():
+        ids = table.column("prompt_id").to_pylist()
+        other = [r["prompt_id"] for r in naive[name]]
+        if ids != other:
+            missing = len(set(ids) - set(other))
+            raise SystemExit(
+                f"baseline differs on {name}: {len(ids)} vs {len(other)} instances, "
+                f"{missing} prompt ids only in the polars output: not timing unlike things"
+            )
+    return ", ".join(f"{n} {t.num_rows:,}" for n, t in polars_tables.items())
 
 
-def naive_assemble(
-    rows: list[dict], split_of: dict[str, str], targets: dict[int, int] | None
-) -> tuple[int, float]:
-    """The same selection, written the obvious way: dicts, loops, `re`, `random`.
-    Returns (instances made, seconds spent normalising code)."""
-    import random
+def side_by_side(sample: pl.DataFrame, problems: pl.DataFrame, assignments: pl.DataFrame,
+                 config: AssembleConfig, repeats: int) -> dict[str, float]:  # fmt: skip
+    """Both implementations from the same rows to output rows, repeats interleaved (the
+    side that runs first alternates), after checking that they make the same instances."""
+    split_of = dict(assignments.select("problem_id", "split").iter_rows())
+    rows_py, problems_py = sample.to_dicts(), problems.to_dicts()  # the naive side's input
 
-    normalising = 0.0
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["verdict"] == "SE" or r["tier"] != "weak" or split_of.get(r["problem_id"]) != "train":
-            continue
-        groups[(r["problem_id"], r["generator"], r["language"])].append(r)
-    slots = []
-    for key, members in sorted(groups.items()):
-        rng = random.Random(str(key))
-        seen, uniq = set(), []
-        for r in members:
-            code = r["code"]
+    def run_polars() -> dict:
+        return assemble_frames(sample, problems, assignments, config)[0]
+
+    def run_naive() -> dict:
+        return naive_assemble(rows_py, problems_py, split_of, config)
+
+    made = _same_instances(run_polars(), run_naive())
+    print(f"\nside by side on {sample.height:,} candidates, all four splits, no size targets")
+    print(f"  same instances on both sides (count and prompt ids): {made}")
+    times: dict[str, list[float]] = {"polars": [], "naive": []}
+    sides = [("polars", run_polars), ("naive", run_naive)]
+    for rep in range(repeats):
+        for name, fn in sides if rep % 2 == 0 else sides[::-1]:
             t = time.perf_counter()
-            for pattern, repl in _NAIVE_PASSES[r["language"]]:
-                code = pattern.sub(repl, code)
-            normalising += time.perf_counter() - t
-            if code.strip() not in seen:
-                seen.add(code.strip())
-                uniq.append(r)
-        correct = [r for r in uniq if r["verdict"] == "AC"]
-        by_rate: dict[float, dict] = {}
-        for r in uniq:
-            if r["verdict"] != "AC" and r["pass_rate"] <= 0.5:
-                by_rate.setdefault(round(r["pass_rate"], 9), r)
-        wrong = list(by_rate.values())
-        if not correct or not wrong:
-            continue
-        for j in range(min(2, len(correct))):
-            slots.append((min(5, 1 + len(wrong)), rng.random(), correct[j], wrong))
-    counts = dict.fromkeys(range(2, 6), 0)
-    made = 0
-    for max_size, _, ok, wrong in sorted(slots, key=lambda s: (s[0], s[1])):
-        feasible = [s for s in range(2, max_size + 1) if targets is None or counts[s] < targets[s]]
-        if not feasible:
-            continue
-        size = max(feasible, key=lambda s: (targets[s] - counts[s]) if targets else -counts[s])
-        counts[size] += 1
-        picked = random.Random(ok["candidate_id"]).sample(wrong, size - 1)
-        pos = random.Random(ok["candidate_id"] + "p").randrange(size)
-        _ = picked[:pos] + [ok] + picked[pos:]
-        made += 1
-    return made, normalising
+            fn()
+            times[name].append(time.perf_counter() - t)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for name, label in (("polars", "polars:     "), ("naive", "pure Python:")):
+        runs = ", ".join(f"{x:.2f}" for x in times[name])
+        print(f"  {label} median {med[name]:7.2f}s over {repeats} interleaved runs ({runs})")
+    print(f"  ratio pure Python / polars (medians): {med['naive'] / med['polars']:.1f}x")
+    return med
 
 
 def main() -> None:
@@ -137,6 +129,7 @@ def main() -> None:
         "--sample", type=int, default=100_000, help="candidates for the side-by-side ratio"
     )
     ap.add_argument("--full", action="store_true", help="run the naive baseline at full scale too")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved runs of each side")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp_name:
@@ -172,76 +165,28 @@ def main() -> None:
         print(f"  rows per split: {rows}; train sizes: {by_size}")
 
         sample = judged.head(args.sample) if args.sample < judged.height else judged
-        split_of = dict(assignments.select("problem_id", "split").iter_rows())
-        rows_py = sample.select(
-            "candidate_id",
-            "problem_id",
-            "language",
-            "code",
-            "generator",
-            "tier",
-            "verdict",
-            "pass_rate",
-        ).to_dicts()
-        t = time.perf_counter()
-        tables, _, _ = assemble_frames(
-            sample,
-            problems,
-            assignments,
-            bench_config(None).model_copy(update={"splits": bench_config(None).splits[:1]}),
-        )
-        polars_s = time.perf_counter() - t
-        t = time.perf_counter()
-        train_ids = [p for p, sp in split_of.items() if sp == "train"]
-        # the rows the train split normalises: weak tier on train problems, not SE
-        with_dedup_key(
-            sample.filter(
-                (pl.col("tier") == "weak")
-                & pl.col("problem_id").is_in(train_ids)
-                & (pl.col("verdict") != "SE")
-            )
-        )
-        polars_norm = time.perf_counter() - t
-        t = time.perf_counter()
-        naive_rows, naive_norm = naive_assemble(rows_py, split_of, None)
-        naive_s = time.perf_counter() - t
-        print(
-            f"\nside by side on {sample.height:,} candidates (train split only, no size targets):"
-        )
-        print(f"  polars:      {polars_s:7.2f}s  ({tables['train'].num_rows:,} instances)")
-        print(f"  pure Python: {naive_s:7.2f}s  ({naive_rows:,} instances)")
-        print(f"  ratio pure Python / polars: {naive_s / polars_s:.1f}x")
-        print(
-            f"  of which code normalisation (regex passes, C in both): polars {polars_norm:.2f}s, "
-            f"Python `re` {naive_norm:.2f}s; grouping and selection alone: "
-            f"{(naive_s - naive_norm) / max(polars_s - polars_norm, 1e-9):.1f}x"
-        )
+        med = side_by_side(sample, problems, assignments, bench_config(None), args.repeats)
         if args.full:
-            full_rows = judged.select(
-                "candidate_id",
-                "problem_id",
-                "language",
-                "code",
-                "generator",
-                "tier",
-                "verdict",
-                "pass_rate",
-            ).to_dicts()
+            split_of = dict(assignments.select("problem_id", "split").iter_rows())
+            rows_py, problems_py = judged.to_dicts(), problems.to_dicts()
             t = time.perf_counter()
-            _, full_norm = naive_assemble(full_rows, split_of, TARGETS)
+            naive = naive_assemble(rows_py, problems_py, split_of, bench_config(TARGETS))
             full_naive = time.perf_counter() - t
+            stage_tables = {
+                n: pq.read_table(tmp / "out" / f"{n}.parquet", columns=["prompt_id"])
+                for n in naive
+            }
+            _same_instances(stage_tables, naive)
             print(
-                f"  full scale pure Python (train only): {full_naive:.1f}s vs polars stage (all splits, with "
-                f"I/O) {elapsed:.1f}s: ratio {full_naive / elapsed:.1f}x "
-                f"(its normalisation: {full_norm:.1f}s)"
+                f"  full scale, same instances: pure Python {full_naive:.1f}s vs the polars "
+                f"stage (with Parquet I/O) {elapsed:.1f}s: {full_naive / elapsed:.1f}x"
             )
         else:
-            est = naive_s * judged.height / sample.height
+            est = med["naive"] * judged.height / sample.height
             print(
-                f"  (pure Python extrapolated to {judged.height:,}: ~{est:.0f}s vs the whole polars stage "
-                f"{elapsed:.1f}s: ~{est / elapsed:.1f}x; run --full to measure it)"
+                f"  (pure Python extrapolated to {judged.height:,}: ~{est:.0f}s vs the whole polars "
+                f"stage {elapsed:.1f}s: ~{est / elapsed:.1f}x; run --full to measure it)"
             )
-
 
 if __name__ == "__main__":
     main()

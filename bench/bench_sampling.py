@@ -3,8 +3,9 @@
 Side by side in one run, on the same tiny model, the same requests and the same loaded
 backend: (a) the backend's raw `generate` over the requests the stage would send, and
 (b) the whole `sample` stage (prompt building, seeds, extraction, token accounting,
-resumable shard writes, dedup, the final Parquet and stats). Repeats alternate a/b and
-the medians are compared; the ratio is what counts, not the absolute times.
+resumable shard writes, dedup, the final Parquet and stats). Repeats interleave a and b,
+and which one runs first alternates (a warm cache or a busy neighbour then favours
+neither); the headline is the ratio of the medians, the best-of-N shown beside it.
 
     .venv/bin/python bench/bench_sampling.py            # CPU, ~1-2 min on 2 cores
     .venv/bin/python bench/bench_sampling.py --device cuda --hidden 256 --layers 4 --full
@@ -153,12 +154,25 @@ def main() -> None:
 
     _, first_texts = raw()  # warm-up (allocator, kernels)
     raw_times, stage_times, own_times = [], [], []
-    for k in range(args.repeats):
+    texts = first_texts
+
+    def run_raw() -> None:
+        nonlocal texts
         dt, texts = raw()
         raw_times.append(dt)
+
+    def run_stage(k: int) -> None:
         wall, own = stage(k)
         stage_times.append(wall)
         own_times.append(own)
+
+    for k in range(args.repeats):  # alternate which side goes first
+        if k % 2 == 0:
+            run_raw()
+            run_stage(k)
+        else:
+            run_stage(k)
+            run_raw()
     # Same inputs on both sides: the stage's completions are the raw ones. On CPU this is exact;
     # on a GPU, bf16 kernels can differ in the last bits between identical calls, and sampling
     # from a near-uniform random model turns that into different tokens, so there the share is
@@ -176,7 +190,8 @@ def main() -> None:
         assert rows and not mismatched, (
             f"{len(mismatched)} stage completions differ from raw generate"
         )
-    # Shared machines are noisy: the best of N is each side's intrinsic cost (medians also shown).
+    # The headline is the median of each side; the best of N (each side's floor on a noisy
+    # shared machine) is reported next to it.
     raw_best, stage_best = min(raw_times), min(stage_times)
     raw_med, stage_med = statistics.median(raw_times), statistics.median(stage_times)
     own_med = statistics.median(own_times)
@@ -191,11 +206,11 @@ def main() -> None:
         "stage_best_s": round(stage_best, 3),
         "raw_median_s": round(raw_med, 3),
         "stage_median_s": round(stage_med, 3),
-        "raw_prompts_per_s": round(len(requests) / raw_best, 2),
-        "stage_prompts_per_s": round(len(requests) / stage_best, 2),
-        "stage_over_raw_throughput": round(raw_best / stage_best, 3),
-        "overhead_pct": round(100 * (stage_best - raw_best) / raw_best, 1),
-        "median_overhead_pct": round(100 * (stage_med - raw_med) / raw_med, 1),
+        "raw_prompts_per_s": round(len(requests) / raw_med, 2),
+        "stage_prompts_per_s": round(len(requests) / stage_med, 2),
+        "stage_over_raw_throughput": round(raw_med / stage_med, 3),
+        "overhead_pct": round(100 * (stage_med - raw_med) / raw_med, 1),
+        "best_overhead_pct": round(100 * (stage_best - raw_best) / raw_best, 1),
         "stage_own_work_s": round(own_med, 3),
         "stage_own_work_pct_of_raw": round(100 * own_med / raw_med, 1),
         "stage_vs_raw_text_mismatches": f"{len(mismatched)}/{len(rows)}",
@@ -207,16 +222,16 @@ def main() -> None:
     )
     print(
         f"raw generate : {figures['raw_prompts_per_s']:8.2f} prompts/s  "
-        f"(best {raw_best:.2f}s, median {raw_med:.2f}s)"
+        f"(median {raw_med:.2f}s, best {raw_best:.2f}s)"
     )
     print(
         f"sample stage : {figures['stage_prompts_per_s']:8.2f} prompts/s  "
-        f"(best {stage_best:.2f}s, median {stage_med:.2f}s)"
+        f"(median {stage_med:.2f}s, best {stage_best:.2f}s)"
     )
     print(
-        f"stage/raw throughput ratio (best of {args.repeats}): "
+        f"stage/raw throughput ratio (medians of {args.repeats}, interleaved): "
         f"{figures['stage_over_raw_throughput']:.3f}  overhead: {figures['overhead_pct']:+.1f}%  "
-        f"(median: {figures['median_overhead_pct']:+.1f}%; target <= 10%)"
+        f"(best of {args.repeats}: {figures['best_overhead_pct']:+.1f}%; target <= 10%)"
     )
     print(
         f"stage's own work outside the backend: {own_med:.3f}s = "

@@ -10,11 +10,20 @@ from prefect import flow, get_run_logger
 from flows import tasks as T
 from flows.artifacts import artifact_key, counts_artifact, dataset_counts, summary_artifact
 from pipeline.common.hashing import sha256_files
-from pipeline.config import load_run_config
+from pipeline.config import RunConfig, load_run_config
 from pipeline.publish.cli import default_tag
 from pipeline.publish.layout import MANIFEST, BuildManifest
+from pipeline.publish.stage import PublishConfig
+from pipeline.splits.config import NearDupConfig
 
 DEFAULT_CONFIG = "configs/demo.yaml"
+
+
+def _publish_config(cfg: RunConfig) -> PublishConfig:
+    """The run's publish knobs, with the near-duplicate definition its split stage used."""
+    near_dup = NearDupConfig(**cfg.splits.model_dump(include=set(NearDupConfig.model_fields)))
+    checks = cfg.publish.checks.model_copy(update={"near_dup": near_dup})
+    return cfg.publish.model_copy(update={"checks": checks})
 
 
 @flow(name="publish-aletheia", log_prints=True)
@@ -32,7 +41,7 @@ def publish_aletheia(
         str(build),
         sha256_files(inputs)[:16],
         str(hub_dir),
-        cfg.publish.model_dump(mode="json"),
+        _publish_config(cfg).model_dump(mode="json"),
         T.code_digest("pipeline.publish"),
     )
     counts_artifact(

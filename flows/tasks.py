@@ -12,6 +12,7 @@ whether any work is really needed.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib
 import json
@@ -95,12 +96,47 @@ _TRANSIENT_NAMES = (
 )
 
 
+# OSErrors that mean the machine or the paths are set up wrong, not that something
+# hiccuped: a retry cannot fix them and a retry loop on a full disk only hides the cause.
+_PERMANENT_ERRNOS = {
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.ENOENT: "no such file or directory",
+    errno.ENOTDIR: "a path component is not a directory",
+    errno.EISDIR: "is a directory",
+    errno.EEXIST: "file exists",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EFBIG: "file too large",
+}
+_PERMANENT_OSERRORS = (
+    PermissionError,
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    FileExistsError,
+)
+
+
+def permanent_os_error(exc: BaseException) -> str | None:
+    """Why `exc` is an OSError no retry can fix (a short phrase), or None."""
+    if not isinstance(exc, OSError):
+        return None
+    if exc.errno in _PERMANENT_ERRNOS:
+        return _PERMANENT_ERRNOS[exc.errno]
+    if isinstance(exc, _PERMANENT_OSERRORS):  # raised by hand, without an errno
+        return type(exc).__name__
+    return None
+
+
 def is_transient(exc: BaseException) -> bool:
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if isinstance(status, int):  # an HTTP answer: only server-side trouble and rate limits
         return status >= 500 or status == 429
-    if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
-        return True  # includes ConnectionError and TimeoutError
+    if isinstance(exc, OSError):  # includes ConnectionError and TimeoutError
+        return permanent_os_error(exc) is None
     return bool({c.__name__ for c in type(exc).__mro__} & set(_TRANSIENT_NAMES))
 
 
@@ -111,23 +147,41 @@ def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
     except Exception as exc:  # noqa: BLE001 - the task's own exception, whatever it is
         transient = is_transient(exc)
         if not transient:
-            log.info("%s failed with %s: not transient, not retried", task.name, type(exc).__name__)
+            why = permanent_os_error(exc)
+            if why:
+                log.error(
+                    "%s failed: %s (%s); not retried: fix the machine or path and run again",
+                    task.name, why, exc,
+                )
+            else:
+                log.info(
+                    "%s failed with %s: not transient, not retried", task.name, type(exc).__name__
+                )
         return transient
     return False
 
 
-_SAVED_STORAGE: dict[str, str] = {}
+# (Prefect API URL, result folder) -> saved block slug. Keyed by the API too: a block
+# saved on one Prefect server does not exist on another (tests start their own).
+_SAVED_STORAGE: dict[tuple[str, str], str] = {}
+
+
+def _api_url() -> str:
+    from prefect.settings import PREFECT_API_URL
+
+    return str(PREFECT_API_URL.value() or "")
 
 
 def result_storage(path: Path) -> str:
-    """A LocalFileSystem block for `path`, saved on the server once (Prefect 3 requires a
-    persisted block for result storage); returns its slug."""
+    """A LocalFileSystem block for `path`, saved on the current Prefect server once
+    (Prefect 3 requires a persisted block for result storage); returns its slug."""
     base = str(Path(path).resolve())
-    if base not in _SAVED_STORAGE:
+    key = (_api_url(), base)
+    if key not in _SAVED_STORAGE:
         name = "aletheia-results-" + hashlib.sha256(base.encode()).hexdigest()[:12]
         LocalFileSystem(basepath=base).save(name, overwrite=True)
-        _SAVED_STORAGE[base] = f"local-file-system/{name}"
-    return _SAVED_STORAGE[base]
+        _SAVED_STORAGE[key] = f"local-file-system/{name}"
+    return _SAVED_STORAGE[key]
 
 
 def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:

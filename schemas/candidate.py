@@ -1,4 +1,4 @@
-"""Candidates: one program for one problem, with where it came from (DESIGN.md section 4)."""
+"""Candidates: one program for one problem, with where it came from (docs/architecture.md, "Contracts")."""
 
 from __future__ import annotations
 

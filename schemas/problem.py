@@ -1,4 +1,4 @@
-"""Problems with tests (DESIGN.md section 4), split assignments and Train-Questions."""
+"""Problems with tests, split assignments and Train-Questions (docs/architecture.md, "Tables")."""
 
 from __future__ import annotations
 
@@ -106,22 +106,26 @@ SPLIT_ASSIGNMENT_SCHEMA = pa.schema(
     ]
 )
 
-# Train-Questions: each unique problem of Train once, for on-policy sampling and RLVR.
+# Train-Questions: each unique problem of Train once, for on-policy sampling and RLVR. Its
+# columns are the problem's own (same types, taken from PROBLEM_SCHEMA so the two cannot
+# drift apart) plus `query`, the statement the policy is shown.
 TRAIN_QUESTIONS_SCHEMA = pa.schema(
     [
-        pa.field("problem_id", pa.string(), nullable=False),
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("source_id", pa.string(), nullable=False),
-        pa.field("title", pa.string(), nullable=False),
+        *(PROBLEM_SCHEMA.field(n) for n in ("problem_id", "source", "source_id", "title")),
         pa.field("query", pa.string(), nullable=False),
-        pa.field("test_mode", pa.string(), nullable=False),
-        pa.field("tests", pa.list_(_TEST_TYPE), nullable=False),
-        pa.field("entry_point", pa.string()),
-        pa.field("starter_code", pa.string()),
-        pa.field("time_limit_s", pa.float64(), nullable=False),
-        pa.field("memory_limit_mb", pa.int32(), nullable=False),
-        pa.field("contest_date", pa.date32()),
-        pa.field("difficulty", pa.string()),
-        pa.field("license", pa.string()),
+        *(
+            PROBLEM_SCHEMA.field(n)
+            for n in (
+                "test_mode",
+                "tests",
+                "entry_point",
+                "starter_code",
+                "time_limit_s",
+                "memory_limit_mb",
+                "contest_date",
+                "difficulty",
+                "license",
+            )
+        ),
     ]
 )

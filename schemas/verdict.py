@@ -1,4 +1,4 @@
-"""Verdicts: what the sandbox said of a candidate (DESIGN.md section 4).
+"""Verdicts: what the sandbox said of a candidate (docs/architecture.md, "Contracts").
 
 A judged-candidates table is the candidate columns plus VERDICT_FIELDS.
 """

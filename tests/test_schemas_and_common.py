@@ -93,3 +93,14 @@ def test_stage_marker_detects_changed_config_and_inputs(tmp_path) -> None:
     assert stage_key("s", "1", {"k": 2}, [inp], seed=0) != key
     inp.write_text("v2")
     assert stage_key("s", "1", {"k": 1}, [inp], seed=0) != key
+
+
+def test_train_questions_columns_are_the_problem_columns_plus_query() -> None:
+    from schemas.problem import PROBLEM_SCHEMA, TRAIN_QUESTIONS_SCHEMA
+
+    for f in TRAIN_QUESTIONS_SCHEMA:
+        if f.name == "query":
+            assert f.type == "string" and not f.nullable
+        else:  # same name, type and nullability as in the problems table
+            assert PROBLEM_SCHEMA.field(f.name) == f, f.name
+    assert TRAIN_QUESTIONS_SCHEMA.names[4] == "query" and len(TRAIN_QUESTIONS_SCHEMA) == 14

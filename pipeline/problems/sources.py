@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from pipeline.problems.adapters.livecodebench import LiveCodeBenchAdapter
 from pipeline.problems.adapters.native import BundledAdapter, NativeAdapter
 from pipeline.problems.adapters.taco_apps import AppsAdapter, TacoAdapter
 from pipeline.problems.errors import SourceError
+from pipeline.problems.jsonl import MalformedLine, copy_without, malformed_lines
 
 ADAPTERS: dict[str, type[Adapter]] = {
     "code_contests": CodeContestsAdapter,
@@ -88,7 +90,26 @@ def parse_spec(spec: str) -> SourceSpec:
     return SourceSpec(kind=kind, location=location or None, split=split or None)
 
 
-def _load_with_datasets(spec: SourceSpec, hub_id: str | None, split: str, cache_dir: str | None) -> Any:
+def _without_malformed_lines(files: list[str], tmp: Path) -> tuple[list[str], list[MalformedLine]]:
+    """JSON-lines files with their malformed lines cut out (into `tmp`), and those lines."""
+    out, malformed = [], []
+    for i, f in enumerate(files):
+        bad = malformed_lines(Path(f)) if f.endswith(".jsonl") else []
+        malformed += bad
+        if not bad:
+            out.append(f)
+            continue
+        clean = copy_without(Path(f), {b.line for b in bad}, tmp / f"{i:05d}-{Path(f).name}")
+        if clean.read_bytes().strip():
+            out.append(str(clean))
+    return out, malformed
+
+
+def _load_with_datasets(
+    spec: SourceSpec, hub_id: str | None, split: str, cache_dir: str | None
+) -> tuple[Any, list[MalformedLine]]:
+    """The rows (a datasets.Dataset, or [] when nothing was readable) and the malformed
+    JSON lines left out of them."""
     import datasets
 
     location = spec.location or hub_id
@@ -106,11 +127,16 @@ def _load_with_datasets(spec: SourceSpec, hub_id: str | None, split: str, cache_
             builder = _BUILDERS.get(suffix)
             if builder is None:
                 raise SourceError(spec.text, f"cannot read {suffix!r} files (parquet/jsonl/json)")
-            return datasets.load_dataset(builder, data_files={split: files}, **kwargs)
+            with tempfile.TemporaryDirectory(prefix="jsonl-clean-") as tmp:
+                files, malformed = _without_malformed_lines(files, Path(tmp))
+                if not files:  # every line was malformed: nothing to read, all quarantined
+                    return [], malformed
+                # datasets copies the rows into its cache, so the cleaned files may go after
+                return datasets.load_dataset(builder, data_files={split: files}, **kwargs), malformed
         if path.is_dir():
-            return datasets.load_dataset(str(path), **kwargs)
+            return datasets.load_dataset(str(path), **kwargs), []
         # Anything else is a Hub id: needs network (or a populated HF cache).
-        return datasets.load_dataset(location, **kwargs)
+        return datasets.load_dataset(location, **kwargs), []
     except SourceError:
         raise
     except Exception as e:
@@ -118,11 +144,15 @@ def _load_with_datasets(spec: SourceSpec, hub_id: str | None, split: str, cache_
 
 
 class LoadedSource:
-    """Rows of one source plus its column names (checked before any row is converted)."""
+    """Rows of one source plus its column names (checked before any row is converted), and
+    the malformed JSON lines that were left out (ingest quarantines them)."""
 
-    def __init__(self, rows: Any, columns: list[str] | None) -> None:
+    def __init__(
+        self, rows: Any, columns: list[str] | None, malformed: list[MalformedLine] | None = None
+    ) -> None:
         self._rows = rows
         self.columns = columns
+        self.malformed = malformed or []
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -143,5 +173,7 @@ def load_source(spec: SourceSpec, adapter: Adapter, split: str, cache_dir: str |
         root = Path(spec.location) if spec.location else None
         problems = bundled.load_bundled(root)
         return LoadedSource([p.model_dump(mode="python") for p in problems], None)
-    ds = _load_with_datasets(spec, adapter.default_hub_id, split, cache_dir)
-    return LoadedSource(ds, list(ds.column_names))
+    ds, malformed = _load_with_datasets(spec, adapter.default_hub_id, split, cache_dir)
+    if not len(ds):  # nothing readable: no columns to check
+        return LoadedSource([], None, malformed)
+    return LoadedSource(ds, list(ds.column_names), malformed)

@@ -109,7 +109,12 @@ def _ingest_source(
         missing = [c for c in adapter.required_columns if c not in loaded.columns]
         if missing:
             raise SourceError(spec.text, f"missing column(s) {missing}; has {loaded.columns}", field=missing[0])
-    quarantined: list[Quarantine] = []
+    quarantined = [  # lines that were not JSON objects: one quarantine row each, the rest read on
+        Quarantine(stage="ingest", source=adapter.name, source_row_id=m.row_id, field=None,
+                   reason=f"malformed JSON line {m.line} of {m.file}: {m.reason}",
+                   raw=m.raw[: config.quarantine_raw_chars])
+        for m in loaded.malformed
+    ]
     kept = 0
     modes: Counter[str] = Counter()
     languages: Counter[str] = Counter()
@@ -139,6 +144,7 @@ def _ingest_source(
         "rows": len(loaded),
         "problems": kept,
         "quarantined": len(quarantined),
+        "malformed_lines": len(loaded.malformed),
         "quarantine_reasons": dict(Counter(_reason_kind(q.reason) for q in quarantined)),
         "test_modes": dict(modes),
         "tests": n_tests,
@@ -193,6 +199,7 @@ def ingest(
         "problems": table.num_rows,
         "quarantined": len(quarantined),
         "duplicates": len(collector.duplicates),
+        "malformed_lines": sum(s["malformed_lines"] for s in per_source.values()),
         "per_source": per_source,
         "outputs": {k: str(v) for k, v in paths.items() if k != "stage_dir"},
     }

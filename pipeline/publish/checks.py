@@ -1,14 +1,16 @@
-"""Invariant re-checks run on the final tables before anything is published (DESIGN.md s. 8).
+"""Invariant re-checks run on the final tables before anything is published
+(docs/architecture.md, "Invariants").
 
 The stages enforce these as they build; publishing checks them again on exactly the
-rows that would ship, independently of the stage code, and refuses to publish a
-dataset that breaks one, naming the offending rows.
+rows that would ship, reading nothing the stages wrote besides those rows, and refuses
+to publish a dataset that breaks one, naming the offending rows.
 
   1. every instance has exactly one AC candidate, none SE (and the gold letter points at it);
-  2. no problem, nor a near-duplicate of one, is in both a train config and an eval config;
+  2. no problem, nor a near-duplicate of one, is in both a train config and an eval config
+     (clusters recomputed from the published statements with the split stage's own
+     clustering and threshold, pipeline/splits/dedup.py);
   6. every row says where it came from (non-empty provenance, one entry per candidate).
-Plus a DPO check: the chosen response's last \\boxed{} is the gold letter, the rejected's is not.
-"""
+Plus a DPO check: the chosen response's last \\boxed{} is the gold letter, the rejected's is not."""
 
 from __future__ import annotations
 
@@ -17,10 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-from datasketch import MinHash, MinHashLSH
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.publish.layout import CONFIG_BY_NAME
+from pipeline.splits.config import NearDupConfig
+from pipeline.splits.dedup import links_across
 from schemas import ANSWER_LETTERS
 
 ORIGINS = frozenset({"policy", "reference", "mutant"})
@@ -30,11 +33,10 @@ MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to rea
 class CheckConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    near_dup_threshold: float = (
-        0.85  # word-shingle Jaccard at or above which two statements collide
-    )
-    shingle_words: int = 5
-    num_perm: int = 128
+    # The split stage's own definition of a near-duplicate (threshold 0.7, LSH proposals
+    # verified by exact Jaccard), through the same code; a build made with other split
+    # knobs passes them here too (flows/build.py does).
+    near_dup: NearDupConfig = Field(default_factory=NearDupConfig)
 
 
 @dataclass(frozen=True)
@@ -234,49 +236,16 @@ def _texts(tables: dict[str, pa.Table], side: str) -> dict[str, str]:
     return out
 
 
-def _shingles(text: str, k: int) -> set[str]:
-    words = re.findall(r"[a-z0-9]+", text.lower())
-    if len(words) < k:
-        return {" ".join(words)} if words else set()
-    return {" ".join(words[i : i + k]) for i in range(len(words) - k + 1)}
-
-
-def near_duplicate_pairs(
-    left: dict[str, str], right: dict[str, str], config: CheckConfig
-) -> list[tuple[str, str, float]]:
-    """(left id, right id, Jaccard) for statement pairs across the two sides at/over threshold.
-
-    MinHash LSH proposes candidates; the exact shingle Jaccard confirms them.
-    """
-    shingles = {("L", k): _shingles(v, config.shingle_words) for k, v in left.items()}
-    shingles |= {("R", k): _shingles(v, config.shingle_words) for k, v in right.items()}
-    lsh = MinHashLSH(threshold=config.near_dup_threshold, num_perm=config.num_perm)
-    for (side, pid), sh in shingles.items():
-        if side != "L" or not sh:
-            continue
-        m = MinHash(num_perm=config.num_perm, seed=1)
-        m.update_batch([s.encode() for s in sh])
-        lsh.insert(pid, m)
-    pairs = []
-    for (side, pid), sh in shingles.items():
-        if side != "R" or not sh:
-            continue
-        m = MinHash(num_perm=config.num_perm, seed=1)
-        m.update_batch([s.encode() for s in sh])
-        for other in lsh.query(m):
-            a = shingles[("L", other)]
-            jac = len(a & sh) / len(a | sh)
-            if jac >= config.near_dup_threshold and other != pid:
-                pairs.append((other, pid, jac))
-    return sorted(pairs)
-
-
 def check_train_eval_disjoint(
-    tables: dict[str, pa.Table],
-    assignments: pa.Table | None = None,
-    config: CheckConfig | None = None,
+    tables: dict[str, pa.Table], config: CheckConfig | None = None
 ) -> CheckResult:
-    """Invariant 2: same problem ids, same near-duplicate clusters, or near-duplicate statements."""
+    """Invariant 2, re-derived from the published rows alone: no problem id on both sides,
+    and no eval statement in a near-duplicate cluster with a train statement.
+
+    The clusters are recomputed here from the `query` texts being published with the
+    split stage's clustering (`links_across`), not read from the split stage's outputs:
+    a bug in that stage, or a table edited after it, cannot vouch for itself.
+    """
     config = config or CheckConfig()
     res = CheckResult("train-eval-disjoint", "invariant 2")
     train_rows, eval_rows = _problem_rows(tables, "train"), _problem_rows(tables, "eval")
@@ -290,39 +259,31 @@ def check_train_eval_disjoint(
         where = ", ".join(f"{c}[{r}]" for c, r in train_rows[pid][:3])
         flag(pid, f"problem also in train side ({where})")
 
-    if assignments is not None and assignments.num_rows:
-        cluster = dict(
-            zip(
-                assignments.column("problem_id").to_pylist(),
-                assignments.column("cluster_id").to_pylist(),
-            )
-        )
-        train_clusters: dict[str, str] = {}
-        for pid in train_rows:
-            if pid in cluster:
-                train_clusters.setdefault(cluster[pid], pid)
-        for pid in sorted(set(eval_rows) - set(train_rows)):
-            c = cluster.get(pid)
-            if c is not None and c in train_clusters:
-                flag(
-                    pid, f"near-duplicate cluster {c} shared with train problem {train_clusters[c]}"
-                )
-
     train_text = _texts(tables, "train")
     eval_text = {k: v for k, v in _texts(tables, "eval").items() if k not in train_rows}
-    for train_pid, eval_pid, jac in near_duplicate_pairs(train_text, eval_text, config):
-        flag(eval_pid, f"statement near-duplicate of train problem {train_pid} (Jaccard {jac:.2f})")
+    train_ids, eval_ids = sorted(train_text), sorted(eval_text)
+    params = config.near_dup.dedup_params()
+    links = links_across(
+        [train_text[p] for p in train_ids], [eval_text[p] for p in eval_ids], params
+    )
+    for link in sorted(links, key=lambda k: eval_ids[k.right]):
+        train_pid, jac = train_ids[link.left], link.jaccard
+        how = (
+            f"statement near-duplicate of train problem {train_pid} (Jaccard {jac:.2f})"
+            if jac >= params.threshold
+            else f"near-duplicate cluster shared with train problem {train_pid} through a "
+            f"chain of near-duplicates (direct Jaccard {jac:.2f})"
+        )
+        flag(eval_ids[link.right], how)
     return res
 
 
 def run_checks(
-    tables: dict[str, pa.Table],
-    assignments: pa.Table | None = None,
-    config: CheckConfig | None = None,
+    tables: dict[str, pa.Table], config: CheckConfig | None = None
 ) -> list[CheckResult]:
     return [
         check_one_correct(tables),
-        check_train_eval_disjoint(tables, assignments, config),
+        check_train_eval_disjoint(tables, config),
         check_provenance(tables),
         check_dpo_pairs(tables),
     ]
@@ -341,6 +302,5 @@ __all__ = [
     "InvariantViolation",
     "RowRef",
     "enforce",
-    "near_duplicate_pairs",
     "run_checks",
 ]

@@ -129,7 +129,9 @@ class BuildManifest(BaseModel):
     seeds: dict[str, int] = Field(default_factory=dict)
     sandbox_image: str | None = None
     tables: dict[str, str]  # config name -> Parquet file (or folder) of that config
-    assignments: str | None = None  # split assignments (cluster ids), for invariant 2
+    # split assignments (cluster ids): recorded for provenance; publishing re-derives
+    # invariant 2 from the rows it ships and does not read them
+    assignments: str | None = None
     stage_stats: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def write(self, build_dir: str | Path) -> Path:

@@ -3,6 +3,9 @@
 - Atomic: every added, changed and deleted file goes into a single `create_commit`
   (with `parent_commit` = the head we diffed against, so a concurrent push fails
   instead of interleaving). Readers see the old release or the new one, never a mix.
+- Refuse before writing: everything that can refuse a release (a missing card, the
+  release tag already naming another commit) is checked before the first write, so a
+  refused push leaves the remote exactly as it was: no new commit, no moved head.
 - Idempotent: the local files are compared with the remote tree first (git blob
   sha1 for regular files, sha256 for LFS/Xet files); an unchanged build makes no
   commit, and the tag is only created if missing.
@@ -90,17 +93,25 @@ def plan_push(folder: Path, remote: dict[str, RepoFile]) -> tuple[list[str], lis
     return upload, delete, unchanged
 
 
-def _ensure_tag(api: HfApi, repo_id: str, tag: str, head: str, message: str) -> None:
+def _existing_tags(api: HfApi, repo_id: str) -> dict[str, str]:
     refs = api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
-    existing = {t.name: t.target_commit for t in refs.tags}
-    if tag in existing:
-        if existing[tag] != head:
-            raise ReleaseTagConflict(
-                f"tag {tag!r} already points at {existing[tag][:12]}, not at {head[:12]}: "
-                "release tags are immutable, publish under a new tag"
-            )
+    return {t.name: t.target_commit for t in refs.tags}
+
+
+def _check_tag(tag: str, existing: dict[str, str], head: str, will_commit: bool) -> None:
+    """Refuse (before any write) a release whose tag already names a different commit.
+
+    With a new commit to make, any existing tag of that name is a conflict: the tag
+    could never point at the commit this push is about to create.
+    """
+    target = existing.get(tag)
+    if target is None or (target == head and not will_commit):
         return
-    api.create_tag(repo_id, tag=tag, revision=head, tag_message=message, repo_type=REPO_TYPE)
+    why = "this build differs from it" if target == head else f"the head is {head[:12]}"
+    raise ReleaseTagConflict(
+        f"tag {tag!r} already points at {target[:12]} and {why}: release tags are "
+        "immutable, publish under a new tag (nothing was written)"
+    )
 
 
 def push_folder(
@@ -120,10 +131,16 @@ def push_folder(
         raise FileNotFoundError(f"{folder} has no README.md: not a Hub folder made by `publish`")
     token = token if token is not None else os.environ.get("HF_TOKEN")
     api = HfApi(endpoint=endpoint, token=token)
+    # A no-op on an existing repo, so it changes nothing a refused push must leave alone.
     api.create_repo(repo_id, repo_type=REPO_TYPE, private=private, exist_ok=True)
 
+    # 1. Read the remote and decide; raise here if the release must be refused.
     head = api.repo_info(repo_id, repo_type=REPO_TYPE, revision=branch).sha
     upload, delete, unchanged = plan_push(folder, _remote_files(api, repo_id, head))
+    will_commit = bool(upload or delete)
+    tags = _existing_tags(api, repo_id) if tag else {}
+    if tag:
+        _check_tag(tag, tags, head, will_commit)
     message = commit_message or f"Release {tag or 'update'}"
     result = PushResult(
         repo_id,
@@ -134,33 +151,50 @@ def push_folder(
         deleted=delete,
         unchanged=unchanged,
     )
-    if upload or delete:
-        additions = [
-            CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in upload
-        ]
-        for start in range(0, len(additions), PREUPLOAD_BATCH):
-            batch = additions[start : start + PREUPLOAD_BATCH]
-            api.preupload_lfs_files(repo_id, additions=batch, repo_type=REPO_TYPE, revision=branch)
-            log.info(
-                "pre-uploaded %d/%d file(s)",
-                min(start + PREUPLOAD_BATCH, len(additions)),
-                len(additions),
-            )
-        operations = additions + [CommitOperationDelete(path_in_repo=p) for p in delete]
-        info = api.create_commit(
-            repo_id,
-            operations=operations,
-            commit_message=message,
-            repo_type=REPO_TYPE,
-            revision=branch,
-            parent_commit=head,
-        )
-        result.commit = result.head = info.oid
-        log.info(
-            "committed %s: %d added/changed, %d deleted", info.oid[:12], len(upload), len(delete)
-        )
+    # 2. Write: blobs (invisible until committed), the one commit, then the tag.
+    if will_commit:
+        result.commit = result.head = _commit(api, folder, repo_id, branch, head, message,
+                                              upload, delete)
     else:
         log.info("nothing changed on %s@%s: no commit", repo_id, head[:12])
-    if tag:
-        _ensure_tag(api, repo_id, tag, result.head, message)
+    # The Hub has no commit-and-tag transaction: only a tag created by someone else between
+    # the check above and this call can still fail here, after the commit.
+    if tag and tag not in tags:
+        api.create_tag(
+            repo_id, tag=tag, revision=result.head, tag_message=message, repo_type=REPO_TYPE
+        )
     return result
+
+
+def _commit(
+    api: HfApi,
+    folder: Path,
+    repo_id: str,
+    branch: str,
+    parent: str,
+    message: str,
+    upload: list[str],
+    delete: list[str],
+) -> str:
+    """Pre-upload the large files in resumable batches, then make the one release commit."""
+    additions = [
+        CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(folder / p)) for p in upload
+    ]
+    for start in range(0, len(additions), PREUPLOAD_BATCH):
+        batch = additions[start : start + PREUPLOAD_BATCH]
+        api.preupload_lfs_files(repo_id, additions=batch, repo_type=REPO_TYPE, revision=branch)
+        log.info(
+            "pre-uploaded %d/%d file(s)", min(start + PREUPLOAD_BATCH, len(additions)),
+            len(additions),
+        )
+    operations = additions + [CommitOperationDelete(path_in_repo=p) for p in delete]
+    info = api.create_commit(
+        repo_id,
+        operations=operations,
+        commit_message=message,
+        repo_type=REPO_TYPE,
+        revision=branch,
+        parent_commit=parent,  # a concurrent push fails here instead of interleaving
+    )
+    log.info("committed %s: %d added/changed, %d deleted", info.oid[:12], len(upload), len(delete))
+    return info.oid

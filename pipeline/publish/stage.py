@@ -15,7 +15,6 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.common.parquet import read_parquet
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.publish.card import render_card
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
@@ -31,7 +30,6 @@ from pipeline.publish.layout import (
     write_config_shards,
 )
 from pipeline.publish.plots import write_plots
-from schemas import SPLIT_ASSIGNMENT_SCHEMA
 
 STAGE = "publish"
 VERSION = "1"
@@ -74,9 +72,8 @@ def build_hub_folder(
     config = config or PublishConfig()
     build_dir, hub_dir = Path(build_dir), Path(hub_dir)
     manifest = BuildManifest.read(build_dir)
+    # Only the tables that ship: the re-check reads nothing else (no split-stage outputs).
     inputs = [build_dir / MANIFEST] + [build_dir / p for p in manifest.tables.values()]
-    if manifest.assignments:
-        inputs.append(build_dir / manifest.assignments)
     state_dir = build_dir / STAGE
     key = stage_key(STAGE, VERSION, config, inputs) + ":" + str(hub_dir.resolve())
     if is_done(state_dir, key) and (hub_dir / "README.md").exists():
@@ -84,12 +81,7 @@ def build_hub_folder(
 
     tables = load_tables(build_dir, manifest)
     _require(tables, config.require_configs)
-    assignments = (
-        read_parquet(build_dir / manifest.assignments, SPLIT_ASSIGNMENT_SCHEMA)
-        if manifest.assignments
-        else None
-    )
-    results = enforce(run_checks(tables, assignments, config.checks))
+    results = enforce(run_checks(tables, config.checks))
 
     hub_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=hub_dir.parent, prefix=f".{hub_dir.name}.staging-"))

@@ -132,3 +132,36 @@ def clusters_from(cluster_of: Sequence[int]) -> dict[int, list[int]]:
     for i, root in enumerate(cluster_of):
         members[root].append(i)
     return dict(members)
+
+
+@dataclass(frozen=True)
+class CrossLink:
+    """A `right` document in the same near-duplicate cluster as a `left` one."""
+
+    right: int  # index into the right-hand texts
+    left: int  # index into the left-hand texts: the first left member of that cluster
+    jaccard: float  # exact shingle Jaccard of the two (below threshold when linked by a chain)
+
+
+def links_across(left: Sequence[str], right: Sequence[str], params: DedupParams) -> list[CrossLink]:
+    """Right documents whose cluster (the split stage's definition) holds a left document.
+
+    Both sides are clustered together exactly as `cluster_texts` clusters a split's
+    input, so a chain of near-duplicates that crosses the two sides is found too.
+    Texts with no words cannot be compared and are left out, as the split stage does.
+    """
+    usable = [(s, i) for s, texts in (("L", left), ("R", right))
+              for i, t in enumerate(texts) if words(t).tokens]
+    docs = [left[i] if s == "L" else right[i] for s, i in usable]
+    cluster_of = cluster_texts(docs, params).cluster_of
+    first_left: dict[int, int] = {}
+    for k, (side, i) in enumerate(usable):
+        if side == "L":
+            first_left.setdefault(cluster_of[k], i)
+    links = []
+    for k, (side, i) in enumerate(usable):
+        j = first_left.get(cluster_of[k]) if side == "R" else None
+        if j is not None:
+            a, b = shingle_sets([left[j], right[i]], params)
+            links.append(CrossLink(right=i, left=j, jaccard=jaccard(a, b)))
+    return links

@@ -1,4 +1,4 @@
-"""Re-checks of DESIGN.md invariants 2 and 3 on finished split outputs (publish calls these).
+"""Re-checks of invariants 2 and 3 (docs/architecture.md) on finished split outputs (the split tests call these).
 
 Independent of how the split stage computed them: they read the written Parquet files.
 """

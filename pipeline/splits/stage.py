@@ -32,7 +32,7 @@ from pipeline.problems.stage import output_paths
 from pipeline.splits.assign import assign_cluster, cluster_id_for
 from pipeline.splits.config import SplitConfig
 from pipeline.splits.decontam import BenchmarkIndex, build_index, find_contamination
-from pipeline.splits.dedup import DedupParams, DedupResult, cluster_texts, clusters_from
+from pipeline.splits.dedup import DedupResult, cluster_texts, clusters_from
 from pipeline.splits.text import TokenHasher, normalized_text, words
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.problem import PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA, TRAIN_QUESTIONS_SCHEMA
@@ -92,9 +92,7 @@ def _cluster(rows: _Rows, config: SplitConfig, show_progress: bool) -> tuple[Ded
             quarantine.append({"stage": "split", "source": rows.cols["source"][i],
                                "source_row_id": rows.cols["source_id"][i], "field": config.text_field,
                                "reason": "statement has no words: cannot check near-duplicates", "raw": None})
-    params = DedupParams(shingle_size=config.shingle_size, threshold=config.threshold,
-                         lsh_threshold=min(config.lsh_threshold, config.threshold),
-                         num_perm=config.num_perm, within_sentences=config.shingles_within_sentences)
+    params = config.dedup_params()
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), disable=not show_progress) as progress:
         tasks = {s: progress.add_task(f"dedup: {s}", total=len(usable)) for s in ("shingles", "minhash", "query")}

@@ -41,3 +41,13 @@ def small_config(
     for k, v in overrides.items():
         cfg[k] = v
     return cfg
+
+
+def fingerprint(path: Path) -> tuple[int, int, str]:
+    """(inode, size, sha256) of a file: equal before and after means the file was neither
+    replaced (a new inode) nor rewritten with other bytes; mtime alone is too coarse and
+    can be set back."""
+    import hashlib
+
+    st = path.stat()
+    return st.st_ino, st.st_size, hashlib.sha256(path.read_bytes()).hexdigest()

@@ -13,7 +13,7 @@ from flows.sharding import merge_shards, shard_of, write_shards
 from flows.tasks import is_transient
 from pipeline.common.parquet import write_parquet
 from pipeline.config import RunConfig, load_run_config
-from tests.flows.flows_helpers import REPO
+from tests.flows.flows_helpers import REPO, fingerprint
 
 SCHEMA = pa.schema([pa.field("problem_id", pa.string(), nullable=False), pa.field("x", pa.int64())])
 
@@ -73,10 +73,18 @@ def test_shards_keep_problems_together_and_merge_is_shard_count_independent(tmp_
 
 def test_unchanged_shard_is_not_rewritten(tmp_path: Path) -> None:
     src = write_parquet(_table(20), tmp_path / "in.parquet", SCHEMA)
-    first = write_shards([src], 2, tmp_path / "s", "rows", SCHEMA)
-    mtimes = [p.stat().st_mtime_ns for p in first]
-    again = write_shards([src], 2, tmp_path / "s", "rows", SCHEMA)
-    assert [p.stat().st_mtime_ns for p in again] == mtimes
+    first = write_shards([src], 3, tmp_path / "s", "rows", SCHEMA)
+    before = [fingerprint(p) for p in first]
+    again = write_shards([src], 3, tmp_path / "s", "rows", SCHEMA)
+    assert again == first and [fingerprint(p) for p in again] == before
+    # Changing rows of shard 0 only rewrites shard 0 and leaves the others as they were.
+    t = _table(20)
+    in_0 = [shard_of(pid, 3) == 0 for pid in t.column("problem_id").to_pylist()]
+    assert 0 < sum(in_0) < 20
+    xs = [-1 if z else x for z, x in zip(in_0, t.column("x").to_pylist())]
+    write_parquet(t.set_column(1, "x", pa.array(xs, pa.int64())), src, SCHEMA)
+    third = write_shards([src], 3, tmp_path / "s", "rows", SCHEMA)
+    assert [fingerprint(p) == f for p, f in zip(third, before)] == [False, True, True]
 
 
 def test_only_transient_failures_are_retried() -> None:

@@ -173,6 +173,43 @@ def test_native_jsonl_roundtrip_and_bad_rows(tmp_path: Path) -> None:
     assert again["a"] == problems["a"]
 
 
+def test_malformed_jsonl_lines_are_quarantined_and_the_rest_ingested(tmp_path: Path) -> None:
+    good = [
+        {"source": "mine", "source_id": sid, "statement": f"Echo {sid}.", "test_mode": "stdio",
+         "tests": [{"input": "x\n", "output": "x\n"}]}
+        for sid in ("a", "b", "c")
+    ]
+    lines = [
+        json.dumps(good[0]).encode(),
+        json.dumps(good[1])[:40].encode(),  # line 2: cut short
+        b"",  # line 3: blank, not a row
+        b"[1, 2]",  # line 4: JSON, but not an object
+        json.dumps(good[1]).encode(),
+        b'{"source": "mi\xffne"}',  # line 6: not UTF-8
+        json.dumps(good[2]).encode(),
+    ]
+    path = tmp_path / "mine.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    stats, problems, quarantine = run_ingest([f"jsonl:{path}"], tmp_path)
+    assert sorted(problems) == ["a", "b", "c"]
+    bad = {q["source_row_id"]: q for q in quarantine}
+    assert sorted(bad) == [f"{path}:2", f"{path}:4", f"{path}:6"]
+    assert bad[f"{path}:2"]["reason"].startswith(f"malformed JSON line 2 of {path}: not valid JSON")
+    assert "a JSON list, not an object" in bad[f"{path}:4"]["reason"]
+    assert "not UTF-8" in bad[f"{path}:6"]["reason"]
+    assert bad[f"{path}:2"]["raw"] == json.dumps(good[1])[:40]
+    assert stats["malformed_lines"] == 3 and stats["per_source"][f"jsonl:{path}"]["malformed_lines"] == 3
+    assert stats["quarantined"] == 3 and stats["problems"] == 3
+
+
+def test_all_lines_malformed_quarantines_every_line(tmp_path: Path) -> None:
+    path = tmp_path / "junk.jsonl"
+    path.write_text("not json\n{also not\n")
+    stats, problems, quarantine = run_ingest([f"jsonl:{path}"], tmp_path)
+    assert not problems and stats["malformed_lines"] == 2
+    assert [q["source_row_id"] for q in quarantine] == [f"{path}:1", f"{path}:2"]
+
+
 def test_whole_source_failure_names_source_and_field(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps({"question_id": "x", "question_content": "hi"}) + "\n")

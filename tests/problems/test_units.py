@@ -158,6 +158,7 @@ def test_hub_id_without_network_is_a_clear_source_error(tmp_path: Path, monkeypa
 
 
 def test_bundled_source(tmp_path: Path) -> None:
-    pytest.importorskip("pipeline.problems.bundled", reason="the bundled set module is another helper's")
+    import pipeline.problems.bundled  # noqa: F401 - our own module: a broken import must fail, not skip
+
     stats = ingest(["bundled"], tmp_path / "p.parquet", show_progress=False)
     assert stats["problems"] >= 24 and stats["quarantined"] == 0

@@ -76,7 +76,53 @@ def test_near_duplicate_statement_across_the_wall_is_refused(
     assert "hard[0] p_fresh" in msg and "near-duplicate" in msg
 
 
-def test_shared_near_duplicate_cluster_is_refused(build_dir: Path, tmp_path: Path) -> None:
+def _train_query(build_dir: Path) -> str:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(build_dir / "final/train.parquet").column("query")[0].as_py()
+
+
+def _replace_words(text: str, positions: list[int]) -> str:
+    words = text.split(" ")
+    for p in positions:
+        words[p] = f"zebra{p}"  # a word the synthetic vocabulary never uses
+    return " ".join(words)
+
+
+# The synthetic train statement is "Problem <i>: " + 60 words: 62 tokens in one sentence,
+# so 58 word 5-grams. Replacing k words at least 5 apart removes 5k of them and adds 5k
+# new ones: Jaccard = (58 - 5k) / (58 + 5k). k=2: 48/68 = 0.706; k=4: 38/78 = 0.487.
+TWO_WORDS, FOUR_WORDS = [8, 20], [8, 20, 32, 44]
+
+
+def test_near_duplicate_at_the_split_threshold_is_refused(
+    build_dir: Path, tmp_path: Path
+) -> None:
+    """Jaccard 0.706: a near-duplicate for the split stage (>= 0.7), so for publishing too."""
+    near = _replace_words(_train_query(build_dir), TWO_WORDS)
+    rewrite(build_dir, "hard", _edit_row(0, problem_id="p_fresh", query=near))
+    msg = _refused(build_dir, tmp_path)
+    assert "hard[0] p_fresh" in msg and "near-duplicate of train problem" in msg
+    assert "Jaccard 0.71" in msg
+
+
+def test_chain_of_near_duplicates_across_the_wall_is_refused(
+    build_dir: Path, tmp_path: Path
+) -> None:
+    """train A ~ eval B ~ eval C, while A and C are far apart (0.487): C is in A's cluster."""
+    a = _train_query(build_dir)
+    b, c = _replace_words(a, TWO_WORDS), _replace_words(a, FOUR_WORDS)
+    rewrite(build_dir, "hard", _edit_row(0, problem_id="p_b", query=b))
+    rewrite(build_dir, "adv", _edit_row(0, problem_id="p_c", query=c))
+    msg = _refused(build_dir, tmp_path)
+    assert "hard[0] p_b" in msg and "adv[0] p_c" in msg
+    assert "chain of near-duplicates (direct Jaccard 0.49)" in msg
+
+
+def test_split_assignments_are_not_trusted(build_dir: Path, tmp_path: Path) -> None:
+    """The re-check reads only the rows being published: with the split stage's
+    assignments file deleted it still finds the near-duplicate, and a cluster that file
+    claims (but the statements do not show) does not refuse a clean build."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -87,12 +133,32 @@ def test_shared_near_duplicate_cluster_is_refused(build_dir: Path, tmp_path: Pat
     rows = pq.read_table(path).to_pylist()
     for r in rows:
         if r["problem_id"] == "p_eval1":
-            r["cluster_id"] = "k_p_train2"
+            r["cluster_id"] = "k_p_train2"  # a false claim: the two statements differ
     write_parquet(
         pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA), path, SPLIT_ASSIGNMENT_SCHEMA
     )
-    msg = _refused(build_dir, tmp_path)
-    assert "p_eval1" in msg and "cluster k_p_train2" in msg
+    stats = build_hub_folder(build_dir, tmp_path / "hub")
+    disjoint = next(c for c in stats["checks"] if c["name"] == "train-eval-disjoint")
+    assert disjoint["passed"] and disjoint["rows"] > 0
+
+    path.unlink()
+    rewrite(build_dir, "hard", _edit_row(0, problem_id="p_fresh",
+                                         query=_replace_words(_train_query(build_dir), TWO_WORDS)))
+    assert "hard[0] p_fresh" in _refused(build_dir, tmp_path / "again")
+
+
+def test_publish_uses_the_split_stage_near_duplicate_definition() -> None:
+    from pipeline.config import RunConfig
+    from pipeline.publish import CheckConfig
+    from pipeline.splits.config import SplitConfig
+
+    assert CheckConfig().near_dup.dedup_params() == SplitConfig().dedup_params()
+    assert SplitConfig().dedup_params().threshold == 0.7
+    from flows.publish import _publish_config
+
+    cfg = RunConfig.model_validate({"name": "t", "splits": {"threshold": 0.6, "shingle_size": 4}})
+    near = _publish_config(cfg).checks.near_dup
+    assert (near.threshold, near.shingle_size) == (0.6, 4)
 
 
 def test_missing_provenance_is_refused(build_dir: Path, tmp_path: Path) -> None:

@@ -100,11 +100,36 @@ def test_push_killed_before_commit_resumes_without_reuploading(
 
 
 def test_release_tag_is_immutable(hub: HubDouble, build_dir: Path, hub_dir: Path) -> None:
+    """A refused release leaves the remote exactly as it was: same commits, head and tags."""
+    token = hub.state.token
+    first = push_folder(hub_dir, REPO, tag="v1", endpoint=hub.endpoint, token=token)
+    build_hub_folder(build_dir, hub_dir, PublishConfig(max_shard_bytes=4_000))
+    repo = hub.repo(REPO)
+    before = (set(repo.commits), dict(repo.branches), dict(repo.tags))
+    lfs_puts = len(hub.state.lfs_puts)
+    with pytest.raises(ReleaseTagConflict, match="v1.*nothing was written"):
+        push_folder(hub_dir, REPO, tag="v1", endpoint=hub.endpoint, token=token)
+    assert _commits(hub) == 2  # the initial commit + the v1 release, no more
+    assert repo.branches["main"] == first.head == repo.tags["v1"]
+    assert (set(repo.commits), dict(repo.branches), dict(repo.tags)) == before
+    assert len(hub.state.lfs_puts) == lfs_puts  # not even a blob went up
+    # The same build under a fresh tag goes through as one commit.
+    second = push_folder(hub_dir, REPO, tag="v2", endpoint=hub.endpoint, token=token)
+    assert _commits(hub) == 3 and repo.tags["v2"] == second.commit == repo.branches["main"]
+
+
+def test_existing_tag_on_an_older_commit_refuses_an_unchanged_build(
+    hub: HubDouble, build_dir: Path, hub_dir: Path, tmp_path: Path
+) -> None:
+    """v1 names the first release; the head has moved on; re-tagging it as v1 is refused."""
     token = hub.state.token
     push_folder(hub_dir, REPO, tag="v1", endpoint=hub.endpoint, token=token)
     build_hub_folder(build_dir, hub_dir, PublishConfig(max_shard_bytes=4_000))
+    second = push_folder(hub_dir, REPO, tag="v2", endpoint=hub.endpoint, token=token)
     with pytest.raises(ReleaseTagConflict, match="v1"):
         push_folder(hub_dir, REPO, tag="v1", endpoint=hub.endpoint, token=token)
+    repo = hub.repo(REPO)
+    assert _commits(hub) == 3 and repo.branches["main"] == second.head
 
 
 def test_token_never_logged(

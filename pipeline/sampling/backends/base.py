@@ -1,4 +1,4 @@
-"""The one narrow interface every generation backend implements (DESIGN.md section 6).
+"""The one narrow interface every generation backend implements (docs/architecture.md).
 
 Policy sampling (candidates) and verifier-response sampling (DPO) both go through it,
 so a backend written once serves both.

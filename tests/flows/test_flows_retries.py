@@ -1,0 +1,87 @@
+"""Which failures a task retries, and where its result storage block lives, on a real
+Prefect server (prefect_test_harness: a temporary SQLite database behind a local API)."""
+
+from __future__ import annotations
+
+import errno
+import logging
+from pathlib import Path
+
+import pytest
+from prefect import flow, task
+
+from flows.tasks import is_transient, permanent_os_error, result_storage, retry_transient
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        PermissionError(errno.EACCES, "Permission denied", "/data/out"),
+        PermissionError("raised by hand, no errno"),
+        OSError(errno.ENOSPC, "No space left on device"),
+        OSError(errno.EDQUOT, "Disk quota exceeded"),
+        OSError(errno.EROFS, "Read-only file system"),
+        IsADirectoryError(errno.EISDIR, "Is a directory"),
+        FileNotFoundError("no input"),
+    ],
+    ids=lambda e: type(e).__name__ + (f"-{errno.errorcode[e.errno]}" if e.errno else ""),
+)
+def test_setup_errors_are_not_transient(exc: OSError) -> None:
+    assert not is_transient(exc) and permanent_os_error(exc)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ConnectionResetError(),
+        TimeoutError(),
+        BrokenPipeError(),
+        OSError(errno.EAGAIN, "Resource temporarily unavailable"),
+        OSError(errno.EIO, "Input/output error"),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_hiccups_are_transient(exc: OSError) -> None:
+    assert is_transient(exc) and permanent_os_error(exc) is None
+
+
+def _attempts_until_failure(prefect_api: str, exc: BaseException) -> int:
+    calls = []
+
+    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=retry_transient)
+    def failing() -> None:
+        calls.append(1)
+        raise exc
+
+    @flow
+    def run() -> None:
+        failing()
+
+    with pytest.raises(type(exc)):
+        run()
+    return len(calls)
+
+
+def test_a_full_disk_fails_at_once_with_a_clear_message(
+    prefect_api: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, logger="flows.tasks")
+    assert _attempts_until_failure(prefect_api, OSError(errno.ENOSPC, "No space left")) == 1
+    assert "no space left on device" in caplog.text and "not retried" in caplog.text
+    assert _attempts_until_failure(prefect_api, ConnectionResetError("peer reset")) == 3
+
+
+def test_result_storage_is_saved_on_each_prefect_server(prefect_api: str, tmp_path: Path) -> None:
+    """The same folder under a second server: the block must be saved there too, not
+    taken from the first server's cache entry (it would not exist on the second)."""
+    from prefect.filesystems import LocalFileSystem
+    from prefect.settings import PREFECT_API_URL
+    from prefect.testing.utilities import prefect_test_harness
+
+    slug = result_storage(tmp_path / "results")
+    name = slug.split("/", 1)[1]
+    assert LocalFileSystem.load(name).basepath == str((tmp_path / "results").resolve())
+    with prefect_test_harness(server_startup_timeout=120):
+        assert str(PREFECT_API_URL.value()) != prefect_api
+        assert result_storage(tmp_path / "results") == slug
+        assert LocalFileSystem.load(name).basepath == str((tmp_path / "results").resolve())
