@@ -42,7 +42,8 @@ def test_grpo_think_full_finetune_with_checkpoints(
         tmp_path, tiny_model_dir, dataset_dir,
         method="grpo", data={"config": "train"},
         optim=CPU | {"save_steps": 1},
-        grpo={"variant": "think", "num_generations": 4, "max_completion_length": 24, "overlong_buffer": 8,
+        prompt={"style": "think"},
+        grpo={"num_generations": 4, "max_completion_length": 24, "overlong_buffer": 8,
               "rewards": {"accuracy": 1.0, "format": 0.5, "overlong": 1.0, "rank_aware": 0.5}},
     )  # fmt: skip
     summary = train(cfg)
@@ -66,7 +67,8 @@ def test_grpo_instruct_lora_gspo_merges_a_loadable_model(
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="grpo", data={"config": "mixed"}, lora={"r": 4, "alpha": 8},
-        grpo={"variant": "no_think", "num_generations": 4, "max_completion_length": 16,
+        prompt={"style": "instruct"},
+        grpo={"sync_ref_model": False, "num_generations": 4, "max_completion_length": 16,
               "importance_sampling_level": "sequence", "loss_type": "grpo",
               "rewards": {"accuracy": 1.0, "format": 0.5}},
     )  # fmt: skip
@@ -98,7 +100,7 @@ def test_dpo_with_lora(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) 
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="dpo", data={"config": "mixed_dpo"}, lora={"r": 4, "alpha": 8, "merge_on_save": False},
-        dpo={"max_length": 1024},
+        dpo={"max_length": 1024, "sync_ref_model": False},
     )  # fmt: skip
     summary = train(cfg)
     _losses(summary)
