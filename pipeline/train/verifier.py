@@ -52,14 +52,10 @@ def _rows(cfg: TrainConfig) -> Any:
     return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit)
 
 
-def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
-    from transformers import AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
-
+def grpo_args(cfg: TrainConfig) -> dict[str, Any]:
+    """GRPOConfig fields from the config (besides the shared TrainingArguments ones)."""
     g = cfg.grpo
-    tokenizer = AutoTokenizer.from_pretrained(cfg.model)  # renders prefilled prompts (data.py)
-    names = list(g.rewards)
-    args = {
+    return {
         "num_generations": g.num_generations,
         "max_completion_length": g.max_completion_length,
         "temperature": g.temperature,
@@ -74,8 +70,18 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
         "epsilon_high": g.epsilon_high if g.epsilon_high is not None else g.epsilon,
         "mask_truncated_completions": g.mask_truncated_completions,
         "scale_rewards": g.scale_rewards,
-        "reward_weights": [g.rewards[n] for n in names],
+        "reward_weights": list(g.rewards.values()),
     } | vllm_args(g.vllm)
+
+
+def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    g = cfg.grpo
+    tokenizer = AutoTokenizer.from_pretrained(cfg.model)  # renders prefilled prompts (data.py)
+    names = list(g.rewards)
+    args = grpo_args(cfg)
     reward_funcs = make_reward_funcs(
         names,
         style=cfg.prompt.style,
@@ -88,11 +94,9 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
                     reward_funcs=reward_funcs, processing_class=tokenizer)  # fmt: skip
 
 
-def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
-    from trl import DPOConfig, DPOTrainer
-
+def dpo_args(cfg: TrainConfig) -> dict[str, Any]:
     d = cfg.dpo
-    args = {
+    return {
         "beta": d.beta,
         "max_length": d.max_length,
         "loss_type": d.loss_type,
@@ -100,14 +104,23 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
         "ref_model_sync_steps": d.ref_model_sync_steps,
         "ref_model_mixup_alpha": d.ref_model_mixup_alpha,
     }
+
+
+def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
+    from trl import DPOConfig, DPOTrainer
+
+    args = dpo_args(cfg)
     dataset = preference_rows(_rows(cfg), cfg.prompt.spec())
     return _trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
+
+
+def sft_args(cfg: TrainConfig) -> dict[str, Any]:
+    return {"max_length": cfg.sft.max_length, "completion_only_loss": cfg.sft.completion_only_loss}
 
 
 def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import SFTConfig, SFTTrainer
 
-    s = cfg.sft
-    args = {"max_length": s.max_length, "completion_only_loss": s.completion_only_loss}
+    args = sft_args(cfg)
     dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
     return _trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
