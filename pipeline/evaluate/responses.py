@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 
 class ResponseRow(BaseModel):
@@ -39,11 +39,12 @@ class ResponseRow(BaseModel):
     sample: int = Field(default=0, ge=0)
     response: str
 
-    @model_validator(mode="after")
-    def _pair_order(self) -> ResponseRow:
-        if self.pair is not None and not 0 <= self.pair[0] < self.pair[1]:
-            raise ValueError(f"pair: {list(self.pair)} needs 0 <= i < j")
-        return self
+    @field_validator("pair")
+    @classmethod
+    def _pair_order(cls, pair: tuple[int, int] | None) -> tuple[int, int] | None:
+        if pair is not None and not 0 <= pair[0] < pair[1]:
+            raise ValueError(f"{list(pair)} needs 0 <= i < j")
+        return pair
 
 
 class ResponsesError(ValueError):

@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.report import write_report
-from pipeline.evaluate.responses import ResponseRow, group_responses, read_responses, write_responses
+from pipeline.evaluate.responses import ResponseRow, ResponsesError, group_responses, read_responses, write_responses
 from pipeline.evaluate.runner import sample_split, transformers_backend
 from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
@@ -42,8 +42,12 @@ def evaluate(
     out = Path(out_dir)
     if responses is not None:
         rows = read_responses(responses)
-        splits = list(dict.fromkeys(r.split for r in rows))
-        instances = {s: read_config(data_dir, s).to_pylist() for s in splits}
+        instances = {}
+        for split in dict.fromkeys(r.split for r in rows):
+            try:
+                instances[split] = read_config(data_dir, split).to_pylist()
+            except ValueError as exc:  # an unknown config name: the file's fault
+                raise ResponsesError(f"{responses}: field split: {exc}") from exc
     else:
         # Read every split before loading a model, so a missing one fails at once.
         instances = {s: read_config(data_dir, s, cfg.limit).to_pylist() for s in cfg.splits}

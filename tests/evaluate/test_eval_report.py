@@ -64,7 +64,7 @@ def test_markdown_puts_the_aletheia_protocol_first() -> None:
     )  # fmt: skip
     assert "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 2 | -1.000 | 0.900 | 0.750 | - |" in md
     assert "| heldout | 3 | 4 | 0.500 | 0.667 | 0.750 | - | 0 | 0.900 |" in md
-    assert "| heldout | 1.000 | - | 0.000 |" in md  # gold positions A, C (B absent)
+    assert "| heldout | 1.000 | 0.000 |" in md  # gold positions A and C (the letters present)
     assert md.index("Aletheia protocol") < md.index("Vote-share")
 
 
