@@ -16,7 +16,9 @@ class EvalConfig(BaseModel):
 
     splits: list[str] = Field(default_factory=lambda: list(EVAL_SPLITS))
     k: int = Field(default=8, ge=1)  # listwise responses per instance: top-1 reads the first
-    style: Literal["think", "instruct"] = "think"  # the verifier prompt (pipeline.common.verifier_prompt)
+    style: Literal["think", "instruct"] = (
+        "think"  # the verifier prompt (pipeline.common.verifier_prompt)
+    )
     prompt_template: str | None = None  # user-turn template file; our wording when None
     system_template: str | None = None  # instruct system-turn template file
     pairwise: bool = True  # round-robin pair prompts for lists of 3+ (Aletheia's ranking metrics)

@@ -130,7 +130,9 @@ def list_ndcg(pass_rates: Sequence[float], verdicts: Sequence[PairVerdict]) -> f
     return exp_dcg([pass_rates[c] for c in order]) / ideal
 
 
-def pairwise_counts(pass_rates: Sequence[float], verdicts: Sequence[PairVerdict]) -> tuple[int, int]:
+def pairwise_counts(
+    pass_rates: Sequence[float], verdicts: Sequence[PairVerdict]
+) -> tuple[int, int]:
     """(correct, counted) verdicts of one list: invalid ones and equal pass rates not counted."""
     correct = total = 0
     for v in verdicts:

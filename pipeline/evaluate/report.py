@@ -60,7 +60,10 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report.get("responses"):
         lines += [f"Scored from the responses file `{report['responses']}` (no model loaded).", ""]
     else:
-        lines += [f"K = {cfg['k']} listwise responses per instance, prompt style `{cfg['style']}`.", ""]
+        lines += [
+            f"K = {cfg['k']} listwise responses per instance, prompt style `{cfg['style']}`.",
+            "",
+        ]
     lines += ["## Aletheia protocol", ""]
     lines += _table(splits, "aletheia", ALETHEIA_COLUMNS)
     lines += [
@@ -85,7 +88,9 @@ def to_markdown(report: dict[str, Any]) -> str:
             "NDCG with linear gain."
         ),
     ]
-    letters = sorted({g for m in splits.values() for g in m["vote_share"]["accuracy_by_gold_position"]})
+    letters = sorted(
+        {g for m in splits.values() for g in m["vote_share"]["accuracy_by_gold_position"]}
+    )
     lines += ["", "## Mean accuracy by gold position", ""]
     lines += [
         "| split | " + " | ".join(letters) + " |",
@@ -93,16 +98,26 @@ def to_markdown(report: dict[str, Any]) -> str:
     ]
     for split, m in splits.items():
         by = m["vote_share"]["accuracy_by_gold_position"]
-        lines += [f"| {split} | " + " | ".join(_fmt(by[g]) if g in by else "-" for g in letters) + " |"]
+        lines += [
+            f"| {split} | " + " | ".join(_fmt(by[g]) if g in by else "-" for g in letters) + " |"
+        ]
     if report.get("flip"):
         lines += ["", "## Adv vs Heldout: decision flips per bias type", ""]
-        lines += ["| bias type | pairs | flip rate | correct -> wrong |", "| --- | ---: | ---: | ---: |"]
+        lines += [
+            "| bias type | pairs | flip rate | correct -> wrong |",
+            "| --- | ---: | ---: | ---: |",
+        ]
         for bias, f in report["flip"].items():
             if bias == "unpaired":
                 continue
-            lines += [f"| {bias} | {int(f['n'])} | {_fmt(f['flip_rate'])} | {_fmt(f['correct_to_wrong'])} |"]
+            lines += [
+                f"| {bias} | {int(f['n'])} | {_fmt(f['flip_rate'])} | {_fmt(f['correct_to_wrong'])} |"
+            ]
         if "unpaired" in report["flip"]:
-            lines += ["", f"{int(report['flip']['unpaired']['n'])} Adv rows had no unambiguous Heldout partner."]
+            lines += [
+                "",
+                f"{int(report['flip']['unpaired']['n'])} Adv rows had no unambiguous Heldout partner.",
+            ]
     return "\n".join(lines) + "\n"
 
 

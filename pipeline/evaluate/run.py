@@ -13,7 +13,13 @@ from typing import Any
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.report import write_report
-from pipeline.evaluate.responses import ResponseRow, ResponsesError, group_responses, read_responses, write_responses
+from pipeline.evaluate.responses import (
+    ResponseRow,
+    ResponsesError,
+    group_responses,
+    read_responses,
+    write_responses,
+)
 from pipeline.evaluate.runner import sample_split, transformers_backend
 from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
@@ -69,7 +75,11 @@ def evaluate(
     if "adv" in judged and "heldout" in judged:
         report["flip"] = flip_rates(judged["adv"], judged["heldout"])
     json_path, md_path = write_report(report, out)
-    report["files"] = {"json": str(json_path), "markdown": str(md_path), "responses": str(out / "responses.jsonl")}
+    report["files"] = {
+        "json": str(json_path),
+        "markdown": str(md_path),
+        "responses": str(out / "responses.jsonl"),
+    }
     return report
 
 

@@ -22,7 +22,9 @@ log = logging.getLogger(__name__)
 
 
 def prompt_spec(cfg: EvalConfig) -> PromptSpec:
-    return PromptSpec(style=cfg.style, template=cfg.prompt_template, system_template=cfg.system_template)
+    return PromptSpec(
+        style=cfg.style, template=cfg.prompt_template, system_template=cfg.system_template
+    )
 
 
 def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[GenerationRequest]:
@@ -67,10 +69,14 @@ def sample_split(
     # which fails on paths like /tmp/x (reported); evaluate() logs per split instead.
     for result in backend.generate(requests, progress=False):
         got[result.request_id] = [g.text for g in result.generations]
-        errors += [g.finish_reason for g in result.generations if g.finish_reason.startswith("error")]
+        errors += [
+            g.finish_reason for g in result.generations if g.finish_reason.startswith("error")
+        ]
     short = [rid for rid, n in wanted.items() if len(got.get(rid, [])) != n]
     if short:
-        raise RuntimeError(f"{split}: backend {backend.name} returned no/short results for {short[:10]}")
+        raise RuntimeError(
+            f"{split}: backend {backend.name} returned no/short results for {short[:10]}"
+        )
     total = sum(wanted.values())
     # A split where every generation failed measures nothing (e.g. a budget past the context).
     if errors and len(errors) == total:
@@ -79,7 +85,13 @@ def sample_split(
             "(for a context overflow, lower EvalConfig.max_new_tokens / --max-new-tokens)"
         )
     if errors:
-        log.warning("%s: %d of %d generations failed (scored invalid), e.g. %s", split, len(errors), total, errors[0])
+        log.warning(
+            "%s: %d of %d generations failed (scored invalid), e.g. %s",
+            split,
+            len(errors),
+            total,
+            errors[0],
+        )
     out = []
     for rid, texts in got.items():
         _, row, tag = rid.split(":", 2)

@@ -96,7 +96,9 @@ class PromptSettings(_Section):
     system_template: str | None = None  # instruct system-turn template file
 
     def spec(self) -> PromptSpec:
-        return PromptSpec(style=self.style, template=self.prompt_template, system_template=self.system_template)
+        return PromptSpec(
+            style=self.style, template=self.prompt_template, system_template=self.system_template
+        )
 
 
 class GrpoSettings(_Section):
@@ -182,7 +184,9 @@ class TrainConfig(_Section):
     output_dir: Path
     data: DataSettings
     lora: LoraSettings | None = None  # None: full fine-tuning
-    prompt: PromptSettings = Field(default_factory=PromptSettings)  # verifier methods (grpo, dpo, sft)
+    prompt: PromptSettings = Field(
+        default_factory=PromptSettings
+    )  # verifier methods (grpo, dpo, sft)
     optim: OptimSettings = Field(default_factory=OptimSettings)
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)
     dpo: DpoSettings = Field(default_factory=DpoSettings)
@@ -208,14 +212,18 @@ class TrainConfig(_Section):
     @model_validator(mode="after")
     def _ref_sync_fits(self) -> TrainConfig:
         # TRL re-syncs only a full reference model: not under LoRA, and not without a KL term.
-        sync = {"grpo": self.grpo.sync_ref_model, "dpo": self.dpo.sync_ref_model}.get(self.method, False)
+        sync = {"grpo": self.grpo.sync_ref_model, "dpo": self.dpo.sync_ref_model}.get(
+            self.method, False
+        )
         if sync and self.lora is not None:
             raise ValueError(
                 f"{self.method}.sync_ref_model: TRL cannot re-sync the reference model of a LoRA run; "
                 f"set {self.method}.sync_ref_model: false or lora: null"
             )
         if self.method == "grpo" and self.grpo.sync_ref_model and self.grpo.beta == 0.0:
-            raise ValueError("grpo.sync_ref_model: with beta 0 there is no reference model to sync; set it false")
+            raise ValueError(
+                "grpo.sync_ref_model: with beta 0 there is no reference model to sync; set it false"
+            )
         return self
 
     def optim_value(self, name: str) -> Any:

@@ -47,7 +47,9 @@ def completion_text(completion: str | list[dict[str, str]], prefill: str = "") -
     if isinstance(completion, str):
         text = completion
     else:
-        text = "".join(m.get("content") or "" for m in completion if m.get("role", "assistant") == "assistant")
+        text = "".join(
+            m.get("content") or "" for m in completion if m.get("role", "assistant") == "assistant"
+        )
     return text if not prefill or text.startswith(prefill) else prefill + text
 
 
@@ -55,7 +57,9 @@ def accuracy_reward(text: str, gold: str, num_candidates: int) -> float:
     return 1.0 if parse_answer(text, num_candidates) == gold else 0.0
 
 
-def format_reward(text: str, num_candidates: int, style: ResponseStyle, penalty: float = 1.0) -> float:
+def format_reward(
+    text: str, num_candidates: int, style: ResponseStyle, penalty: float = 1.0
+) -> float:
     return 0.0 if well_formed(text, num_candidates, style) else -penalty
 
 
@@ -121,11 +125,17 @@ def make_reward_funcs(
 
     def accuracy(completions, chosen_answer, num_candidates, prefill=None, **_: Any):
         texts = _texts(completions, prefill)
-        return [accuracy_reward(t, g, n) for t, g, n in zip(texts, chosen_answer, num_candidates, strict=True)]
+        return [
+            accuracy_reward(t, g, n)
+            for t, g, n in zip(texts, chosen_answer, num_candidates, strict=True)
+        ]
 
     def format_(completions, num_candidates, prefill=None, **_: Any):
         texts = _texts(completions, prefill)
-        return [format_reward(t, n, style, format_penalty) for t, n in zip(texts, num_candidates, strict=True)]
+        return [
+            format_reward(t, n, style, format_penalty)
+            for t, n in zip(texts, num_candidates, strict=True)
+        ]
 
     def overlong(completion_ids, **_: Any):
         return [overlong_reward(len(ids), budget, overlong_buffer) for ids in completion_ids]
@@ -136,7 +146,10 @@ def make_reward_funcs(
 
     def rank_gap(completions, chosen_answer, pass_rates, prefill=None, **_: Any):
         texts = _texts(completions, prefill)
-        return [rank_gap_reward(t, g, p) for t, g, p in zip(texts, chosen_answer, pass_rates, strict=True)]
+        return [
+            rank_gap_reward(t, g, p)
+            for t, g, p in zip(texts, chosen_answer, pass_rates, strict=True)
+        ]
 
     table: dict[str, RewardFunc] = {
         "accuracy": _named(accuracy, "accuracy"),

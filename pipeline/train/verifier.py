@@ -35,8 +35,15 @@ def vllm_args(v: VllmSettings) -> dict[str, Any]:
     return args
 
 
-def _trainer(trainer_cls: Any, config_cls: Any, cfg: TrainConfig, args: dict[str, Any], dataset: Any,
-             callbacks: list[Any], **extra: Any) -> Any:
+def _trainer(
+    trainer_cls: Any,
+    config_cls: Any,
+    cfg: TrainConfig,
+    args: dict[str, Any],
+    dataset: Any,
+    callbacks: list[Any],
+    **extra: Any,
+) -> Any:
     """The one shape every verifier trainer shares: TRL config from args + overrides, LoRA, data."""
     return trainer_cls(
         model=cfg.model,

@@ -67,7 +67,9 @@ def test_e4_kendall_tau_b_with_undefined_scored_minus_one() -> None:
     assert list_kendall_tau(PR, CYCLE) == -1.0
     # all pass rates equal: undefined -> -1
     assert list_kendall_tau((0.5, 0.5, 0.5), ORDERED) == -1.0
-    m = ranking_metrics([RankedList(PR, ORDERED), RankedList(PR, CYCLE), RankedList(PR, ALL_INVALID)])
+    m = ranking_metrics(
+        [RankedList(PR, ORDERED), RankedList(PR, CYCLE), RankedList(PR, ALL_INVALID)]
+    )
     # mean over the lists with a valid verdict: (1/3 + -1) / 2; the all-invalid list is left out
     assert m["kendall_tau_b"] == pytest.approx((1 / 3 - 1) / 2)
     assert m["kendall_tau_b_undefined"] == 1 and m["lists_without_valid_verdict"] == 1
@@ -88,13 +90,17 @@ def test_e5_ndcg_uses_exponential_gain() -> None:
 def test_e6_pairwise_accuracy_per_verdict_invalid_excluded() -> None:
     # list 1 (PR): A>B right, A>C right, C>B wrong -> 2 of 3
     # list 2 (1, .5, .5): (0,1) invalid, C beats A wrong, (1,2) equal pass rates -> 0 of 1
-    second = RankedList((1.0, 0.5, 0.5), (PairVerdict(0, 1, None), PairVerdict(0, 2, 2), PairVerdict(1, 2, 1)))
+    second = RankedList(
+        (1.0, 0.5, 0.5), (PairVerdict(0, 1, None), PairVerdict(0, 2, 2), PairVerdict(1, 2, 1))
+    )
     m = ranking_metrics([RankedList(PR, ORDERED), second])
     assert m["pairwise_counted"] == 4
     assert m["pairwise_accuracy"] == pytest.approx(2 / 4)  # pooled, not (2/3 + 0) / 2
 
 
 def test_e7_transitivity_over_fully_judged_triples() -> None:
-    m = ranking_metrics([RankedList(PR, ORDERED), RankedList(PR, CYCLE), RankedList(PR, ALL_INVALID)])
+    m = ranking_metrics(
+        [RankedList(PR, ORDERED), RankedList(PR, CYCLE), RankedList(PR, ALL_INVALID)]
+    )
     # ORDERED: wins 2, 1, 0 -> transitive; CYCLE: 1, 1, 1 -> not; ALL_INVALID: not judged
     assert (m["triples_judged"], m["transitivity"]) == (2, 0.5)

@@ -50,7 +50,12 @@ def test_r2_format_reward_is_zero_or_minus_one(text: str, style: str, expected: 
 
 def test_r3_overlong_buffer_and_values() -> None:
     # 1024 for budgets up to 4096, else 2048
-    assert [aletheia_overlong_buffer(b) for b in (2048, 4096, 8192, 16384)] == [1024, 1024, 2048, 2048]
+    assert [aletheia_overlong_buffer(b) for b in (2048, 4096, 8192, 16384)] == [
+        1024,
+        1024,
+        2048,
+        2048,
+    ]
     # budget 4096, buffer 1024: 0 up to 3072, (3072 - L) / 1024 after, -1 past 4096
     assert overlong_reward(3072, 4096, 1024) == 0.0
     assert overlong_reward(3584, 4096, 1024) == -0.5
@@ -99,9 +104,23 @@ def test_t1_grpo_defaults_reach_trl(tmp_path: Path) -> None:
          "optim": {"use_cpu": True, "bf16": False, "per_device_train_batch_size": 16}}
     )  # fmt: skip
     trl = GRPOConfig(**(base_trainer_args(cfg) | grpo_args(cfg)))
-    assert (trl.beta, trl.sync_ref_model, trl.ref_model_sync_steps, trl.ref_model_mixup_alpha) == (1e-3, True, 100, 1.0)
-    assert (trl.num_generations, trl.mask_truncated_completions, trl.learning_rate) == (16, True, 1e-6)
-    assert (trl.loss_type, trl.epsilon, trl.epsilon_high, trl.temperature) == ("dapo", 0.2, 0.28, 1.0)
+    assert (trl.beta, trl.sync_ref_model, trl.ref_model_sync_steps, trl.ref_model_mixup_alpha) == (
+        1e-3,
+        True,
+        100,
+        1.0,
+    )
+    assert (trl.num_generations, trl.mask_truncated_completions, trl.learning_rate) == (
+        16,
+        True,
+        1e-6,
+    )
+    assert (trl.loss_type, trl.epsilon, trl.epsilon_high, trl.temperature) == (
+        "dapo",
+        0.2,
+        0.28,
+        1.0,
+    )
     assert (trl.importance_sampling_level, trl.scale_rewards) == ("token", "group")
     assert (trl.lr_scheduler_type.value, trl.weight_decay) == ("constant_with_warmup", 0.01)
     assert list(cfg.grpo.rewards) == ["accuracy", "format", "overlong"]  # summed unweighted
@@ -112,7 +131,11 @@ def test_t2_grpo_budgets_and_instruct() -> None:
     for name, budget, buffer in (("grpo_think_4k.yaml", 4096, 1024), ("grpo_think_8k.yaml", 8192, 2048),
                                  ("grpo_think_16k.yaml", 16384, 2048)):  # fmt: skip
         c = _cfg(name)
-        assert (c.prompt.style, c.grpo.max_completion_length, c.grpo.buffer) == ("think", budget, buffer)
+        assert (c.prompt.style, c.grpo.max_completion_length, c.grpo.buffer) == (
+            "think",
+            budget,
+            buffer,
+        )
         assert (c.grpo.num_generations, c.grpo.beta, c.grpo.ref_model_sync_steps) == (16, 1e-3, 100)
         assert c.grpo.mask_truncated_completions and c.optim_value("learning_rate") == 1e-6
     c = _cfg("grpo_instruct.yaml")
@@ -121,8 +144,16 @@ def test_t2_grpo_budgets_and_instruct() -> None:
 
 def test_t3_dpo_and_sft_recipes() -> None:
     d = _cfg("dpo_think.yaml")
-    assert (d.dpo.beta, d.dpo.max_length, d.dpo.sync_ref_model, d.dpo.ref_model_sync_steps) == (0.1, 20480, True, 100)
-    assert (d.optim_value("learning_rate"), d.optim_value("lr_scheduler_type")) == (5e-7, "constant_with_warmup")
+    assert (d.dpo.beta, d.dpo.max_length, d.dpo.sync_ref_model, d.dpo.ref_model_sync_steps) == (
+        0.1,
+        20480,
+        True,
+        100,
+    )
+    assert (d.optim_value("learning_rate"), d.optim_value("lr_scheduler_type")) == (
+        5e-7,
+        "constant_with_warmup",
+    )
     s = _cfg("sft_think.yaml")
     assert (s.sft.max_length, s.optim_value("learning_rate"), s.optim_value("lr_scheduler_type")) == (
         4096, 5e-5, "cosine_with_min_lr",
@@ -136,15 +167,25 @@ def test_t4_think_prompt_is_continued_in_training(tiny_model_dir: Path, rows_dir
     from transformers import AutoTokenizer
 
     from pipeline.common.verifier_prompt import PromptSpec
-    from pipeline.train.data import preference_rows, read_config, render_prefilled, verifier_prompt_rows
+    from pipeline.train.data import (
+        preference_rows,
+        read_config,
+        render_prefilled,
+        verifier_prompt_rows,
+    )
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     grpo = verifier_prompt_rows(read_config(rows_dir, "train", 1), PromptSpec("think"), tok)[0]
-    assert grpo["prompt"].endswith("<|im_start|>assistant\n<think>\n") and grpo["prefill"] == "<think>\n"
+    assert (
+        grpo["prompt"].endswith("<|im_start|>assistant\n<think>\n")
+        and grpo["prefill"] == "<think>\n"
+    )
     assert "<think>\n<|im_end|>" not in grpo["prompt"]  # not closed and re-opened
     dpo = preference_rows(read_config(rows_dir, "dpo", 1), PromptSpec("think"))[0]
     assert [m["role"] for m in dpo["prompt"]] == ["user"]
     assert dpo["chosen"][0]["content"].startswith("<think>\n")
     trained = tok.apply_chat_template(dpo["prompt"], tokenize=False, add_generation_prompt=True)
-    generated = render_prefilled(dpo["prompt"] + [{"role": "assistant", "content": "<think>\n"}], tok)
+    generated = render_prefilled(
+        dpo["prompt"] + [{"role": "assistant", "content": "<think>\n"}], tok
+    )
     assert trained + "<think>\n" == generated

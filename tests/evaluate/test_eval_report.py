@@ -25,7 +25,9 @@ def test_report_covers_all_four_eval_splits_and_its_responses_rescore_the_same(
     for split, m in report["splits"].items():
         a = m["aletheia"]
         assert a["instances"] == 2 and a["k"] == 2, split
-        assert 0.0 <= a["top1_accuracy"] <= 1.0 and a["majority_accuracy"] <= a["best_of_k_accuracy"]
+        assert (
+            0.0 <= a["top1_accuracy"] <= 1.0 and a["majority_accuracy"] <= a["best_of_k_accuracy"]
+        )
         # the fixture's lists have 3 candidates: 3 round-robin pairs each, one sample per pair
         assert a["lists"] == 2 and a["pair_verdicts"] == 6, split
         assert m["vote_share"]["instances"] == 2
@@ -41,17 +43,33 @@ def test_report_covers_all_four_eval_splits_and_its_responses_rescore_the_same(
         assert md.count(f"| {split} |") >= 3  # both metric tables and the gold-position table
 
     # The same responses, scored from the file without a model, give the same numbers.
-    again = evaluate(None, eval_dataset_dir, tmp_path / "rescored", responses=tmp_path / "eval" / "responses.jsonl")
-    assert json.loads((tmp_path / "rescored" / "report.json").read_text())["splits"] == on_disk["splits"]
+    again = evaluate(
+        None,
+        eval_dataset_dir,
+        tmp_path / "rescored",
+        responses=tmp_path / "eval" / "responses.jsonl",
+    )
+    assert (
+        json.loads((tmp_path / "rescored" / "report.json").read_text())["splits"]
+        == on_disk["splits"]
+    )
     assert again["model"] is None
 
 
 def test_markdown_puts_the_aletheia_protocol_first() -> None:
     nan = float("nan")
     aletheia = {
-        "instances": 3, "k": 4, "top1_accuracy": 0.5, "majority_accuracy": 2 / 3,
-        "best_of_k_accuracy": 1.0, "invalid_rate": 0.0, "lists": 2, "kendall_tau_b": -1.0,
-        "ndcg": 0.9, "pairwise_accuracy": 0.75, "transitivity": nan,
+        "instances": 3,
+        "k": 4,
+        "top1_accuracy": 0.5,
+        "majority_accuracy": 2 / 3,
+        "best_of_k_accuracy": 1.0,
+        "invalid_rate": 0.0,
+        "lists": 2,
+        "kendall_tau_b": -1.0,
+        "ndcg": 0.9,
+        "pairwise_accuracy": 0.75,
+        "transitivity": nan,
     }
     vote = {
         "instances": 3, "k": 4, "top1_accuracy": 0.5, "self_consistency_accuracy": 2 / 3,
@@ -62,7 +80,9 @@ def test_markdown_puts_the_aletheia_protocol_first() -> None:
         {"model": "m", "config": {"k": 4, "style": "think"},
          "splits": {"heldout": {"aletheia": aletheia, "vote_share": vote}}}
     )  # fmt: skip
-    assert "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 2 | -1.000 | 0.900 | 0.750 | - |" in md
+    assert (
+        "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 2 | -1.000 | 0.900 | 0.750 | - |" in md
+    )
     assert "| heldout | 3 | 4 | 0.500 | 0.667 | 0.750 | - | 0 | 0.900 |" in md
     assert "| heldout | 1.000 | 0.000 |" in md  # gold positions A and C (the letters present)
     assert md.index("Aletheia protocol") < md.index("Vote-share")

@@ -32,7 +32,9 @@ def test_hand_written_responses_score_as_worked_out(tmp_path: Path, eval_dataset
     pairs = {(0, 1): "\\boxed{A}", (0, 2): "\\boxed{B}", (1, 2): "\\boxed{A}"}  # A>B, C>A, B>C
     resp = [base | {"sample": s, "response": t} for s, t in enumerate(listwise)]
     resp += [base | {"pair": list(p), "response": t} for p, t in pairs.items()]
-    report = evaluate(None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", resp))
+    report = evaluate(
+        None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", resp)
+    )
     a = report["splits"]["heldout"]["aletheia"]
     # top-1: first sample says B -> 0; maj: A twice -> 1; invalid 1 of 4
     assert (a["top1_accuracy"], a["majority_accuracy"], a["invalid_rate"]) == (0.0, 1.0, 0.25)
@@ -44,7 +46,16 @@ def test_hand_written_responses_score_as_worked_out(tmp_path: Path, eval_dataset
 def test_parquet_responses_are_read_too(tmp_path: Path, eval_dataset_dir: Path) -> None:
     r0 = _heldout(eval_dataset_dir)[0]
     table = pa.Table.from_pylist(
-        [{"split": "heldout", "row": 0, "prompt_id": r0["prompt_id"], "pair": None, "sample": 0, "response": "\\boxed{A}"}]
+        [
+            {
+                "split": "heldout",
+                "row": 0,
+                "prompt_id": r0["prompt_id"],
+                "pair": None,
+                "sample": 0,
+                "response": "\\boxed{A}",
+            }
+        ]
     )
     pq.write_table(table, tmp_path / "r.parquet")
     report = evaluate(None, eval_dataset_dir, tmp_path / "out", responses=tmp_path / "r.parquet")
@@ -67,15 +78,29 @@ def test_bad_rows_name_the_row_and_field(
     tmp_path: Path, eval_dataset_dir: Path, change: dict, message: str
 ) -> None:
     r0 = _heldout(eval_dataset_dir)[0]
-    row = {"split": "heldout", "row": 0, "prompt_id": r0["prompt_id"], "sample": 0, "response": "x"} | change
+    row = {
+        "split": "heldout",
+        "row": 0,
+        "prompt_id": r0["prompt_id"],
+        "sample": 0,
+        "response": "x",
+    } | change
     with pytest.raises((ResponsesError, FileNotFoundError), match=message):
-        evaluate(None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", [row]))
+        evaluate(
+            None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", [row])
+        )
 
 
 def test_a_sample_given_twice_is_an_error(tmp_path: Path, eval_dataset_dir: Path) -> None:
     r0 = _heldout(eval_dataset_dir)[0]
     row = {"split": "heldout", "row": 0, "prompt_id": r0["prompt_id"], "sample": 0, "response": "x"}
     with pytest.raises(ResponsesError, match="responses row 2 .*sample 0 given twice"):
-        evaluate(None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", [row, row]))
+        evaluate(
+            None,
+            eval_dataset_dir,
+            tmp_path / "out",
+            responses=_write(tmp_path / "r.jsonl", [row, row]),
+        )
+    (tmp_path / "bad.jsonl").write_text("{oops\n")
     with pytest.raises(ResponsesError, match="line 1: not JSON"):
-        read_responses(tmp_path.joinpath("bad.jsonl") if (tmp_path / "bad.jsonl").write_text("{oops\n") else None)
+        read_responses(tmp_path / "bad.jsonl")

@@ -99,7 +99,9 @@ def dpo_rows() -> list[dict]:
         gold = inst["chosen_answer"]
         wrong = ANSWER_LETTERS[(inst["chosen_position"] + 1) % inst["num_candidates"]]
         # the user turn of the Think prompt (training rebuilds the messages from the instance)
-        prompt = build_messages(inst["query"], inst["candidates"], inst["candidate_languages"])[0]["content"]
+        prompt = build_messages(inst["query"], inst["candidates"], inst["candidate_languages"])[0][
+            "content"
+        ]
         rows.append(
             {
                 **inst,

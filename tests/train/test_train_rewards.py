@@ -81,7 +81,13 @@ def test_trl_wrappers_read_dataset_columns() -> None:
         budget=10,
         overlong_buffer=5,
     )
-    assert [f.__name__ for f in funcs] == ["accuracy", "format", "overlong", "rank_aware", "rank_gap"]
+    assert [f.__name__ for f in funcs] == [
+        "accuracy",
+        "format",
+        "overlong",
+        "rank_aware",
+        "rank_gap",
+    ]
     kwargs = {
         "prompts": ["p", "p"],
         # plain strings, as TRL hands them for a rendered (prefilled) prompt: no "<think>\n"
