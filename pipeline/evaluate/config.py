@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 EVAL_SPLITS: tuple[str, ...] = ("heldout", "strong", "hard", "adv")
 
@@ -30,6 +30,13 @@ class EvalConfig(BaseModel):
     batch_size: int = Field(default=8, ge=1)  # transformers backend: sequences decoded together
     device: str | None = None  # transformers backend: cuda / cpu (default: cuda when present)
     dtype: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_variant(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "variant" in data:
+            raise ValueError("variant is now style (think | instruct; no_think is now instruct)")
+        return data
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> EvalConfig:

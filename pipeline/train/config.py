@@ -125,6 +125,15 @@ class GrpoSettings(_Section):
     format_penalty: float = 1.0
     vllm: VllmSettings = Field(default_factory=VllmSettings)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_variant(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "variant" in data:
+            raise ValueError(
+                "grpo.variant moved to prompt.style (think | instruct; no_think is now instruct)"
+            )
+        return data
+
     @property
     def buffer(self) -> int:
         if self.overlong_buffer is not None:

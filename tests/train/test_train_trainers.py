@@ -153,3 +153,31 @@ def test_every_shipped_config_validates() -> None:
         if "grpo_think" in p.name
     }
     assert budgets == {4096, 8192, 16384}
+
+
+def test_old_variant_key_names_its_new_place(tmp_path: Path) -> None:
+    from pipeline.evaluate import EvalConfig
+
+    base = {
+        "method": "grpo",
+        "model": "m",
+        "output_dir": tmp_path,
+        "data": {"dir": tmp_path, "config": "train"},
+    }
+    with pytest.raises(ValueError, match="grpo.variant moved to prompt.style"):
+        TrainConfig.model_validate(base | {"grpo": {"variant": "no_think"}})
+    with pytest.raises(ValueError, match="variant is now style"):
+        EvalConfig.model_validate({"variant": "think"})
+
+
+def test_lora_with_a_synced_reference_is_a_config_error(tmp_path: Path) -> None:
+    base = {
+        "method": "grpo",
+        "model": "m",
+        "output_dir": tmp_path,
+        "data": {"dir": tmp_path, "config": "train"},
+    }
+    with pytest.raises(ValueError, match="grpo.sync_ref_model: TRL cannot re-sync"):
+        TrainConfig.model_validate(base | {"lora": {"r": 4}})
+    with pytest.raises(ValueError, match="with beta 0 there is no reference"):
+        TrainConfig.model_validate(base | {"grpo": {"beta": 0.0}})
