@@ -1,4 +1,5 @@
-"""Verifier evaluation: K sampled responses per instance on Heldout, Strong, Hard and Adv."""
+"""Verifier evaluation on Heldout, Strong, Hard and Adv: Aletheia's protocol (protocol.py) first,
+our vote-share metrics (metrics.py) second; from a model or from a responses file (responses.py)."""
 
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.run import evaluate

@@ -1,4 +1,8 @@
-"""Verifier metrics over K sampled responses per instance (each tested on hand-computed values).
+"""Vote-share metrics (ours; the report's second section), tested on hand-computed values.
+
+Aletheia's protocol, the report's first section, is pipeline/evaluate/protocol.py; these
+metrics rank candidates differently (by listwise vote shares, not a pairwise round robin),
+so their numbers are not comparable with the paper's.
 
 Inputs per instance: `picks`, the letter each of the K responses chose (None = invalid
 response), the gold letter and the candidates' pass rates. How a verifier *ranks*

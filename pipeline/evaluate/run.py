@@ -1,4 +1,8 @@
-"""`evaluate(model, data_dir, out_dir)`: the entry point the CLI and the `evaluate-verifier` flow call."""
+"""`evaluate(...)`: the entry point the CLI and the `evaluate-verifier` flow call.
+
+Two ways in: sample responses from a model (a backend), or score a responses file written
+elsewhere (`responses=`, no model loaded). Both end in the same scoring and report.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.evaluate.config import EvalConfig
-from pipeline.evaluate.metrics import flip_rates, split_metrics
+from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.report import write_report
+from pipeline.evaluate.responses import (
+    ResponseRow,
+    ResponsesError,
+    group_responses,
+    read_responses,
+    write_responses,
+)
 from pipeline.evaluate.runner import sample_split, transformers_backend
+from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
 from pipeline.train.data import read_config
 
@@ -17,46 +29,76 @@ log = logging.getLogger(__name__)
 
 
 def evaluate(
-    model: str | Path,
+    model: str | Path | None,
     data_dir: str | Path,
     out_dir: str | Path,
     config: EvalConfig | dict[str, Any] | None = None,
     *,
     backend: Backend | None = None,
+    responses: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Sample K responses per instance on each eval split, score them, write report.json + report.md.
+    """Score a verifier on the eval splits; write report.json, report.md and responses.jsonl.
 
-    `backend` defaults to the transformers backend on `model`; pass any other Backend
-    (an OpenAI-compatible server, offline vLLM) to evaluate a large model the same way.
-    `config` may be a plain dict of EvalConfig fields (what a Prefect flow parameter carries).
+    Without `responses`: sample from `backend` (default: the transformers backend on `model`;
+    pass an OpenAI-compatible or vLLM backend for a large model). With `responses` (a file
+    in the format of pipeline/evaluate/responses.py): score it against `data_dir` without a
+    model; its splits are the ones scored. `config` may be a plain dict of EvalConfig fields.
     """
     cfg = config if isinstance(config, EvalConfig) else EvalConfig.model_validate(config or {})
     out = Path(out_dir)
-    tables = {
-        s: read_config(data_dir, s, cfg.limit) for s in cfg.splits
-    }  # fail before loading a model
-    own_backend = backend is None
-    backend = backend or transformers_backend(model, cfg)
-    judged = {}
-    try:
-        for split, table in tables.items():
-            log.info(
-                "evaluating %s on %s (%d instances, K=%d)", model, split, table.num_rows, cfg.k
-            )
-            judged[split] = sample_split(
-                backend, table.to_pylist(), split, cfg, out / "responses" / f"{split}.jsonl"
-            )
-    finally:
-        if own_backend:
-            backend.close()
+    if responses is not None:
+        rows = read_responses(responses)
+        instances = {}
+        for split in dict.fromkeys(r.split for r in rows):
+            try:
+                instances[split] = read_config(data_dir, split).to_pylist()
+            except ValueError as exc:  # an unknown config name: the file's fault
+                raise ResponsesError(f"{responses}: field split: {exc}") from exc
+    else:
+        # Read every split before loading a model, so a missing one fails at once.
+        instances = {s: read_config(data_dir, s, cfg.limit).to_pylist() for s in cfg.splits}
+        rows = _sample(model, instances, cfg, backend)
+    write_responses(rows, out / "responses.jsonl")
+    grouped = group_responses(rows, instances)
     report: dict[str, Any] = {
-        "model": str(model),
+        "model": str(model) if model is not None else None,
+        "responses": str(responses) if responses is not None else None,
         "data_dir": str(data_dir),
         "config": cfg.model_dump(),
-        "splits": {split: split_metrics(items) for split, items in judged.items()},
+        "splits": {},
     }
+    judged: dict[str, list[Judged]] = {}
+    for split in instances:
+        if split not in grouped:
+            continue
+        report["splits"][split], judged[split] = score_split(instances[split], grouped[split])
     if "adv" in judged and "heldout" in judged:
         report["flip"] = flip_rates(judged["adv"], judged["heldout"])
     json_path, md_path = write_report(report, out)
-    report["files"] = {"json": str(json_path), "markdown": str(md_path)}
+    report["files"] = {
+        "json": str(json_path),
+        "markdown": str(md_path),
+        "responses": str(out / "responses.jsonl"),
+    }
     return report
+
+
+def _sample(
+    model: str | Path | None,
+    instances: dict[str, list[dict[str, Any]]],
+    cfg: EvalConfig,
+    backend: Backend | None,
+) -> list[ResponseRow]:
+    if model is None and backend is None:
+        raise ValueError("evaluate: give a model, a backend or a responses file")
+    own_backend = backend is None
+    backend = backend or transformers_backend(model, cfg)  # type: ignore[arg-type]
+    rows: list[ResponseRow] = []
+    try:
+        for split, table in instances.items():
+            log.info("evaluating %s on %s (%d instances, K=%d)", model, split, len(table), cfg.k)
+            rows += sample_split(backend, table, split, cfg)
+    finally:
+        if own_backend:
+            backend.close()
+    return rows

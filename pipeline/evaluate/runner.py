@@ -1,65 +1,85 @@
-"""Sample K verifier responses per instance through a generation backend and read their picks."""
+"""Sample verifier responses through a generation backend, as rows of the responses file.
+
+Per instance: one listwise prompt (all candidates) with K samples, and, for lists of 3+
+candidates when `pairwise` is on, one 2-candidate prompt per pair (i < j) with one sample
+(Aletheia's round robin). Messages go to the backend unchanged: a Think prompt ends with the
+assistant prefill `<think>\\n`, which the backend continues.
+"""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.verifier_prompt import PromptSpec, build_messages
 from pipeline.evaluate.config import EvalConfig
-from pipeline.evaluate.metrics import Judged
-from pipeline.instances.dpo.parse import parse_boxed_answer
-from pipeline.instances.dpo.prompt import build_verifier_messages
+from pipeline.evaluate.protocol import round_robin_pairs
+from pipeline.evaluate.responses import ResponseRow
 from pipeline.sampling.backends.base import Backend, GenerationRequest
 
 log = logging.getLogger(__name__)
 
 
-def sample_split(
-    backend: Backend,
-    rows: list[dict[str, Any]],
-    split: str,
-    cfg: EvalConfig,
-    responses_path: Path | None = None,
-) -> list[Judged]:
-    """One request per instance with n = K; every response is kept in `responses_path` (JSONL)."""
+def prompt_spec(cfg: EvalConfig) -> PromptSpec:
+    return PromptSpec(
+        style=cfg.style, template=cfg.prompt_template, system_template=cfg.system_template
+    )
+
+
+def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[GenerationRequest]:
+    spec = prompt_spec(cfg)
     requests = []
     for i, r in enumerate(rows):
-        try:
-            messages = build_verifier_messages(
-                r["query"], r["candidates"], r["candidate_languages"], cfg.variant
+        cands, langs = r["candidates"], r["candidate_languages"]
+        prompts: list[tuple[str, list[str], list[str], int]] = [("list", cands, langs, cfg.k)]
+        if cfg.pairwise:
+            prompts += [
+                (f"{a},{b}", [cands[a], cands[b]], [langs[a], langs[b]], 1)
+                for a, b in round_robin_pairs(r["num_candidates"])
+            ]
+        for tag, c, lang, n in prompts:
+            try:
+                messages = build_messages(r["query"], c, lang, spec)
+            except ValueError as e:
+                raise ValueError(f"{split} row {i} (prompt_id={r['prompt_id']}): {e}") from e
+            requests.append(
+                GenerationRequest(
+                    request_id=f"{split}:{i}:{tag}",
+                    messages=messages,
+                    n=n,
+                    temperature=cfg.temperature,
+                    top_p=cfg.top_p,
+                    max_tokens=cfg.max_new_tokens,
+                    seed=cfg.seed,
+                )
             )
-        except ValueError as e:
-            raise ValueError(f"{split} row {i} (prompt_id={r['prompt_id']}): {e}") from e
-        requests.append(
-            GenerationRequest(
-                request_id=f"{split}:{i}",
-                messages=messages,
-                n=cfg.k,
-                temperature=cfg.temperature,
-                top_p=cfg.top_p,
-                max_tokens=cfg.max_new_tokens,
-                seed=cfg.seed,
-            )
-        )
-    texts: dict[int, list[str]] = {}
+    return requests
+
+
+def sample_split(
+    backend: Backend, rows: list[dict[str, Any]], split: str, cfg: EvalConfig
+) -> list[ResponseRow]:
+    """Every response for one split, as responses-file rows (failed generations read as invalid)."""
+    requests = _requests(rows, split, cfg)
+    wanted = {q.request_id: q.n for q in requests}
+    got: dict[str, list[str]] = {}
     errors: list[str] = []
     # progress=False: the transformers backend's bar puts the model path inside rich markup,
     # which fails on paths like /tmp/x (reported); evaluate() logs per split instead.
     for result in backend.generate(requests, progress=False):
-        texts[int(result.request_id.split(":", 1)[1])] = [g.text for g in result.generations]
+        got[result.request_id] = [g.text for g in result.generations]
         errors += [
             g.finish_reason for g in result.generations if g.finish_reason.startswith("error")
         ]
-    missing = [i for i in range(len(rows)) if i not in texts or len(texts[i]) != cfg.k]
-    if missing:
+    short = [rid for rid, n in wanted.items() if len(got.get(rid, [])) != n]
+    if short:
         raise RuntimeError(
-            f"{split}: backend {backend.name} returned no/short results for rows {missing[:10]}"
+            f"{split}: backend {backend.name} returned no/short results for {short[:10]}"
         )
-    # A failed generation is scored as an invalid answer; a split where all of them failed
-    # measures nothing, so it is an error (e.g. max_new_tokens past the model's context).
-    if errors and len(errors) == len(rows) * cfg.k:
+    total = sum(wanted.values())
+    # A split where every generation failed measures nothing (e.g. a budget past the context).
+    if errors and len(errors) == total:
         raise RuntimeError(
             f"{split}: every generation failed, e.g. {errors[0]} "
             "(for a context overflow, lower EvalConfig.max_new_tokens / --max-new-tokens)"
@@ -67,38 +87,24 @@ def sample_split(
     if errors:
         log.warning(
             "%s: %d of %d generations failed (scored invalid), e.g. %s",
-            split, len(errors), len(rows) * cfg.k, errors[0],
-        )  # fmt: skip
-
-    judged = []
-    for i, r in enumerate(rows):
-        picks = tuple(parse_boxed_answer(t, r["num_candidates"]) for t in texts[i])
-        judged.append(
-            Judged(
-                prompt_id=r["prompt_id"],
-                gold=r["chosen_answer"],
-                pass_rates=tuple(r["pass_rates"]),
-                picks=picks,
-                adversarial=tuple(r["adversarial"]),
-                problem_id=r["problem_id"],
-            )
+            split,
+            len(errors),
+            total,
+            errors[0],
         )
-    if responses_path is not None:
-        responses_path.parent.mkdir(parents=True, exist_ok=True)
-        with responses_path.open("w") as f:
-            for i, j in enumerate(judged):
-                f.write(
-                    json.dumps(
-                        {
-                            "prompt_id": j.prompt_id,
-                            "gold": j.gold,
-                            "picks": j.picks,
-                            "responses": texts[i],
-                        }
-                    )
-                    + "\n"
+    out = []
+    for rid, texts in got.items():
+        _, row, tag = rid.split(":", 2)
+        pair = None if tag == "list" else tuple(int(x) for x in tag.split(","))
+        for s, text in enumerate(texts):
+            out.append(
+                ResponseRow(
+                    split=split, row=int(row), prompt_id=rows[int(row)]["prompt_id"],
+                    pair=pair, sample=s, response=text,
                 )
-    return judged
+            )  # fmt: skip
+    out.sort(key=lambda r: (r.row, r.pair or (-1, -1), r.sample))
+    return out
 
 
 def transformers_backend(model: str | Path, cfg: EvalConfig) -> Backend:

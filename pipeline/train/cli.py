@@ -1,4 +1,4 @@
-"""`aletheia train --config FILE` and `aletheia evaluate --model PATH --data DIR --out DIR`."""
+"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`."""
 
 from __future__ import annotations
 
@@ -25,9 +25,6 @@ def register(app: typer.Typer) -> None:
 
     @app.command("evaluate")
     def evaluate_cmd(
-        model: Annotated[
-            Path, typer.Option("--model", help="model folder (merged LoRA or full weights)")
-        ],
         data: Annotated[
             Path,
             typer.Option(
@@ -37,6 +34,18 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path, typer.Option("--out", help="where report.json, report.md and responses/ go")
         ],
+        model: Annotated[
+            Path | None, typer.Option("--model", help="model folder (merged LoRA or full weights)")
+        ] = None,
+        responses: Annotated[
+            Path | None,
+            typer.Option(
+                "--responses",
+                exists=True,
+                dir_okay=False,
+                help="score responses generated elsewhere (JSONL/Parquet, docs/training.md) without a model",
+            ),
+        ] = None,
         config: Annotated[
             Path | None,
             typer.Option("--config", exists=True, dir_okay=False, help="EvalConfig YAML"),
@@ -52,12 +61,15 @@ def register(app: typer.Typer) -> None:
             typer.Option("--max-new-tokens", help="response budget (overrides the config)"),
         ] = None,
     ) -> None:
-        """Evaluate a verifier on Heldout, Strong, Hard and Adv; write report.json + report.md."""
+        """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
         from pipeline.evaluate import EvalConfig, evaluate
+
+        if (model is None) == (responses is None):
+            raise typer.BadParameter("give exactly one of --model or --responses")
 
         cfg = EvalConfig.from_yaml(config) if config else EvalConfig()
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
         updates = {key: v for key, v in given if v is not None}
         cfg = cfg.model_copy(update=updates) if updates else cfg
-        report = evaluate(model, data, out, cfg)
+        report = evaluate(model, data, out, cfg, responses=responses)
         typer.echo(Path(report["files"]["markdown"]).read_text())

@@ -13,14 +13,14 @@ def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
     o = cfg.optim
     args: dict[str, Any] = {
         "output_dir": str(cfg.output_dir / "checkpoints"),
-        "learning_rate": o.learning_rate,
+        "learning_rate": cfg.optim_value("learning_rate"),
         "max_steps": o.max_steps,
         "num_train_epochs": o.num_train_epochs,
         "per_device_train_batch_size": o.per_device_train_batch_size,
         "gradient_accumulation_steps": o.gradient_accumulation_steps,
-        "warmup_steps": o.warmup_ratio,  # a float in [0, 1) is a ratio of the total steps
-        "lr_scheduler_type": o.lr_scheduler_type,
-        "weight_decay": o.weight_decay,
+        "warmup_steps": cfg.optim_value("warmup_ratio"),  # a float in [0, 1): a ratio of all steps
+        "lr_scheduler_type": cfg.optim_value("lr_scheduler_type"),
+        "weight_decay": cfg.optim_value("weight_decay"),
         "max_grad_norm": o.max_grad_norm,
         "gradient_checkpointing": o.gradient_checkpointing,
         "logging_steps": o.logging_steps,
@@ -31,6 +31,8 @@ def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
         "use_cpu": o.use_cpu,
         "report_to": [],
     }
+    if (kwargs := cfg.optim_value("lr_scheduler_kwargs")) is not None:
+        args["lr_scheduler_kwargs"] = kwargs
     if o.bf16 is not None:
         args["bf16"] = o.bf16
     return args

@@ -14,6 +14,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pipeline.common.verifier_prompt import PromptSpec
+from pipeline.train.rewards import aletheia_overlong_buffer
+
 Method = Literal["grpo", "dpo", "sft", "rlvr"]
 
 
@@ -37,15 +40,29 @@ class LoraSettings(_Section):
     merge_on_save: bool = True  # also write a merged full model, loadable without peft
 
 
+# Per-method optimiser defaults where a field is left out (None): Aletheia's method configs
+# (src/configs/method/grpo.yaml, thinkdpo.yaml, sft.yaml); rlvr keeps the project's own.
+METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "grpo": {"learning_rate": 1e-6, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01},
+    "dpo": {"learning_rate": 5e-7, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01},
+    "sft": {
+        "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
+        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
+    },
+    "rlvr": {"learning_rate": 1e-6, "lr_scheduler_type": "cosine", "warmup_ratio": 0.0, "weight_decay": 0.0},
+}  # fmt: skip
+
+
 class OptimSettings(_Section):
-    learning_rate: float = 1e-6
+    learning_rate: float | None = None  # None: the method's default (METHOD_OPTIM_DEFAULTS)
     max_steps: int = -1  # -1: run num_train_epochs
     num_train_epochs: float = 1.0
     per_device_train_batch_size: int = 8
     gradient_accumulation_steps: int = 1
-    warmup_ratio: float = 0.0
-    lr_scheduler_type: str = "cosine"
-    weight_decay: float = 0.0
+    warmup_ratio: float | None = None
+    lr_scheduler_type: str | None = None
+    lr_scheduler_kwargs: dict[str, Any] | None = None
+    weight_decay: float | None = None
     max_grad_norm: float = 1.0
     bf16: bool | None = None  # None: TRL default (bf16 on)
     gradient_checkpointing: bool = False
@@ -71,39 +88,75 @@ class VllmSettings(_Section):
     gpu_memory_utilization: float = 0.3  # colocate mode only
 
 
+class PromptSettings(_Section):
+    """The verifier prompt (pipeline.common.verifier_prompt): style and optional template files."""
+
+    style: Literal["think", "instruct"] = "think"
+    prompt_template: str | None = None  # user-turn template file; our wording when None
+    system_template: str | None = None  # instruct system-turn template file
+
+    def spec(self) -> PromptSpec:
+        return PromptSpec(
+            style=self.style, template=self.prompt_template, system_template=self.system_template
+        )
+
+
 class GrpoSettings(_Section):
-    variant: Literal["think", "no_think"] = "think"
-    num_generations: int = Field(default=8, ge=2)
-    max_completion_length: int = 4096  # the reasoning-token budget
+    """Defaults: Aletheia's GRPO method config (src/configs/method/grpo.yaml, grpo_training.py)."""
+
+    num_generations: int = Field(default=16, ge=2)
+    max_completion_length: int = 4096  # the reasoning-token budget (Aletheia: 4k / 8k / 16k)
     temperature: float = 1.0
     top_p: float = 1.0
-    beta: float = 0.0  # KL coefficient (0: no reference model, as in DAPO / Dr. GRPO)
+    beta: float = 1e-3  # KL coefficient against a reference model ...
+    sync_ref_model: bool = True  # ... that is re-synced to the policy (Aletheia's "dynamic" KL)
+    ref_model_sync_steps: int = Field(default=100, ge=1)
+    ref_model_mixup_alpha: float = 1.0  # 1.0: the reference becomes a copy of the policy
     loss_type: str = "dapo"
     importance_sampling_level: Literal["token", "sequence"] = "token"  # sequence = GSPO
     epsilon: float = 0.2
     epsilon_high: float | None = 0.28
-    mask_truncated_completions: bool = False
+    mask_truncated_completions: bool = True
     scale_rewards: str = "group"
     rewards: dict[str, float] = Field(
-        default_factory=lambda: {"accuracy": 1.0, "format": 0.5, "overlong": 1.0}
-    )  # reward name -> weight
-    overlong_buffer: int | None = None  # default: a quarter of the budget
+        default_factory=lambda: {"accuracy": 1.0, "format": 1.0, "overlong": 1.0}
+    )  # reward name -> weight (Aletheia sums them unweighted)
+    overlong_buffer: int | None = None  # default: Aletheia's, 1024 up to a 4096 budget, else 2048
     format_penalty: float = 1.0
     vllm: VllmSettings = Field(default_factory=VllmSettings)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_variant(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "variant" in data:
+            raise ValueError(
+                "grpo.variant moved to prompt.style (think | instruct; no_think is now instruct)"
+            )
+        return data
+
     @property
     def buffer(self) -> int:
-        return self.overlong_buffer or max(1, self.max_completion_length // 4)
+        if self.overlong_buffer is not None:
+            return self.overlong_buffer
+        return min(aletheia_overlong_buffer(self.max_completion_length), self.max_completion_length)
 
 
 class DpoSettings(_Section):
+    """Defaults: Aletheia's thinkdpo.yaml (the Instruct recipe, dpo_instruct.yaml, uses
+    max_length 8192 and no reference sync)."""
+
     beta: float = 0.1
-    max_length: int | None = 8192
+    max_length: int | None = 20480
     loss_type: list[str] = Field(default_factory=lambda: ["sigmoid"])
+    sync_ref_model: bool = True
+    ref_model_sync_steps: int = Field(default=100, ge=1)
+    ref_model_mixup_alpha: float = 1.0
 
 
 class SftSettings(_Section):
-    max_length: int | None = 8192
+    """Defaults: Aletheia's sft.yaml (max_length 4096; loss on the response only)."""
+
+    max_length: int | None = 4096
     completion_only_loss: bool = True
 
 
@@ -140,6 +193,9 @@ class TrainConfig(_Section):
     output_dir: Path
     data: DataSettings
     lora: LoraSettings | None = None  # None: full fine-tuning
+    prompt: PromptSettings = Field(
+        default_factory=PromptSettings
+    )  # verifier methods (grpo, dpo, sft)
     optim: OptimSettings = Field(default_factory=OptimSettings)
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)
     dpo: DpoSettings = Field(default_factory=DpoSettings)
@@ -161,6 +217,28 @@ class TrainConfig(_Section):
                 f"data.config: method {self.method} reads one of {wants}, got {self.data.config!r}"
             )
         return self
+
+    @model_validator(mode="after")
+    def _ref_sync_fits(self) -> TrainConfig:
+        # TRL re-syncs only a full reference model: not under LoRA, and not without a KL term.
+        sync = {"grpo": self.grpo.sync_ref_model, "dpo": self.dpo.sync_ref_model}.get(
+            self.method, False
+        )
+        if sync and self.lora is not None:
+            raise ValueError(
+                f"{self.method}.sync_ref_model: TRL cannot re-sync the reference model of a LoRA run; "
+                f"set {self.method}.sync_ref_model: false or lora: null"
+            )
+        if self.method == "grpo" and self.grpo.sync_ref_model and self.grpo.beta == 0.0:
+            raise ValueError(
+                "grpo.sync_ref_model: with beta 0 there is no reference model to sync; set it false"
+            )
+        return self
+
+    def optim_value(self, name: str) -> Any:
+        """An optimiser field: the config's value, else the method's default."""
+        value = getattr(self.optim, name)
+        return METHOD_OPTIM_DEFAULTS[self.method].get(name) if value is None else value
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> TrainConfig:

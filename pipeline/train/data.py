@@ -9,13 +9,13 @@ the file's name rather than deep inside a trainer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 from datasets import Dataset
 
 from pipeline.common.parquet import read_parquet
-from pipeline.instances.dpo.prompt import build_verifier_prompt
+from pipeline.common.verifier_prompt import PromptSpec, build_messages, prefill
 from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
 
 _SCHEMAS = {
@@ -51,27 +51,39 @@ def read_config(data_dir: str | Path, config: str, limit: int | None = None) -> 
     return table.slice(0, limit) if limit else table
 
 
-def _user(content: str) -> list[dict[str, str]]:
-    return [{"role": "user", "content": content}]
+def _messages(r: dict[str, Any], i: int, spec: PromptSpec) -> list[dict[str, str]]:
+    try:
+        return build_messages(r["query"], r["candidates"], r["candidate_languages"], spec)
+    except ValueError as e:
+        raise ValueError(f"row {i} (prompt_id={r.get('prompt_id')}): {e}") from e
 
 
-def _assistant(content: str) -> list[dict[str, str]]:
-    return [{"role": "assistant", "content": content}]
+def render_prefilled(messages: list[dict[str, str]], tokenizer: Any) -> str:
+    """A prompt ending in an assistant prefill, rendered as text that generation continues.
+
+    TRL 1.16's GRPO renders conversational prompts with `add_generation_prompt=True`, which
+    closes a final assistant turn and opens a new one, so the prefill would not be continued;
+    Aletheia's (older) TRL continued it. Text prompts keep Aletheia's behaviour. A BOS token the
+    template writes is dropped when the tokenizer adds its own, so it is not doubled.
+    """
+    text = tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)
+    bos = getattr(tokenizer, "bos_token", None)
+    if bos and text.startswith(bos) and tokenizer("").input_ids[:1] == [tokenizer.bos_token_id]:
+        text = text[len(bos) :]
+    return text
 
 
-def verifier_prompt_rows(table: pa.Table, variant: Literal["think", "no_think"]) -> Dataset:
-    """GRPO rows: a chat prompt plus the columns the rewards read (gold letter, pass rates)."""
+def verifier_prompt_rows(table: pa.Table, spec: PromptSpec, tokenizer: Any) -> Dataset:
+    """GRPO rows: the verifier prompt plus the columns the rewards read (gold letter, pass rates,
+    the prefill that the rewards put back in front of each completion)."""
     rows: list[dict[str, Any]] = []
     for i, r in enumerate(table.to_pylist()):
-        try:
-            prompt = build_verifier_prompt(
-                r["query"], r["candidates"], r["candidate_languages"], variant
-            )
-        except ValueError as e:
-            raise ValueError(f"row {i} (prompt_id={r.get('prompt_id')}): {e}") from e
+        messages = _messages(r, i, spec)
+        pre = prefill(messages)
         rows.append(
             {
-                "prompt": _user(prompt),
+                "prompt": render_prefilled(messages, tokenizer) if pre else messages,
+                "prefill": pre,
                 "prompt_id": r["prompt_id"],
                 "chosen_answer": r["chosen_answer"],
                 "num_candidates": r["num_candidates"],
@@ -81,25 +93,41 @@ def verifier_prompt_rows(table: pa.Table, variant: Literal["think", "no_think"])
     return Dataset.from_list(rows)
 
 
-def preference_rows(table: pa.Table) -> Dataset:
-    """DPO rows in TRL's conversational preference format (prompt / chosen / rejected)."""
-    return Dataset.from_list(
-        [
-            {
-                "prompt": _user(r["prompt"]),
-                "chosen": _assistant(r["chosen"]),
-                "rejected": _assistant(r["rejected"]),
-            }
-            for r in table.to_pylist()
-        ]
-    )
+_STYLE_OF_VARIANT = {"think": "think", "instruct": "instruct", "no_think": "instruct"}
 
 
-def sft_rows(table: pa.Table) -> Dataset:
+def _prompt_and_response(r: dict[str, Any], i: int, spec: PromptSpec, response: str):
+    """(prompt messages without the prefill, the assistant turn with it): TRL's DPO and SFT
+    render the prompt with a generation prompt, so the prefill travels in the response and the
+    token sequence is the one generation sees."""
+    style = _STYLE_OF_VARIANT.get(r.get("prompt_variant") or spec.style)
+    if style != spec.style:
+        raise ValueError(
+            f"row {i} (prompt_id={r.get('prompt_id')}): field prompt_variant: {r['prompt_variant']!r} "
+            f"responses, but the config's prompt.style is {spec.style!r}"
+        )
+    messages = _messages(r, i, spec)
+    pre = prefill(messages)
+    head = messages[:-1] if pre else messages
+    body = response if response.startswith(pre) else pre + response
+    return head, [{"role": "assistant", "content": body}]
+
+
+def preference_rows(table: pa.Table, spec: PromptSpec) -> Dataset:
+    """DPO rows in TRL's conversational preference format (prompt / chosen / rejected), the
+    prompt rebuilt from the instance columns with the shared verifier prompt."""
+    rows = []
+    for i, r in enumerate(table.to_pylist()):
+        prompt, chosen = _prompt_and_response(r, i, spec, r["chosen"])
+        _, rejected = _prompt_and_response(r, i, spec, r["rejected"])
+        rows.append({"prompt": prompt, "chosen": chosen, "rejected": rejected})
+    return Dataset.from_list(rows)
+
+
+def sft_rows(table: pa.Table, spec: PromptSpec) -> Dataset:
     """SFT on the chosen verifier responses (prompt-completion format: loss on the response)."""
-    return Dataset.from_list(
-        [
-            {"prompt": _user(r["prompt"]), "completion": _assistant(r["chosen"])}
-            for r in table.to_pylist()
-        ]
-    )
+    rows = []
+    for i, r in enumerate(table.to_pylist()):
+        prompt, completion = _prompt_and_response(r, i, spec, r["chosen"])
+        rows.append({"prompt": prompt, "completion": completion})
+    return Dataset.from_list(rows)

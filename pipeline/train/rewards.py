@@ -1,75 +1,71 @@
-"""Verifier rewards for GRPO: plain functions on one completion, plus TRL-shaped wrappers.
+"""Verifier rewards for GRPO (Aletheia's `src/rewards.py`, in our code): plain functions on one
+response, plus TRL-shaped wrappers.
 
-A verifier completion answers with the letter of the correct candidate in its last
-`\\boxed{X}` (parsed by `pipeline.instances.dpo.parse.parse_boxed_answer`, the same
-parser the evaluation and the DPO stage use). The rewards:
+A response is the whole assistant turn: for the Think style the `<think>\\n` prefill plus what
+the model generated (as Aletheia's TRL handed it over; TRL 1.16 no longer prepends the prefill,
+so the wrappers do, from the dataset's `prefill` column). Answers are read by the one reader,
+`pipeline.common.answers` (the first box after the last `</think>`, an exact letter).
 
-- accuracy: 1.0 when the parsed letter is the gold letter, else 0.0 (invalid = 0.0).
-- format: 0.0 when the response has the shape its prompt variant asks for, else
-  `-penalty`. think: `<think>` (optional: chat templates may pre-fill it) ... `</think>`
-  exactly once, then a valid box after it. no_think: no think tags, a valid box.
-- overlong: DAPO's soft overlong punishment on the completion's token count `L`, with
-  budget `L_max` and buffer `L_buf`: 0 while `L <= L_max - L_buf`, then a linear ramp
-  `(L_max - L_buf - L) / L_buf` down to -1 at `L_max`, and -1 beyond it.
-- rank_aware: 1.0 for the gold letter; for a wrong pick `-(pass_rate[gold] -
-  pass_rate[pick])`, so a near miss (passes 90% of tests) costs -0.1 and a candidate
-  that fails everything costs -1.0; an invalid answer costs -1.0.
+- accuracy: 1 when the answer is the gold letter, else 0 (a box inside the thinking earns
+  nothing; an invalid answer earns 0).
+- format: 0 when the response is well formed for its style (`answers.well_formed`, Aletheia's
+  check), else -1 (`-format_penalty`, our option; Aletheia's value is 1).
+- overlong: DAPO's soft overlong punishment on the completion's token count L, budget L_max,
+  buffer L_buf: 0 while L <= L_max - L_buf, then (L_max - L_buf - L) / L_buf down to -1 at
+  L_max, -1 beyond. Aletheia's buffer: 1024 tokens for budgets up to 4096, else 2048.
+- rank_aware (Aletheia's `list_reward_with_distance`): candidates are ranked by pass rate
+  (highest first; equal pass rates keep list order) and the pick earns a fixed value by its
+  rank: +1 for the top, then for n candidates the values -0.8, -0.6, -0.4, -0.2 (the first
+  n-1 of them) from the bottom rank up; an invalid answer earns -1. Table in RANK_VALUES.
+- rank_gap (ours, named option): +1 for the gold letter, else -(pass_rate[gold] -
+  pass_rate[pick]) (a near miss costs little), invalid -1.
 
 TRL (1.16) calls a reward function as `f(prompts=, completions=, completion_ids=,
-**dataset_columns, trainer_state=, log_extra=, log_metric=)` and sums the functions'
-outputs with `GRPOConfig.reward_weights`; `make_reward_funcs` builds those callables.
+**dataset_columns, ...)` and sums the outputs with `GRPOConfig.reward_weights`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from pipeline.instances.dpo.parse import parse_boxed_answer
+from pipeline.common.answers import ResponseStyle, parse_answer, well_formed
 from schemas.instance import ANSWER_LETTERS
 
-Variant = Literal["think", "no_think"]
 RewardFunc = Callable[..., list[float | None]]
 
-_THINK_OPEN = "<think>"
-_THINK_CLOSE = "</think>"
+# Aletheia's per-rank values: list i (n = i + 2 candidates) gives the reward of the pick ranked
+# 1st, 2nd, ... by pass rate. From [1, -0.8, -0.6, -0.4, -0.2][:n] sorted high to low.
+RANK_VALUES: dict[int, tuple[float, ...]] = {
+    n: tuple(sorted((1.0, -0.8, -0.6, -0.4, -0.2)[:n], reverse=True)) for n in range(2, 6)
+}
+INVALID_REWARD = -1.0
 
 
-def completion_text(completion: str | list[dict[str, str]]) -> str:
-    """TRL passes plain strings (standard format) or message lists (conversational)."""
+def completion_text(completion: str | list[dict[str, str]], prefill: str = "") -> str:
+    """The whole assistant turn: `prefill` + generated text (plain string or message list)."""
     if isinstance(completion, str):
-        return completion
-    return "".join(
-        m.get("content") or "" for m in completion if m.get("role", "assistant") == "assistant"
-    )
+        text = completion
+    else:
+        text = "".join(
+            m.get("content") or "" for m in completion if m.get("role", "assistant") == "assistant"
+        )
+    return text if not prefill or text.startswith(prefill) else prefill + text
 
 
 def accuracy_reward(text: str, gold: str, num_candidates: int) -> float:
-    return 1.0 if parse_boxed_answer(text, num_candidates) == gold else 0.0
+    return 1.0 if parse_answer(text, num_candidates) == gold else 0.0
 
 
-def format_ok(text: str, num_candidates: int, variant: Variant) -> bool:
-    if variant == "no_think":
-        if _THINK_OPEN in text or _THINK_CLOSE in text:
-            return False
-        return parse_boxed_answer(text, num_candidates) is not None
-    if text.count(_THINK_CLOSE) != 1 or text.count(_THINK_OPEN) > 1:
-        return False
-    thinking, answer = text.split(_THINK_CLOSE)
-    if (
-        _THINK_OPEN in thinking
-        and thinking.strip()
-        and not thinking.lstrip().startswith(_THINK_OPEN)
-    ):
-        return False  # text before the opening tag: not thinking-first
-    if _THINK_OPEN in answer:
-        return False
-    reasoning = thinking.replace(_THINK_OPEN, "").strip()
-    return bool(reasoning) and parse_boxed_answer(answer, num_candidates) is not None
+def format_reward(
+    text: str, num_candidates: int, style: ResponseStyle, penalty: float = 1.0
+) -> float:
+    return 0.0 if well_formed(text, num_candidates, style) else -penalty
 
 
-def format_reward(text: str, num_candidates: int, variant: Variant, penalty: float = 1.0) -> float:
-    return 0.0 if format_ok(text, num_candidates, variant) else -penalty
+def aletheia_overlong_buffer(budget: int) -> int:
+    """Aletheia's buffer: 1024 tokens for budgets up to 4096, else 2048."""
+    return 1024 if budget <= 4096 else 2048
 
 
 def overlong_reward(num_tokens: int, budget: int, buffer: int) -> float:
@@ -83,18 +79,28 @@ def overlong_reward(num_tokens: int, budget: int, buffer: int) -> float:
     return -1.0
 
 
-def rank_aware_reward(text: str, gold: str, pass_rates: Sequence[float]) -> float:
-    pick = parse_boxed_answer(text, len(pass_rates))
+def rank_aware_reward(text: str, pass_rates: Sequence[float]) -> float:
+    """Aletheia's fixed per-rank value of the pick (see RANK_VALUES); invalid -1."""
+    n = len(pass_rates)
+    pick = parse_answer(text, n)
     if pick is None:
-        return -1.0
+        return INVALID_REWARD
+    by_rate = sorted(range(n), key=lambda c: -pass_rates[c])  # stable: ties keep list order
+    return RANK_VALUES[n][by_rate.index(ANSWER_LETTERS.index(pick))]
+
+
+def rank_gap_reward(text: str, gold: str, pass_rates: Sequence[float]) -> float:
+    pick = parse_answer(text, len(pass_rates))
+    if pick is None:
+        return INVALID_REWARD
     if pick == gold:
         return 1.0
-    gold_rate = pass_rates[ANSWER_LETTERS.index(gold)]
-    return -(gold_rate - pass_rates[ANSWER_LETTERS.index(pick)])
+    return -(pass_rates[ANSWER_LETTERS.index(gold)] - pass_rates[ANSWER_LETTERS.index(pick)])
 
 
 # -- TRL-shaped wrappers -------------------------------------------------------------------
-# Dataset columns the wrappers read: chosen_answer (gold letter), num_candidates, pass_rates.
+# Dataset columns the wrappers read: chosen_answer (gold letter), num_candidates, pass_rates,
+# prefill (the assistant prefill the generation continued; "" for Instruct).
 
 
 def _named(fn: RewardFunc, name: str) -> RewardFunc:
@@ -102,39 +108,47 @@ def _named(fn: RewardFunc, name: str) -> RewardFunc:
     return fn
 
 
+def _texts(completions: list[Any], prefill: list[str] | None) -> list[str]:
+    pre = prefill or [""] * len(completions)
+    return [completion_text(c, p) for c, p in zip(completions, pre, strict=True)]
+
+
 def make_reward_funcs(
     names: Sequence[str],
     *,
-    variant: Variant,
+    style: ResponseStyle,
     budget: int,
     overlong_buffer: int,
     format_penalty: float = 1.0,
 ) -> list[RewardFunc]:
-    """The TRL reward callables for `names` (accuracy, format, overlong, rank_aware)."""
+    """The TRL reward callables for `names` (see VERIFIER_REWARDS)."""
 
-    def accuracy(
-        completions: list[Any], chosen_answer: list[str], num_candidates: list[int], **_: Any
-    ):
+    def accuracy(completions, chosen_answer, num_candidates, prefill=None, **_: Any):
+        texts = _texts(completions, prefill)
         return [
-            accuracy_reward(completion_text(c), g, n)
-            for c, g, n in zip(completions, chosen_answer, num_candidates, strict=True)
+            accuracy_reward(t, g, n)
+            for t, g, n in zip(texts, chosen_answer, num_candidates, strict=True)
         ]
 
-    def format_(completions: list[Any], num_candidates: list[int], **_: Any):
+    def format_(completions, num_candidates, prefill=None, **_: Any):
+        texts = _texts(completions, prefill)
         return [
-            format_reward(completion_text(c), n, variant, format_penalty)
-            for c, n in zip(completions, num_candidates, strict=True)
+            format_reward(t, n, style, format_penalty)
+            for t, n in zip(texts, num_candidates, strict=True)
         ]
 
-    def overlong(completion_ids: list[list[int]], **_: Any):
+    def overlong(completion_ids, **_: Any):
         return [overlong_reward(len(ids), budget, overlong_buffer) for ids in completion_ids]
 
-    def rank_aware(
-        completions: list[Any], chosen_answer: list[str], pass_rates: list[list[float]], **_: Any
-    ):
+    def rank_aware(completions, pass_rates, prefill=None, **_: Any):
+        texts = _texts(completions, prefill)
+        return [rank_aware_reward(t, p) for t, p in zip(texts, pass_rates, strict=True)]
+
+    def rank_gap(completions, chosen_answer, pass_rates, prefill=None, **_: Any):
+        texts = _texts(completions, prefill)
         return [
-            rank_aware_reward(completion_text(c), g, p)
-            for c, g, p in zip(completions, chosen_answer, pass_rates, strict=True)
+            rank_gap_reward(t, g, p)
+            for t, g, p in zip(texts, chosen_answer, pass_rates, strict=True)
         ]
 
     table: dict[str, RewardFunc] = {
@@ -142,6 +156,7 @@ def make_reward_funcs(
         "format": _named(format_, "format"),
         "overlong": _named(overlong, "overlong"),
         "rank_aware": _named(rank_aware, "rank_aware"),
+        "rank_gap": _named(rank_gap, "rank_gap"),
     }
     unknown = [n for n in names if n not in table]
     if unknown:
@@ -149,4 +164,4 @@ def make_reward_funcs(
     return [table[n] for n in names]
 
 
-VERIFIER_REWARDS: tuple[str, ...] = ("accuracy", "format", "overlong", "rank_aware")
+VERIFIER_REWARDS: tuple[str, ...] = ("accuracy", "format", "overlong", "rank_aware", "rank_gap")

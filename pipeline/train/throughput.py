@@ -76,12 +76,17 @@ def measure_eval(model: Path, a: argparse.Namespace) -> dict[str, Any]:
     """Time evaluate() (K responses per instance on the four eval splits) with the transformers backend."""
     from pipeline.evaluate import EvalConfig, evaluate
 
-    cfg = EvalConfig(k=a.eval_k, max_new_tokens=a.eval_tokens, temperature=1.0, batch_size=64)
+    # the K listwise samples only (no round-robin pair prompts): sequences = instances x K
+    cfg = EvalConfig(
+        k=a.eval_k, max_new_tokens=a.eval_tokens, temperature=1.0, batch_size=64, pairwise=False
+    )
     _reset_peak()
     start = time.perf_counter()
     report = evaluate(model, a.data, a.out / "eval", cfg)
     wall = time.perf_counter() - start
-    sequences = sum(m["instances"] * m["k"] for m in report["splits"].values())
+    sequences = sum(
+        m["aletheia"]["instances"] * m["aletheia"]["k"] for m in report["splits"].values()
+    )
     return {
         "name": "evaluate",
         "splits": list(report["splits"]),
@@ -164,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
             "optim": optim
             | {"max_steps": a.grpo_steps, "per_device_train_batch_size": a.grpo_batch},
             "grpo": {
+                "sync_ref_model": False,  # TRL cannot re-sync a LoRA run's reference
                 "num_generations": 8,
                 "max_completion_length": a.budget,
                 "importance_sampling_level": "sequence",

@@ -1,9 +1,10 @@
 """Verifier trainers: GRPO-Think / GRPO-Instruct (on-policy), DPO-Think (offline), SFT.
 
-GRPO-Think and GRPO-Instruct differ only in the prompt variant (`grpo.variant`: think
-asks for reasoning inside <think>...</think> before the box; no_think for the box
-alone) and in what the format reward checks; the reasoning budget is
-`grpo.max_completion_length` (configs/train/grpo_think_{4k,8k,16k}.yaml).
+GRPO-Think and GRPO-Instruct differ only in the prompt style (`prompt.style`: think
+continues an assistant `<think>\n` prefill; instruct has a system turn asking for an
+analysis and the box) and in what the format reward checks; the reasoning budget is
+`grpo.max_completion_length` (configs/train/grpo_think_{4k,8k,16k}.yaml). Defaults are
+Aletheia's method configs (docs/training.md, docs/conformance/conf-eval.md).
 """
 
 from __future__ import annotations
@@ -34,80 +35,99 @@ def vllm_args(v: VllmSettings) -> dict[str, Any]:
     return args
 
 
+def _trainer(
+    trainer_cls: Any,
+    config_cls: Any,
+    cfg: TrainConfig,
+    args: dict[str, Any],
+    dataset: Any,
+    callbacks: list[Any],
+    **extra: Any,
+) -> Any:
+    """The one shape every verifier trainer shares: TRL config from args + overrides, LoRA, data."""
+    return trainer_cls(
+        model=cfg.model,
+        args=config_cls(**with_overrides(base_trainer_args(cfg) | args, cfg)),
+        train_dataset=dataset,
+        peft_config=peft_config(cfg.lora),
+        callbacks=callbacks,
+        **extra,
+    )
+
+
+def _rows(cfg: TrainConfig) -> Any:
+    return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit)
+
+
+def grpo_args(cfg: TrainConfig) -> dict[str, Any]:
+    """GRPOConfig fields from the config (besides the shared TrainingArguments ones)."""
+    g = cfg.grpo
+    return {
+        "num_generations": g.num_generations,
+        "max_completion_length": g.max_completion_length,
+        "temperature": g.temperature,
+        "top_p": g.top_p,
+        "beta": g.beta,
+        "sync_ref_model": g.sync_ref_model,
+        "ref_model_sync_steps": g.ref_model_sync_steps,
+        "ref_model_mixup_alpha": g.ref_model_mixup_alpha,
+        "loss_type": g.loss_type,
+        "importance_sampling_level": g.importance_sampling_level,
+        "epsilon": g.epsilon,
+        "epsilon_high": g.epsilon_high if g.epsilon_high is not None else g.epsilon,
+        "mask_truncated_completions": g.mask_truncated_completions,
+        "scale_rewards": g.scale_rewards,
+        "reward_weights": list(g.rewards.values()),
+    } | vllm_args(g.vllm)
+
+
 def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
+    from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     g = cfg.grpo
-    table = read_config(cfg.data.dir, cfg.data.config, cfg.data.limit)
-    dataset = verifier_prompt_rows(table, g.variant)
+    tokenizer = AutoTokenizer.from_pretrained(cfg.model)  # renders prefilled prompts (data.py)
     names = list(g.rewards)
+    args = grpo_args(cfg)
     reward_funcs = make_reward_funcs(
         names,
-        variant=g.variant,
+        style=cfg.prompt.style,
         budget=g.max_completion_length,
         overlong_buffer=g.buffer,
         format_penalty=g.format_penalty,
     )
-    args = (
-        base_trainer_args(cfg)
-        | {
-            "num_generations": g.num_generations,
-            "max_completion_length": g.max_completion_length,
-            "temperature": g.temperature,
-            "top_p": g.top_p,
-            "beta": g.beta,
-            "loss_type": g.loss_type,
-            "importance_sampling_level": g.importance_sampling_level,
-            "epsilon": g.epsilon,
-            "epsilon_high": g.epsilon_high if g.epsilon_high is not None else g.epsilon,
-            "mask_truncated_completions": g.mask_truncated_completions,
-            "scale_rewards": g.scale_rewards,
-            "reward_weights": [g.rewards[n] for n in names],
-        }
-        | vllm_args(g.vllm)
-    )
-    return GRPOTrainer(
-        model=cfg.model,
-        reward_funcs=reward_funcs,
-        args=GRPOConfig(**with_overrides(args, cfg)),
-        train_dataset=dataset,
-        peft_config=peft_config(cfg.lora),
-        callbacks=callbacks,
-    )
+    dataset = verifier_prompt_rows(_rows(cfg), cfg.prompt.spec(), tokenizer)
+    return _trainer(GRPOTrainer, GRPOConfig, cfg, args, dataset, callbacks,
+                    reward_funcs=reward_funcs, processing_class=tokenizer)  # fmt: skip
+
+
+def dpo_args(cfg: TrainConfig) -> dict[str, Any]:
+    d = cfg.dpo
+    return {
+        "beta": d.beta,
+        "max_length": d.max_length,
+        "loss_type": d.loss_type,
+        "sync_ref_model": d.sync_ref_model,
+        "ref_model_sync_steps": d.ref_model_sync_steps,
+        "ref_model_mixup_alpha": d.ref_model_mixup_alpha,
+    }
 
 
 def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import DPOConfig, DPOTrainer
 
-    d = cfg.dpo
-    dataset = preference_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit))
-    args = base_trainer_args(cfg) | {
-        "beta": d.beta,
-        "max_length": d.max_length,
-        "loss_type": d.loss_type,
-    }
-    return DPOTrainer(
-        model=cfg.model,
-        args=DPOConfig(**with_overrides(args, cfg)),
-        train_dataset=dataset,
-        peft_config=peft_config(cfg.lora),
-        callbacks=callbacks,
-    )
+    args = dpo_args(cfg)
+    dataset = preference_rows(_rows(cfg), cfg.prompt.spec())
+    return _trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
+
+
+def sft_args(cfg: TrainConfig) -> dict[str, Any]:
+    return {"max_length": cfg.sft.max_length, "completion_only_loss": cfg.sft.completion_only_loss}
 
 
 def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import SFTConfig, SFTTrainer
 
-    s = cfg.sft
-    dataset = sft_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit))
-    args = base_trainer_args(cfg) | {
-        "max_length": s.max_length,
-        "completion_only_loss": s.completion_only_loss,
-    }
-    return SFTTrainer(
-        model=cfg.model,
-        args=SFTConfig(**with_overrides(args, cfg)),
-        train_dataset=dataset,
-        peft_config=peft_config(cfg.lora),
-        callbacks=callbacks,
-    )
+    args = sft_args(cfg)
+    dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
+    return _trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)

@@ -16,35 +16,76 @@ from pipeline.evaluate.report import to_markdown
 SMALL = EvalConfig(k=2, max_new_tokens=8, limit=2, temperature=1.0)
 
 
-def test_report_covers_all_four_eval_splits(
+def test_report_covers_all_four_eval_splits_and_its_responses_rescore_the_same(
     tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
 ) -> None:
     report = evaluate(tiny_model_dir, eval_dataset_dir, tmp_path / "eval", SMALL)
     assert list(report["splits"]) == list(EVAL_SPLITS)
+    rows = [json.loads(x) for x in (tmp_path / "eval" / "responses.jsonl").read_text().splitlines()]
     for split, m in report["splits"].items():
-        assert m["instances"] == 2 and m["k"] == 2, split
-        assert 0.0 <= m["top1_accuracy"] <= m["best_of_n_accuracy"] <= 1.0
-        responses = (tmp_path / "eval" / "responses" / f"{split}.jsonl").read_text().splitlines()
-        assert len(responses) == 2 and all(len(json.loads(r)["responses"]) == 2 for r in responses)
+        a = m["aletheia"]
+        assert a["instances"] == 2 and a["k"] == 2, split
+        assert (
+            0.0 <= a["top1_accuracy"] <= 1.0 and a["majority_accuracy"] <= a["best_of_k_accuracy"]
+        )
+        # the fixture's lists have 3 candidates: 3 round-robin pairs each, one sample per pair
+        assert a["lists"] == 2 and a["pair_verdicts"] == 6, split
+        assert m["vote_share"]["instances"] == 2
+        mine = [r for r in rows if r["split"] == split]
+        assert len([r for r in mine if r["pair"] is None]) == 2 * 2
+        assert sorted({tuple(r["pair"]) for r in mine if r["pair"]}) == [(0, 1), (0, 2), (1, 2)]
     assert "authority" in report["flip"]  # the Adv fixture's first bias type, paired by prompt_id
     on_disk = json.loads((tmp_path / "eval" / "report.json").read_text())
     assert list(on_disk["splits"]) == list(EVAL_SPLITS)
     md = (tmp_path / "eval" / "report.md").read_text()
+    assert md.index("## Aletheia protocol") < md.index("## Vote-share metrics")
     for split in EVAL_SPLITS:
-        assert f"| {split} |" in md
+        assert md.count(f"| {split} |") >= 3  # both metric tables and the gold-position table
+
+    # The same responses, scored from the file without a model, give the same numbers.
+    again = evaluate(
+        None,
+        eval_dataset_dir,
+        tmp_path / "rescored",
+        responses=tmp_path / "eval" / "responses.jsonl",
+    )
+    assert (
+        json.loads((tmp_path / "rescored" / "report.json").read_text())["splits"]
+        == on_disk["splits"]
+    )
+    assert again["model"] is None
 
 
-def test_markdown_renders_numbers_and_missing_values() -> None:
-    m = {
+def test_markdown_puts_the_aletheia_protocol_first() -> None:
+    nan = float("nan")
+    aletheia = {
+        "instances": 3,
+        "k": 4,
+        "top1_accuracy": 0.5,
+        "majority_accuracy": 2 / 3,
+        "best_of_k_accuracy": 1.0,
+        "invalid_rate": 0.0,
+        "lists": 2,
+        "kendall_tau_b": -1.0,
+        "ndcg": 0.9,
+        "pairwise_accuracy": 0.75,
+        "transitivity": nan,
+    }
+    vote = {
         "instances": 3, "k": 4, "top1_accuracy": 0.5, "self_consistency_accuracy": 2 / 3,
-        "best_of_n_accuracy": 1.0, "invalid_rate": 0.0, "pairwise_accuracy": 0.75,
-        "kendall_tau_b": float("nan"), "ndcg": 0.9, "accuracy_by_gold_position": {"A": 1.0, "C": 0.0},
+        "pairwise_accuracy": 0.75, "kendall_tau_b": nan, "kendall_tau_b_instances": 0,
+        "ndcg": 0.9, "accuracy_by_gold_position": {"A": 1.0, "C": 0.0},
     }  # fmt: skip
     md = to_markdown(
-        {"model": "m", "config": {"k": 4, "variant": "think"}, "splits": {"heldout": m}}
+        {"model": "m", "config": {"k": 4, "style": "think"},
+         "splits": {"heldout": {"aletheia": aletheia, "vote_share": vote}}}
+    )  # fmt: skip
+    assert (
+        "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 2 | -1.000 | 0.900 | 0.750 | - |" in md
     )
-    assert "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 0.750 | - | 0.900 |" in md
-    assert "| heldout | 1.000 | 0.000 |" in md
+    assert "| heldout | 3 | 4 | 0.500 | 0.667 | 0.750 | - | 0 | 0.900 |" in md
+    assert "| heldout | 1.000 | 0.000 |" in md  # gold positions A and C (the letters present)
+    assert md.index("Aletheia protocol") < md.index("Vote-share")
 
 
 def test_missing_split_fails_before_loading_a_model(tmp_path: Path) -> None:
@@ -96,3 +137,20 @@ def test_cli_train_then_evaluate(
     assert result.exit_code == 0, result.output
     assert "| adv |" in result.output
     assert json.loads((tmp_path / "eval" / "report.json").read_text())["config"]["k"] == 1
+
+    # --responses: score that run's responses again, no model loaded
+    result = runner.invoke(
+        app,
+        ["evaluate", "--responses", str(tmp_path / "eval" / "responses.jsonl"),
+         "--data", str(eval_dataset_dir), "--out", str(tmp_path / "rescored")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "no model loaded" in result.output and "## Aletheia protocol" in result.output
+    first = json.loads((tmp_path / "eval" / "report.json").read_text())["splits"]
+    assert json.loads((tmp_path / "rescored" / "report.json").read_text())["splits"] == first
+
+    both = runner.invoke(
+        app, ["evaluate", "--model", "m", "--responses", str(tmp_path / "eval" / "responses.jsonl"),
+              "--data", str(eval_dataset_dir), "--out", str(tmp_path / "x")],
+    )  # fmt: skip
+    assert both.exit_code != 0 and "exactly one of --model or --responses" in both.output

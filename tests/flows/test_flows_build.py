@@ -256,8 +256,8 @@ def test_train_then_evaluate_flows_on_the_built_dataset(build: dict[str, Any]) -
 # Each training method for real steps on rows the pipeline produced from the bundled problems
 # (the DPO path runs through the train-verifier flow above).
 _METHODS_ON_BUILT_ROWS = {
-    "grpo-think": {"method": "grpo", "data": "mixed", "grpo": {"variant": "think"}},
-    "grpo-instruct": {"method": "grpo", "data": "train", "grpo": {"variant": "no_think"}},
+    "grpo-think": {"method": "grpo", "data": "mixed", "prompt": {"style": "think"}},
+    "grpo-instruct": {"method": "grpo", "data": "train", "prompt": {"style": "instruct"}},
     "sft": {"method": "sft", "data": "dpo"},
     "rlvr-gspo": {"method": "rlvr", "data": "train_questions", "rlvr": {"algorithm": "gspo"}},
 }
@@ -284,6 +284,7 @@ def test_every_method_trains_on_pipeline_rows(
         "output_dir": str(build["root"] / f"train-{name}"),
         "data": {"dir": build["second"]["hub_dir"], "config": data_config, "limit": 4},
         "lora": {"r": 4, "alpha": 8} if method == "rlvr" else None,
+        "prompt": spec.get("prompt", {}),
         "optim": {"max_steps": 1, "per_device_train_batch_size": 2, "bf16": False,
                   "use_cpu": True, "save_steps": 1000},
         method: section,

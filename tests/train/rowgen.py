@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.common.parquet import write_parquet
-from pipeline.instances.dpo.prompt import build_verifier_prompt
+from pipeline.common.verifier_prompt import build_messages
 from schemas import ANSWER_LETTERS, DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
 
 # (problem id, statement, correct program, [(wrong program, its pass rate)], stdio tests)
@@ -98,9 +98,10 @@ def dpo_rows() -> list[dict]:
     for inst in instances("train"):
         gold = inst["chosen_answer"]
         wrong = ANSWER_LETTERS[(inst["chosen_position"] + 1) % inst["num_candidates"]]
-        prompt = build_verifier_prompt(
-            inst["query"], inst["candidates"], inst["candidate_languages"], "think"
-        )
+        # the user turn of the Think prompt (training rebuilds the messages from the instance)
+        prompt = build_messages(inst["query"], inst["candidates"], inst["candidate_languages"])[0][
+            "content"
+        ]
         rows.append(
             {
                 **inst,

@@ -1,4 +1,5 @@
-"""Verifier rewards on hand-written completions; every expected value is computed by hand."""
+"""Verifier rewards on hand-written responses; every expected value is computed by hand.
+(Aletheia's published values are checked in tests/conformance/test_rewards_and_recipes.py.)"""
 
 from __future__ import annotations
 
@@ -6,21 +7,21 @@ import pytest
 
 from pipeline.train.rewards import (
     accuracy_reward,
+    completion_text,
     format_reward,
     make_reward_funcs,
     overlong_reward,
-    rank_aware_reward,
+    rank_gap_reward,
 )
 
-THINK_OK = "<think>\nA overflows; B handles n = 0.\n</think>\nThe answer is \\boxed{B}"
+THINK_OK = "<think>\nA overflows; B handles n = 0.\n</think>\n\\boxed{B}"
 
 
 @pytest.mark.parametrize(
     ("text", "gold", "n", "expected"),
     [
         ("\\boxed{B}", "B", 3, 1.0),
-        ("\\boxed{A} then I changed my mind \\boxed{B}", "B", 3, 1.0),  # last box wins
-        ("\\boxed{B} no wait \\boxed{C}", "B", 3, 0.0),
+        ("\\boxed{A} then I changed my mind \\boxed{B}", "B", 3, 0.0),  # the first box counts
         ("\\boxed{D}", "D", 3, 0.0),  # D is not a candidate of a 3-candidate instance
         ("B is correct", "B", 3, 0.0),  # no box
         (THINK_OK, "B", 2, 1.0),
@@ -31,22 +32,17 @@ def test_accuracy(text: str, gold: str, n: int, expected: float) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "variant", "expected"),
+    ("text", "style", "expected"),
     [
         (THINK_OK, "think", 0.0),
-        ("A overflows.\n</think>\n\\boxed{A}", "think", 0.0),  # template pre-filled <think>
         ("\\boxed{A}", "think", -0.5),  # no thinking
-        ("<think>\n</think>\n\\boxed{A}", "think", -0.5),  # empty thinking
-        ("<think>\nhmm \\boxed{A}\n</think>\nso", "think", -0.5),  # box only inside thinking
         ("<think>a</think><think>b</think>\\boxed{A}", "think", -0.5),  # two blocks
-        ("Sure. <think>x</think>\\boxed{A}", "think", -0.5),  # text before thinking
-        ("\\boxed{A}", "no_think", 0.0),
-        (THINK_OK, "no_think", -0.5),  # instruct mode must not think
-        ("A", "no_think", -0.5),
+        ("Analysis: fine.\nFinal Answer: \\boxed{A}", "instruct", 0.0),
+        ("\\boxed{A} because", "instruct", -0.5),  # the box must end the response
     ],
 )
-def test_format(text: str, variant: str, expected: float) -> None:
-    assert format_reward(text, 2, variant, penalty=0.5) == expected
+def test_format_penalty_option(text: str, style: str, expected: float) -> None:
+    assert format_reward(text, 2, style, penalty=0.5) == expected  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -65,38 +61,50 @@ def test_overlong_rejects_bad_buffer() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    # pass rates A=0.9 (near miss), B=1.0 (gold), C=0.0
+    # ours: pass rates A=0.9 (near miss), B=1.0 (gold), C=0.0
     [("\\boxed{B}", 1.0), ("\\boxed{A}", -0.1), ("\\boxed{C}", -1.0), ("nothing", -1.0)],
 )
-def test_rank_aware(text: str, expected: float) -> None:
-    assert rank_aware_reward(text, "B", [0.9, 1.0, 0.0]) == pytest.approx(expected)
+def test_rank_gap_option(text: str, expected: float) -> None:
+    assert rank_gap_reward(text, "B", [0.9, 1.0, 0.0]) == pytest.approx(expected)
+
+
+def test_completion_text_puts_the_prefill_back_once() -> None:
+    assert completion_text("x</think>\\boxed{A}", "<think>\n") == "<think>\nx</think>\\boxed{A}"
+    assert completion_text("<think>\nx", "<think>\n") == "<think>\nx"
+    assert completion_text([{"role": "assistant", "content": "\\boxed{A}"}]) == "\\boxed{A}"
 
 
 def test_trl_wrappers_read_dataset_columns() -> None:
     funcs = make_reward_funcs(
-        ["accuracy", "format", "overlong", "rank_aware"],
-        variant="think",
+        ["accuracy", "format", "overlong", "rank_aware", "rank_gap"],
+        style="think",
         budget=10,
         overlong_buffer=5,
     )
-    assert [f.__name__ for f in funcs] == ["accuracy", "format", "overlong", "rank_aware"]
-    completions = [
-        [{"role": "assistant", "content": THINK_OK}],
-        [{"role": "assistant", "content": "\\boxed{A}"}],
+    assert [f.__name__ for f in funcs] == [
+        "accuracy",
+        "format",
+        "overlong",
+        "rank_aware",
+        "rank_gap",
     ]
     kwargs = {
-        "prompts": [None, None],
-        "completions": completions,
+        "prompts": ["p", "p"],
+        # plain strings, as TRL hands them for a rendered (prefilled) prompt: no "<think>\n"
+        "completions": ["A overflows.\n</think>\n\\boxed{B}", "\\boxed{A}"],
         "completion_ids": [[1] * 3, [1] * 8],
         "chosen_answer": ["B", "B"],
         "num_candidates": [2, 2],
         "pass_rates": [[0.5, 1.0], [0.5, 1.0]],
+        "prefill": ["<think>\n", "<think>\n"],
         "trainer_state": None,
     }
     got = [f(**kwargs) for f in funcs]
-    assert got == [[1.0, 0.0], [0.0, -1.0], [0.0, -0.6], [1.0, -0.5]]
+    # format: the first is well formed only with the prefill put back; overlong: (5 - 8) / 5;
+    # rank_aware: A is ranked 2nd of 2 -> -0.8; rank_gap: -(1.0 - 0.5)
+    assert got == [[1.0, 0.0], [0.0, -1.0], [0.0, -0.6], [1.0, -0.8], [1.0, -0.5]]
 
 
 def test_unknown_reward_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown verifier reward"):
-        make_reward_funcs(["accuracy", "vibes"], variant="think", budget=10, overlong_buffer=5)
+        make_reward_funcs(["accuracy", "vibes"], style="think", budget=10, overlong_buffer=5)

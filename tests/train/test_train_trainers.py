@@ -42,7 +42,8 @@ def test_grpo_think_full_finetune_with_checkpoints(
         tmp_path, tiny_model_dir, dataset_dir,
         method="grpo", data={"config": "train"},
         optim=CPU | {"save_steps": 1},
-        grpo={"variant": "think", "num_generations": 4, "max_completion_length": 24, "overlong_buffer": 8,
+        prompt={"style": "think"},
+        grpo={"num_generations": 4, "max_completion_length": 24, "overlong_buffer": 8,
               "rewards": {"accuracy": 1.0, "format": 0.5, "overlong": 1.0, "rank_aware": 0.5}},
     )  # fmt: skip
     summary = train(cfg)
@@ -66,7 +67,8 @@ def test_grpo_instruct_lora_gspo_merges_a_loadable_model(
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="grpo", data={"config": "mixed"}, lora={"r": 4, "alpha": 8},
-        grpo={"variant": "no_think", "num_generations": 4, "max_completion_length": 16,
+        prompt={"style": "instruct"},
+        grpo={"sync_ref_model": False, "num_generations": 4, "max_completion_length": 16,
               "importance_sampling_level": "sequence", "loss_type": "grpo",
               "rewards": {"accuracy": 1.0, "format": 0.5}},
     )  # fmt: skip
@@ -98,7 +100,7 @@ def test_dpo_with_lora(tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path) 
     cfg = _config(
         tmp_path, tiny_model_dir, dataset_dir,
         method="dpo", data={"config": "mixed_dpo"}, lora={"r": 4, "alpha": 8, "merge_on_save": False},
-        dpo={"max_length": 1024},
+        dpo={"max_length": 1024, "sync_ref_model": False},
     )  # fmt: skip
     summary = train(cfg)
     _losses(summary)
@@ -151,3 +153,31 @@ def test_every_shipped_config_validates() -> None:
         if "grpo_think" in p.name
     }
     assert budgets == {4096, 8192, 16384}
+
+
+def test_old_variant_key_names_its_new_place(tmp_path: Path) -> None:
+    from pipeline.evaluate import EvalConfig
+
+    base = {
+        "method": "grpo",
+        "model": "m",
+        "output_dir": tmp_path,
+        "data": {"dir": tmp_path, "config": "train"},
+    }
+    with pytest.raises(ValueError, match="grpo.variant moved to prompt.style"):
+        TrainConfig.model_validate(base | {"grpo": {"variant": "no_think"}})
+    with pytest.raises(ValueError, match="variant is now style"):
+        EvalConfig.model_validate({"variant": "think"})
+
+
+def test_lora_with_a_synced_reference_is_a_config_error(tmp_path: Path) -> None:
+    base = {
+        "method": "grpo",
+        "model": "m",
+        "output_dir": tmp_path,
+        "data": {"dir": tmp_path, "config": "train"},
+    }
+    with pytest.raises(ValueError, match="grpo.sync_ref_model: TRL cannot re-sync"):
+        TrainConfig.model_validate(base | {"lora": {"r": 4}})
+    with pytest.raises(ValueError, match="with beta 0 there is no reference"):
+        TrainConfig.model_validate(base | {"grpo": {"beta": 0.0}})

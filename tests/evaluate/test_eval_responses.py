@@ -1,0 +1,106 @@
+"""The responses file: bad rows are errors naming the row and the field; good ones score by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.evaluate import evaluate
+from pipeline.evaluate.responses import ResponsesError, read_responses
+from pipeline.train.data import read_config
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _heldout(eval_dataset_dir: Path) -> list[dict]:
+    return read_config(eval_dataset_dir, "heldout").to_pylist()
+
+
+def test_hand_written_responses_score_as_worked_out(tmp_path: Path, eval_dataset_dir: Path) -> None:
+    rows = _heldout(eval_dataset_dir)
+    r0 = rows[0]  # sum2-r0: pass rates A=1.0 B=0.25 C=0.0, gold A
+    assert (r0["chosen_answer"], r0["pass_rates"]) == ("A", [1.0, 0.25, 0.0])
+    base = {"split": "heldout", "row": 0, "prompt_id": r0["prompt_id"]}
+    listwise = ["<think>\nB\n</think>\n\\boxed{B}", "\\boxed{A}", "\\boxed{A}", "no box"]
+    pairs = {(0, 1): "\\boxed{A}", (0, 2): "\\boxed{B}", (1, 2): "\\boxed{A}"}  # A>B, C>A, B>C
+    resp = [base | {"sample": s, "response": t} for s, t in enumerate(listwise)]
+    resp += [base | {"pair": list(p), "response": t} for p, t in pairs.items()]
+    report = evaluate(
+        None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", resp)
+    )
+    a = report["splits"]["heldout"]["aletheia"]
+    # top-1: first sample says B -> 0; maj: A twice -> 1; invalid 1 of 4
+    assert (a["top1_accuracy"], a["majority_accuracy"], a["invalid_rate"]) == (0.0, 1.0, 0.25)
+    # a cycle: wins 1, 1, 1 -> tau undefined -> -1; pairwise: A>B right, C>A wrong, B>C right
+    assert (a["kendall_tau_b"], a["pairwise_accuracy"], a["transitivity"]) == (-1.0, 2 / 3, 0.0)
+    assert list(report["splits"]) == ["heldout"]  # only the splits the file has
+
+
+def test_parquet_responses_are_read_too(tmp_path: Path, eval_dataset_dir: Path) -> None:
+    r0 = _heldout(eval_dataset_dir)[0]
+    table = pa.Table.from_pylist(
+        [
+            {
+                "split": "heldout",
+                "row": 0,
+                "prompt_id": r0["prompt_id"],
+                "pair": None,
+                "sample": 0,
+                "response": "\\boxed{A}",
+            }
+        ]
+    )
+    pq.write_table(table, tmp_path / "r.parquet")
+    report = evaluate(None, eval_dataset_dir, tmp_path / "out", responses=tmp_path / "r.parquet")
+    assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"prompt_id": "other"}, "field prompt_id"),
+        ({"row": 999}, "field row: split has 9 rows"),
+        ({"split": "nope"}, "unknown dataset config 'nope'"),
+        ({"pair": [0, 3]}, "field pair"),
+        ({"pair": [2, 1]}, "line 1: field pair"),
+        ({"sample": 1}, "listwise samples \\[1\\] are not 0..K-1"),
+        ({"response": None}, "line 1: field response"),
+    ],
+)
+def test_bad_rows_name_the_row_and_field(
+    tmp_path: Path, eval_dataset_dir: Path, change: dict, message: str
+) -> None:
+    r0 = _heldout(eval_dataset_dir)[0]
+    row = {
+        "split": "heldout",
+        "row": 0,
+        "prompt_id": r0["prompt_id"],
+        "sample": 0,
+        "response": "x",
+    } | change
+    with pytest.raises((ResponsesError, FileNotFoundError), match=message):
+        evaluate(
+            None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", [row])
+        )
+
+
+def test_a_sample_given_twice_is_an_error(tmp_path: Path, eval_dataset_dir: Path) -> None:
+    r0 = _heldout(eval_dataset_dir)[0]
+    row = {"split": "heldout", "row": 0, "prompt_id": r0["prompt_id"], "sample": 0, "response": "x"}
+    with pytest.raises(ResponsesError, match="responses row 2 .*sample 0 given twice"):
+        evaluate(
+            None,
+            eval_dataset_dir,
+            tmp_path / "out",
+            responses=_write(tmp_path / "r.jsonl", [row, row]),
+        )
+    (tmp_path / "bad.jsonl").write_text("{oops\n")
+    with pytest.raises(ResponsesError, match="line 1: not JSON"):
+        read_responses(tmp_path / "bad.jsonl")
