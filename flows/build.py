@@ -25,6 +25,7 @@ from flows import tasks as T
 from flows.artifacts import Progress, artifact_key, counts_artifact, judged_counts
 from flows.runners import bounded, make_task_runner, placement
 from flows.sharding import merge_shards, write_shards
+from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
 from pipeline.publish.layout import BuildManifest
@@ -220,6 +221,8 @@ def build_aletheia_eval(
     `front`: the results of `prepare` when the train flow already ran it (else it runs here).
     """
     cfg = load_run_config(config)
+    if front is None:  # run on its own (as a subflow of the train flow, already checked)
+        preflight.require(cfg)
     front = front or prepare(cfg)
     adv = _adversarial(cfg, "adv", front["instances"]["outputs"], front["problems"])
     inst = front["instances"]["outputs"]
@@ -239,6 +242,9 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
 
     cfg = load_run_config(config)
     logger = get_run_logger()
+    # Fail in seconds, not after hours of sampling: sources, models, Hub, Docker, vLLM envs.
+    for line in preflight.require(cfg).lines():
+        logger.info(line)
     front = prepare(cfg)
     problems, inst = front["problems"], front["instances"]["outputs"]
     mixed = _adversarial(cfg, "mixed", inst, problems)

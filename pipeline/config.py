@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.common.hashing import canonical_json, sha256_text
+from pipeline.errors import UserError, describe
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from pipeline.judge.stage import JudgeConfig
 from pipeline.problems.config import IngestConfig
@@ -196,12 +197,21 @@ def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfi
     if isinstance(config, dict):
         return RunConfig.model_validate(config)
     path = Path(config)
-    if not path.exists():
-        raise FileNotFoundError(f"run config {path} not found (relative to {Path.cwd()})")
-    raw = yaml.safe_load(path.read_text()) or {}
+    if not path.is_file():
+        raise UserError(
+            f"run config {path} not found (relative to {Path.cwd()}); see configs/ for examples"
+        )
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f"line {mark.line + 1}: " if mark else ""
+        raise UserError(f"{path}: {at}not valid YAML ({getattr(e, 'problem', e)})") from e
     if not isinstance(raw, dict):
-        raise TypeError(f"{path}: a run config is a mapping at the top level")
+        raise UserError(f"{path}: a run config is a mapping at the top level")
     try:
         return RunConfig.model_validate(raw)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from e
+    except ValidationError as e:
+        raise UserError(f"{path}: {describe(e, RunConfig)}") from e
+    except (ValueError, OSError) as e:  # a pool file named by `sample:` is missing or wrong
+        raise UserError(f"{path}: {' '.join(str(e).split())}") from e

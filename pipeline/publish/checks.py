@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-from datasketch import MinHash, MinHashLSH
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.publish.layout import CONFIG_BY_NAME
@@ -248,6 +247,8 @@ def near_duplicate_pairs(
 
     MinHash LSH proposes candidates; the exact shingle Jaccard confirms them.
     """
+    from datasketch import MinHash, MinHashLSH  # slow to import: only when checking
+
     shingles = {("L", k): _shingles(v, config.shingle_words) for k, v in left.items()}
     shingles |= {("R", k): _shingles(v, config.shingle_words) for k, v in right.items()}
     lsh = MinHashLSH(threshold=config.near_dup_threshold, num_perm=config.num_perm)

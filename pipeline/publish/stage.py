@@ -30,7 +30,6 @@ from pipeline.publish.layout import (
     replace_dir,
     write_config_shards,
 )
-from pipeline.publish.plots import write_plots
 from schemas import SPLIT_ASSIGNMENT_SCHEMA
 
 STAGE = "publish"
@@ -97,6 +96,8 @@ def build_hub_folder(
         name: len(write_config_shards(t, CONFIG_BY_NAME[name], staging, config.max_shard_bytes))
         for name, t in tables.items()
     }
+    from pipeline.publish.plots import write_plots  # matplotlib: only when publishing
+
     plots = write_plots(tables, staging / "assets")
     card = render_card(
         tables, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
