@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import typer
 from typer import _click as click  # typer 0.29 ships its own click; its types are these
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 
 class _Entry(NamedTuple):
@@ -100,7 +100,7 @@ class LazyGroup(TyperGroup):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if self._listing and cmd_name in COMMANDS:  # --help: a stub with the summary only
-            return click.Command(cmd_name, help=COMMANDS[cmd_name].help)
+            return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name].help)
         return load_command(cmd_name)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
