@@ -16,6 +16,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.parquet import read_parquet
+from pipeline.common.perms import as_if_created
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.publish.card import render_card
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
@@ -103,6 +104,7 @@ def build_hub_folder(
         tables, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
     )
     (staging / "README.md").write_text(card, encoding="utf-8")
+    as_if_created(staging)  # mkdtemp made it 0700: the published folder follows the umask
     replace_dir(staging, hub_dir)
 
     stats = {
