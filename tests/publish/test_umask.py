@@ -55,3 +55,21 @@ def test_reading_the_umask_does_not_change_it_for_other_threads() -> None:
         assert seen == [0o027] * 8 and current_umask() == 0o027
     finally:
         os.umask(old)
+
+
+def test_the_published_folder_is_readable_by_others_under_022(
+    build_dir: Path, tmp_path: Path
+) -> None:
+    from pipeline.publish.stage import build_hub_folder
+
+    old = os.umask(0o022)
+    try:
+        hub = tmp_path / "hub"
+        build_hub_folder(build_dir, hub)
+    finally:
+        os.umask(old)
+    paths = [hub, *hub.rglob("*")]
+    assert any(p.suffix == ".parquet" for p in paths)
+    for p in paths:
+        want = 0o755 if p.is_dir() else 0o644
+        assert _mode(p) == want, (p, oct(_mode(p)))
