@@ -176,3 +176,12 @@ def test_help_imports_no_heavy_library() -> None:
     )
     assert "HEAVY []" in r.stdout, r.stdout + r.stderr
     assert "build-train" in r.stdout
+
+
+def test_limit_per_source_ingests_the_first_rows(tmp_path: Path) -> None:
+    out = tmp_path / "problems.parquet"
+    r = _cli("problems", "ingest", "-s", "bundled", "-o", str(out), "--limit", "4")
+    assert r.returncode == 0, r.stdout + r.stderr
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).num_rows == 4
