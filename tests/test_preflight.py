@@ -185,3 +185,22 @@ def test_limit_per_source_ingests_the_first_rows(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
     assert pq.read_table(out).num_rows == 4
+
+
+def test_the_documented_problem_format_ingests(tmp_path: Path) -> None:
+    """The two example rows of docs/problem-format.md ingest as they are written."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    doc = (REPO / "docs" / "problem-format.md").read_text()
+    block = doc.split("```jsonl\n", 1)[1].split("```", 1)[0]
+    rows = [json.loads(line) for line in block.splitlines() if line.strip()]
+    src = tmp_path / "my-set.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "problems.parquet"
+    r = _cli("problems", "ingest", "-s", f"jsonl:{src}", "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    table = pq.read_table(out).to_pylist()
+    assert sorted(p["source_id"] for p in table) == ["double", "sum-two"]
+    assert {p["test_mode"] for p in table} == {"stdio", "function"}
