@@ -46,7 +46,7 @@ class PublishConfig(BaseModel):
     # Configs that must be present and non-empty, or publishing refuses.
     require_configs: list[str] = Field(default_factory=lambda: list(CONFIG_NAMES))
     pretty_name: str = "Aletheia (regenerated)"
-    license: str = "apache-2.0"
+    license: str | None = None  # None: the sources' license when they share one, else "other"
     checks: CheckConfig = Field(default_factory=CheckConfig)
 
 
