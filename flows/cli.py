@@ -14,9 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-ConfigOpt = Annotated[
-    Path, typer.Option("--config", "-c", help="run config YAML (see configs/)")
-]
+ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="run config YAML (see configs/)")]
 DryRunOpt = Annotated[
     bool,
     typer.Option(
@@ -27,7 +25,9 @@ DryRunOpt = Annotated[
 LimitOpt = Annotated[
     int | None,
     typer.Option(
-        "--limit", min=1, help="read only the first N problems of each source (ingest.limit_per_source)"
+        "--limit",
+        min=1,
+        help="read only the first N problems of each source (ingest.limit_per_source)",
     ),
 ]
 

@@ -40,9 +40,7 @@ def placement(runner: RunnerSection, where: ShardPlacement) -> contextlib.Abstra
     return remote_options(**opts)
 
 
-def bounded(
-    submits: Iterable[Callable[[], PrefectFuture]], limit: int
-) -> Iterator[PrefectFuture]:
+def bounded(submits: Iterable[Callable[[], PrefectFuture]], limit: int) -> Iterator[PrefectFuture]:
     """Call the submit functions keeping at most `limit` futures in flight; yield each future
     once it is done, in completion order. Ray schedules whatever it is given at once, so the
     window is what makes `runner.max_parallel_shards` hold on a cluster."""

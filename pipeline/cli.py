@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import typer
 from typer import _click as click  # typer 0.29 ships its own click; its types are these
@@ -145,14 +145,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.ClickException as e:  # bad option / argument: click's one-liner
         e.show()
         raise SystemExit(e.exit_code) from None
-    except Exception as e:  # noqa: BLE001 - sorted into user mistakes and bugs below
+    except Exception as e:  # sorted into user mistakes and bugs below
         message = None if (_state["debug"] or "--debug" in args) else one_line(e)
         if message is None:
             raise
         typer.echo(f"error: {message}  (--debug shows the traceback)", err=True)
         raise SystemExit(2) from None
     raise SystemExit(rc if isinstance(rc, int) else 0)
-
 
 
 if __name__ == "__main__":

@@ -58,7 +58,11 @@ def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
         what = "unknown key"
         if owner is not None:
             close = difflib.get_close_matches(str(loc[-1]), _fields(owner), n=1, cutoff=0.6)
-            what += f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(_fields(owner))}"
+            what += (
+                f"; did you mean {close[0]!r}?"
+                if close
+                else f"; known: {', '.join(_fields(owner))}"
+            )
     else:
         value = first.get("input")
         shown = "" if isinstance(value, dict | list) else f" (got {value!r})"

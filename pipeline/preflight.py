@@ -17,6 +17,7 @@ Then the plan: stages, shards, problems, expected candidates and tests.
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import socket
 from dataclasses import dataclass, field
@@ -89,12 +90,16 @@ class Report:
                 out[label] = problems * len(langs) * src.samples_per_problem
             elif src.kind == "reference":
                 out[label] = sum(
-                    s.scaled(n) for s in self.sources for lang, n in s.solutions.items()
+                    s.scaled(n)
+                    for s in self.sources
+                    for lang, n in s.solutions.items()
                     if lang in langs
                 )
             else:  # mutants of the correct references
                 out[label] = src.per_candidate * sum(
-                    s.scaled(n) for s in self.sources for lang, n in s.correct.items()
+                    s.scaled(n)
+                    for s in self.sources
+                    for lang, n in s.correct.items()
                     if lang in langs
                 )
         return out
@@ -115,7 +120,7 @@ class Report:
 
     def lines(self) -> list[str]:
         def n(x: float) -> str:
-            return "?" if x != x else f"{x:,.0f}"  # NaN: not known before ingest
+            return "?" if math.isnan(x) else f"{x:,.0f}"  # NaN: not known before ingest
 
         out = [f"plan for {self.config.name} (build {self.config.build_id}):"]
         out += [f"  stage  {s}" for s in self.stages()]
@@ -133,7 +138,11 @@ class Report:
     def raise_if_fatal(self) -> None:
         fatal = [f"[{f.check}] {f.message}" for f in self.findings if f.fatal]
         if fatal:
-            more = f" (+{len(fatal) - 1} more: aletheia build-train --dry-run)" if len(fatal) > 1 else ""
+            more = (
+                f" (+{len(fatal) - 1} more: aletheia build-train --dry-run)"
+                if len(fatal) > 1
+                else ""
+            )
             raise PreflightError(f"preflight: {fatal[0]}{more}")
 
 
@@ -154,15 +163,20 @@ def _check_sources(cfg: RunConfig, report: Report) -> None:
         plan = SourcePlan(spec.text)
         report.sources.append(plan)
         local = spec.kind in {"bundled", "humaneval"} or (
-            spec.location is not None and (spec.location.startswith(("/", ".", "~"))
-                                           or any(c in spec.location for c in "*?[")
-                                           or Path(spec.location).exists())
+            spec.location is not None
+            and (
+                spec.location.startswith(("/", ".", "~"))
+                or any(c in spec.location for c in "*?[")
+                or Path(spec.location).exists()
+            )
         )
         if not local:
             report.add("sources", f"{spec.text}: a Hub dataset; not checked offline", fatal=False)
             continue
         if spec.kind != "humaneval" and not spec.local_paths():
-            report.add("sources", f"{spec.text}: no file or folder at {spec.location}; fix the path")
+            report.add(
+                "sources", f"{spec.text}: no file or folder at {spec.location}; fix the path"
+            )
             continue
         adapter = ADAPTERS[spec.kind]()
         split = spec.split or adapter.default_split or cfg.ingest.split
@@ -171,7 +185,11 @@ def _check_sources(cfg: RunConfig, report: Report) -> None:
         except Exception as e:  # noqa: BLE001 - any load failure is this source's problem
             report.add("sources", f"{spec.text}: cannot be read: {' '.join(str(e).split())[:300]}")
             continue
-        missing = [c for c in adapter.required_columns if c not in (loaded.columns or adapter.required_columns)]
+        missing = [
+            c
+            for c in adapter.required_columns
+            if c not in (loaded.columns or adapter.required_columns)
+        ]
         if missing:
             report.add("sources", f"{spec.text}: missing column(s) {missing}; has {loaded.columns}")
             continue
@@ -186,7 +204,9 @@ def _check_sources(cfg: RunConfig, report: Report) -> None:
             plan.converted += 1
             try:
                 row_id = adapter.row_id(row, index, ctx)
-                problem = build_problem(adapter.name, row_id, adapter.convert(row, row_id, ctx), cfg.ingest)
+                problem = build_problem(
+                    adapter.name, row_id, adapter.convert(row, row_id, ctx), cfg.ingest
+                )
             except Exception as e:  # noqa: BLE001 - such rows are quarantined at ingest
                 first_error = first_error or f"row {index}: {' '.join(str(e).split())[:200]}"
                 continue
@@ -197,9 +217,16 @@ def _check_sources(cfg: RunConfig, report: Report) -> None:
                 if s.correct:
                     plan.correct[s.language] = plan.correct.get(s.language, 0) + 1
         if plan.converted and not plan.problems:
-            report.add("sources", f"{spec.text}: none of the first {plan.converted} rows parse ({first_error})")
+            report.add(
+                "sources",
+                f"{spec.text}: none of the first {plan.converted} rows parse ({first_error})",
+            )
         elif first_error:
-            report.add("sources", f"{spec.text}: some rows will be quarantined, e.g. {first_error}", fatal=False)
+            report.add(
+                "sources",
+                f"{spec.text}: some rows will be quarantined, e.g. {first_error}",
+                fatal=False,
+            )
 
 
 def resolve_model(ref: str) -> str | None:
@@ -251,8 +278,11 @@ def _check_models(cfg: RunConfig, report: Report) -> None:
         pythons = []
         if b.type == "vllm":
             if b.python is None and b.engine == "vllm" and importlib.util.find_spec("vllm") is None:
-                report.add("models", f"sample.{src.name}: backend vllm without `python:` needs vllm "
-                           "in this environment; set backend.python to vLLM's own interpreter")
+                report.add(
+                    "models",
+                    f"sample.{src.name}: backend vllm without `python:` needs vllm "
+                    "in this environment; set backend.python to vLLM's own interpreter",
+                )
             pythons.append(b.python)
         if b.type == "openai":
             if b.serve is not None:
@@ -260,11 +290,16 @@ def _check_models(cfg: RunConfig, report: Report) -> None:
             elif b.base_url:
                 _check_server(f"sample.{src.name}", b.base_url, report)
             if b.api_key_env and not os.environ.get(b.api_key_env):
-                report.add("models", f"sample.{src.name}: the key variable {b.api_key_env} is not set")
+                report.add(
+                    "models", f"sample.{src.name}: the key variable {b.api_key_env} is not set"
+                )
         for py in pythons:
             if py and not Path(py).exists():
-                report.add("models", f"sample.{src.name}: the vLLM environment's interpreter {py} "
-                           "does not exist; build it (docs/scale.md) or fix backend.python")
+                report.add(
+                    "models",
+                    f"sample.{src.name}: the vLLM environment's interpreter {py} "
+                    "does not exist; build it (docs/scale.md) or fix backend.python",
+                )
 
 
 def _check_server(who: str, url: str, report: Report) -> None:
@@ -274,8 +309,11 @@ def _check_server(who: str, url: str, report: Report) -> None:
         with socket.create_connection((host, port), timeout=2):
             return
     except OSError as e:
-        report.add("models", f"{who}: nothing answers at {url} ({e.strerror or e}); "
-                   "start the server (vllm serve ...) before the build")
+        report.add(
+            "models",
+            f"{who}: nothing answers at {url} ({e.strerror or e}); "
+            "start the server (vllm serve ...) before the build",
+        )
 
 
 def _check_hub(cfg: RunConfig, report: Report) -> None:
@@ -294,16 +332,23 @@ def _check_docker(cfg: RunConfig, report: Report) -> None:
 
         docker_client().ping()
     except Exception as e:  # noqa: BLE001 - any failure means no sandbox
-        report.add("docker", f"the Docker engine does not answer ({' '.join(str(e).split())[:200]}); "
-                   "start it (scripts/ensure-docker.sh) on every judging node")
+        report.add(
+            "docker",
+            f"the Docker engine does not answer ({' '.join(str(e).split())[:200]}); "
+            "start it (scripts/ensure-docker.sh) on every judging node",
+        )
         return
     tag = cfg.sandbox.image or image_tag()
     if find_image(tag) is None:
         if cfg.sandbox.image:
             report.add("docker", f"sandbox.image {tag} is not on this machine; build or pull it")
         else:
-            report.add("docker", f"sandbox image {tag} not built yet: the first judging shard "
-                       "builds it (python -m sandbox image ensure does it now)", fatal=False)
+            report.add(
+                "docker",
+                f"sandbox image {tag} not built yet: the first judging shard "
+                "builds it (python -m sandbox image ensure does it now)",
+                fatal=False,
+            )
 
 
 def _check_runner(cfg: RunConfig, report: Report) -> None:
@@ -329,6 +374,13 @@ def require(cfg: RunConfig) -> Report:
     report = preflight(cfg)
     report.raise_if_fatal()
     return report
+
+
+def require_hub(cfg: RunConfig) -> None:
+    """Only the Hub checks: what a publish of an existing build needs before it starts."""
+    report = Report(cfg)
+    _check_hub(cfg, report)
+    report.raise_if_fatal()
 
 
 def plan_dict(report: Report) -> dict[str, Any]:

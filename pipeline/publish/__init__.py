@@ -23,7 +23,7 @@ _WHERE = {
     "build_hub_folder": "stage",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = list(_WHERE)  # the lazy names above
 
 
 def __getattr__(name: str) -> Any:

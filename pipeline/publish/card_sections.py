@@ -54,7 +54,11 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     ),
     ("chosen_answer", "string", "the same position as a letter, A-E (A = chosen_position 0)"),
     ("pass_rates", "list<float>", "per candidate, the fraction of the problem's tests it passed"),
-    ("verdicts", "list<string>", "per candidate, the sandbox verdict: AC, WA, TLE, MLE, RE, CE, OLE"),
+    (
+        "verdicts",
+        "list<string>",
+        "per candidate, the sandbox verdict: AC, WA, TLE, MLE, RE, CE, OLE",
+    ),
     ("generator", "string", "the model (or `reference` / `mutant`) behind the candidates"),
     ("language", "string", "the candidates' language (python, cpp, java)"),
     ("easy_hard", "string", "difficulty band of the instance (easy | hard)"),
@@ -62,17 +66,29 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     ("source", "string", "the problem source (see Sources)"),
     ("problem_id", "string", "stable problem id; never shared between train and test configs"),
     ("candidate_ids", "list<string>", "stable candidate ids"),
-    ("candidate_origins", "list<string>", "per candidate: policy (sampled from a model), reference or mutant"),
+    (
+        "candidate_origins",
+        "list<string>",
+        "per candidate: policy (sampled from a model), reference or mutant",
+    ),
     ("candidate_generators", "list<string>", "per candidate: the generating model or origin"),
     ("candidate_languages", "list<string>", "per candidate: its language"),
-    ("adversarial", "list<struct|null>", "per candidate: the bias edit applied (mixed, adv), else null"),
+    (
+        "adversarial",
+        "list<struct|null>",
+        "per candidate: the bias edit applied (mixed, adv), else null",
+    ),
     ("split", "string", "train or test"),
     ("build_id", "string", "the build that produced the row"),
 ]
 DPO_FIELDS: list[tuple[str, str, str]] = [
     ("prompt", "string", "the verifier prompt the responses answer"),
     ("prompt_variant", "string", "which prompt template was used"),
-    ("chosen / rejected", "string", "verifier-model responses; chosen ends in the correct \\boxed{letter}"),
+    (
+        "chosen / rejected",
+        "string",
+        "verifier-model responses; chosen ends in the correct \\boxed{letter}",
+    ),
     ("rejected_answer", "string", "the letter the rejected response picked (or none)"),
     ("judge_model / rejected_judge_model", "string", "the verifier model that wrote each response"),
 ]

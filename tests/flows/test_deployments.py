@@ -23,14 +23,16 @@ PROFILES = {
 
 
 def _prefect(api: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {
-        k: v for k, v in os.environ.items() if not k.startswith("PREFECT_DEFAULT_WORK_POOL")
-    }
-    environ.update(
-        PREFECT_API_URL=api, ALETHEIA_HOME=str(REPO), PREFECT_CLI_COLORS="false", **env
-    )
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_DEFAULT_WORK_POOL")}
+    environ.update(PREFECT_API_URL=api, ALETHEIA_HOME=str(REPO), PREFECT_CLI_COLORS="false", **env)
     return subprocess.run(
-        [PREFECT, *args], cwd=REPO, env=environ, capture_output=True, text=True, timeout=300
+        [PREFECT, *args],
+        check=False,
+        cwd=REPO,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -144,7 +145,7 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
             if r["state_type"] == "COMPLETED" and r["start_time"]
         )[-3:]
         assert len(runs) == 3
-        assert all(prev[1] <= nxt[0] for prev, nxt in zip(runs, runs[1:], strict=False)), runs
+        assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(runs)), runs
     finally:
         import ray
 
