@@ -34,13 +34,16 @@ LimitOpt = Annotated[
 
 def _prepare(config: Path, limit: int | None, dry_run: bool) -> dict[str, Any] | None:
     """The validated config as the flow parameter, or None after a dry run."""
+    import yaml
+
     from pipeline.config import load_run_config
     from pipeline.preflight import preflight
 
-    cfg = load_run_config(config)
-    if limit is not None:
-        cfg.ingest.limit_per_source = limit
-        cfg = load_run_config(cfg.model_dump(mode="json") | {"build_id": None})
+    cfg = load_run_config(config)  # a typo or a missing file is one line here
+    if limit is not None:  # a smaller build: its own build id, derived with the limit in
+        raw = yaml.safe_load(config.read_text()) or {}
+        raw["ingest"] = {**(raw.get("ingest") or {}), "limit_per_source": limit}
+        cfg = load_run_config(raw)
     report = preflight(cfg)
     if dry_run:
         typer.echo("\n".join(report.lines()))

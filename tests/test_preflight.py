@@ -206,3 +206,14 @@ def test_the_documented_problem_format_ingests(tmp_path: Path) -> None:
     table = pq.read_table(out).to_pylist()
     assert sorted(p["source_id"] for p in table) == ["double", "sum-two"]
     assert {p["test_mode"] for p in table} == {"stdio", "function"}
+
+
+def test_limit_gives_its_own_build_id_everywhere(tmp_path: Path) -> None:
+    from flows.cli import _prepare
+
+    path = _demo(tmp_path)
+    full = load_run_config(path)
+    limited = _prepare(path, 3, dry_run=False)
+    assert limited is not None and limited["ingest"]["limit_per_source"] == 3
+    assert limited["build_id"] != full.build_id
+    assert limited["assemble"]["build_id"] == limited["build_id"]
