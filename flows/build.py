@@ -14,17 +14,18 @@ Work-dir layout (`<out_dir>/work/`):
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger
-from prefect.futures import as_completed
 
 import pipeline
 from flows import tasks as T
 from flows.artifacts import Progress, artifact_key, counts_artifact, judged_counts
-from flows.runners import make_task_runner
+from flows.runners import bounded, make_task_runner, placement
 from flows.sharding import merge_shards, write_shards
+from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
 from pipeline.publish.layout import BuildManifest
@@ -57,21 +58,23 @@ def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, A
     sources = [Path(splits["outputs"]["train"]), Path(splits["outputs"]["heldout"])]
     shard_files = write_shards(sources, n, work / "sample" / "shards", "problems", PROBLEM_SCHEMA)
     progress = Progress(artifact_key(cfg.name, "sample-progress"), n, "sampling candidates")
-    futures = []
-    for i, shard in enumerate(shard_files):
+    code = T.code_digest("pipeline.sampling")
+
+    def submit(i: int, shard: Path) -> Any:
         shard_out = work / "sample" / f"shard-{i:04d}"
         t = T.configured(T.sample_task, cfg, [shard_out / "candidates.parquet"])
-        futures.append(
-            t.submit(
+        with placement(cfg.runner, cfg.runner.sample_placement):
+            return t.submit(
                 str(shard),
                 sha256_files([shard])[:16],
                 cfg.sample.model_dump(mode="json"),
                 str(shard_out),
-                T.code_digest("pipeline.sampling"),
+                code,
             )
-        )
+
+    submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
     parts, ran_on = [], []
-    for fut in as_completed(futures):
+    for fut in bounded(submits, cfg.runner.max_parallel_shards):
         r = fut.result()
         parts.append(Path(r["outputs"]["candidates"]))
         ran_on.append(r.get("ran_on"))
@@ -92,23 +95,25 @@ def judge_shards(
     progress = Progress(
         artifact_key(cfg.name, "judge-progress"), n, "judging candidates in the sandbox"
     )
-    futures = []
-    for i, shard in enumerate(shard_files):
+    code = T.code_digest("pipeline.judge", "sandbox")
+
+    def submit(i: int, shard: Path) -> Any:
         shard_out = work / "judge" / f"judged-{i:04d}-of-{n:04d}.parquet"
         t = T.configured(T.judge_task, cfg, [shard_out])
-        futures.append(
-            t.submit(
+        with placement(cfg.runner, cfg.runner.judge_placement):
+            return t.submit(
                 str(shard),
                 sha256_files([shard])[:16],
                 T.ref(problems),
                 cfg.judge.model_dump(mode="json"),
                 cfg.sandbox.model_dump(mode="json"),
                 str(shard_out),
-                T.code_digest("pipeline.judge", "sandbox"),
+                code,
             )
-        )
+
+    submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
     parts, se, ran_on = [], 0, []
-    for fut in as_completed(futures):
+    for fut in bounded(submits, cfg.runner.max_parallel_shards):
         r = fut.result()
         parts.append(Path(r["outputs"]["judged"]))
         se += int(r["stats"].get("se", 0) or 0)
@@ -216,6 +221,8 @@ def build_aletheia_eval(
     `front`: the results of `prepare` when the train flow already ran it (else it runs here).
     """
     cfg = load_run_config(config)
+    if front is None:  # run on its own (as a subflow of the train flow, already checked)
+        preflight.require(cfg)
     front = front or prepare(cfg)
     adv = _adversarial(cfg, "adv", front["instances"]["outputs"], front["problems"])
     inst = front["instances"]["outputs"]
@@ -235,6 +242,9 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
 
     cfg = load_run_config(config)
     logger = get_run_logger()
+    # Fail in seconds, not after hours of sampling: sources, models, Hub, Docker, vLLM envs.
+    for line in preflight.require(cfg).lines():
+        logger.info(line)
     front = prepare(cfg)
     problems, inst = front["problems"], front["instances"]["outputs"]
     mixed = _adversarial(cfg, "mixed", inst, problems)

@@ -1,33 +1,80 @@
 """`aletheia build-train` / `build-eval`: the flows run directly, without a Prefect server.
 
-Prefect runs them against a temporary local API (no server to start); the same code runs
-as deployments on a server via prefect.yaml.
+The run config is read and the preflight (pipeline/preflight.py) runs before Prefect is
+touched, so a typo or a missing model is one line in a second, not a traceback after the
+temporary API server has started. `--dry-run` stops after printing the plan. Prefect runs
+the flows against a temporary local API; the same code runs as deployments via prefect.yaml.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="run config YAML (see configs/)")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="check sources, models, Hub, Docker and vLLM environments, print the plan, stop",
+    ),
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        min=1,
+        help="read only the first N problems of each source (ingest.limit_per_source)",
+    ),
+]
+
+
+def _prepare(config: Path, limit: int | None, dry_run: bool) -> dict[str, Any] | None:
+    """The validated config as the flow parameter, or None after a dry run."""
+    import yaml
+
+    from pipeline.config import load_run_config
+    from pipeline.preflight import preflight
+
+    cfg = load_run_config(config)  # a typo or a missing file is one line here
+    if limit is not None:  # a smaller build: its own build id, derived with the limit in
+        raw = yaml.safe_load(config.read_text()) or {}
+        raw["ingest"] = {**(raw.get("ingest") or {}), "limit_per_source": limit}
+        cfg = load_run_config(raw)
+    report = preflight(cfg)
+    if dry_run:
+        typer.echo("\n".join(report.lines()))
+        raise typer.Exit(0 if report.ok else 1)
+    report.raise_if_fatal()
+    return cfg.model_dump(mode="json")
 
 
 def register(app: typer.Typer) -> None:
     @app.command("build-train")
-    def build_train(config: ConfigOpt = Path("configs/demo.yaml")) -> None:
+    def build_train(
+        config: ConfigOpt = Path("configs/demo.yaml"),
+        dry_run: DryRunOpt = False,
+        limit: LimitOpt = None,
+    ) -> None:
         """Build every config (train, ..., adv) and the Hub folder, like the deployment does."""
+        param = _prepare(config, limit, dry_run)
         from flows.build import build_aletheia_train
 
-        out = build_aletheia_train(str(config))
+        out = build_aletheia_train(param)
         typer.echo(json.dumps({k: out[k] for k in ("hub_dir", "work_dir", "rows")}, indent=2))
 
     @app.command("build-eval")
-    def build_eval(config: ConfigOpt = Path("configs/demo.yaml")) -> None:
+    def build_eval(
+        config: ConfigOpt = Path("configs/demo.yaml"),
+        dry_run: DryRunOpt = False,
+        limit: LimitOpt = None,
+    ) -> None:
         """Build the eval configs only (heldout, strong, hard, adv)."""
+        param = _prepare(config, limit, dry_run)
         from flows.build import build_aletheia_eval
 
-        out = build_aletheia_eval(str(config))
+        out = build_aletheia_eval(param)
         typer.echo(json.dumps({k: out[k] for k in ("heldout", "strong", "hard", "adv")}, indent=2))

@@ -9,6 +9,7 @@ from prefect import flow, get_run_logger
 
 from flows import tasks as T
 from flows.artifacts import artifact_key, counts_artifact, dataset_counts, summary_artifact
+from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
 from pipeline.publish.cli import default_tag
@@ -32,6 +33,7 @@ def publish_aletheia(
 ) -> dict[str, Any]:
     """Publish the build in `build_dir` (default: the run config's work dir)."""
     cfg = load_run_config(config)
+    preflight.require_hub(cfg)  # repo_id and HF_TOKEN before the layout work, not after
     logger = get_run_logger()
     build = Path(build_dir) if build_dir else cfg.work_dir
     manifest = BuildManifest.read(build)

@@ -1,12 +1,16 @@
-"""Task runners for the shard fan-out subflows: threads on one machine, or a Ray cluster."""
+"""Task runners for the shard fan-out subflows (threads on one machine, or a Ray cluster),
+where a shard may run (Ray resources), and how many run at once."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from pipeline.config import RunnerSection
+from pipeline.config import RunnerSection, ShardPlacement
 
 
 def make_task_runner(runner: RunnerSection) -> Any:
@@ -24,3 +28,28 @@ def make_task_runner(runner: RunnerSection) -> Any:
     if runner.ray_address is None:
         init_kwargs["num_cpus"] = runner.max_parallel_shards
     return RayTaskRunner(address=runner.ray_address, init_kwargs=init_kwargs)
+
+
+def placement(runner: RunnerSection, where: ShardPlacement) -> contextlib.AbstractContextManager:
+    """The Ray remote options for tasks submitted inside this context (none on threads)."""
+    opts = where.ray_options()
+    if runner.kind != "ray" or not opts:
+        return contextlib.nullcontext()
+    from prefect_ray.context import remote_options
+
+    return remote_options(**opts)
+
+
+def bounded(submits: Iterable[Callable[[], PrefectFuture]], limit: int) -> Iterator[PrefectFuture]:
+    """Call the submit functions keeping at most `limit` futures in flight; yield each future
+    once it is done, in completion order. Ray schedules whatever it is given at once, so the
+    window is what makes `runner.max_parallel_shards` hold on a cluster."""
+    todo = iter(submits)
+    running: list[PrefectFuture] = [s() for _, s in zip(range(limit), todo, strict=False)]
+    while running:
+        done = next(iter(as_completed(running)))
+        running.remove(done)
+        nxt = next(todo, None)
+        if nxt is not None:
+            running.append(nxt())
+        yield done

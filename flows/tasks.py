@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +68,17 @@ def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[
             "outputs": {k: str(v) for k, v in outputs.items()},
             "digest": sha256_files(files)[:16],
             "stats": stats,
-            "ran_on": {"host": socket.gethostname(), "pid": os.getpid()},  # where a shard ran
+            "ran_on": _ran_on(),  # where a shard ran
         }
     )
+
+
+def _ran_on() -> dict[str, Any]:
+    where: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid()}
+    ray = sys.modules.get("ray")  # only when this process is a Ray worker (or driver)
+    if ray is not None and ray.is_initialized():
+        where["ray_node"] = ray.get_runtime_context().get_node_id()
+    return where
 
 
 def ref(result_: dict[str, Any]) -> dict[str, Any]:

@@ -1,33 +1,158 @@
-"""`aletheia`: the command line. Each stage package contributes its commands via `register(app)`."""
+"""`aletheia`: the command line. Each stage package contributes its commands via `register(app)`.
+
+The stage modules import torch, transformers, matplotlib and the Hub client, so they are
+loaded only when one of their commands runs: `aletheia --help` lists the commands from the
+table below without importing any of them. A user mistake (a config typo, a missing file)
+prints one `error:` line; `--debug` shows the traceback instead.
+"""
 
 from __future__ import annotations
 
-import typer
+import importlib
+import sys
+from typing import NamedTuple
 
-import flows.cli
-import pipeline.instances.cli
-import pipeline.problems.cli
-import pipeline.publish.cli
-import pipeline.sampling.cli
-import pipeline.train.cli
+import typer
+from typer import _click as click  # typer 0.29 ships its own click; its types are these
+from typer.core import TyperCommand, TyperGroup
+
+
+class _Entry(NamedTuple):
+    module: str  # has register(app)
+    help: str  # the one-line summary shown by `aletheia --help`
+
+
+# In the order they appear in --help: the stages in data-flow order, then the flows.
+COMMANDS: dict[str, _Entry] = {
+    "problems": _Entry(
+        "pipeline.problems.cli",
+        "Problems with tests: ingest sources, split into contamination-free sets.",
+    ),
+    "sample": _Entry(
+        "pipeline.sampling.cli",
+        "Generate candidates from a policy pool, references and mutants (resumable).",
+    ),
+    "judge": _Entry(
+        "pipeline.sampling.cli",
+        "Judge every candidate in the Docker sandbox; distinct programs run once.",
+    ),
+    "assemble": _Entry(
+        "pipeline.instances.cli",
+        "Instances with exactly one correct candidate: train, heldout, strong, hard.",
+    ),
+    "adversarial": _Entry(
+        "pipeline.instances.cli",
+        "Adv / Mixed: bias edits, every edited program judged again in the sandbox.",
+    ),
+    "dpo": _Entry(
+        "pipeline.instances.cli",
+        "DPO pairs: verifier-model responses, chosen picks the correct letter, rejected not.",
+    ),
+    "train": _Entry(
+        "pipeline.train.cli",
+        "Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says.",
+    ),
+    "evaluate": _Entry(
+        "pipeline.train.cli",
+        "Evaluate a verifier on Heldout, Strong, Hard and Adv; write report.json + report.md.",
+    ),
+    "publish": _Entry(
+        "pipeline.publish.cli",
+        "Re-check the invariants, write the card + shards + plots, and (with --push) release.",
+    ),
+    "build-train": _Entry(
+        "flows.cli",
+        "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",
+    ),
+    "build-eval": _Entry("flows.cli", "Build the eval configs only (heldout, strong, hard, adv)."),
+}
+
+_loaded: dict[str, click.Command] = {}
+
+
+def load_command(name: str) -> click.Command | None:
+    """Import the module that registers `name` and return its click command."""
+    entry = COMMANDS.get(name)
+    if entry is None:
+        return None
+    if name not in _loaded:
+        sub = typer.Typer()
+        importlib.import_module(entry.module).register(sub)
+        group = typer.main.get_command(sub)
+        if isinstance(group, TyperGroup):
+            ctx = click.Context(group)
+            for cmd_name in group.list_commands(ctx):
+                cmd = group.get_command(ctx, cmd_name)
+                if cmd is not None:
+                    _loaded[cmd_name] = cmd
+        else:  # a module with a single command
+            _loaded[group.name or name] = group
+    return _loaded.get(name)
+
+
+class LazyGroup(TyperGroup):
+    """Lists the commands from COMMANDS; imports a command's module only to run it."""
+
+    _listing = False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if self._listing and cmd_name in COMMANDS:  # --help: a stub with the summary only
+            return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name].help)
+        return load_command(cmd_name)
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        type(self)._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            type(self)._listing = False
+
 
 app = typer.Typer(
     name="aletheia",
+    cls=LazyGroup,
     help="Execution-grounded training data for code verifiers: build, publish, train, evaluate.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
 
-# In the order they appear in --help: the stages in data-flow order, then the flows.
-for module in (
-    pipeline.problems.cli,  # problems ingest | split
-    pipeline.sampling.cli,  # sample, judge
-    pipeline.instances.cli,  # assemble, adversarial, dpo
-    pipeline.train.cli,  # train, evaluate
-    pipeline.publish.cli,  # publish
-    flows.cli,  # build-train, build-eval (the flows, run without a server)
-):
-    module.register(app)
+_state = {"debug": False}
+
+
+@app.callback()
+def _options(
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the full traceback of an error instead of one line."
+    ),
+) -> None:
+    _state["debug"] = debug
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console entry point: user mistakes as one line, bugs with their traceback."""
+    from pipeline.errors import one_line
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        rc = app(args=args, prog_name="aletheia", standalone_mode=False)
+    except typer.Exit as e:
+        raise SystemExit(e.exit_code) from None
+    except typer.Abort:
+        raise SystemExit(130) from None
+    except click.exceptions.ClickException as e:  # bad option / argument: click's one-liner
+        e.show()
+        raise SystemExit(e.exit_code) from None
+    except Exception as e:  # sorted into user mistakes and bugs below
+        message = None if (_state["debug"] or "--debug" in args) else one_line(e)
+        if message is None:
+            raise
+        typer.echo(f"error: {message}  (--debug shows the traceback)", err=True)
+        raise SystemExit(2) from None
+    raise SystemExit(rc if isinstance(rc, int) else 0)
+
 
 if __name__ == "__main__":
-    app()
+    main()

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.common.hashing import canonical_json, sha256_text
+from pipeline.errors import UserError, describe
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from pipeline.judge.stage import JudgeConfig
 from pipeline.problems.config import IngestConfig
@@ -34,6 +35,24 @@ class SandboxSection(_Section):
     image: str | None = None  # None = the current image definition, built if missing
 
 
+class ShardPlacement(_Section):
+    """What one shard asks Ray for (ignored by the thread runner). A shard runs only on a node
+    that has every listed resource free, so labelling nodes (`ray start --resources
+    '{"gpu_node": 1}'`) and asking for the label routes the shard there."""
+
+    num_cpus: float | None = Field(None, ge=0)  # None = Ray's default (1)
+    num_gpus: float | None = Field(None, ge=0)
+    resources: dict[str, float] = Field(default_factory=dict)  # custom node labels, e.g. gpu_node
+
+    def ray_options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {"resources": dict(self.resources)} if self.resources else {}
+        if self.num_cpus is not None:
+            opts["num_cpus"] = self.num_cpus
+        if self.num_gpus is not None:
+            opts["num_gpus"] = self.num_gpus
+        return opts
+
+
 class RunnerSection(_Section):
     """How stage shards are executed. Shards are by problem, so any one can be redone alone."""
 
@@ -41,7 +60,13 @@ class RunnerSection(_Section):
     ray_address: str | None = None  # None = start a local Ray cluster; "auto" / "ray://host:10001"
     sample_shards: int = Field(1, ge=1)
     judge_shards: int = Field(1, ge=1)
-    max_parallel_shards: int = Field(2, ge=1)  # thread runner: shards judged at once
+    # Shards in flight at once per fan-out, on threads and on a Ray cluster alike (the flow
+    # submits the next shard only when one has finished).
+    max_parallel_shards: int = Field(2, ge=1)
+    # Where shards may run on a Ray cluster: sampling (vLLM) on GPU nodes, judging on nodes
+    # with Docker and the sandbox image. Empty = anywhere.
+    sample_placement: ShardPlacement = Field(default_factory=ShardPlacement)
+    judge_placement: ShardPlacement = Field(default_factory=ShardPlacement)
 
 
 class RetrySection(_Section):
@@ -172,12 +197,21 @@ def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfi
     if isinstance(config, dict):
         return RunConfig.model_validate(config)
     path = Path(config)
-    if not path.exists():
-        raise FileNotFoundError(f"run config {path} not found (relative to {Path.cwd()})")
-    raw = yaml.safe_load(path.read_text()) or {}
+    if not path.is_file():
+        raise UserError(
+            f"run config {path} not found (relative to {Path.cwd()}); see configs/ for examples"
+        )
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f"line {mark.line + 1}: " if mark else ""
+        raise UserError(f"{path}: {at}not valid YAML ({getattr(e, 'problem', e)})") from e
     if not isinstance(raw, dict):
-        raise TypeError(f"{path}: a run config is a mapping at the top level")
+        raise UserError(f"{path}: a run config is a mapping at the top level")
     try:
         return RunConfig.model_validate(raw)
-    except ValueError as e:
-        raise ValueError(f"{path}: {e}") from e
+    except ValidationError as e:
+        raise UserError(f"{path}: {describe(e, RunConfig)}") from e
+    except (ValueError, OSError) as e:  # a pool file named by `sample:` is missing or wrong
+        raise UserError(f"{path}: {' '.join(str(e).split())}") from e

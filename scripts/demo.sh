@@ -2,7 +2,8 @@
 # `make demo`: build the Aletheia dataset family end to end as a Prefect deployment run.
 #
 #   local Prefect server (SQLite under .cache/prefect, telemetry off, 127.0.0.1:$PORT)
-#   -> process work pool `aletheia-local` -> `prefect deploy --all` -> a worker
+#   -> process work pool `aletheia-local` (or $ALETHEIA_POOL) -> `prefect deploy --all`
+#   -> a worker
 #   -> `prefect deployment run build-aletheia-train/demo --watch` on configs/demo.yaml
 #
 # Idempotent: a second run reuses the server, the pool, the deployments and every stage
@@ -15,7 +16,7 @@ ROOT="$(pwd)"
 PY="$ROOT/.venv/bin/python"
 PREFECT="$ROOT/.venv/bin/prefect"
 PORT="${ALETHEIA_PREFECT_PORT:-4200}"
-POOL="aletheia-local"
+POOL="${ALETHEIA_POOL:-aletheia-local}"
 CONFIG="${ALETHEIA_DEMO_CONFIG:-configs/demo.yaml}"
 STATE="$ROOT/.cache/prefect"
 mkdir -p "$STATE"
@@ -29,6 +30,8 @@ export PREFECT_SERVER_ANALYTICS_ENABLED=false
 export PREFECT_CLI_COLORS=false
 export DO_NOT_TRACK=1
 export ALETHEIA_HOME="$ROOT"
+# prefect.yaml names no pool: every deployment goes to this one (see prefect.yaml).
+export PREFECT_DEFAULT_WORK_POOL_NAME="$POOL"
 export PYTHONUNBUFFERED=1
 
 say() { printf '\n== %s\n' "$*"; }

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.common.perms import as_if_created
 from schemas.tables import validate_table
 
 ROW_GROUP_SIZE = 50_000
@@ -36,6 +37,7 @@ def write_parquet(table: pa.Table, path: str | Path, schema: pa.Schema | None = 
             write_statistics=True,
             store_schema=True,
         )
+        as_if_created(tmp)  # mkstemp made it 0600; readers under other uids need the umask's mode
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

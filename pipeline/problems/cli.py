@@ -56,6 +56,8 @@ def register(app: typer.Typer) -> None:
             "--keep-samples", help="keep sample I/O sections in prompt_statement")] = False,
         max_tests: Annotated[int | None, typer.Option(help="keep at most N tests per problem")] = None,
         max_solutions_per_language: Annotated[int, typer.Option(help="reference solutions kept")] = 10,
+        limit: Annotated[int | None, typer.Option(
+            "--limit", min=1, help="read only the first N rows of each source")] = None,
         force: Annotated[bool, typer.Option("--force", help="re-run even if the cached output matches")] = False,
     ) -> None:
         """Read problem sources into one Problem table; bad rows go to the quarantine table."""
@@ -63,7 +65,8 @@ def register(app: typer.Typer) -> None:
 
         config = IngestConfig(include_generated_tests=generated_tests,
                               max_tests_per_problem=max_tests,
-                              max_solutions_per_language=max_solutions_per_language)
+                              max_solutions_per_language=max_solutions_per_language,
+                              limit_per_source=limit)
         config.normalize.cut_sample_io = not keep_samples
         try:
             stats = ingest(source, out, config, force=force)

@@ -34,6 +34,8 @@ class IngestConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     split: str = "train"  # dataset split read when a spec names none (`kind:loc#split`)
+    # Read only the first N rows of each source (a smaller real run); None = all of them.
+    limit_per_source: int | None = Field(None, ge=1)
     include_generated_tests: bool = True  # code_contests `generated_tests`
     max_tests_per_problem: int | None = None  # keep the first N tests (counted), None = all
     max_solutions_per_language: int | None = 10  # reference candidates kept per language

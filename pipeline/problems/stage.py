@@ -119,8 +119,11 @@ def _ingest_source(
     modes: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     n_tests = 0
-    task = progress.add_task(spec.text, total=len(loaded))
+    rows = len(loaded) if config.limit_per_source is None else min(len(loaded), config.limit_per_source)
+    task = progress.add_task(spec.text, total=rows)
     for index, row in enumerate(loaded):
+        if index >= rows:  # ingest.limit_per_source: the first N rows, in the source's order
+            break
         progress.advance(task)
         row_id = f"{split}/{index}"
         try:
@@ -141,7 +144,7 @@ def _ingest_source(
             quarantined.append(quarantine_row(adapter.name, row_id, None, reason, row, config))
     stats = {
         "spec": spec.text,
-        "rows": len(loaded),
+        "rows": rows,
         "problems": kept,
         "quarantined": len(quarantined),
         "malformed_lines": len(loaded.malformed),

@@ -1,20 +1,32 @@
 """Publishing: the Hub folder (card, size-sharded Parquet per config, plots), invariant
-re-checks, and one atomic, idempotent, resumable Hub commit per release."""
+re-checks, and one atomic, idempotent, resumable Hub commit per release.
 
-from pipeline.publish.checks import CheckConfig, InvariantViolation, run_checks
-from pipeline.publish.layout import CONFIG_NAMES, CONFIGS, BuildManifest
-from pipeline.publish.push import PushResult, push_folder
-from pipeline.publish.stage import PublishConfig, build_hub_folder
+The names below are imported on first use, so importing one submodule (the run config
+needs `pipeline.publish.stage.PublishConfig`) does not load the Hub client and matplotlib.
+"""
 
-__all__ = [
-    "CONFIGS",
-    "CONFIG_NAMES",
-    "BuildManifest",
-    "CheckConfig",
-    "InvariantViolation",
-    "PublishConfig",
-    "PushResult",
-    "build_hub_folder",
-    "push_folder",
-    "run_checks",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "CONFIGS": "layout",
+    "CONFIG_NAMES": "layout",
+    "BuildManifest": "layout",
+    "CheckConfig": "checks",
+    "InvariantViolation": "checks",
+    "run_checks": "checks",
+    "PushResult": "push",
+    "push_folder": "push",
+    "PublishConfig": "stage",
+    "build_hub_folder": "stage",
+}
+
+__all__ = list(_WHERE)  # the lazy names above
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'pipeline.publish' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"pipeline.publish.{_WHERE[name]}"), name)

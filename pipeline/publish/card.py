@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
+from pipeline.publish import card_sections as sections
 from pipeline.publish.checks import CheckResult
 from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest
 
@@ -126,8 +127,9 @@ def render_card(
     plots: dict[str, str],
     *,
     pretty_name: str = "Aletheia (regenerated)",
-    license: str = "apache-2.0",
+    license: str | None = None,
 ) -> str:
+    license = license or sections.derived_license(tables)  # None: from the sources' licenses
     meta = yaml.safe_dump(
         front_matter(tables, pretty_name, license), sort_keys=False, allow_unicode=True
     )
@@ -171,9 +173,24 @@ ds = load_dataset("<this repo or folder>", "{example}")
 | --- | --- | --- |
 {configs_md}
 
+## Data fields
+
+{sections.data_fields_md()}
+
 ## Counts
 
 {counts_table(tables)}
+
+## What this build contains
+
+{sections.contents_md(tables, manifest.run_config)}
+
+## Sources
+
+Problems, statements and tests come from these sources, under their licenses; the
+candidates, verdicts and responses are this build's own. Front-matter license: `{license}`.
+
+{sections.sources_md(tables)}
 
 ## How it was built
 
@@ -183,11 +200,14 @@ ds = load_dataset("<this repo or folder>", "{example}")
 - seeds: {seeds_md}
 {models_md}
 
-Run config:
+<details>
+<summary>Run config (credentials redacted)</summary>
 
 ```yaml
 {config_yaml}
 ```
+
+</details>
 
 ## Invariant checks
 
@@ -198,4 +218,12 @@ Re-checked on exactly these rows before publishing; a failed check stops the rel
 ## Plots
 
 {plots_md}
+
+## Limitations
+
+{sections.LIMITATIONS}
+
+## Citation
+
+{sections.CITATION}
 """

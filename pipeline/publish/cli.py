@@ -34,14 +34,25 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Hub endpoint (default: HF_ENDPOINT or the Hub)")
         ] = None,
         private: Annotated[bool, typer.Option(help="create the repo private")] = False,
-        max_shard_mb: Annotated[int, typer.Option(help="target Parquet shard size (MiB)")] = 256,
+        max_shard_mb: Annotated[
+            int | None,
+            typer.Option(help="target Parquet shard size (MiB); default: the run config's"),
+        ] = None,
     ) -> None:
-        """Re-check the invariants, write the card + shards + plots, and (with --push) release."""
+        """Re-check the invariants, write the card + shards + plots, and (with --push) release.
+
+        The card name, license, required configs and shard size come from the `publish:`
+        section of the run config the build was made with (kept in build.json).
+        """
         from pipeline.publish.push import push_folder
         from pipeline.publish.stage import PublishConfig, build_hub_folder
 
         hub = hub_dir or build.resolve().parent / "hub"
-        stats = build_hub_folder(build, hub, PublishConfig(max_shard_bytes=max_shard_mb << 20))
+        section = BuildManifest.read(build).run_config.get("publish") or {}
+        config = PublishConfig.model_validate(section)
+        if max_shard_mb is not None:
+            config = config.model_copy(update={"max_shard_bytes": max_shard_mb << 20})
+        stats = build_hub_folder(build, hub, config)
         for name, n in stats["rows"].items():
             typer.echo(f"{name:16s} {n:8d} rows  {stats['shards'][name]} shard(s)")
         typer.echo(f"hub folder: {hub}")

@@ -58,16 +58,31 @@ def plot_list_sizes(tables: dict[str, pa.Table], path: Path) -> Path:
 
 
 def plot_correct_positions(tables: dict[str, pa.Table], path: Path) -> Path:
+    """One panel per list size: with n candidates the correct one can only be at A..n, so
+    pooling sizes would make later letters look under-used even when placement is uniform."""
     inst = _instance_configs(tables)
-    series = {}
-    for name, t in inst.items():
-        c = Counter(t.column("chosen_answer").to_pylist())
-        series[name] = [c.get(a, 0) for a in ANSWER_LETTERS]
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    _grouped_bars(ax, list(ANSWER_LETTERS), series)
-    ax.set_xlabel("position of the correct candidate")
-    ax.set_ylabel("instances")
-    ax.set_title("Correct positions")
+    sizes = list(range(2, len(ANSWER_LETTERS) + 1))
+    fig, axes = plt.subplots(1, len(sizes), figsize=(3 * len(sizes), 3.2), squeeze=False)
+    for ax, size in zip(axes[0], sizes, strict=True):
+        letters = list(ANSWER_LETTERS[:size])
+        series = {}
+        for name, t in inst.items():
+            c = Counter(
+                a
+                for a, n in zip(
+                    t.column("chosen_answer").to_pylist(),
+                    t.column("num_candidates").to_pylist(),
+                    strict=True,
+                )
+                if n == size
+            )
+            series[name] = [c.get(a, 0) for a in letters]
+        _grouped_bars(ax, letters, series)
+        ax.set_title(f"{size} candidates", fontsize=9)
+        ax.set_xlabel("correct position")
+    axes[0][0].set_ylabel("instances")
+    for ax in axes[0][1:]:
+        ax.get_legend().remove()
     return _save(fig, path)
 
 
@@ -88,30 +103,37 @@ def plot_languages(tables: dict[str, pa.Table], path: Path) -> Path:
 
 
 def plot_pass_rates(tables: dict[str, pa.Table], path: Path) -> Path:
-    """Pass rates of the incorrect candidates (the correct one is 1.0 by construction)."""
+    """Pass rates of the incorrect candidates (the correct one is 1.0 by construction).
+
+    Side-by-side bars rather than overlaid step lines: configs with identical
+    distributions (mixed is train with edits) would otherwise hide each other."""
     inst = _instance_configs(tables)
-    fig, ax = plt.subplots(figsize=(7, 3.5))
-    bins = [i / 10 for i in range(11)]
+    edges = [i / 10 for i in range(11)]
+    labels = [f"{lo:.1f}-" for lo in edges[:-1]]
+    series = {}
     for name, t in inst.items():
-        rates = [
-            r
-            for rows, vs in zip(
-                t.column("pass_rates").to_pylist(), t.column("verdicts").to_pylist()
-            )
-            for r, v in zip(rows, vs)
-            if v != "AC"
-        ]
-        ax.hist(rates, bins=bins, histtype="step", label=name, linewidth=1.5)
-    ax.set_xlabel("pass rate of incorrect candidates")
+        counts = [0] * (len(edges) - 1)
+        for rows, vs in zip(
+            t.column("pass_rates").to_pylist(), t.column("verdicts").to_pylist(), strict=True
+        ):
+            for r, v in zip(rows, vs, strict=True):
+                if v != "AC":
+                    counts[min(int(r * 10), len(counts) - 1)] += 1
+        series[name] = counts
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    _grouped_bars(ax, labels, series)
+    ax.set_xlabel("pass rate of incorrect candidates (bins of 0.1; the last includes 1.0)")
     ax.set_ylabel("candidates")
     ax.set_title("Pass-rate distribution")
-    ax.legend(fontsize=7, ncols=2)
     return _save(fig, path)
 
 
 PLOTS = {
     "list_sizes.png": (plot_list_sizes, "List sizes (candidates per instance)"),
-    "correct_positions.png": (plot_correct_positions, "Position of the correct candidate"),
+    "correct_positions.png": (
+        plot_correct_positions,
+        "Position of the correct candidate, per list size",
+    ),
     "languages.png": (plot_languages, "Candidate languages"),
     "pass_rates.png": (plot_pass_rates, "Pass rates of the incorrect candidates"),
 }

@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common.perms import as_if_created
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.publish.card import render_card
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
@@ -29,7 +30,6 @@ from pipeline.publish.layout import (
     replace_dir,
     write_config_shards,
 )
-from pipeline.publish.plots import write_plots
 
 STAGE = "publish"
 VERSION = "1"
@@ -44,7 +44,7 @@ class PublishConfig(BaseModel):
     # Configs that must be present and non-empty, or publishing refuses.
     require_configs: list[str] = Field(default_factory=lambda: list(CONFIG_NAMES))
     pretty_name: str = "Aletheia (regenerated)"
-    license: str = "apache-2.0"
+    license: str | None = None  # None: the sources' license when they share one, else "other"
     checks: CheckConfig = Field(default_factory=CheckConfig)
 
 
@@ -89,11 +89,14 @@ def build_hub_folder(
         name: len(write_config_shards(t, CONFIG_BY_NAME[name], staging, config.max_shard_bytes))
         for name, t in tables.items()
     }
+    from pipeline.publish.plots import write_plots  # matplotlib: only when publishing
+
     plots = write_plots(tables, staging / "assets")
     card = render_card(
         tables, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
     )
     (staging / "README.md").write_text(card, encoding="utf-8")
+    as_if_created(staging)  # mkdtemp made it 0700: the published folder follows the umask
     replace_dir(staging, hub_dir)
 
     stats = {

@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
     def train_cmd(
         config: Annotated[
             Path,
-            typer.Option("--config", exists=True, dir_okay=False, help="YAML in configs/train/"),
+            typer.Option("--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"),
         ],
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config: Annotated[
             Path | None,
-            typer.Option("--config", exists=True, dir_okay=False, help="EvalConfig YAML"),
+            typer.Option("--config", "-c", exists=True, dir_okay=False, help="EvalConfig YAML"),
         ] = None,
         k: Annotated[
             int | None, typer.Option("--k", help="responses per instance (overrides the config)")

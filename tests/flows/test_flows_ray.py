@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -63,3 +64,90 @@ def test_judge_shards_on_a_local_ray_cluster(
     )
     pids = {r["pid"] for r in out["stats"]["shards_ran_on"]}
     assert len(out["stats"]["shards_ran_on"]) == 2 and os.getpid() not in pids
+
+
+def _task_runs(api: str, name: str) -> list[dict]:
+    import httpx
+
+    body = {"task_runs": {"name": {"like_": name}}}
+    return httpx.post(f"{api}/task_runs/filter", json=body, timeout=30).json()
+
+
+def test_shards_are_placed_by_resource_on_a_two_node_cluster(
+    prefect_api: str, small_bundled: Path, tmp_path: Path
+) -> None:
+    """A real two-node Ray cluster on loopback (ray.cluster_utils starts a head and a second
+    raylet as separate processes): the head carries the `sandbox_node` label, the second node
+    `gpu_node`. Sampling shards must run on the second node, judging shards on the head,
+    and with max_parallel_shards 1 no two judging shards overlap."""
+    from ray.cluster_utils import Cluster
+
+    from flows import tasks as T
+    from flows.build import judge_shards, sample_shards
+    from flows.runners import make_task_runner
+    from pipeline.config import load_run_config
+    from pipeline.problems.stage import ingest
+    from pipeline.splits.stage import split_problems
+
+    mem = 80 * 1024 * 1024
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 2,
+            "resources": {"sandbox_node": 4},
+            "object_store_memory": mem,
+            "include_dashboard": False,
+        },
+    )
+    gpu = cluster.add_node(num_cpus=2, resources={"gpu_node": 1}, object_store_memory=mem)
+    cluster.wait_for_nodes()
+    try:
+        raw = small_config(tmp_path / "out", small_bundled, tmp_path / "tiny")
+        raw["sample"]["sources"] = [{"kind": "reference", "tier": "weak", "languages": ["python"]}]
+        raw["runner"] = {
+            "kind": "ray",
+            "ray_address": cluster.address,
+            "sample_shards": 2,
+            "judge_shards": 3,
+            "max_parallel_shards": 1,
+            "sample_placement": {"resources": {"gpu_node": 1}},
+            "judge_placement": {"resources": {"sandbox_node": 1}},
+        }
+        raw["sandbox"] = {"pool_size": 1}
+        cfg = load_run_config(raw)
+        work = cfg.work_dir
+        ingest(cfg.sources, work / "problems.parquet", cfg.ingest, show_progress=False)
+        split_problems(work / "problems.parquet", work / "splits", cfg.splits, show_progress=False)
+        problems = T.result("ingest", {"problems": work / "problems.parquet"}, {})
+        splits = T.result(
+            "splits",
+            {n: work / "splits" / f"{n}.parquet" for n in ("train", "heldout")},
+            {},
+        )
+        cfg_json = cfg.model_dump(mode="json")
+        candidates = sample_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+            cfg_json, splits
+        )
+        judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+            cfg_json, candidates, problems
+        )
+
+        head_id, gpu_id = cluster.head_node.node_id, gpu.node_id
+        sample_nodes = [r["ray_node"] for r in candidates["stats"]["shards_ran_on"]]
+        judge_nodes = [r["ray_node"] for r in judged["stats"]["shards_ran_on"]]
+        assert sample_nodes == [gpu_id, gpu_id]
+        assert judge_nodes == [head_id] * 3
+        assert pl.read_parquet(judged["outputs"]["judged"]).height > 0
+
+        runs = sorted(
+            (r["start_time"], r["end_time"])
+            for r in _task_runs(prefect_api, "judge-shard")
+            if r["state_type"] == "COMPLETED" and r["start_time"]
+        )[-3:]
+        assert len(runs) == 3
+        assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(runs)), runs
+    finally:
+        import ray
+
+        ray.shutdown()
+        cluster.shutdown()

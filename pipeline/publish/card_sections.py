@@ -1,0 +1,213 @@
+"""Sections of the dataset card that say what a reader needs beyond the counts: the data
+fields, where the problems come from (licenses, attribution), what this particular build
+really contains, its limitations, and how to cite. Kept apart from card.py's layout so
+each section can be tested on its own."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from pipeline.publish.layout import CONFIG_BY_NAME
+
+
+class SourceInfo(NamedTuple):
+    name: str
+    license: str | None  # SPDX-style id for the front matter; None = not known here
+    attribution: str
+
+
+# What the problem sources are published under (the problems, statements and tests; the
+# candidates generated from them are this build's own). Unknown sources: the problem rows'
+# own `license` field is what holds.
+SOURCES: dict[str, SourceInfo] = {
+    "bundled": SourceInfo(
+        "Bundled problems", "apache-2.0", "written for aletheia-pipeline (data/bundled)"
+    ),
+    "code_contests": SourceInfo(
+        "CodeContests", "cc-by-4.0", "DeepMind, `deepmind/code_contests` (Li et al., 2022)"
+    ),
+    "taco": SourceInfo("TACO", "apache-2.0", "BAAI, `BAAI/TACO` (Li et al., 2023)"),
+    "apps": SourceInfo("APPS", "mit", "`codeparrot/apps` (Hendrycks et al., 2021)"),
+    "codeforces": SourceInfo(
+        "Codeforces", "cc-by-4.0", "`open-r1/codeforces` (problems from codeforces.com)"
+    ),
+    "livecodebench": SourceInfo(
+        "LiveCodeBench", None, "`livecodebench/code_generation_lite`; see its dataset page"
+    ),
+    "humaneval": SourceInfo("HumanEval", "mit", "OpenAI, `openai_humaneval` (Chen et al., 2021)"),
+}
+
+# (field, type, meaning) for instance rows; DPO rows add the response fields below.
+DATA_FIELDS: list[tuple[str, str, str]] = [
+    ("prompt_id", "string", "the instance's id"),
+    ("query", "string", "the problem statement as shown to a verifier"),
+    ("candidates", "list<string>", "2-5 candidate programs, in the order shown"),
+    ("num_candidates", "int", "len(candidates)"),
+    (
+        "chosen_position",
+        "int",
+        "0-based index of the one correct candidate in `candidates` (0 = A, 1 = B, ...)",
+    ),
+    ("chosen_answer", "string", "the same position as a letter, A-E (A = chosen_position 0)"),
+    ("pass_rates", "list<float>", "per candidate, the fraction of the problem's tests it passed"),
+    (
+        "verdicts",
+        "list<string>",
+        "per candidate, the sandbox verdict: AC, WA, TLE, MLE, RE, CE, OLE",
+    ),
+    ("generator", "string", "the model (or `reference` / `mutant`) behind the candidates"),
+    ("language", "string", "the candidates' language (python, cpp, java)"),
+    ("easy_hard", "string", "difficulty band of the instance (easy | hard)"),
+    ("weak_strong", "string", "candidate tier: weak or strong generators"),
+    ("source", "string", "the problem source (see Sources)"),
+    ("problem_id", "string", "stable problem id; never shared between train and test configs"),
+    ("candidate_ids", "list<string>", "stable candidate ids"),
+    (
+        "candidate_origins",
+        "list<string>",
+        "per candidate: policy (sampled from a model), reference or mutant",
+    ),
+    ("candidate_generators", "list<string>", "per candidate: the generating model or origin"),
+    ("candidate_languages", "list<string>", "per candidate: its language"),
+    (
+        "adversarial",
+        "list<struct|null>",
+        "per candidate: the bias edit applied (mixed, adv), else null",
+    ),
+    ("split", "string", "train or test"),
+    ("build_id", "string", "the build that produced the row"),
+]
+DPO_FIELDS: list[tuple[str, str, str]] = [
+    ("prompt", "string", "the verifier prompt the responses answer"),
+    ("prompt_variant", "string", "which prompt template was used"),
+    (
+        "chosen / rejected",
+        "string",
+        "verifier-model responses; chosen ends in the correct \\boxed{letter}",
+    ),
+    ("rejected_answer", "string", "the letter the rejected response picked (or none)"),
+    ("judge_model / rejected_judge_model", "string", "the verifier model that wrote each response"),
+]
+
+
+def data_fields_md() -> str:
+    rows = [f"| `{f}` | {t} | {m} |" for f, t, m in DATA_FIELDS]
+    dpo = [f"| `{f}` | {t} | {m} |" for f, t, m in DPO_FIELDS]
+    return "\n".join(
+        [
+            "| field | type | meaning |",
+            "| --- | --- | --- |",
+            *rows,
+            "",
+            "`dpo` and `mixed_dpo` rows carry the instance fields plus:",
+            "",
+            "| field | type | meaning |",
+            "| --- | --- | --- |",
+            *dpo,
+            "",
+            "`train_questions` rows are problems with their tests (one per Train problem).",
+        ]
+    )
+
+
+def source_names(tables: dict[str, pa.Table]) -> list[str]:
+    names: set[str] = set()
+    for t in tables.values():
+        if "source" in t.column_names:
+            names |= {s for s in t.column("source").to_pylist() if s}
+    return sorted(names)
+
+
+def derived_license(tables: dict[str, pa.Table]) -> str:
+    """One license id when every source shares a known one; `other` otherwise."""
+    licenses = {SOURCES[s].license if s in SOURCES else None for s in source_names(tables)}
+    return licenses.pop() if len(licenses) == 1 and None not in licenses else "other"
+
+
+def sources_md(tables: dict[str, pa.Table]) -> str:
+    counts: Counter[str] = Counter()
+    for name, t in tables.items():
+        if CONFIG_BY_NAME[name].kind == "instances" and "source" in t.column_names:
+            counts.update(t.column("source").to_pylist())
+    lines = ["| source | license | attribution | instances |", "| --- | --- | --- | ---: |"]
+    for s in source_names(tables):
+        info = SOURCES.get(s, SourceInfo(s, None, "your own source: see each problem's `license`"))
+        lines.append(
+            f"| {info.name} (`{s}`) | {info.license or 'see attribution'} | {info.attribution} "
+            f"| {counts.get(s, 0)} |"
+        )
+    return "\n".join(lines)
+
+
+def _origins(tables: dict[str, pa.Table]) -> Counter[str]:
+    c: Counter[str] = Counter()
+    for name, t in tables.items():
+        if CONFIG_BY_NAME[name].kind == "instances":
+            c.update(o for row in t.column("candidate_origins").to_pylist() for o in row)
+    return c
+
+
+def _tiny_verifier(run_config: dict[str, Any]) -> bool:
+    """Whether the DPO responses come from the locally built random tiny model."""
+    tiny = (run_config.get("tiny_model") or {}).get("dir")
+    if not tiny:
+        return False
+    judges = (run_config.get("dpo") or {}).get("judges") or []
+    return any(
+        Path(str(j.get("model_path") or "")).resolve() == Path(str(tiny)).resolve() for j in judges
+    )
+
+
+def contents_md(tables: dict[str, pa.Table], run_config: dict[str, Any]) -> str:
+    """What this build really contains, said plainly (a demo build is not a real dataset)."""
+    origins = _origins(tables)
+    total = sum(origins.values())
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(origins.items())) or "none"
+    out = [f"Candidates by origin (instance configs): {parts}."]
+    if total and not origins.get("policy"):
+        out.append(
+            "**No candidate in this build was sampled from a model**: they are the problems' "
+            "reference solutions (correct and incorrect) and mechanical mutants of the correct "
+            "ones. Such a build exercises the pipeline; it is not the distribution of model "
+            "outputs a verifier meets in use."
+        )
+    if _tiny_verifier(run_config):
+        out.append(
+            "**The verifier responses in `dpo` and `mixed_dpo` come from a tiny, randomly "
+            "initialised model built locally**: they are real generations but random text, "
+            "useful only to test training code, not to train a verifier."
+        )
+    return "\n\n".join(out)
+
+
+LIMITATIONS = """\
+- Correctness means passing the problem's tests in the sandbox: a candidate that passes
+  every test can still be wrong on inputs the tests miss, and a test set with few or weak
+  tests lets such candidates through as "correct".
+- Verdicts depend on the sandbox's time and memory limits and its compilers (C++17 with
+  `-O2`, the Java and Python versions of the image); a solution near a limit may get
+  another verdict elsewhere.
+- Train and test are separated by problem and by near-duplicate clusters of statements
+  (MinHash), which does not catch every paraphrase; contamination of the candidate models'
+  own training data with these problems is not checked.
+- Bias edits (`mixed`, `adv`) are rule-based and English-only.
+- Candidate languages are Python, C++ and Java only."""
+
+CITATION = """\
+The Aletheia dataset family and training recipes were introduced in:
+
+```bibtex
+@article{aletheia2025,
+  title   = {Aletheia: What Makes RLVR For Code Verifiers Tick?},
+  author  = {Venkatkrishna, Vatsal and Paul, Indraneil and Gurevych, Iryna},
+  journal = {arXiv preprint},
+  year    = {2025}
+}
+```
+
+This build was regenerated with aletheia-pipeline; cite its build id (above) with the
+sources listed under Sources, under their licenses."""

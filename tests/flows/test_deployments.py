@@ -1,0 +1,89 @@
+"""The documented deploy commands (docs/scale.md, prefect.yaml) against a real local Prefect
+server with two process work pools: every profile is deployed, to the pool chosen without
+a prompt, and a missing pool is an error rather than a prompt."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.flows.flows_helpers import REPO
+
+PREFECT = str(Path(sys.executable).parent / "prefect")
+BUILD_FLOWS = ("build-aletheia-train", "build-aletheia-eval", "publish-aletheia")
+PROFILES = {
+    "demo": "configs/demo.yaml",
+    "one-node": "configs/one-node.yaml",
+    "cluster": "configs/aletheia-full.yaml",
+}
+
+
+def _prefect(api: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_DEFAULT_WORK_POOL")}
+    environ.update(PREFECT_API_URL=api, ALETHEIA_HOME=str(REPO), PREFECT_CLI_COLORS="false", **env)
+    return subprocess.run(
+        [PREFECT, *args],
+        check=False,
+        cwd=REPO,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def _deployments(api: str) -> dict[str, tuple[str, dict]]:
+    """'flow/deployment' -> (work pool, parameters), read back from the server's API."""
+    import httpx
+
+    flows = {f["id"]: f["name"] for f in httpx.post(f"{api}/flows/filter", json={}).json()}
+    rows = httpx.post(f"{api}/deployments/filter", json={}).json()
+    return {
+        f"{flows[d['flow_id']]}/{d['name']}": (d["work_pool_name"], d["parameters"]) for d in rows
+    }
+
+
+@pytest.mark.slow
+def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
+    for pool in ("aletheia-local", "gpu-box"):
+        r = _prefect(prefect_api, "work-pool", "create", pool, "--type", "process", "--overwrite")
+        assert r.returncode == 0, r.stdout + r.stderr
+
+    # No pool chosen: an error, not a prompt and not a silent default.
+    r = _prefect(prefect_api, "--no-prompt", "deploy", "--all")
+    assert r.returncode != 0
+    assert "work pool" in (r.stdout + r.stderr).lower()
+
+    # The documented command: every deployment, each profile, on the second pool.
+    r = _prefect(
+        prefect_api, "--no-prompt", "deploy", "--all", PREFECT_DEFAULT_WORK_POOL_NAME="gpu-box"
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    deps = _deployments(prefect_api)
+    for flow in BUILD_FLOWS:
+        for profile, config in PROFILES.items():
+            pool, params = deps[f"{flow}/{profile}"]
+            assert pool == "gpu-box", (flow, profile, pool)
+            assert params == {"config": config}
+            assert (REPO / config).is_file()
+    assert deps["train-verifier/demo"][0] == "gpu-box"
+    assert deps["evaluate-verifier/demo"][0] == "gpu-box"
+
+    # One deployment by name: `--pool` is honoured and moves only that one.
+    r = _prefect(
+        prefect_api,
+        "--no-prompt",
+        "deploy",
+        "--name",
+        "build-aletheia-train/cluster",
+        "--pool",
+        "aletheia-local",
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    deps = _deployments(prefect_api)
+    assert deps["build-aletheia-train/cluster"][0] == "aletheia-local"
+    assert deps["build-aletheia-train/one-node"][0] == "gpu-box"

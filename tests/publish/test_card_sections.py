@@ -1,0 +1,54 @@
+"""The card says what a reader needs: data fields (chosen_position 0-based beside the
+letter), the sources with their licenses, what this build really contains, limitations,
+a citation, and the run config collapsed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline.publish import card_sections as S
+from pipeline.publish.stage import build_hub_folder
+
+
+def _t(sources: list[str], origins: list[list[str]]) -> dict[str, pa.Table]:
+    return {
+        "train": pa.table({"source": sources, "candidate_origins": origins}),
+    }
+
+
+def test_license_follows_the_sources() -> None:
+    assert S.derived_license(_t(["bundled"], [["reference"]])) == "apache-2.0"
+    assert S.derived_license(_t(["code_contests", "codeforces"], [[], []])) == "cc-by-4.0"
+    assert S.derived_license(_t(["code_contests", "taco"], [[], []])) == "other"
+    assert S.derived_license(_t(["my-set"], [[]])) == "other"  # unknown: not claimed
+    md = S.sources_md(_t(["code_contests", "taco", "taco"], [[], [], []]))
+    assert "| CodeContests (`code_contests`) | cc-by-4.0 |" in md
+    assert "| TACO (`taco`) | apache-2.0 |" in md and md.rstrip().endswith("| 2 |")
+
+
+def test_contents_say_when_no_model_wrote_the_candidates_or_responses(tmp_path: Path) -> None:
+    tiny = tmp_path / "tiny"
+    run = {"tiny_model": {"dir": str(tiny)}, "dpo": {"judges": [{"model_path": str(tiny)}]}}
+    md = S.contents_md(_t(["bundled"], [["reference", "mutant", "mutant"]]), run)
+    assert "mutant 2, reference 1" in md
+    assert "No candidate in this build was sampled from a model" in md
+    assert "randomly initialised model" in md
+    real = S.contents_md(_t(["taco"], [["policy", "policy"]]), {"dpo": {"judges": []}})
+    assert "No candidate" not in real and "randomly" not in real
+
+
+def test_card_has_the_reader_sections(build_dir: Path, tmp_path: Path) -> None:
+    hub = tmp_path / "hub"
+    build_hub_folder(build_dir, hub)
+    card = (hub / "README.md").read_text()
+    for heading in ("## Data fields", "## What this build contains", "## Sources",
+                    "## Limitations", "## Citation"):  # fmt: skip
+        assert heading in card, heading
+    assert "0-based index of the one correct candidate" in card and "A = chosen_position 0" in card
+    assert "license: apache-2.0" in card  # the synthetic build's problems are bundled
+    assert "<details>" in card and "</details>" in card
+    start, end = card.index("<details>"), card.index("</details>")
+    assert "```yaml" in card[start:end]  # the run config is inside the collapsed block
+    assert (hub / "assets" / "correct_positions.png").stat().st_size > 0

@@ -1,0 +1,219 @@
+"""`aletheia build-train --dry-run` and the flows' preflight: each late failure named in
+issue 15 is caught in seconds, and user mistakes print one line. Real parts: the real
+Docker engine, the real HF cache lookup (an empty cache dir), real sockets on loopback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipeline.config import load_run_config
+from pipeline.preflight import PreflightError, preflight, resolve_model
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args],
+        check=False,
+        cwd=REPO,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _demo(tmp_path: Path, **changes: Any) -> Path:
+    raw = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    raw["out_dir"] = str(tmp_path / "out")
+    for key, value in changes.items():
+        raw[key] = value
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def _fatal(path: Path) -> list[str]:
+    report = preflight(load_run_config(path), docker=False)
+    return [f"[{f.check}] {f.message}" for f in report.findings if f.fatal]
+
+
+@pytest.fixture(autouse=True)
+def _empty_hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+
+
+def test_the_demo_config_passes_and_plans_what_the_readme_says(tmp_path: Path) -> None:
+    report = preflight(load_run_config(_demo(tmp_path)), docker=False)
+    assert report.ok, report.lines()
+    assert report.sources[0].rows == 27 and report.problems() == 27
+    assert report.tests() == 271  # README: 271 tests over the 27 bundled problems
+
+
+def test_missing_repo_id_and_token_with_push(tmp_path: Path) -> None:
+    fatal = _fatal(_demo(tmp_path, hub={"push": True}))
+    assert any("hub.repo_id is None" in f for f in fatal), fatal
+    assert any("HF_TOKEN is not set" in f for f in fatal), fatal
+
+
+def test_wrong_dpo_model_path(tmp_path: Path) -> None:
+    dpo = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["dpo"]
+    dpo["judges"][0]["model_path"] = str(tmp_path / "no-such-model")
+    fatal = _fatal(_demo(tmp_path, dpo=dpo))
+    assert len(fatal) == 1 and "dpo.judges.tiny-qwen2-verifier" in fatal[0], fatal
+
+
+def test_hub_id_not_in_the_local_cache_is_reported_not_fetched(tmp_path: Path) -> None:
+    assert resolve_model("Qwen/Qwen3-8B") is None  # an empty cache, no network
+    cached = Path(os.environ["HF_HUB_CACHE"]) / "models--acme--tiny" / "snapshots" / "abc"
+    cached.mkdir(parents=True)
+    (cached / "config.json").write_text("{}")
+    (cached.parents[1] / "refs").mkdir()
+    (cached.parents[1] / "refs" / "main").write_text("abc")
+    assert resolve_model("acme/tiny") == "HF cache"
+
+
+def test_missing_and_unparseable_sources(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    row = '{"source": "mine", "source_id": "x", "statement": "", "test_mode": "stdio", "tests": []}'
+    bad.write_text(row + "\n")
+    fatal = _fatal(_demo(tmp_path, sources=[f"jsonl:{tmp_path}/missing.jsonl", f"jsonl:{bad}"]))
+    assert any("missing.jsonl" in f and "no file" in f for f in fatal), fatal
+    assert any("bad.jsonl" in f and "none of the first 1 rows parse" in f for f in fatal), fatal
+
+
+def test_vllm_environment_and_server(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a loopback port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sample = {
+        "sources": [
+            {
+                "kind": "model",
+                "name": "offline",
+                "model": str(tmp_path),
+                "tier": "weak",
+                "backend": {"type": "vllm", "python": str(tmp_path / "venv-vllm/bin/python")},
+            },
+            {
+                "kind": "model",
+                "name": "served",
+                "model": "served",
+                "tier": "weak",
+                "backend": {"type": "openai", "base_url": f"http://127.0.0.1:{port}/v1"},
+            },
+        ]
+    }
+    fatal = _fatal(_demo(tmp_path, sample=sample))
+    assert any("sample.offline" in f and "venv-vllm/bin/python" in f for f in fatal), fatal
+    assert any("sample.served" in f and "nothing answers" in f for f in fatal), fatal
+
+
+@pytest.mark.docker
+def test_docker_and_image_are_checked(tmp_path: Path) -> None:
+    report = preflight(load_run_config(_demo(tmp_path, sandbox={"image": "aletheia-no-such:1"})))
+    assert [f.check for f in report.findings if f.fatal] == ["docker"]
+    with pytest.raises(PreflightError, match="sandbox.image aletheia-no-such:1"):
+        report.raise_if_fatal()
+
+
+def test_dry_run_prints_the_plan_and_fails_on_a_problem(tmp_path: Path) -> None:
+    ok = _cli("build-train", "--dry-run", "-c", str(_demo(tmp_path)), "--limit", "5")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "problems ~5, tests ~" in ok.stdout and "preflight: OK" in ok.stdout
+    bad = _cli("build-train", "--dry-run", "-c", str(_demo(tmp_path, hub={"push": True})))
+    assert bad.returncode == 1
+    assert "problem: [hub]" in bad.stdout and "preflight: FAILED" in bad.stdout
+
+
+def test_a_config_typo_is_one_line_with_a_suggestion(tmp_path: Path) -> None:
+    path = tmp_path / "typo.yaml"
+    path.write_text("name: x\njudge:\n  chunk_sise: 3\n")
+    start = time.monotonic()
+    r = _cli("build-train", "-c", str(path))
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "judge.chunk_sise: unknown key; did you mean 'chunk_size'?" in lines[0]
+    assert "Prefect" not in r.stdout + r.stderr  # no server started before the config is read
+    assert time.monotonic() - start < 60
+    debug = _cli("--debug", "build-train", "-c", str(path))
+    assert "Traceback" in debug.stderr and debug.returncode != 0
+
+
+def test_missing_config_file_is_one_line(tmp_path: Path) -> None:
+    r = _cli("build-eval", "-c", str(tmp_path / "nope.yaml"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "nope.yaml not found" in r.stderr
+
+
+def test_help_imports_no_heavy_library() -> None:
+    code = (
+        "import sys; from pipeline.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'transformers', 'matplotlib', 'datasketch', 'prefect')"
+        " if m in sys.modules]\nprint('HEAVY', heavy)"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "HEAVY []" in r.stdout, r.stdout + r.stderr
+    assert "build-train" in r.stdout
+
+
+def test_limit_per_source_ingests_the_first_rows(tmp_path: Path) -> None:
+    out = tmp_path / "problems.parquet"
+    r = _cli("problems", "ingest", "-s", "bundled", "-o", str(out), "--limit", "4")
+    assert r.returncode == 0, r.stdout + r.stderr
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(out).num_rows == 4
+
+
+def test_the_documented_problem_format_ingests(tmp_path: Path) -> None:
+    """The two example rows of docs/problem-format.md ingest as they are written."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    doc = (REPO / "docs" / "problem-format.md").read_text()
+    block = doc.split("```jsonl\n", 1)[1].split("```", 1)[0]
+    rows = [json.loads(line) for line in block.splitlines() if line.strip()]
+    src = tmp_path / "my-set.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "problems.parquet"
+    r = _cli("problems", "ingest", "-s", f"jsonl:{src}", "-o", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    table = pq.read_table(out).to_pylist()
+    assert sorted(p["source_id"] for p in table) == ["double", "sum-two"]
+    assert {p["test_mode"] for p in table} == {"stdio", "function"}
+
+
+def test_limit_gives_its_own_build_id_everywhere(tmp_path: Path) -> None:
+    from flows.cli import _prepare
+
+    path = _demo(tmp_path)
+    full = load_run_config(path)
+    limited = _prepare(path, 3, dry_run=False)
+    assert limited is not None and limited["ingest"]["limit_per_source"] == 3
+    assert limited["build_id"] != full.build_id
+    assert limited["assemble"]["build_id"] == limited["build_id"]
