@@ -23,7 +23,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.publish.layout import CONFIG_BY_NAME
 from pipeline.splits.config import NearDupConfig
-from pipeline.splits.dedup import links_across
 from schemas import ANSWER_LETTERS
 
 ORIGINS = frozenset({"policy", "reference", "mutant"})
@@ -263,6 +262,8 @@ def check_train_eval_disjoint(
     eval_text = {k: v for k, v in _texts(tables, "eval").items() if k not in train_rows}
     train_ids, eval_ids = sorted(train_text), sorted(eval_text)
     params = config.near_dup.dedup_params()
+    from pipeline.splits.dedup import links_across  # datasketch: slow to import, only when checking
+
     links = links_across(
         [train_text[p] for p in train_ids], [eval_text[p] for p in eval_ids], params
     )
