@@ -232,7 +232,7 @@ def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None
         accuracy: dict[str, dict[str, int]] = {}
         fallback_used = 0
         for variant in config.variants:
-            responses: dict[str, list[Any]] = {r["prompt_id"]: [] for r in rows}
+            responses: dict[str, list[Any]] = {r["instance_id"]: [] for r in rows}
             for judge in judges:
                 got = sample_responses(
                     rows, backends[judge], judge, variant, config, config.samples_per_judge
@@ -240,11 +240,13 @@ def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None
                 for pid, rs in got.items():
                     responses[pid] += rs
             if fallback is not None:
-                gold = {r["prompt_id"]: r["chosen_answer"] for r in rows}
+                gold = {r["instance_id"]: r["chosen_answer"] for r in rows}
                 lacking = [
                     r
                     for r in rows
-                    if not any(x.answer == gold[r["prompt_id"]] for x in responses[r["prompt_id"]])
+                    if not any(
+                        x.answer == gold[r["instance_id"]] for x in responses[r["instance_id"]]
+                    )
                 ]
                 if lacking:
                     got = sample_responses(
@@ -259,7 +261,7 @@ def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None
                         responses[pid] += rs
                     fallback_used += len(lacking)
             for row in rows:
-                rs = responses[row["prompt_id"]]
+                rs = responses[row["instance_id"]]
                 for r in rs:
                     acc = accuracy.setdefault(
                         r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}
@@ -269,7 +271,7 @@ def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None
                     acc["invalid"] += r.answer is None
                     acc["errors"] += r.finish_reason.startswith("error")
                 pairs, why = balancer.pick(
-                    row["prompt_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
+                    row["instance_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
                 )
                 if why is not None:
                     skipped[why] = skipped.get(why, 0) + 1

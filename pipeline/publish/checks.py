@@ -41,7 +41,7 @@ class CheckConfig(BaseModel):
 class RowRef:
     config: str
     row: int
-    key: str  # prompt_id (or problem_id for train_questions)
+    key: str  # instance_id (or problem_id for train_questions)
     reason: str
 
     def __str__(self) -> str:
@@ -82,7 +82,7 @@ class InvariantViolation(ValueError):
 
 
 def _key(row: dict) -> str:
-    return str(row.get("prompt_id") or row.get("problem_id") or "?")
+    return str(row.get("instance_id") or row.get("problem_id") or "?")
 
 
 def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
@@ -92,7 +92,7 @@ def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
         if CONFIG_BY_NAME[name].kind == "questions":
             continue
         cols = [
-            "prompt_id",
+            "instance_id",
             "num_candidates",
             "candidates",
             "verdicts",
@@ -144,7 +144,7 @@ def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
     for name, table in tables.items():
         if CONFIG_BY_NAME[name].kind != "dpo":
             continue
-        cols = ["prompt_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
+        cols = ["instance_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
         for i, row in enumerate(table.select(cols).to_pylist()):
             res.checked_rows += 1
             gold, picked = row["chosen_answer"], last_boxed(row["chosen"])

@@ -56,7 +56,8 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
     rates = [1.0 if v == "AC" else round(rng.random() * 0.9, 3) for v in verdicts]
     langs = [rng.choice(["python", "cpp", "java"]) for _ in range(n)]
     return {
-        "prompt_id": f"i_{split}_{k}",
+        "prompt_id": pid,
+        "instance_id": f"i_{split}_{k}",
         "query": query,
         "generator": "reference:bundled",
         "language": langs[0] if len(set(langs)) == 1 else "mixed",
@@ -68,6 +69,7 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
         "easy_hard": "easy",
         "weak_strong": "strong" if split == "strong" else "weak",
         "source": "bundled",
+        "modification": None,
         "problem_id": pid,
         "candidate_ids": [f"c_{k}_{j}" for j in range(n)],
         "candidate_origins": [rng.choice(["reference", "mutant"]) for _ in range(n)],

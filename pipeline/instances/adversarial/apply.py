@@ -25,7 +25,7 @@ from pipeline.instances.adversarial.syntax import (
 )
 from pipeline.instances.config import AdversarialConfig
 from pipeline.instances.rng import hash64
-from schemas.ids import candidate_id_for, prompt_id_for
+from schemas.ids import candidate_id_for, instance_id_for
 
 STAGE = "adversarial"
 
@@ -71,13 +71,13 @@ def shape_ok(bias: BiasType, language: str, before: str, after: str) -> bool:
     return not (has_error(language, after) and not has_error(language, before))
 
 
-def select_rows(prompt_ids: list[str], share: float, seed: int) -> set[int]:
-    """Exactly round(share * n) rows, those with the smallest seeded hash of their prompt_id."""
-    k = round(share * len(prompt_ids))
+def select_rows(instance_ids: list[str], share: float, seed: int) -> set[int]:
+    """Exactly round(share * n) rows, those with the smallest seeded hash of their instance_id."""
+    k = round(share * len(instance_ids))
     if k == 0:
         return set()
-    hashes = hash64(prompt_ids, f"{seed}:adversarial-select")
-    order = sorted(range(len(prompt_ids)), key=lambda i: (int(hashes[i]), prompt_ids[i]))
+    hashes = hash64(instance_ids, f"{seed}:adversarial-select")
+    order = sorted(range(len(instance_ids)), key=lambda i: (int(hashes[i]), instance_ids[i]))
     return set(order[:k])
 
 
@@ -87,7 +87,7 @@ def plan_edits(
     """The edits to try, the rows picked for editing, and per-bias counts so far."""
     pro = bias_types(config.bias_types, "pro")
     anti = bias_types(config.bias_types, "anti")
-    selected = select_rows([r["prompt_id"] for r in rows], config.share, config.seed)
+    selected = select_rows([r["instance_id"] for r in rows], config.share, config.seed)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     planned: list[PlannedEdit] = []
     for i in sorted(selected):
@@ -101,7 +101,7 @@ def plan_edits(
             pool = list(anti if is_correct else pro)
             if not pool:
                 continue
-            rng = random.Random(f"{config.seed}:{row['prompt_id']}:{pos}")
+            rng = random.Random(f"{config.seed}:{row['instance_id']}:{pos}")
             rng.shuffle(pool)
             language = row["candidate_languages"][pos]
             for bias in pool:
@@ -166,7 +166,7 @@ def apply_edits(
         if len(rejected_examples) < 20:
             rejected_examples.append(
                 {
-                    "prompt_id": rows[edit.row]["prompt_id"],
+                    "instance_id": rows[edit.row]["instance_id"],
                     "position": edit.position,
                     "bias": edit.bias,
                     "reason": reason,
@@ -191,7 +191,9 @@ def apply_edits(
             new["candidate_ids"][pos] = edit.candidate_id
             new["adversarial"][pos] = edit.bias
         new["split"] = config.split
-        new["prompt_id"] = prompt_id_for(row["problem_id"], new["candidate_ids"], salt=config.split)
+        new["instance_id"] = instance_id_for(
+            row["problem_id"], new["candidate_ids"], salt=config.split
+        )
         if config.build_id is not None:
             new["build_id"] = config.build_id
         out.append(new)

@@ -40,7 +40,7 @@ def verifier_requests(
         k = row["num_candidates"]
         out.append(
             GenerationRequest(
-                request_id=_request_id(row["prompt_id"], variant, judge),
+                request_id=_request_id(row["instance_id"], variant, judge),
                 messages=build_verifier_messages(
                     row["query"],
                     row["candidates"],
@@ -51,7 +51,7 @@ def verifier_requests(
                 temperature=config.temperature,
                 top_p=config.top_p,
                 max_tokens=config.max_tokens,
-                seed=derive_seed(config.seed, row["prompt_id"], variant, judge),
+                seed=derive_seed(config.seed, row["instance_id"], variant, judge),
                 answer_choices=list(ANSWER_LETTERS[:k]) if config.constrain_answer else None,
             )
         )
@@ -68,9 +68,9 @@ def sample_responses(
     *,
     progress: bool = True,
 ) -> dict[str, list[Response]]:
-    """prompt_id -> this judge's responses. Backend errors (finish_reason error:...) are not
+    """instance_id -> this judge's responses. Backend errors (finish_reason error:...) are not
     responses a verifier gave, so they are dropped here and counted by the caller."""
-    by_id = {row["prompt_id"]: row for row in rows}
+    by_id = {row["instance_id"]: row for row in rows}
     out: dict[str, list[Response]] = {pid: [] for pid in by_id}
     requests = verifier_requests(rows, variant, judge, config, n)
     for start in range(0, len(requests), config.batch_size):
