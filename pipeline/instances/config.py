@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV, bias_types
 from pipeline.judge.stage import JudgeConfig
 from schemas.instance import ANSWER_LETTERS
 
@@ -102,12 +103,28 @@ class AssembleConfig(StageConfig):
         return self
 
 
+MIXED_DEFAULTS: dict[str, Any] = {
+    "share": 0.25,
+    "copy_per_bias": False,
+    "bias_types": None,
+    "drop_selected_without_edit": False,
+}
+
+
 class AdversarialConfig(StageConfig):
     seed: int = 0
     split: str = "adv"  # the output split name: adv (every instance) or mixed (a share)
     share: float = Field(default=1.0, ge=0.0, le=1.0)  # of instances that get edits
-    # Bias types that may be used (names from the catalogue); None = all of them.
-    bias_types: list[str] | None = None
+    # per_row (Aletheia): one bias type per row, on every incorrect candidate (pro) or the
+    # correct one (anti); per_candidate (ours, earlier): a drawn type per candidate.
+    construction: Literal["per_row", "per_candidate"] = "per_row"
+    # per_row: one copy of each picked row per bias type (Adv, as Aletheia), or one type
+    # per picked row (Mixed).
+    copy_per_bias: bool = True
+    # Bias types that may be used (names from the catalogue); None = all of them. Default:
+    # the six of Aletheia's published Adv set.
+    bias_types: list[str] | None = Field(default_factory=lambda: list(ALETHEIA_ADV))
+    # per_candidate only: which roles are edited.
     edit_correct: bool = True  # anti-bias edit on the correct candidate
     edit_incorrect: bool = True  # pro-bias edit on every incorrect candidate
     # Adv: an instance picked for edits whose every edit was rejected is left out (counted);
@@ -117,10 +134,28 @@ class AdversarialConfig(StageConfig):
     # Must match the settings the candidates were judged with, or pass rates cannot match.
     judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig(progress=False))
 
+    @field_validator("bias_types")
+    @classmethod
+    def _known_types(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            bias_types(v)  # raises on unknown names
+            if not v:
+                raise ValueError("bias_types: empty; leave it out (or null) for the whole catalogue")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mixed_defaults(cls, data: Any) -> Any:
+        """`split: mixed` brings Mixed's defaults for every key it does not set: a 25% share
+        of Train, one bias type per picked row drawn from the whole catalogue, the other
+        rows kept unedited."""
+        if isinstance(data, dict) and data.get("split") == "mixed":
+            data = {**MIXED_DEFAULTS, **data}
+        return data
+
     @classmethod
     def mixed(cls, **kw: object) -> AdversarialConfig:
-        kw = {"split": "mixed", "share": 0.25, "drop_selected_without_edit": False, **kw}
-        return cls(**kw)  # type: ignore[arg-type]
+        return cls(**{"split": "mixed", **kw})  # type: ignore[arg-type]
 
 
 class JudgeModelSpec(BaseModel):

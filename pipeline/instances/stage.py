@@ -28,7 +28,7 @@ from schemas.dpo import DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 ASSEMBLE_VERSION = "1"
-ADVERSARIAL_VERSION = "1"
+ADVERSARIAL_VERSION = "2"  # 2: per-row construction, modification column
 DPO_VERSION = "1"
 STATS_FILE = "stats.json"
 
