@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV, bias_types
+from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
 from pipeline.judge.stage import JudgeConfig
 from schemas.instance import ANSWER_LETTERS
 
@@ -169,25 +170,67 @@ class JudgeModelSpec(BaseModel):
 
 
 class DPOConfig(StageConfig):
+    """DPO pairs from real verifier responses.
+
+    `construction: aletheia` (default, `src/thinkdpo_pairs.py`): every judge samples
+    `samples_per_judge` unconstrained responses; chosen is a correct one drawn at random
+    (any judge), its text cut after the first `</think>` and closed with `\\boxed{gold}`
+    (`chosen_source: sampled`); where no judge answered correctly, a trace of
+    `strong_judge` gets the gold answer spliced in the same way (`gold_spliced`).
+    Rejected comes from `rejected_judges` with balanced quotas; a response with no valid
+    answer counts as rejected. `construction: on_policy` (ours, earlier): chosen and
+    rejected both as sampled, from the same judge where possible; an instance with no
+    correct response is skipped or resampled from `fallback_judge`.
+    """
+
     seed: int = 0
     name: str = "dpo"  # the output file stem: dpo, mixed_dpo
     split: str | None = None  # None = keep each instance's split
     judges: list[JudgeModelSpec] = Field(default_factory=list)
-    variants: list[Literal["think", "no_think"]] = Field(default_factory=lambda: ["think"])
-    samples_per_judge: int = Field(default=4, ge=1)
-    temperature: float = 1.0
+    variants: list[PromptStyle] = Field(default_factory=lambda: ["think"])
+    # A user-turn template file with {question} {candidates} {valid_options}; None = ours.
+    prompt_template: str | None = None
+    system_template: str | None = None  # instruct only: the system-turn template file
+    construction: Literal["aletheia", "on_policy"] = "aletheia"
+    # aletheia: the judge whose trace gets the gold answer spliced in where no judge was
+    # right (Aletheia: DeepSeek-R1); None = the last of `judges`.
+    strong_judge: str | None = None
+    # aletheia: the judges rejected traces come from, with equal quotas (Aletheia: the
+    # 1.5B, 7B and 14B distills); None = every judge but the strong one (all if only one).
+    rejected_judges: list[str] | None = None
+    samples_per_judge: int = Field(default=4, ge=1)  # Aletheia's K
+    temperature: float = 0.6  # Aletheia's sampling temperature
     top_p: float = 1.0
-    max_tokens: int = Field(default=512, ge=1)
+    max_tokens: int = Field(default=16384, ge=1)  # Aletheia's max_tokens
+    # on_policy only: pairs per instance and variant (aletheia makes one).
     pairs_per_instance: int = Field(default=1, ge=1)
-    # Where no judge picked the correct letter: skip the instance, or sample a strong judge.
+    # on_policy: where no judge picked the correct letter: skip, or sample a strong judge.
     fallback: Literal["skip", "strong_judge"] = "skip"
     fallback_judge: JudgeModelSpec | None = None
     fallback_samples: int = Field(default=8, ge=1)
-    constrain_answer: bool = True  # ask the backend to end in a valid \boxed{X}
+    # Constrained decoding to end in a valid \\boxed{X} (ours); Aletheia samples freely.
+    constrain_answer: bool = False
     batch_size: int = Field(default=64, ge=1)
 
     @model_validator(mode="after")
-    def _fallback_named(self) -> DPOConfig:
+    def _consistent(self) -> DPOConfig:
         if self.fallback == "strong_judge" and self.fallback_judge is None:
             raise ValueError("fallback 'strong_judge' needs fallback_judge")
+        names = [j.name for j in self.judges]
+        if self.strong_judge is not None and names and self.strong_judge not in names:
+            raise ValueError(f"strong_judge: {self.strong_judge!r} is not one of judges {names}")
+        unknown = sorted(set(self.rejected_judges or []) - set(names)) if names else []
+        if unknown:
+            raise ValueError(f"rejected_judges: {unknown} are not among judges {names}")
+        if self.rejected_judges == []:
+            raise ValueError("rejected_judges: empty; leave it out for the default")
+        if self.system_template and "instruct" not in self.variants:
+            raise ValueError("system_template: only the instruct variant has a system turn")
         return self
+
+    def prompt_spec(self, style: PromptStyle) -> PromptSpec:
+        return PromptSpec(
+            style=style,
+            template=self.prompt_template,
+            system_template=self.system_template if style == "instruct" else None,
+        )
