@@ -20,6 +20,7 @@ import pyarrow as pa
 from datasketch import MinHash, MinHashLSH
 from pydantic import BaseModel, ConfigDict
 
+from pipeline.common.answers import parse_answer
 from pipeline.publish.layout import CONFIG_BY_NAME
 from schemas import ANSWER_LETTERS
 
@@ -130,14 +131,6 @@ def _instance_problem(row: dict) -> str | None:
     return None
 
 
-_BOXED = re.compile(r"\\boxed\{\s*([A-Za-z]+)\s*\}")
-
-
-def last_boxed(text: str) -> str | None:
-    found = _BOXED.findall(text or "")
-    return found[-1].strip().upper() if found else None
-
-
 def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
     """A DPO pair's chosen response picks the gold letter; the rejected one does not."""
     res = CheckResult("dpo-chosen-rejected", "DPO contract")
@@ -145,10 +138,12 @@ def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
         if CONFIG_BY_NAME[name].kind != "dpo":
             continue
         cols = ["instance_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
+        cols.append("num_candidates")
         for i, row in enumerate(table.select(cols).to_pylist()):
             res.checked_rows += 1
-            gold, picked = row["chosen_answer"], last_boxed(row["chosen"])
-            rejected = last_boxed(row["rejected"])
+            k = row["num_candidates"]
+            gold, picked = row["chosen_answer"], parse_answer(row["chosen"] or "", k)
+            rejected = parse_answer(row["rejected"] or "", k)
             if picked != gold:
                 reason = f"chosen response picks {picked!r}, gold is {gold!r}"
             elif rejected == gold:

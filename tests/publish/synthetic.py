@@ -87,8 +87,9 @@ def dpo_row(inst: dict) -> dict:
     wrong = next(a for a in ANSWER_LETTERS[: inst["num_candidates"]] if a != gold)
     return inst | {
         "prompt": "Which candidate is correct?\n" + inst["query"],
-        "chosen": f"Checking each candidate... \\boxed{{{gold}}}",
-        "rejected": f"I think \\boxed{{{wrong}}}",
+        "chosen": f"<think>\nChecking each candidate...\n</think>\n\\boxed{{{gold}}}",
+        "rejected": f"<think>\nI think so.\n</think>\n\\boxed{{{wrong}}}",
+        "chosen_source": "sampled",
         "rejected_answer": wrong,
         "judge_model": "tiny-qwen2",
         "rejected_judge_model": "tiny-qwen2",
