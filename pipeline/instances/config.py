@@ -8,8 +8,8 @@ from typing import Any, Literal, Self
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV, bias_types
 from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
+from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV, bias_types
 from pipeline.judge.stage import JudgeConfig
 from schemas.instance import ANSWER_LETTERS
 
@@ -141,7 +141,9 @@ class AdversarialConfig(StageConfig):
         if v is not None:
             bias_types(v)  # raises on unknown names
             if not v:
-                raise ValueError("bias_types: empty; leave it out (or null) for the whole catalogue")
+                raise ValueError(
+                    "bias_types: empty; leave it out (or null) for the whole catalogue"
+                )
         return v
 
     @model_validator(mode="before")

@@ -234,26 +234,30 @@ def _sample_variant(
 
     responses: dict[str, list[Any]] = {r["instance_id"]: [] for r in rows}
     for judge in judges:
-        got = sample_responses(rows, backends[judge], judge, variant, config, config.samples_per_judge)
+        got = sample_responses(
+            rows, backends[judge], judge, variant, config, config.samples_per_judge
+        )
         for iid, rs in got.items():
             responses[iid] += rs
     if config.construction != "on_policy" or config.fallback != "strong_judge":
         return responses, 0
     assert config.fallback_judge is not None
     lacking = [
-        r for r in rows if not any(x.answer == r["chosen_answer"] for x in responses[r["instance_id"]])
+        r
+        for r in rows
+        if not any(x.answer == r["chosen_answer"] for x in responses[r["instance_id"]])
     ]
     if lacking:
         name = config.fallback_judge.name
-        got = sample_responses(lacking, backends[name], name, variant, config, config.fallback_samples)
+        got = sample_responses(
+            lacking, backends[name], name, variant, config, config.fallback_samples
+        )
         for iid, rs in got.items():
             responses[iid] += rs
     return responses, len(lacking)
 
 
-def _count_responses(
-    accuracy: dict[str, dict[str, int]], gold: str, responses: list[Any]
-) -> None:
+def _count_responses(accuracy: dict[str, dict[str, int]], gold: str, responses: list[Any]) -> None:
     for r in responses:
         acc = accuracy.setdefault(
             r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}

@@ -27,7 +27,13 @@ def test_catalogue_has_ten_plus_types_of_both_roles_and_all_kinds() -> None:
     assert len(CATALOGUE) >= 10
     assert len({b.name for b in CATALOGUE}) == len(CATALOGUE)
     assert {b.role for b in CATALOGUE} == {"pro", "anti"}
-    assert {b.kind for b in CATALOGUE} == {"comment", "identifier", "dead_code", "docstring", "layout"}
+    assert {b.kind for b in CATALOGUE} == {
+        "comment",
+        "identifier",
+        "dead_code",
+        "docstring",
+        "layout",
+    }
     for name in (
         "authority",
         "fake_reference",

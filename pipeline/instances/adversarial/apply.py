@@ -132,7 +132,9 @@ def _try_edit(
     return after
 
 
-def _planned(row_index: int, row: dict[str, Any], pos: int, bias: str, after: str, plan: int) -> PlannedEdit:
+def _planned(
+    row_index: int, row: dict[str, Any], pos: int, bias: str, after: str, plan: int
+) -> PlannedEdit:
     return PlannedEdit(
         row=row_index,
         position=pos,
@@ -279,7 +281,10 @@ def _verdicts(
 
 
 def _edited_row(
-    row: dict[str, Any], edits: list[PlannedEdit], modification: str | None, config: AdversarialConfig
+    row: dict[str, Any],
+    edits: list[PlannedEdit],
+    modification: str | None,
+    config: AdversarialConfig,
 ) -> dict[str, Any]:
     new = dict(row)
     new["candidates"] = list(row["candidates"])
@@ -321,7 +326,9 @@ def _rows_per_row(
         # Aletheia concatenates one block per bias type; so do we (in catalogue order).
         order = [b.name for b in bias_types(config.bias_types)]
         for name in order:
-            out += [_edited_row(rows[p.row], p.edits, p.bias, config) for p in kept if p.bias == name]
+            out += [
+                _edited_row(rows[p.row], p.edits, p.bias, config) for p in kept if p.bias == name
+            ]
         dropped = sum(1 for i in selected if i not in by_row)
         out += [_edited_row(r, [], None, config) for i, r in enumerate(rows) if i not in selected]
     else:
@@ -431,7 +438,7 @@ __all__ = [
     "apply_edits",
     "plan_edits",
     "plan_per_row",
-    "targets",
     "sandbox_rejudge",
     "shape_ok",
+    "targets",
 ]

@@ -359,8 +359,10 @@ def insert_docstring(language: str, code: str, lines: list[str]) -> str | None:
         while at < min(2, len(rows)) and _PY_HEADER_SKIP.match(rows[at]):
             at += 1
         first = parse(code, language).root_node
-        starts_with_string = bool(first.children) and first.children[0].type == "expression_statement" and (
-            first.children[0].children and first.children[0].children[0].type == "string"
+        starts_with_string = (
+            bool(first.children)
+            and first.children[0].type == "expression_statement"
+            and (first.children[0].children and first.children[0].children[0].type == "string")
         )
         if starts_with_string:
             return None
