@@ -342,6 +342,7 @@ def _rows_per_row(
                 out.append(_edited_row(row, [], None, config))
     stats = {
         "construction": "per_row",
+        "selected": len(selected),
         "row_copies_planned": len(plans),
         "row_copies_kept": len(kept),
         "selected_rows_without_any_copy": dropped,
@@ -373,6 +374,7 @@ def _rows_per_candidate(
         out.append(_edited_row(row, edits, modification, config))
     stats = {
         "construction": "per_candidate",
+        "selected": len(selected),
         "selected_rows_without_any_copy": dropped,
         "edits_planned": len(planned),
         "edits_accepted": sum(ok),
