@@ -323,8 +323,8 @@ def _rows_per_row(
     out: list[dict[str, Any]] = []
     dropped = 0
     if config.copy_per_bias:
-        # Aletheia concatenates one block per bias type; so do we (in catalogue order).
-        order = [b.name for b in bias_types(config.bias_types)]
+        # Aletheia concatenates one block per bias type; so do we, in the configured order.
+        order = config.bias_types or [b.name for b in bias_types(None)]
         for name in order:
             out += [
                 _edited_row(rows[p.row], p.edits, p.bias, config) for p in kept if p.bias == name
