@@ -314,9 +314,8 @@ def _rows_per_row(
     good = {e.plan for e, k in zip(planned, ok, strict=True) if k}
     bad = {e.plan for e, k in zip(planned, ok, strict=True) if not k}
     kept = [p for n, p in enumerate(plans) if n in good and n not in bad]
-    for p in plans:
-        if p not in kept:
-            counts[p.bias]["copies_rejected_by_rejudge"] += 1
+    for n in sorted(bad):
+        counts[plans[n].bias]["copies_rejected_by_rejudge"] += 1
     by_row: dict[int, list[RowPlan]] = defaultdict(list)
     for p in kept:
         by_row[p.row].append(p)
@@ -325,10 +324,11 @@ def _rows_per_row(
     if config.copy_per_bias:
         # Aletheia concatenates one block per bias type; so do we, in the configured order.
         order = config.bias_types or [b.name for b in bias_types(None)]
+        by_bias: dict[str, list[RowPlan]] = defaultdict(list)
+        for p in kept:
+            by_bias[p.bias].append(p)
         for name in order:
-            out += [
-                _edited_row(rows[p.row], p.edits, p.bias, config) for p in kept if p.bias == name
-            ]
+            out += [_edited_row(rows[p.row], p.edits, p.bias, config) for p in by_bias[name]]
         dropped = sum(1 for i in selected if i not in by_row)
         out += [_edited_row(r, [], None, config) for i, r in enumerate(rows) if i not in selected]
     else:
