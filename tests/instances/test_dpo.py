@@ -194,3 +194,23 @@ def test_aletheia_dpo_from_real_tiny_models_keeps_every_instance(
             assert r["judge_model"] == "tiny-b"
     # 6 instances, quota 3 each, ties broken in the configured order: a, b, a, b, a, b.
     assert stats["rejected_by_judge"] == {"tiny-a": 3, "tiny-b": 3}
+
+
+def test_dpo_prompt_template_file_is_used(tmp_path: Path) -> None:
+    """A user template with the published placeholders replaces our wording in the prompt."""
+    from pipeline.instances.dpo.responses import verifier_messages
+
+    tpl = tmp_path / "user.txt"
+    tpl.write_text("Q: {question}\n{candidates}\nPick one of {valid_options}.\n")
+    cfg = DPOConfig(prompt_template=str(tpl))
+    row = {
+        "query": "Add.",
+        "candidates": ["print(1)", "print(2)"],
+        "candidate_languages": ["python"] * 2,
+    }
+    msgs = verifier_messages(row, "think", cfg)
+    assert msgs[0]["content"].startswith("Q: Add.\n[CANDIDATE_A]")
+    assert msgs[0]["content"].endswith("Pick one of A, B.")
+    assert msgs[-1] == {"role": "assistant", "content": "<think>\n"}
+    with pytest.raises(ValueError, match="system_template"):
+        DPOConfig(system_template=str(tpl))  # only the instruct variant has a system turn
