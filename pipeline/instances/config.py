@@ -210,7 +210,7 @@ class DPOConfig(StageConfig):
     fallback: Literal["skip", "strong_judge"] = "skip"
     fallback_judge: JudgeModelSpec | None = None
     fallback_samples: int = Field(default=8, ge=1)
-    # Constrained decoding to end in a valid \\boxed{X} (ours); Aletheia samples freely.
+    # Constrained decoding to end in a valid \boxed{X} (ours); Aletheia samples freely.
     constrain_answer: bool = False
     batch_size: int = Field(default=64, ge=1)
 
