@@ -1,5 +1,11 @@
 """DPO rows: an instance + a chosen verifier response (picks the correct candidate)
-and a rejected one (does not). `chosen_answer` stays the gold letter, as in Aletheia."""
+and a rejected one (does not). `chosen_answer` stays the gold letter, as in Aletheia.
+
+`prompt` is the verifier's user turn; `chosen` and `rejected` are whole assistant turns
+(the Think pre-fill `<think>\n` included). `chosen_source` says where chosen came from:
+`sampled` (a correct response, in Aletheia's construction cut after its first `</think>`
+and closed with `\boxed{gold}`) or `gold_spliced` (no judge was right: the strong
+judge's reasoning with the gold answer spliced in), so users can filter."""
 
 from __future__ import annotations
 
@@ -12,12 +18,13 @@ from schemas.instance import INSTANCE_FIELDS, Instance
 
 class DPORow(Instance):
     prompt: str  # the verifier prompt (question + candidates A-E + answer format)
-    chosen: str  # a real verifier response whose last \boxed{} is the gold letter
+    chosen: str  # a verifier response whose answer is the gold letter (see chosen_source)
     rejected: str  # a real verifier response that picks another letter or no valid one
+    chosen_source: Literal["sampled", "gold_spliced"]
     rejected_answer: str  # the letter it picked, or "invalid"
     judge_model: str  # the model that wrote `chosen`
     rejected_judge_model: str  # the model that wrote `rejected`
-    prompt_variant: Literal["think", "no_think"]
+    prompt_variant: Literal["think", "instruct"]
 
 
 DPO_SCHEMA = pa.schema(
@@ -25,6 +32,7 @@ DPO_SCHEMA = pa.schema(
         pa.field("prompt", pa.string(), nullable=False),
         pa.field("chosen", pa.string(), nullable=False),
         pa.field("rejected", pa.string(), nullable=False),
+        pa.field("chosen_source", pa.string(), nullable=False),
         pa.field("rejected_answer", pa.string(), nullable=False),
         pa.field("judge_model", pa.string(), nullable=False),
         pa.field("rejected_judge_model", pa.string(), nullable=False),

@@ -29,6 +29,13 @@ def candidate_id_for(language: str, code: str) -> str:
     return "c_" + _sha(language, normalize_code(code))
 
 
-def prompt_id_for(problem_id: str, candidate_ids: list[str], salt: str = "") -> str:
-    """`prompt_id` of an instance: its problem and its ordered candidates."""
+def instance_id_for(problem_id: str, candidate_ids: list[str], salt: str = "") -> str:
+    """`instance_id` of an instance: its problem and its ordered candidates (salt: the split).
+
+    (An instance's `prompt_id` is its problem's id, as in Aletheia; this names the row.)
+    """
     return "i_" + _sha(problem_id, *candidate_ids, salt)
+
+
+# Old name, kept until the adversarial stage (another branch) switches to `instance_id_for`.
+prompt_id_for = instance_id_for

@@ -1,7 +1,10 @@
 """Instances: one problem + 2-5 candidates, exactly one correct (DESIGN.md sections 1, 4).
 
-The first twelve columns are Aletheia's published field names, so existing Aletheia
-training and evaluation code reads our rows unchanged; the rest is provenance.
+The first thirteen columns are Aletheia's field names and types (`prompt_id` is the
+problem's id, shared by all its instances, as Aletheia's scripts group and filter by it;
+integers are int64 as `datasets` writes Python ints; `modification` is the bias type of
+an Adv/Mixed row, as in Aletheia's rq4 rows). The rest is provenance, led by
+`instance_id`, the stable hash that names one row.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ ANSWER_LETTERS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 
 class Instance(Record):
     # Aletheia's fields
-    prompt_id: str
+    prompt_id: str  # the problem's id, shared by every instance of the problem
     query: str  # the problem statement shown to the verifier (normalised)
     generator: str  # the candidates' generator, or "mixed"
     language: str  # the candidates' language, or "mixed"
@@ -29,7 +32,9 @@ class Instance(Record):
     easy_hard: Literal["easy", "hard"]
     weak_strong: Literal["weak", "strong"]
     source: str
+    modification: str | None = None  # Adv/Mixed rows: the row's bias type; None elsewhere
     # provenance
+    instance_id: str  # stable hash of (problem, ordered candidates, split): names the row
     problem_id: str
     candidate_ids: list[str]
     candidate_origins: list[str]
@@ -46,16 +51,18 @@ AL_FIELDS: list[pa.Field] = [
     pa.field("query", pa.string(), nullable=False),
     pa.field("generator", pa.string(), nullable=False),
     pa.field("language", pa.string(), nullable=False),
-    pa.field("num_candidates", pa.int32(), nullable=False),
+    pa.field("num_candidates", pa.int64(), nullable=False),
     pa.field("candidates", pa.list_(pa.string()), nullable=False),
-    pa.field("chosen_position", pa.int32(), nullable=False),
+    pa.field("chosen_position", pa.int64(), nullable=False),
     pa.field("chosen_answer", pa.string(), nullable=False),
     pa.field("pass_rates", pa.list_(pa.float64()), nullable=False),
     pa.field("easy_hard", pa.string(), nullable=False),
     pa.field("weak_strong", pa.string(), nullable=False),
     pa.field("source", pa.string(), nullable=False),
+    pa.field("modification", pa.string(), nullable=True),
 ]
 PROVENANCE_FIELDS: list[pa.Field] = [
+    pa.field("instance_id", pa.string(), nullable=False),
     pa.field("problem_id", pa.string(), nullable=False),
     pa.field("candidate_ids", pa.list_(pa.string()), nullable=False),
     pa.field("candidate_origins", pa.list_(pa.string()), nullable=False),

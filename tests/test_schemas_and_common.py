@@ -53,9 +53,9 @@ def test_unknown_fields_are_an_error_not_a_silent_drop() -> None:
 
 def test_validate_table_names_the_null_column_and_row() -> None:
     inst = Instance(
-        prompt_id="i", query="q", generator="g", language="python", num_candidates=2,
+        prompt_id="p", query="q", generator="g", language="python", num_candidates=2,
         candidates=["a", "b"], chosen_position=1, chosen_answer="B", pass_rates=[0.5, 1.0],
-        easy_hard="easy", weak_strong="weak", source="s", problem_id="p", candidate_ids=["1", "2"],
+        easy_hard="easy", weak_strong="weak", source="s", instance_id="i_1", problem_id="p", candidate_ids=["1", "2"],
         candidate_origins=["policy"] * 2, candidate_generators=["m"] * 2,
         candidate_languages=["python"] * 2, verdicts=["WA", "AC"], adversarial=[None, None],
         split="train", build_id="b",

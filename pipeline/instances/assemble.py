@@ -30,7 +30,7 @@ from pipeline.instances.normalize import with_dedup_key
 from pipeline.instances.rng import hash_column, mix64, purpose_salt
 from pipeline.instances.sizes import allocate_sizes
 from schemas.common import LANGUAGES
-from schemas.ids import prompt_id_for
+from schemas.ids import instance_id_for
 from schemas.instance import ANSWER_LETTERS, INSTANCE_SCHEMA
 from schemas.verdict import Verdict
 
@@ -386,8 +386,8 @@ def _finish(inst: pl.DataFrame, problems: pl.DataFrame, spec: SplitSpec) -> pl.D
         .otherwise(pl.col("statement")),
     )
     inst = inst.join(info, on="problem_id", how="left").sort("slot_hash", "slot_id")
-    prompt_ids = [
-        prompt_id_for(p, ids, salt=spec.name)
+    instance_ids = [
+        instance_id_for(p, ids, salt=spec.name)
         for p, ids in zip(
             inst.get_column("problem_id").to_list(),
             inst.get_column("candidate_ids").to_list(),
@@ -395,14 +395,16 @@ def _finish(inst: pl.DataFrame, problems: pl.DataFrame, spec: SplitSpec) -> pl.D
         )
     ]
     return inst.with_columns(
-        prompt_id=pl.Series(prompt_ids, dtype=pl.String),
-        num_candidates=pl.col("size").cast(pl.Int32),
-        chosen_position=pl.col("pos").cast(pl.Int32),
+        prompt_id=pl.col("problem_id"),  # Aletheia: the problem's id, shared by its instances
+        instance_id=pl.Series(instance_ids, dtype=pl.String),
+        num_candidates=pl.col("size").cast(pl.Int64),
+        chosen_position=pl.col("pos").cast(pl.Int64),
         chosen_answer=pl.col("pos").replace_strict(
             list(range(len(ANSWER_LETTERS))), list(ANSWER_LETTERS)
         ),
         easy_hard=pl.lit(spec.band),
         weak_strong=pl.lit(spec.tier),
+        modification=pl.lit(None, dtype=pl.String),
         adversarial=pl.col("candidate_ids").list.eval(pl.lit(None, dtype=pl.String)),
         split=pl.lit(spec.name),
     )

@@ -43,6 +43,7 @@ def _bias_table(stats: dict[str, Any]) -> Table:
         "rejected_verdict_changed",
         "rejected_pass_rate_changed",
         "rejected_shape",
+        "copies_rejected_by_rejudge",
         "not_applicable",
         "not_rejudged",
     ]
@@ -54,115 +55,122 @@ def _bias_table(stats: dict[str, Any]) -> Table:
     return t
 
 
+def assemble_cmd(
+    judged: Annotated[Path, typer.Option("--judged", "-j", help="judged candidates Parquet")],
+    problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
+    splits: Annotated[
+        Path, typer.Option("--splits", "-s", help="split folder (assignments.parquet)")
+    ],
+    out: OutOpt,
+    config: ConfigOpt = None,
+    seed: Annotated[int | None, typer.Option(help="override the config's seed")] = None,
+) -> None:
+    """Instances with exactly one correct candidate: train, heldout, strong, hard."""
+    from pipeline.instances.config import AssembleConfig
+    from pipeline.instances.stage import assemble
+
+    try:
+        cfg = AssembleConfig.from_yaml(config) if config else AssembleConfig()
+        if seed is not None:
+            cfg = cfg.model_copy(update={"seed": seed})
+        start = time.perf_counter()
+        with console.status("assembling instances"):
+            stats = assemble(judged, problems, splits, out, cfg)
+    except (ValueError, FileNotFoundError, TypeError) as e:
+        raise _fail(e) from e
+    console.print(_splits_table(stats))
+    left = stats["input"]["left_out"]
+    console.print(
+        f"{stats['input']['judged_rows']} judged rows, {stats['input']['eligible']} eligible, "
+        f"{stats['input']['quarantined']} quarantined, left out: {left}"
+    )
+    console.print(f"wrote {out}/ in {time.perf_counter() - start:.1f}s")
+
+
+def adversarial_cmd(
+    instances: Annotated[
+        Path, typer.Option("--instances", "-i", help="instances Parquet (heldout or train)")
+    ],
+    problems: Annotated[
+        Path, typer.Option("--problems", "-p", help="problems Parquet (for the re-judge)")
+    ],
+    out: OutOpt,
+    config: ConfigOpt = None,
+    mixed: Annotated[
+        bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
+    ] = False,
+) -> None:
+    """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
+    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.stage import adversarial
+
+    try:
+        if config:
+            cfg = AdversarialConfig.from_yaml(config)
+        else:
+            cfg = AdversarialConfig.mixed() if mixed else AdversarialConfig()
+        cfg.judge.progress = True
+        stats = adversarial(instances, problems, out, cfg)
+    except (ValueError, FileNotFoundError, TypeError) as e:
+        raise _fail(e) from e
+    console.print(_bias_table(stats))
+    console.print(
+        f"{stats['rows_out']} rows ({stats['rows_with_edits']} edited) from {stats['instances_in']} "
+        f"({stats['construction']}); {stats['edits_accepted']}/{stats['edits_planned']} edits "
+        f"kept their verdict; rows by bias type: {stats['rows_by_modification']}"
+    )
+    console.print(f"wrote {out}/{stats['output']}")
+
+
+def dpo_cmd(
+    instances: Annotated[
+        Path, typer.Option("--instances", "-i", help="instances Parquet (train or mixed)")
+    ],
+    out: OutOpt,
+    config: ConfigOpt = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="judge model as NAME=PATH (transformers); repeatable; adds to the config's"
+        ),
+    ] = None,
+) -> None:
+    """DPO pairs: real verifier responses, chosen picks the correct letter, rejected does not."""
+    from pipeline.instances.config import DPOConfig, JudgeModelSpec
+    from pipeline.instances.stage import build_dpo
+
+    try:
+        cfg = DPOConfig.from_yaml(config) if config else DPOConfig()
+        for m in model or []:
+            name, _, path = m.partition("=")
+            if not path:
+                name, path = Path(m).name, m
+            cfg.judges.append(JudgeModelSpec(name=name, model_path=path))
+        stats = build_dpo(instances, out, cfg)
+    except (ValueError, FileNotFoundError, TypeError) as e:
+        raise _fail(e) from e
+    t = Table(title="dpo responses by judge")
+    for c in ("judge", "responses", "correct", "invalid", "errors", "chosen", "rejected"):
+        t.add_column(c, justify="left" if c == "judge" else "right")
+    for name, acc in stats["responses_by_judge"].items():
+        t.add_row(
+            name,
+            *(str(acc[k]) for k in ("responses", "correct", "invalid", "errors")),
+            str(stats["chosen_by_judge"].get(name, 0)),
+            str(stats["rejected_by_judge"].get(name, 0)),
+        )
+    console.print(t)
+    console.print(
+        f"{stats['pairs']} pairs ({stats['construction']}) from {stats['instances']} instances; "
+        f"chosen: {stats['chosen_source']}; short of pairs: {stats['instances_short_of_pairs']}"
+    )
+    console.print(f"wrote {out}/{stats['output']}")
+
+
+COMMANDS = {"assemble": assemble_cmd, "adversarial": adversarial_cmd, "dpo": dpo_cmd}
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("assemble")
-    def assemble_cmd(
-        judged: Annotated[Path, typer.Option("--judged", "-j", help="judged candidates Parquet")],
-        problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-        splits: Annotated[
-            Path, typer.Option("--splits", "-s", help="split folder (assignments.parquet)")
-        ],
-        out: OutOpt,
-        config: ConfigOpt = None,
-        seed: Annotated[int | None, typer.Option(help="override the config's seed")] = None,
-    ) -> None:
-        """Instances with exactly one correct candidate: train, heldout, strong, hard."""
-        from pipeline.instances.config import AssembleConfig
-        from pipeline.instances.stage import assemble
-
-        try:
-            cfg = AssembleConfig.from_yaml(config) if config else AssembleConfig()
-            if seed is not None:
-                cfg = cfg.model_copy(update={"seed": seed})
-            start = time.perf_counter()
-            with console.status("assembling instances"):
-                stats = assemble(judged, problems, splits, out, cfg)
-        except (ValueError, FileNotFoundError, TypeError) as e:
-            raise _fail(e) from e
-        console.print(_splits_table(stats))
-        left = stats["input"]["left_out"]
-        console.print(
-            f"{stats['input']['judged_rows']} judged rows, {stats['input']['eligible']} eligible, "
-            f"{stats['input']['quarantined']} quarantined, left out: {left}"
-        )
-        console.print(f"wrote {out}/ in {time.perf_counter() - start:.1f}s")
-
-    @app.command("adversarial")
-    def adversarial_cmd(
-        instances: Annotated[
-            Path, typer.Option("--instances", "-i", help="instances Parquet (heldout or train)")
-        ],
-        problems: Annotated[
-            Path, typer.Option("--problems", "-p", help="problems Parquet (for the re-judge)")
-        ],
-        out: OutOpt,
-        config: ConfigOpt = None,
-        mixed: Annotated[
-            bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
-        ] = False,
-    ) -> None:
-        """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
-        from pipeline.instances.config import AdversarialConfig
-        from pipeline.instances.stage import adversarial
-
-        try:
-            if config:
-                cfg = AdversarialConfig.from_yaml(config)
-            else:
-                cfg = AdversarialConfig.mixed() if mixed else AdversarialConfig()
-            cfg.judge.progress = True
-            stats = adversarial(instances, problems, out, cfg)
-        except (ValueError, FileNotFoundError, TypeError) as e:
-            raise _fail(e) from e
-        console.print(_bias_table(stats))
-        console.print(
-            f"{stats['rows_out']} rows ({stats['rows_with_edits']} edited) from {stats['instances_in']}; "
-            f"{stats['edits_accepted']}/{stats['edits_planned']} edits accepted, "
-            f"{stats['edits_rejected_by_rejudge']} rejected by the re-judge"
-        )
-        console.print(f"wrote {out}/{stats['output']}")
-
-    @app.command("dpo")
-    def dpo_cmd(
-        instances: Annotated[
-            Path, typer.Option("--instances", "-i", help="instances Parquet (train or mixed)")
-        ],
-        out: OutOpt,
-        config: ConfigOpt = None,
-        model: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="judge model as NAME=PATH (transformers); repeatable; adds to the config's"
-            ),
-        ] = None,
-    ) -> None:
-        """DPO pairs: real verifier responses, chosen picks the correct letter, rejected does not."""
-        from pipeline.instances.config import DPOConfig, JudgeModelSpec
-        from pipeline.instances.stage import build_dpo
-
-        try:
-            cfg = DPOConfig.from_yaml(config) if config else DPOConfig()
-            for m in model or []:
-                name, _, path = m.partition("=")
-                if not path:
-                    name, path = Path(m).name, m
-                cfg.judges.append(JudgeModelSpec(name=name, model_path=path))
-            stats = build_dpo(instances, out, cfg)
-        except (ValueError, FileNotFoundError, TypeError) as e:
-            raise _fail(e) from e
-        t = Table(title="dpo responses by judge")
-        for c in ("judge", "responses", "correct", "invalid", "errors", "chosen", "rejected"):
-            t.add_column(c, justify="left" if c == "judge" else "right")
-        for name, acc in stats["responses_by_judge"].items():
-            t.add_row(
-                name,
-                *(str(acc[k]) for k in ("responses", "correct", "invalid", "errors")),
-                str(stats["chosen_by_judge"].get(name, 0)),
-                str(stats["rejected_by_judge"].get(name, 0)),
-            )
-        console.print(t)
-        console.print(
-            f"{stats['pairs']} pairs from {stats['instances']} instances; "
-            f"short of pairs: {stats['instances_short_of_pairs']}"
-        )
-        console.print(f"wrote {out}/{stats['output']}")
+    """Add this stage's commands to the `aletheia` app."""
+    for name, command in COMMANDS.items():
+        app.command(name)(command)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
+from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV, bias_types
 from pipeline.judge.stage import JudgeConfig
 from schemas.instance import ANSWER_LETTERS
 
@@ -102,12 +104,28 @@ class AssembleConfig(StageConfig):
         return self
 
 
+MIXED_DEFAULTS: dict[str, Any] = {
+    "share": 0.25,
+    "copy_per_bias": False,
+    "bias_types": None,
+    "drop_selected_without_edit": False,
+}
+
+
 class AdversarialConfig(StageConfig):
     seed: int = 0
     split: str = "adv"  # the output split name: adv (every instance) or mixed (a share)
     share: float = Field(default=1.0, ge=0.0, le=1.0)  # of instances that get edits
-    # Bias types that may be used (names from the catalogue); None = all of them.
-    bias_types: list[str] | None = None
+    # per_row (Aletheia): one bias type per row, on every incorrect candidate (pro) or the
+    # correct one (anti); per_candidate (ours, earlier): a drawn type per candidate.
+    construction: Literal["per_row", "per_candidate"] = "per_row"
+    # per_row: one copy of each picked row per bias type (Adv, as Aletheia), or one type
+    # per picked row (Mixed).
+    copy_per_bias: bool = True
+    # Bias types that may be used (names from the catalogue); None = all of them. Default:
+    # the six of Aletheia's published Adv set.
+    bias_types: list[str] | None = Field(default_factory=lambda: list(ALETHEIA_ADV))
+    # per_candidate only: which roles are edited.
     edit_correct: bool = True  # anti-bias edit on the correct candidate
     edit_incorrect: bool = True  # pro-bias edit on every incorrect candidate
     # Adv: an instance picked for edits whose every edit was rejected is left out (counted);
@@ -117,10 +135,30 @@ class AdversarialConfig(StageConfig):
     # Must match the settings the candidates were judged with, or pass rates cannot match.
     judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig(progress=False))
 
+    @field_validator("bias_types")
+    @classmethod
+    def _known_types(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            bias_types(v)  # raises on unknown names
+            if not v:
+                raise ValueError(
+                    "bias_types: empty; leave it out (or null) for the whole catalogue"
+                )
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _mixed_defaults(cls, data: Any) -> Any:
+        """`split: mixed` brings Mixed's defaults for every key it does not set: a 25% share
+        of Train, one bias type per picked row drawn from the whole catalogue, the other
+        rows kept unedited."""
+        if isinstance(data, dict) and data.get("split") == "mixed":
+            data = {**MIXED_DEFAULTS, **data}
+        return data
+
     @classmethod
     def mixed(cls, **kw: object) -> AdversarialConfig:
-        kw = {"split": "mixed", "share": 0.25, "drop_selected_without_edit": False, **kw}
-        return cls(**kw)  # type: ignore[arg-type]
+        return cls(**{"split": "mixed", **kw})  # type: ignore[arg-type]
 
 
 class JudgeModelSpec(BaseModel):
@@ -134,25 +172,67 @@ class JudgeModelSpec(BaseModel):
 
 
 class DPOConfig(StageConfig):
+    """DPO pairs from real verifier responses.
+
+    `construction: aletheia` (default, `src/thinkdpo_pairs.py`): every judge samples
+    `samples_per_judge` unconstrained responses; chosen is a correct one drawn at random
+    (any judge), its text cut after the first `</think>` and closed with `\\boxed{gold}`
+    (`chosen_source: sampled`); where no judge answered correctly, a trace of
+    `strong_judge` gets the gold answer spliced in the same way (`gold_spliced`).
+    Rejected comes from `rejected_judges` with balanced quotas; a response with no valid
+    answer counts as rejected. `construction: on_policy` (ours, earlier): chosen and
+    rejected both as sampled, from the same judge where possible; an instance with no
+    correct response is skipped or resampled from `fallback_judge`.
+    """
+
     seed: int = 0
     name: str = "dpo"  # the output file stem: dpo, mixed_dpo
     split: str | None = None  # None = keep each instance's split
     judges: list[JudgeModelSpec] = Field(default_factory=list)
-    variants: list[Literal["think", "no_think"]] = Field(default_factory=lambda: ["think"])
-    samples_per_judge: int = Field(default=4, ge=1)
-    temperature: float = 1.0
+    variants: list[PromptStyle] = Field(default_factory=lambda: ["think"])
+    # A user-turn template file with {question} {candidates} {valid_options}; None = ours.
+    prompt_template: str | None = None
+    system_template: str | None = None  # instruct only: the system-turn template file
+    construction: Literal["aletheia", "on_policy"] = "aletheia"
+    # aletheia: the judge whose trace gets the gold answer spliced in where no judge was
+    # right (Aletheia: DeepSeek-R1); None = the last of `judges`.
+    strong_judge: str | None = None
+    # aletheia: the judges rejected traces come from, with equal quotas (Aletheia: the
+    # 1.5B, 7B and 14B distills); None = every judge but the strong one (all if only one).
+    rejected_judges: list[str] | None = None
+    samples_per_judge: int = Field(default=4, ge=1)  # Aletheia's K
+    temperature: float = 0.6  # Aletheia's sampling temperature
     top_p: float = 1.0
-    max_tokens: int = Field(default=512, ge=1)
+    max_tokens: int = Field(default=16384, ge=1)  # Aletheia's max_tokens
+    # on_policy only: pairs per instance and variant (aletheia makes one).
     pairs_per_instance: int = Field(default=1, ge=1)
-    # Where no judge picked the correct letter: skip the instance, or sample a strong judge.
+    # on_policy: where no judge picked the correct letter: skip, or sample a strong judge.
     fallback: Literal["skip", "strong_judge"] = "skip"
     fallback_judge: JudgeModelSpec | None = None
     fallback_samples: int = Field(default=8, ge=1)
-    constrain_answer: bool = True  # ask the backend to end in a valid \boxed{X}
+    # Constrained decoding to end in a valid \boxed{X} (ours); Aletheia samples freely.
+    constrain_answer: bool = False
     batch_size: int = Field(default=64, ge=1)
 
     @model_validator(mode="after")
-    def _fallback_named(self) -> DPOConfig:
+    def _consistent(self) -> DPOConfig:
         if self.fallback == "strong_judge" and self.fallback_judge is None:
             raise ValueError("fallback 'strong_judge' needs fallback_judge")
+        names = [j.name for j in self.judges]
+        if self.strong_judge is not None and names and self.strong_judge not in names:
+            raise ValueError(f"strong_judge: {self.strong_judge!r} is not one of judges {names}")
+        unknown = sorted(set(self.rejected_judges or []) - set(names)) if names else []
+        if unknown:
+            raise ValueError(f"rejected_judges: {unknown} are not among judges {names}")
+        if self.rejected_judges == []:
+            raise ValueError("rejected_judges: empty; leave it out for the default")
+        if self.system_template and "instruct" not in self.variants:
+            raise ValueError("system_template: only the instruct variant has a system turn")
         return self
+
+    def prompt_spec(self, style: PromptStyle) -> PromptSpec:
+        return PromptSpec(
+            style=style,
+            template=self.prompt_template,
+            system_template=self.system_template if style == "instruct" else None,
+        )

@@ -28,8 +28,8 @@ from schemas.dpo import DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 ASSEMBLE_VERSION = "1"
-ADVERSARIAL_VERSION = "1"
-DPO_VERSION = "1"
+ADVERSARIAL_VERSION = "2"  # 2: per-row construction, modification column
+DPO_VERSION = "2"  # 2: Aletheia construction, chosen_source, shared prompt and reader
 STATS_FILE = "stats.json"
 
 
@@ -193,91 +193,142 @@ def _judge_backends(config: DPOConfig, backend: Any) -> tuple[dict[str, Any], li
     return out, owned
 
 
+def _dpo_key(instances: Path, config: DPOConfig, backends: dict[str, Any]) -> str:
+    described = {
+        n: b.describe() if hasattr(b, "describe") else {"name": n}
+        for n, b in sorted(backends.items())
+    }
+    templates = [Path(t) for t in (config.prompt_template, config.system_template) if t]
+    return stage_key(
+        "dpo",
+        DPO_VERSION,
+        {"config": config.model_dump(mode="json"), "backends": described},
+        [instances, *templates],
+        config.seed,
+    )
+
+
+def _roles(config: DPOConfig, backends: dict[str, Any]) -> tuple[list[str], str, list[str]]:
+    """(judges that sample for every instance, the strong judge, the rejected-side judges)."""
+    fallback = (
+        config.fallback_judge.name
+        if config.fallback == "strong_judge" and config.fallback_judge
+        else None
+    )
+    judges = [n for n in backends if n != fallback] or list(backends)
+    strong = config.strong_judge or judges[-1]
+    rejected = config.rejected_judges or [j for j in judges if j != strong] or [strong]
+    return judges, strong, rejected
+
+
+def _sample_variant(
+    rows: list[dict[str, Any]],
+    backends: dict[str, Any],
+    judges: list[str],
+    variant: str,
+    config: DPOConfig,
+) -> tuple[dict[str, list[Any]], int]:
+    """instance_id -> every judge's responses; and how many instances needed the
+    on-policy fallback judge."""
+    from pipeline.instances.dpo.responses import sample_responses
+
+    responses: dict[str, list[Any]] = {r["instance_id"]: [] for r in rows}
+    for judge in judges:
+        got = sample_responses(
+            rows, backends[judge], judge, variant, config, config.samples_per_judge
+        )
+        for iid, rs in got.items():
+            responses[iid] += rs
+    if config.construction != "on_policy" or config.fallback != "strong_judge":
+        return responses, 0
+    assert config.fallback_judge is not None
+    lacking = [
+        r
+        for r in rows
+        if not any(x.answer == r["chosen_answer"] for x in responses[r["instance_id"]])
+    ]
+    if lacking:
+        name = config.fallback_judge.name
+        got = sample_responses(
+            lacking, backends[name], name, variant, config, config.fallback_samples
+        )
+        for iid, rs in got.items():
+            responses[iid] += rs
+    return responses, len(lacking)
+
+
+def _count_responses(accuracy: dict[str, dict[str, int]], gold: str, responses: list[Any]) -> None:
+    for r in responses:
+        acc = accuracy.setdefault(
+            r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}
+        )
+        acc["responses"] += 1
+        acc["correct"] += r.answer == gold
+        acc["invalid"] += r.answer is None
+        acc["errors"] += r.finish_reason.startswith("error")
+
+
+def _pairs_for_variant(
+    rows: list[dict[str, Any]],
+    responses: dict[str, list[Any]],
+    variant: str,
+    config: DPOConfig,
+    roles: tuple[list[str], str, list[str]],
+    tally: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The DPO rows of one prompt variant, by the configured construction."""
+    from pipeline.instances.dpo.aletheia import RejectedQuotas, pick_pair
+    from pipeline.instances.dpo.pairs import dpo_row
+    from pipeline.instances.dpo.responses import verifier_messages
+
+    _, strong, rejected_judges = roles
+    quotas = RejectedQuotas.equal(rejected_judges, len(rows))
+    balancer = tally["balancer"]
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        rs = responses[row["instance_id"]]
+        _count_responses(tally["accuracy"], row["chosen_answer"], rs)
+        if config.construction == "aletheia":
+            pair, why = pick_pair(
+                row["instance_id"], variant, row["chosen_answer"], rs, strong, quotas, config.seed
+            )
+            pairs = [pair] if pair is not None else []
+        else:
+            pairs, why = balancer.pick(
+                row["instance_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
+            )
+        if why is not None:
+            tally["skipped"][why] = tally["skipped"].get(why, 0) + 1
+        if pairs:
+            prompt = verifier_messages(row, variant, config)
+            user = next(m["content"] for m in prompt if m["role"] == "user")
+            out += [dpo_row(row, p, user, config.split) for p in pairs]
+    return out
+
+
 def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None) -> dict[str, Any]:
     """DPO / Mixed-DPO: write `<out>/<config.name>.parquet` (DPO_SCHEMA) and stats.json.
 
     `backend`: one Backend (one judge), a mapping judge name -> Backend, or None to load
     each configured judge's `model_path` with the transformers backend.
     """
-    from pipeline.instances.dpo.pairs import PairBalancer, dpo_row
-    from pipeline.instances.dpo.prompt import build_verifier_prompt
-    from pipeline.instances.dpo.responses import sample_responses
+    from pipeline.instances.dpo.pairs import PairBalancer
 
     instances, out = Path(instances), Path(out)
     backends, owned = _judge_backends(config, backend)
-    described = {
-        n: b.describe() if hasattr(b, "describe") else {"name": n}
-        for n, b in sorted(backends.items())
-    }
-    key = stage_key(
-        "dpo",
-        DPO_VERSION,
-        {"config": config.model_dump(mode="json"), "backends": described},
-        [instances],
-        config.seed,
-    )
+    key = _dpo_key(instances, config, backends)
+    tally: dict[str, Any] = {"balancer": PairBalancer(config.seed), "skipped": {}, "accuracy": {}}
+    fallback_used = 0
+    dpo_rows: list[dict[str, Any]] = []
     try:
         if is_done(out, key):
             return read_stats(out)
         rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
-        fallback = (
-            config.fallback_judge.name
-            if config.fallback == "strong_judge" and config.fallback_judge
-            else None
-        )
-        judges = [n for n in backends if n != fallback] or list(backends)
-        balancer = PairBalancer(config.seed)
-        dpo_rows: list[dict[str, Any]] = []
-        skipped: dict[str, int] = {}
-        accuracy: dict[str, dict[str, int]] = {}
-        fallback_used = 0
+        roles = _roles(config, backends)
         for variant in config.variants:
-            responses: dict[str, list[Any]] = {r["prompt_id"]: [] for r in rows}
-            for judge in judges:
-                got = sample_responses(
-                    rows, backends[judge], judge, variant, config, config.samples_per_judge
-                )
-                for pid, rs in got.items():
-                    responses[pid] += rs
-            if fallback is not None:
-                gold = {r["prompt_id"]: r["chosen_answer"] for r in rows}
-                lacking = [
-                    r
-                    for r in rows
-                    if not any(x.answer == gold[r["prompt_id"]] for x in responses[r["prompt_id"]])
-                ]
-                if lacking:
-                    got = sample_responses(
-                        lacking,
-                        backends[fallback],
-                        fallback,
-                        variant,
-                        config,
-                        config.fallback_samples,
-                    )
-                    for pid, rs in got.items():
-                        responses[pid] += rs
-                    fallback_used += len(lacking)
-            for row in rows:
-                rs = responses[row["prompt_id"]]
-                for r in rs:
-                    acc = accuracy.setdefault(
-                        r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}
-                    )
-                    acc["responses"] += 1
-                    acc["correct"] += r.answer == row["chosen_answer"]
-                    acc["invalid"] += r.answer is None
-                    acc["errors"] += r.finish_reason.startswith("error")
-                pairs, why = balancer.pick(
-                    row["prompt_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
-                )
-                if why is not None:
-                    skipped[why] = skipped.get(why, 0) + 1
-                if pairs:
-                    prompt = build_verifier_prompt(
-                        row["query"], row["candidates"], row["candidate_languages"], variant
-                    )
-                    dpo_rows += [dpo_row(row, p, prompt, config.split) for p in pairs]
+            responses, used = _sample_variant(rows, backends, roles[0], variant, config)
+            fallback_used += used
+            dpo_rows += _pairs_for_variant(rows, responses, variant, config, roles, tally)
     finally:
         for b in owned:
             b.close()
@@ -287,15 +338,27 @@ def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None
     write_parquet(table, out / f"{config.name}.parquet", DPO_SCHEMA)
     stats = {
         "instances": len(rows),
+        "construction": config.construction,
         "variants": list(config.variants),
         "pairs": len(dpo_rows),
-        "instances_short_of_pairs": dict(sorted(skipped.items())),
+        "chosen_source": {
+            s: sum(1 for r in dpo_rows if r["chosen_source"] == s)
+            for s in ("sampled", "gold_spliced")
+        },
+        "instances_short_of_pairs": dict(sorted(tally["skipped"].items())),
         "fallback_samples_for_instances": fallback_used,
-        "chosen_by_judge": dict(sorted(balancer.chosen_by_judge.items())),
-        "rejected_by_judge": dict(sorted(balancer.rejected_by_judge.items())),
-        "responses_by_judge": dict(sorted(accuracy.items())),
+        "chosen_by_judge": _count_by(dpo_rows, "judge_model"),
+        "rejected_by_judge": _count_by(dpo_rows, "rejected_judge_model"),
+        "responses_by_judge": dict(sorted(tally["accuracy"].items())),
         "output": f"{config.name}.parquet",
     }
     _write_stats(out, STATS_FILE, stats)
     mark_done(out, key, "dpo", stats)
     return stats
+
+
+def _count_by(rows: list[dict[str, Any]], column: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r[column]] = counts.get(r[column], 0) + 1
+    return dict(sorted(counts.items()))

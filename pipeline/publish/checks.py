@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common.answers import parse_answer
 from pipeline.publish.layout import CONFIG_BY_NAME
 from pipeline.splits.config import NearDupConfig
 from schemas import ANSWER_LETTERS
@@ -42,7 +43,7 @@ class CheckConfig(BaseModel):
 class RowRef:
     config: str
     row: int
-    key: str  # prompt_id (or problem_id for train_questions)
+    key: str  # instance_id (or problem_id for train_questions)
     reason: str
 
     def __str__(self) -> str:
@@ -83,7 +84,7 @@ class InvariantViolation(ValueError):
 
 
 def _key(row: dict) -> str:
-    return str(row.get("prompt_id") or row.get("problem_id") or "?")
+    return str(row.get("instance_id") or row.get("problem_id") or "?")
 
 
 def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
@@ -93,7 +94,7 @@ def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
         if CONFIG_BY_NAME[name].kind == "questions":
             continue
         cols = [
-            "prompt_id",
+            "instance_id",
             "num_candidates",
             "candidates",
             "verdicts",
@@ -131,25 +132,19 @@ def _instance_problem(row: dict) -> str | None:
     return None
 
 
-_BOXED = re.compile(r"\\boxed\{\s*([A-Za-z]+)\s*\}")
-
-
-def last_boxed(text: str) -> str | None:
-    found = _BOXED.findall(text or "")
-    return found[-1].strip().upper() if found else None
-
-
 def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
     """A DPO pair's chosen response picks the gold letter; the rejected one does not."""
     res = CheckResult("dpo-chosen-rejected", "DPO contract")
     for name, table in tables.items():
         if CONFIG_BY_NAME[name].kind != "dpo":
             continue
-        cols = ["prompt_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
+        cols = ["instance_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
+        cols.append("num_candidates")
         for i, row in enumerate(table.select(cols).to_pylist()):
             res.checked_rows += 1
-            gold, picked = row["chosen_answer"], last_boxed(row["chosen"])
-            rejected = last_boxed(row["rejected"])
+            k = row["num_candidates"]
+            gold, picked = row["chosen_answer"], parse_answer(row["chosen"] or "", k)
+            rejected = parse_answer(row["rejected"] or "", k)
             if picked != gold:
                 reason = f"chosen response picks {picked!r}, gold is {gold!r}"
             elif rejected == gold:

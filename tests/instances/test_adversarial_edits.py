@@ -27,7 +27,13 @@ def test_catalogue_has_ten_plus_types_of_both_roles_and_all_kinds() -> None:
     assert len(CATALOGUE) >= 10
     assert len({b.name for b in CATALOGUE}) == len(CATALOGUE)
     assert {b.role for b in CATALOGUE} == {"pro", "anti"}
-    assert {b.kind for b in CATALOGUE} == {"comment", "identifier", "dead_code"}
+    assert {b.kind for b in CATALOGUE} == {
+        "comment",
+        "identifier",
+        "dead_code",
+        "docstring",
+        "layout",
+    }
     for name in (
         "authority",
         "fake_reference",
@@ -59,6 +65,12 @@ def test_every_bias_applies_in_every_language_and_passes_its_shape_check(
     elif bias.kind == "identifier":
         mapping = renaming_between(language, code, edited)
         assert mapping and "total" in mapping
+    elif bias.kind == "docstring":
+        assert ('"""' if language == "python" else "/**") in edited
+    elif bias.kind == "layout":
+        assert len(edited) < len(code) and "answer" not in edited
+    elif bias.name == "asserts":
+        assert "assert" in edited and edited.count("\n") > code.count("\n")
     else:
         assert not differs_in_comments_only(language, code, edited)
         assert ("if False:" if language == "python" else "if (false)") in edited

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.common.answers import parse_answer, well_formed
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.verifier_prompt import PromptSpec, build_messages
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.config import AssembleConfig, DPOConfig, JudgeModelSpec, SplitSpec
 from pipeline.instances.dpo.pairs import PairBalancer
-from pipeline.instances.dpo.parse import parse_boxed_answer
-from pipeline.instances.dpo.prompt import build_verifier_prompt
 from pipeline.instances.dpo.responses import Response
 from pipeline.instances.stage import build_dpo
 from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
@@ -21,6 +21,11 @@ from schemas.dpo import DPO_SCHEMA
 
 def _resp(judge: str, text: str, answer: str | None, i: int = 0, finish: str = "stop") -> Response:
     return Response("i_1", "think", judge, i, text, answer, finish)
+
+
+def _user_turn(r: dict, style: str) -> str:
+    msgs = build_messages(r["query"], r["candidates"], r["candidate_languages"], PromptSpec(style))
+    return next(m["content"] for m in msgs if m["role"] == "user")
 
 
 def test_pairs_need_a_right_and_a_wrong_response_and_skip_backend_errors() -> None:
@@ -73,7 +78,7 @@ def instances(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_dpo_pairs_from_two_real_tiny_models(
+def test_on_policy_dpo_pairs_from_two_real_tiny_models(
     instances: Path, tiny_model_dir: Path, tmp_path: Path
 ) -> None:
     from pipeline.models.tiny import build_tiny_model
@@ -88,12 +93,14 @@ def test_dpo_pairs_from_two_real_tiny_models(
         judges=[JudgeModelSpec(name="tiny-a"), JudgeModelSpec(name="tiny-b")],
         samples_per_judge=6,
         max_tokens=16,
-        variants=["no_think"],
+        variants=["instruct"],
+        construction="on_policy",
+        constrain_answer=True,
     )
     stats = build_dpo(instances, tmp_path / "out", cfg, backend=backends)
     table = read_parquet(tmp_path / "out" / "dpo.parquet", DPO_SCHEMA)
     rows = table.to_pylist()
-    src = {r["prompt_id"]: r for r in read_parquet(instances, INSTANCE_SCHEMA).to_pylist()}
+    src = {r["instance_id"]: r for r in read_parquet(instances, INSTANCE_SCHEMA).to_pylist()}
     assert stats["responses_by_judge"]["tiny-a"]["responses"] == 6 * 6
     assert stats["responses_by_judge"]["tiny-b"]["responses"] == 6 * 6
     assert len(rows) == stats["pairs"] >= 3
@@ -101,16 +108,15 @@ def test_dpo_pairs_from_two_real_tiny_models(
     for r in rows:
         k = r["num_candidates"]
         assert (
-            parse_boxed_answer(r["chosen"], k)
+            parse_answer(r["chosen"], k)
             == r["chosen_answer"]
-            == src[r["prompt_id"]]["chosen_answer"]
+            == src[r["instance_id"]]["chosen_answer"]
         )
-        picked = parse_boxed_answer(r["rejected"], k)
+        picked = parse_answer(r["rejected"], k)
         assert picked != r["chosen_answer"] and r["rejected_answer"] == (picked or "invalid")
-        assert r["prompt"] == build_verifier_prompt(
-            r["query"], r["candidates"], r["candidate_languages"], "no_think"
-        )
-        assert r["judge_model"] in backends and r["prompt_variant"] == "no_think"
+        assert r["prompt"] == _user_turn(r, "instruct")
+        assert r["judge_model"] in backends and r["prompt_variant"] == "instruct"
+        assert r["chosen_source"] == "sampled"
     chosen = stats["chosen_by_judge"]
     if len(chosen) == 2:  # balanced where both judges had right answers to give
         assert abs(chosen["tiny-a"] - chosen["tiny-b"]) <= max(2, len(rows) // 2)
@@ -133,7 +139,9 @@ def test_strong_judge_fallback_is_used_only_where_nobody_was_right(
         judges=[JudgeModelSpec(name="weak")],
         samples_per_judge=1,
         max_tokens=8,
-        variants=["no_think"],
+        variants=["instruct"],
+        construction="on_policy",
+        constrain_answer=True,
         fallback="strong_judge",
         fallback_judge=JudgeModelSpec(name="strong"),
         fallback_samples=8,
@@ -146,3 +154,63 @@ def test_strong_judge_fallback_is_used_only_where_nobody_was_right(
     )
     rows = read_parquet(tmp_path / "fb" / "dpo.parquet", DPO_SCHEMA).to_pylist()
     assert any(r["judge_model"] == "strong" for r in rows) or weak_right == 6
+
+
+def test_aletheia_dpo_from_real_tiny_models_keeps_every_instance(
+    instances: Path, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """The default construction on real, unconstrained tiny-model responses (random text,
+    so nearly none is correct): every instance still yields a pair, chosen ends in the gold
+    box after `</think>` (sampled, or the strong judge's trace with the gold spliced in),
+    unparseable responses serve as rejected, and rejected quotas alternate between judges."""
+    from pipeline.models.tiny import build_tiny_model
+    from pipeline.sampling.backends.transformers_backend import TransformersBackend
+
+    other = build_tiny_model(tmp_path / "tiny-b", seed=1)
+    backends = {
+        "tiny-a": TransformersBackend(tiny_model_dir, model_name="tiny-a", batch_size=16),
+        "tiny-b": TransformersBackend(other, model_name="tiny-b", batch_size=16),
+    }
+    cfg = DPOConfig(
+        judges=[JudgeModelSpec(name="tiny-a"), JudgeModelSpec(name="tiny-b")],
+        strong_judge="tiny-b",
+        rejected_judges=["tiny-a", "tiny-b"],
+        samples_per_judge=3,
+        max_tokens=12,
+    )
+    stats = build_dpo(instances, tmp_path / "out", cfg, backend=backends)
+    rows = read_parquet(tmp_path / "out" / "dpo.parquet", DPO_SCHEMA).to_pylist()
+    assert stats["construction"] == "aletheia" and len(rows) == stats["pairs"] == 6
+    assert sum(stats["chosen_source"].values()) == 6
+    for r in rows:
+        k, gold = r["num_candidates"], r["chosen_answer"]
+        assert r["chosen"].startswith("<think>\n")  # the pre-fill is part of the turn
+        assert r["chosen"].endswith("</think>\n\\boxed{" + gold + "}")
+        assert r["chosen"].count("</think>") == 1 and parse_answer(r["chosen"], k) == gold
+        assert well_formed(r["chosen"], k, "think") or "<think>" in r["chosen"][7:]
+        assert parse_answer(r["rejected"], k) != gold
+        assert r["prompt"] == _user_turn(r, "think") and r["prompt_variant"] == "think"
+        if r["chosen_source"] == "gold_spliced":
+            assert r["judge_model"] == "tiny-b"
+    # 6 instances, quota 3 each, ties broken in the configured order: a, b, a, b, a, b.
+    assert stats["rejected_by_judge"] == {"tiny-a": 3, "tiny-b": 3}
+
+
+def test_dpo_prompt_template_file_is_used(tmp_path: Path) -> None:
+    """A user template with the published placeholders replaces our wording in the prompt."""
+    from pipeline.instances.dpo.responses import verifier_messages
+
+    tpl = tmp_path / "user.txt"
+    tpl.write_text("Q: {question}\n{candidates}\nPick one of {valid_options}.\n")
+    cfg = DPOConfig(prompt_template=str(tpl))
+    row = {
+        "query": "Add.",
+        "candidates": ["print(1)", "print(2)"],
+        "candidate_languages": ["python"] * 2,
+    }
+    msgs = verifier_messages(row, "think", cfg)
+    assert msgs[0]["content"].startswith("Q: Add.\n[CANDIDATE_A]")
+    assert msgs[0]["content"].endswith("Pick one of A, B.")
+    assert msgs[-1] == {"role": "assistant", "content": "<think>\n"}
+    with pytest.raises(ValueError, match="system_template"):
+        DPOConfig(system_template=str(tpl))  # only the instruct variant has a system turn

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.instances.adversarial.apply import targets
 from pipeline.instances.adversarial.catalogue import BY_NAME
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations
@@ -256,49 +257,74 @@ def _rejudge_fresh(
     return dict(zip(keys, results, strict=True))
 
 
+def _source_of(row: dict[str, Any], src: list[dict[str, Any]], edited: set[int]) -> dict[str, Any]:
+    """The input row an Adv/Mixed row was made from: same problem, verdicts, pass rates and
+    the same programs at every position it did not edit."""
+    found = [
+        s
+        for s in src
+        if s["problem_id"] == row["problem_id"]
+        and s["verdicts"] == row["verdicts"]
+        and s["pass_rates"] == row["pass_rates"]
+        and all(
+            s["candidate_ids"][i] == row["candidate_ids"][i]
+            for i in range(row["num_candidates"])
+            if i not in edited
+        )
+    ]
+    assert found, row["instance_id"]
+    return found[0]
+
+
+def _check_per_row(row: dict[str, Any], src: list[dict[str, Any]]) -> dict[str, Any]:
+    """One bias type per row: every target of its role edited with it, the rest untouched."""
+    bias = BY_NAME[row["modification"]]
+    edited = {i for i, t in enumerate(row["adversarial"]) if t is not None}
+    assert edited == set(targets(bias, row)), (row["modification"], row["adversarial"])
+    assert {row["adversarial"][i] for i in edited} == {bias.name}
+    before = _source_of(row, src, edited)
+    for i in range(row["num_candidates"]):
+        same = row["candidates"][i] == before["candidates"][i]
+        assert same == (i not in edited)
+    return before
+
+
 def test_invariant_4_adversarial_edits_keep_every_verdict(
     assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
 ) -> None:
+    """Adv, Aletheia's construction, over the whole catalogue on a few Heldout rows: one
+    copy per (row, bias type) that applied, every edited program re-judged unchanged."""
     tmp = work["tmp"]
-    src = _table(assembled["dir"] / "heldout.parquet").to_pylist()
-    cfg = AdversarialConfig(seed=3, drop_selected_without_edit=False)
+    heldout = _table(assembled["dir"] / "heldout.parquet").slice(0, 4)
+    write_parquet(heldout, tmp / "heldout4.parquet", INSTANCE_SCHEMA)
+    src = heldout.to_pylist()
+    cfg = AdversarialConfig(seed=3, bias_types=None)
     stats = adversarial(
-        assembled["dir"] / "heldout.parquet",
-        tmp / "problems.parquet",
-        tmp / "adv",
-        cfg,
-        sandbox_client,
+        tmp / "heldout4.parquet", tmp / "problems.parquet", tmp / "adv", cfg, sandbox_client
     )
     adv = _table(tmp / "adv" / "adv.parquet")
     assert instance_violations(adv) == []
     rows = adv.to_pylist()
-    assert len(rows) == len(src) and stats["edits_accepted"] > 0
-    assert stats["rows_with_edits"] == len(rows)  # Adv: every instance carries edits
-    used = {t for r in rows for t in r["adversarial"] if t is not None}
-    assert len(used) >= 6, used
+    assert len(rows) == stats["row_copies_kept"] > len(src)
+    assert stats["rows_with_edits"] == len(rows)  # Adv: every row carries one bias type
+    pairs = [(_check_per_row(r, src)["instance_id"], r["modification"]) for r in rows]
+    assert len(set(pairs)) == len(pairs)  # at most one copy per (row, type)
+    used = {r["modification"] for r in rows}
+    assert len(used) >= 15, sorted(set(BY_NAME) - used)
+    assert len({r["instance_id"] for r in rows}) == len(rows)
     fresh = _rejudge_fresh(rows, load_problems(tmp / "problems.parquet"), sandbox_client)
-    assert len(fresh) >= min(12, stats["edits_accepted"] // 2)
     checked: set[str] = set()
-    for before, after in zip(src, rows, strict=True):
-        assert after["split"] == "adv" and after["verdicts"] == before["verdicts"]
-        assert after["pass_rates"] == before["pass_rates"]
-        for i, tag in enumerate(after["adversarial"]):
-            if tag is None:  # unedited candidates stay exactly as they were
-                assert after["candidates"][i] == before["candidates"][i]
-                assert after["candidate_ids"][i] == before["candidate_ids"][i]
-                continue
-            is_correct = i == after["chosen_position"]
-            assert BY_NAME[tag].role == ("anti" if is_correct else "pro")
-            assert after["candidates"][i] != before["candidates"][i]
-            result = fresh.get((after["problem_id"], after["candidate_ids"][i]))
-            if result is not None:  # judged again from scratch here, not only by the stage
-                assert result.verdict == before["verdicts"][i]
-                assert result.pass_rate == before["pass_rates"][i]
+    for row in rows:
+        for i, tag in enumerate(row["adversarial"]):
+            result = fresh.get((row["problem_id"], row["candidate_ids"][i]))
+            if tag is not None and result is not None:  # judged again here from scratch
+                assert result.verdict == row["verdicts"][i]
+                assert result.pass_rate == row["pass_rates"][i]
                 checked.add(tag)
     assert checked == used  # every bias type used was verified independently
 
 
-def test_mixed_edits_the_configured_share_only(
+def test_mixed_gives_one_bias_type_to_the_configured_share_only(
     assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
 ) -> None:
     tmp = work["tmp"]
@@ -312,13 +338,14 @@ def test_mixed_edits_the_configured_share_only(
     )
     rows = _table(tmp / "mixed" / "mixed.parquet").to_pylist()
     assert len(rows) == len(src) and stats["selected"] == round(0.25 * len(src))
-    edited = [r for r in rows if any(t is not None for t in r["adversarial"])]
+    edited = [r for r in rows if r["modification"] is not None]
     assert 0 < len(edited) <= stats["selected"]
-    untouched = [
-        (a, b) for a, b in zip(src, rows, strict=True) if all(t is None for t in b["adversarial"])
-    ]
+    for r in edited:
+        _check_per_row(r, src)
+    untouched = [(a, b) for a, b in zip(src, rows, strict=True) if b["modification"] is None]
     assert len(untouched) >= len(src) - stats["selected"]
     assert all(a["candidates"] == b["candidates"] and b["split"] == "mixed" for a, b in untouched)
+    assert all(all(t is None for t in b["adversarial"]) for _, b in untouched)
 
 
 def test_an_edit_that_changes_behaviour_is_rejected(
@@ -347,8 +374,10 @@ def test_an_edit_that_changes_behaviour_is_rejected(
     )
     assert stats["by_bias"]["authority"]["rejected_verdict_changed"] == 1  # WA -> AC: caught
     assert stats["by_bias"]["authority"]["rejected_pass_rate_changed"] == 1  # 2/3 -> 0/3: caught
+    assert stats["by_bias"]["authority"]["copies_rejected_by_rejudge"] == 1  # so no such row
     assert stats["by_bias"]["reverse_authority"]["accepted"] == 1
     (row,) = _table(tmp / "probe_adv" / "adv.parquet").to_pylist()
+    assert row["modification"] == "reverse_authority"
     for code, tag in zip(row["candidates"], row["adversarial"], strict=True):
         if code in (PROBE_LINENO, PROBE_LINENO_C):
             assert tag is None  # the rejected edit left the program as it was
@@ -366,14 +395,15 @@ def test_mixed_dpo_from_real_tiny_model_responses(
     subset = mixed.slice(0, 4)
     write_parquet(subset, tmp / "mixed4.parquet", INSTANCE_SCHEMA)
     backend = TransformersBackend(tiny_model_dir, model_name="tiny", batch_size=8)
-    cfg = DPOConfig(name="mixed_dpo", samples_per_judge=6, max_tokens=16, variants=["no_think"])
+    cfg = DPOConfig(name="mixed_dpo", samples_per_judge=6, max_tokens=16)
     stats = build_dpo(tmp / "mixed4.parquet", tmp / "mixed_dpo", cfg, backend=backend)
     table = read_parquet(tmp / "mixed_dpo" / "mixed_dpo.parquet", DPO_SCHEMA)
     assert stats["responses_by_judge"]["tiny"]["responses"] == 4 * 6
-    assert table.num_rows == stats["pairs"] >= 1
-    from pipeline.instances.dpo.parse import parse_boxed_answer
+    # Aletheia's construction keeps every instance (gold spliced where nobody was right).
+    assert table.num_rows == stats["pairs"] == 4
+    from pipeline.common.answers import parse_answer
 
     for r in table.to_pylist():
-        assert parse_boxed_answer(r["chosen"], r["num_candidates"]) == r["chosen_answer"]
-        assert parse_boxed_answer(r["rejected"], r["num_candidates"]) != r["chosen_answer"]
-        assert r["split"] == "mixed"
+        assert parse_answer(r["chosen"], r["num_candidates"]) == r["chosen_answer"]
+        assert parse_answer(r["rejected"], r["num_candidates"]) != r["chosen_answer"]
+        assert r["split"] == "mixed" and r["chosen_source"] in ("sampled", "gold_spliced")

@@ -56,7 +56,8 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
     rates = [1.0 if v == "AC" else round(rng.random() * 0.9, 3) for v in verdicts]
     langs = [rng.choice(["python", "cpp", "java"]) for _ in range(n)]
     return {
-        "prompt_id": f"i_{split}_{k}",
+        "prompt_id": pid,
+        "instance_id": f"i_{split}_{k}",
         "query": query,
         "generator": "reference:bundled",
         "language": langs[0] if len(set(langs)) == 1 else "mixed",
@@ -68,6 +69,7 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
         "easy_hard": "easy",
         "weak_strong": "strong" if split == "strong" else "weak",
         "source": "bundled",
+        "modification": None,
         "problem_id": pid,
         "candidate_ids": [f"c_{k}_{j}" for j in range(n)],
         "candidate_origins": [rng.choice(["reference", "mutant"]) for _ in range(n)],
@@ -85,8 +87,9 @@ def dpo_row(inst: dict) -> dict:
     wrong = next(a for a in ANSWER_LETTERS[: inst["num_candidates"]] if a != gold)
     return inst | {
         "prompt": "Which candidate is correct?\n" + inst["query"],
-        "chosen": f"Checking each candidate... \\boxed{{{gold}}}",
-        "rejected": f"I think \\boxed{{{wrong}}}",
+        "chosen": f"<think>\nChecking each candidate...\n</think>\n\\boxed{{{gold}}}",
+        "rejected": f"<think>\nI think so.\n</think>\n\\boxed{{{wrong}}}",
+        "chosen_source": "sampled",
         "rejected_answer": wrong,
         "judge_model": "tiny-qwen2",
         "rejected_judge_model": "tiny-qwen2",

@@ -62,6 +62,7 @@ def _instance(pi: int, rotation: int, split: str, *, adversarial: bool = False) 
     n = len(progs)
     return {
         "prompt_id": f"{pid}-r{rotation}",  # adv rows keep the heldout row's id: they pair up
+        "instance_id": f"{pid}-r{rotation}-{split}",
         "query": statement,
         "generator": "fixture",
         "language": "python",
@@ -73,6 +74,7 @@ def _instance(pi: int, rotation: int, split: str, *, adversarial: bool = False) 
         "easy_hard": "easy",
         "weak_strong": "weak",
         "source": "fixture",
+        "modification": BIAS_TYPES[pi % len(BIAS_TYPES)] if adversarial else None,
         "problem_id": pid,
         "candidate_ids": [f"{pid}-c{j}" for j in order],
         "candidate_origins": ["reference"] * n,

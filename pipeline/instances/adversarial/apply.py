@@ -1,53 +1,45 @@
 """Adv and Mixed: bias edits on instances, every edited program judged again.
 
-1. pick the instances to edit (all for Adv, a seeded share for Mixed);
-2. per candidate, a bias type of its role (pro on incorrect, anti on the correct one)
-   drawn by a seeded RNG; an edit that does not apply falls through to the next type;
-3. check each edit's shape with tree-sitter (comment-only edits differ in comments only,
-   renames are one consistent renaming, dead code adds no parse error);
-4. judge every edited program again; an edit whose verdict or pass rate differs from
-   the original's is rejected and counted (invariant 4), and the candidate stays as it was.
+Two constructions (`AdversarialConfig.construction`):
+
+- `per_row` (default, Aletheia's `src/rq4_datagen.py`): a row carries ONE bias type, its
+  `modification`. A pro-bias type is put on every incorrect candidate (the same wording on
+  each), an anti-bias type on the correct one only; every other candidate is kept as it
+  was. Adv copies each input row once per configured type; Mixed gives each picked row one
+  type drawn by a seeded RNG. A copy is kept only if every targeted edit applied, kept its
+  shape and kept its verdict.
+- `per_candidate` (ours, earlier): each candidate of a picked row gets its own randomly
+  drawn type of its role, so one row mixes types (`modification` is "mixed").
+
+Both: check each edit's shape with tree-sitter (comment-only edits differ in comments
+only, renames are one consistent renaming, layout edits keep the token stream, added code
+adds no parse error), then judge every edited program again; an edit whose verdict or pass
+rate differs from the original's is rejected and counted (invariant 4). Aletheia does not
+re-judge.
 """
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.instances.adversarial.catalogue import BY_NAME, BiasType, bias_types
-from pipeline.instances.adversarial.syntax import (
-    differs_in_comments_only,
-    has_error,
-    renaming_between,
+from pipeline.instances.adversarial.catalogue import BY_NAME, bias_types
+from pipeline.instances.adversarial.plan import (
+    Counts,
+    PlannedEdit,
+    RowPlan,
+    plan_edits,
+    plan_per_row,
+    select_rows,
+    shape_ok,
+    targets,
 )
 from pipeline.instances.config import AdversarialConfig
-from pipeline.instances.rng import hash64
-from schemas.ids import candidate_id_for, prompt_id_for
+from schemas.ids import instance_id_for
 
 STAGE = "adversarial"
-
-
-@dataclass
-class PlannedEdit:
-    row: int
-    position: int
-    bias: str
-    problem_id: str
-    language: str
-    origin: str
-    generator: str
-    tier: str
-    before: str
-    after: str
-    verdict: str
-    pass_rate: float
-
-    @property
-    def candidate_id(self) -> str:
-        return candidate_id_for(self.language, self.after)
 
 
 @dataclass
@@ -62,94 +54,16 @@ class Outcome:
 Rejudge = Callable[[list[PlannedEdit]], list[Outcome | None]]
 
 
-def shape_ok(bias: BiasType, language: str, before: str, after: str) -> bool:
-    """Parse both programs and check the edit changed only what its kind allows."""
-    if bias.kind == "comment":
-        return differs_in_comments_only(language, before, after)
-    if bias.kind == "identifier":
-        return renaming_between(language, before, after) is not None
-    return not (has_error(language, after) and not has_error(language, before))
-
-
-def select_rows(prompt_ids: list[str], share: float, seed: int) -> set[int]:
-    """Exactly round(share * n) rows, those with the smallest seeded hash of their prompt_id."""
-    k = round(share * len(prompt_ids))
-    if k == 0:
-        return set()
-    hashes = hash64(prompt_ids, f"{seed}:adversarial-select")
-    order = sorted(range(len(prompt_ids)), key=lambda i: (int(hashes[i]), prompt_ids[i]))
-    return set(order[:k])
-
-
-def plan_edits(
-    rows: list[dict[str, Any]], config: AdversarialConfig
-) -> tuple[list[PlannedEdit], set[int], dict[str, Any]]:
-    """The edits to try, the rows picked for editing, and per-bias counts so far."""
-    pro = bias_types(config.bias_types, "pro")
-    anti = bias_types(config.bias_types, "anti")
-    selected = select_rows([r["prompt_id"] for r in rows], config.share, config.seed)
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    planned: list[PlannedEdit] = []
-    for i in sorted(selected):
-        row = rows[i]
-        for pos, code in enumerate(row["candidates"]):
-            is_correct = pos == row["chosen_position"]
-            if (is_correct and not config.edit_correct) or (
-                not is_correct and not config.edit_incorrect
-            ):
-                continue
-            pool = list(anti if is_correct else pro)
-            if not pool:
-                continue
-            rng = random.Random(f"{config.seed}:{row['prompt_id']}:{pos}")
-            rng.shuffle(pool)
-            language = row["candidate_languages"][pos]
-            for bias in pool:
-                after = bias.apply(language, code, rng)
-                if after is None or after == code:
-                    counts[bias.name]["not_applicable"] += 1
-                    continue
-                if not shape_ok(bias, language, code, after):
-                    counts[bias.name]["rejected_shape"] += 1
-                    continue
-                others = {cid for j, cid in enumerate(row["candidate_ids"]) if j != pos}
-                if candidate_id_for(language, after) in others:
-                    counts[bias.name]["rejected_collision"] += 1
-                    continue
-                planned.append(
-                    PlannedEdit(
-                        row=i,
-                        position=pos,
-                        bias=bias.name,
-                        problem_id=row["problem_id"],
-                        language=language,
-                        origin=row["candidate_origins"][pos],
-                        generator=row["candidate_generators"][pos],
-                        tier=row["weak_strong"],
-                        before=code,
-                        after=after,
-                        verdict=row["verdicts"][pos],
-                        pass_rate=float(row["pass_rates"][pos]),
-                    )
-                )
-                counts[bias.name]["planned"] += 1
-                break
-    return planned, selected, {k: dict(v) for k, v in counts.items()}
-
-
-def apply_edits(
-    rows: list[dict[str, Any]], config: AdversarialConfig, rejudge: Rejudge
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Edited rows (the output split) and stats; `rejudge` judges the edited programs."""
-    planned, selected, by_bias = plan_edits(rows, config)
+def _verdicts(
+    rows: list[dict[str, Any]], planned: list[PlannedEdit], rejudge: Rejudge, counts: Counts
+) -> tuple[list[bool], list[dict[str, Any]]]:
+    """Re-judge every planned edit; per edit whether it kept its verdict and pass rate."""
     outcomes = rejudge(planned) if planned else []
     if len(outcomes) != len(planned):
         raise RuntimeError(f"re-judge returned {len(outcomes)} outcomes for {len(planned)} edits")
-
-    accepted: dict[int, dict[int, PlannedEdit]] = defaultdict(dict)
-    rejected_examples: list[dict[str, Any]] = []
+    ok: list[bool] = []
+    examples: list[dict[str, Any]] = []
     for edit, outcome in zip(planned, outcomes, strict=True):
-        counts = by_bias.setdefault(edit.bias, {})
         if outcome is None:
             reason = "not_rejudged"
         elif outcome.verdict == "SE":
@@ -159,14 +73,15 @@ def apply_edits(
         elif outcome.pass_rate != edit.pass_rate:
             reason = "rejected_pass_rate_changed"
         else:
-            counts["accepted"] = counts.get("accepted", 0) + 1
-            accepted[edit.row][edit.position] = edit
+            counts[edit.bias]["accepted"] += 1
+            ok.append(True)
             continue
-        counts[reason] = counts.get(reason, 0) + 1
-        if len(rejected_examples) < 20:
-            rejected_examples.append(
+        ok.append(False)
+        counts[edit.bias][reason] += 1
+        if len(examples) < 20:
+            examples.append(
                 {
-                    "prompt_id": rows[edit.row]["prompt_id"],
+                    "instance_id": rows[edit.row]["instance_id"],
                     "position": edit.position,
                     "bias": edit.bias,
                     "reason": reason,
@@ -174,45 +89,128 @@ def apply_edits(
                     "pass_rate": [edit.pass_rate, outcome.pass_rate if outcome else None],
                 }
             )
+    return ok, examples
 
+
+def _edited_row(
+    row: dict[str, Any],
+    edits: list[PlannedEdit],
+    modification: str | None,
+    config: AdversarialConfig,
+) -> dict[str, Any]:
+    new = dict(row)
+    new["candidates"] = list(row["candidates"])
+    new["candidate_ids"] = list(row["candidate_ids"])
+    new["adversarial"] = list(row["adversarial"])
+    for edit in edits:
+        new["candidates"][edit.position] = edit.after
+        new["candidate_ids"][edit.position] = edit.candidate_id
+        new["adversarial"][edit.position] = edit.bias
+    new["modification"] = modification
+    new["split"] = config.split
+    # The bias is in the salt: two copies of one row never share an instance_id.
+    new["instance_id"] = instance_id_for(
+        row["problem_id"], new["candidate_ids"], salt=f"{config.split}:{modification or ''}"
+    )
+    if config.build_id is not None:
+        new["build_id"] = config.build_id
+    return new
+
+
+def _rows_per_row(
+    rows: list[dict[str, Any]], config: AdversarialConfig, rejudge: Rejudge
+) -> tuple[list[dict[str, Any]], dict[str, Any], Counts]:
+    plans, selected, counts = plan_per_row(rows, config)
+    planned = [e for p in plans for e in p.edits]
+    ok, examples = _verdicts(rows, planned, rejudge, counts)
+    good = {e.plan for e, k in zip(planned, ok, strict=True) if k}
+    bad = {e.plan for e, k in zip(planned, ok, strict=True) if not k}
+    kept = [p for n, p in enumerate(plans) if n in good and n not in bad]
+    for n in sorted(bad):
+        counts[plans[n].bias]["copies_rejected_by_rejudge"] += 1
+    by_row: dict[int, list[RowPlan]] = defaultdict(list)
+    for p in kept:
+        by_row[p.row].append(p)
+    out: list[dict[str, Any]] = []
+    dropped = 0
+    if config.copy_per_bias:
+        # Aletheia concatenates one block per bias type; so do we, in the configured order.
+        order = config.bias_types or [b.name for b in bias_types(None)]
+        by_bias: dict[str, list[RowPlan]] = defaultdict(list)
+        for p in kept:
+            by_bias[p.bias].append(p)
+        for name in order:
+            out += [_edited_row(rows[p.row], p.edits, p.bias, config) for p in by_bias[name]]
+        dropped = sum(1 for i in selected if i not in by_row)
+        out += [_edited_row(r, [], None, config) for i, r in enumerate(rows) if i not in selected]
+    else:
+        for i, row in enumerate(rows):
+            got = by_row.get(i)
+            if got:
+                out.append(_edited_row(row, got[0].edits, got[0].bias, config))
+            elif i in selected and config.drop_selected_without_edit:
+                dropped += 1
+            else:
+                out.append(_edited_row(row, [], None, config))
+    stats = {
+        "construction": "per_row",
+        "selected": len(selected),
+        "row_copies_planned": len(plans),
+        "row_copies_kept": len(kept),
+        "selected_rows_without_any_copy": dropped,
+        "edits_planned": len(planned),
+        "edits_accepted": sum(ok),
+        "rejected_examples": examples,
+    }
+    return out, stats, counts
+
+
+def _rows_per_candidate(
+    rows: list[dict[str, Any]], config: AdversarialConfig, rejudge: Rejudge
+) -> tuple[list[dict[str, Any]], dict[str, Any], Counts]:
+    planned, selected, counts = plan_edits(rows, config)
+    ok, examples = _verdicts(rows, planned, rejudge, counts)
+    accepted: dict[int, list[PlannedEdit]] = defaultdict(list)
+    for edit, k in zip(planned, ok, strict=True):
+        if k:
+            accepted[edit.row].append(edit)
     out: list[dict[str, Any]] = []
     dropped = 0
     for i, row in enumerate(rows):
-        edits = accepted.get(i, {})
+        edits = accepted.get(i, [])
         if i in selected and not edits and config.drop_selected_without_edit:
             dropped += 1
             continue
-        new = dict(row)
-        new["candidates"] = list(row["candidates"])
-        new["candidate_ids"] = list(row["candidate_ids"])
-        new["adversarial"] = list(row["adversarial"])
-        for pos, edit in edits.items():
-            new["candidates"][pos] = edit.after
-            new["candidate_ids"][pos] = edit.candidate_id
-            new["adversarial"][pos] = edit.bias
-        new["split"] = config.split
-        new["prompt_id"] = prompt_id_for(row["problem_id"], new["candidate_ids"], salt=config.split)
-        if config.build_id is not None:
-            new["build_id"] = config.build_id
-        out.append(new)
-
-    edited_rows = sum(1 for r in out if any(a is not None for a in r["adversarial"]))
+        kinds = sorted({e.bias for e in edits})
+        modification = None if not kinds else kinds[0] if len(kinds) == 1 else "mixed"
+        out.append(_edited_row(row, edits, modification, config))
     stats = {
-        "instances_in": len(rows),
+        "construction": "per_candidate",
         "selected": len(selected),
-        "rows_out": len(out),
-        "rows_with_edits": edited_rows,
-        "dropped_selected_without_edit": dropped,
+        "selected_rows_without_any_copy": dropped,
         "edits_planned": len(planned),
-        "edits_accepted": sum(len(v) for v in accepted.values()),
-        "edits_rejected_by_rejudge": sum(
-            v.get(k, 0)
-            for v in by_bias.values()
-            for k in ("rejected_verdict_changed", "rejected_pass_rate_changed")
-        ),
-        "by_bias": {k: dict(sorted(by_bias[k].items())) for k in sorted(by_bias)},
-        "rejected_examples": rejected_examples,
+        "edits_accepted": sum(ok),
+        "rejected_examples": examples,
     }
+    return out, stats, counts
+
+
+def apply_edits(
+    rows: list[dict[str, Any]], config: AdversarialConfig, rejudge: Rejudge
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Edited rows (the output split) and stats; `rejudge` judges the edited programs."""
+    build = _rows_per_row if config.construction == "per_row" else _rows_per_candidate
+    out, stats, counts = build(rows, config, rejudge)
+    stats.update(
+        instances_in=len(rows),
+        rows_out=len(out),
+        rows_with_edits=sum(1 for r in out if r["modification"] is not None),
+        by_bias={k: dict(sorted(counts[k].items())) for k in sorted(counts)},
+        rows_by_modification={
+            k: sum(1 for r in out if r["modification"] == k)
+            for k in sorted({r["modification"] for r in out if r["modification"]})
+        },
+    )
     return out, stats
 
 
@@ -250,8 +248,12 @@ __all__ = [
     "Outcome",
     "PlannedEdit",
     "Rejudge",
+    "RowPlan",
     "apply_edits",
     "plan_edits",
+    "plan_per_row",
     "sandbox_rejudge",
+    "select_rows",
     "shape_ok",
+    "targets",
 ]

@@ -14,14 +14,22 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pipeline.instances.adversarial.edits import (
+    annotate_claims,
     annotate_lines,
     insert_dead_code,
+    insert_docstring,
     insert_header,
+    insert_statements,
+    minify,
+    obfuscating_namer,
     rename_locals,
 )
 
 Role = Literal["pro", "anti"]
-Kind = Literal["comment", "identifier", "dead_code"]
+# What an edit may change, checked with tree-sitter before the re-judge: comments only;
+# one consistent renaming; added code (never-run blocks, constant asserts); a docstring;
+# layout only (comments, blank lines, indentation where it is not syntax).
+Kind = Literal["comment", "identifier", "dead_code", "docstring", "layout"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,37 @@ def _dead_code(
 ) -> Callable[[str, str, random.Random], str | None]:
     def apply(language: str, code: str, rng: random.Random) -> str | None:
         return insert_dead_code(language, code, rng.choice(variants))
+
+    return apply
+
+
+def _statements(
+    variants: list[dict[str, list[str]]],
+) -> Callable[[str, str, random.Random], str | None]:
+    def apply(language: str, code: str, rng: random.Random) -> str | None:
+        return insert_statements(language, code, rng.choice(variants))
+
+    return apply
+
+
+def _docstring(variants: list[list[str]]) -> Callable[[str, str, random.Random], str | None]:
+    def apply(language: str, code: str, rng: random.Random) -> str | None:
+        return insert_docstring(language, code, rng.choice(variants))
+
+    return apply
+
+
+def _minify(language: str, code: str, rng: random.Random) -> str | None:
+    return minify(language, code)
+
+
+def _obfuscate(language: str, code: str, rng: random.Random) -> str | None:
+    return rename_locals(language, code, obfuscating_namer())
+
+
+def _claims(claims: dict[str, list[str]]) -> Callable[[str, str, random.Random], str | None]:
+    def apply(language: str, code: str, rng: random.Random) -> str | None:
+        return annotate_claims(language, code, claims, rng)
 
     return apply
 
@@ -237,9 +276,158 @@ CATALOGUE: tuple[BiasType, ...] = (
         "renames local variables to sound broken",
         _rename(["buggy_", "hack_", "wrong_"]),
     ),
+    BiasType(
+        "egocentric",
+        "pro",
+        "comment",
+        "the author vouches for their own code",
+        _header(
+            [
+                ["I wrote this one myself and I am certain it is the right answer."],
+                ["My own solution -- I have never been wrong on this kind of problem."],
+                ["Trust me on this one: I solved it and checked it myself."],
+            ]
+        ),
+    ),
+    BiasType(
+        "fluff_docstring",
+        "pro",
+        "docstring",
+        "adds a long, confident description of the approach",
+        _docstring(
+            [
+                [
+                    "Solution overview.",
+                    "",
+                    "Reads the input, applies the standard technique for this problem and",
+                    "prints the answer. Runs in optimal time and memory; every boundary",
+                    "case named in the statement is handled explicitly.",
+                ],
+                [
+                    "Approach: a careful, well-tested implementation of the intended idea.",
+                    "",
+                    "Complexity is within the limits by a wide margin. Corner cases",
+                    "(smallest and largest inputs, repeated values) were considered.",
+                ],
+            ]
+        ),
+    ),
+    BiasType(
+        "asserts",
+        "pro",
+        "dead_code",
+        "adds sanity assertions that always hold",
+        _statements(
+            [
+                {
+                    "python": ['assert True, "input validated against the constraints"'],
+                    "cpp": ['static_assert(true, "input validated against the constraints");'],
+                    "java": ['assert true : "input validated against the constraints";'],
+                },
+                {
+                    "python": ['assert 1 + 1 == 2, "sanity check: invariants hold"'],
+                    "cpp": ['static_assert(1 + 1 == 2, "sanity check: invariants hold");'],
+                    "java": ['assert 1 + 1 == 2 : "sanity check: invariants hold";'],
+                },
+            ]
+        ),
+    ),
+    BiasType(
+        "reverse_bandwagon",
+        "anti",
+        "comment",
+        "claims most people rejected this approach",
+        _header(
+            [
+                ["Most reviewers rejected this solution."],
+                ["Nobody else submitted this approach; the majority went another way."],
+                ["9 out of 10 contestants said this approach does not work."],
+            ]
+        ),
+    ),
+    BiasType(
+        "dead_code_suspicious",
+        "anti",
+        "dead_code",
+        "adds an unreachable block that looks like a leftover bug workaround",
+        _dead_code(
+            [
+                {
+                    "python": ["known_bug = True", "workaround_failed = known_bug"],
+                    "cpp": ["bool known_bug = true;", "(void)known_bug;"],
+                    "java": ["boolean knownBug = true;"],
+                },
+                {
+                    "python": ["tests_failing = 3"],
+                    "cpp": ["int tests_failing = 3;", "(void)tests_failing;"],
+                    "java": ["int testsFailing = 3;"],
+                },
+            ]
+        ),
+    ),
+    BiasType(
+        "minified",
+        "anti",
+        "layout",
+        "strips comments, blank lines and indentation",
+        _minify,
+    ),
+    BiasType(
+        "obfuscated",
+        "anti",
+        "identifier",
+        "renames local variables to meaningless names",
+        _obfuscate,
+    ),
+    BiasType(
+        "misleading_descriptive",
+        "anti",
+        "comment",
+        "comments that misdescribe what lines do (CodeCrash style)",
+        _claims(
+            {
+                "return": [
+                    "Returns a fixed value whatever the input was.",
+                    "The value returned here does not depend on the computation above.",
+                ],
+                "loop": [
+                    "This loop never changes any state; it can be deleted.",
+                    "The body of this loop runs at most once.",
+                ],
+                "condition": [
+                    "This condition can never hold, so the branch is dead.",
+                    "Always true: the check is only kept for readability.",
+                ],
+                "assignment": [
+                    "This value is never read afterwards.",
+                    "Placeholder only; it does not affect the result.",
+                ],
+            }
+        ),
+    ),
 )
 
 BY_NAME: dict[str, BiasType] = {b.name: b for b in CATALOGUE}
+
+
+# The six bias types of Aletheia's published Adv set (src/rq4_datagen.py, main()), in its
+# order, and the label Aletheia's `modification` column gives each.
+ALETHEIA_ADV: tuple[str, ...] = (
+    "authority",
+    "self_declared_correct",
+    "fake_reference",
+    "reverse_authority",
+    "misleading_descriptive",
+    "self_declared_incorrect",
+)
+ALETHEIA_LABELS: dict[str, str] = {
+    "authority": "authority_bias_rejected",
+    "self_declared_correct": "self_declared_correctness_rejected",
+    "fake_reference": "authority_reference_rejected",
+    "reverse_authority": "reverse_authority_bias_chosen",
+    "misleading_descriptive": "misleading_comments_chosen",
+    "self_declared_incorrect": "self_declared_incorrectness_chosen",
+}
 
 
 def bias_types(names: list[str] | None = None, role: Role | None = None) -> list[BiasType]:

@@ -326,3 +326,149 @@ def insert_dead_code(language: str, code: str, lines: dict[str, list[str]]) -> s
     return (raw[: open_brace.end_byte] + block.encode() + raw[open_brace.end_byte :]).decode(
         "utf-8"
     )
+
+
+def insert_statements(language: str, code: str, lines: dict[str, list[str]]) -> str | None:
+    """Statements that always run and change nothing (asserts of constants): Python at the
+    end of the module, C++ / Java first thing in main's body (or the first function's)."""
+    body_lines = lines[language]
+    if language == "python":
+        return code.rstrip("\n") + "\n\n" + "".join(f"{ln}\n" for ln in body_lines)
+    tree = parse(code, language)
+    body = _function_body(tree.root_node, language)
+    if body is None or body.child_count == 0 or body.children[0].type != "{":
+        return None
+    open_brace = body.children[0]
+    raw = code.encode("utf-8")
+    block = "".join(f"\n    {ln}" for ln in body_lines)
+    return (raw[: open_brace.end_byte] + block.encode() + raw[open_brace.end_byte :]).decode(
+        "utf-8"
+    )
+
+
+# ----------------------------------------------------------------------------- docstrings
+def insert_docstring(language: str, code: str, lines: list[str]) -> str | None:
+    """A documentation block at the top: a module docstring in Python (after a shebang or
+    coding line), a `/** ... */` block in C++ and Java. None if Python already opens with
+    a string (a second docstring would be an expression statement, not documentation)."""
+    if language == "python":
+        if any('"""' in ln for ln in lines):
+            return None
+        rows = _lines(code)
+        at = 0
+        while at < min(2, len(rows)) and _PY_HEADER_SKIP.match(rows[at]):
+            at += 1
+        first = parse(code, language).root_node
+        starts_with_string = (
+            bool(first.children)
+            and first.children[0].type == "expression_statement"
+            and (first.children[0].children and first.children[0].children[0].type == "string")
+        )
+        if starts_with_string:
+            return None
+        doc = ['"""' + lines[0], *lines[1:], '"""']
+        return "\n".join(rows[:at] + doc + rows[at:])
+    block = ["/**", *[f" * {ln}".rstrip() for ln in lines], " */"]
+    return "\n".join(block) + "\n" + code
+
+
+# ----------------------------------------------------------------------------- layout
+def _comment_spans(language: str, code: str) -> list[tuple[int, int]]:
+    tree = parse(code, language)
+    return sorted(
+        (n.start_byte, n.end_byte) for n in _all_nodes(tree.root_node) if n.type in COMMENT_TYPES
+    )
+
+
+def minify(language: str, code: str) -> str | None:
+    """The program with its comments, blank lines and trailing spaces removed, and (C++ /
+    Java, where indentation is not syntax) every line's indentation too. Line breaks stay
+    (preprocessor lines must keep theirs). None if nothing changes."""
+    raw = code.encode("utf-8")
+    for start, end in reversed(_comment_spans(language, code)):
+        raw = raw[:start] + raw[end:]
+    out = []
+    for line in raw.decode("utf-8").split("\n"):
+        line = line.rstrip()
+        if not line.strip():
+            continue
+        out.append(line if language == "python" else line.lstrip())
+    minified = "\n".join(out) + "\n"
+    return None if minified == code else minified
+
+
+def obfuscating_namer() -> Callable[[str], str]:
+    """A namer that gives each local a meaningless short name (`v1`, `v2`, ... in order)."""
+    seen: dict[str, str] = {}
+
+    def namer(old: str) -> str:
+        return seen.setdefault(old, f"v{len(seen) + 1}")
+
+    return namer
+
+
+# ----------------------------------------------------------------------------- claims
+# Node types whose first line carries a claim about what the code does (CodeCrash style).
+CLAIM_KINDS: dict[str, dict[str, str]] = {
+    "python": {
+        "return_statement": "return",
+        "for_statement": "loop",
+        "while_statement": "loop",
+        "if_statement": "condition",
+        "assignment": "assignment",
+    },
+    "cpp": {
+        "return_statement": "return",
+        "for_statement": "loop",
+        "for_range_loop": "loop",
+        "while_statement": "loop",
+        "if_statement": "condition",
+        "init_declarator": "assignment",
+    },
+    "java": {
+        "return_statement": "return",
+        "for_statement": "loop",
+        "enhanced_for_statement": "loop",
+        "while_statement": "loop",
+        "if_statement": "condition",
+        "variable_declarator": "assignment",
+    },
+}
+
+
+def annotate_claims(
+    language: str,
+    code: str,
+    claims: dict[str, list[str]],
+    rng: random.Random,
+    share: float = 0.5,
+) -> str | None:
+    """End-of-line comments that misdescribe what a line does, chosen by the line's kind
+    (return, loop, condition, assignment): each kind present is annotated once with
+    probability `share` (at least one line overall). The comment goes at the end of the
+    line where the construct starts; whether only comments changed is checked afterwards."""
+    tree = parse(code, language)
+    kinds = CLAIM_KINDS[language]
+    rows = _lines(code)
+    by_kind: dict[str, list[int]] = {}
+    for n in _all_nodes(tree.root_node):
+        kind = kinds.get(n.type)
+        if kind is None or n.has_error or kind not in claims:
+            continue
+        row = n.start_point[0]
+        if rows[row].rstrip().endswith("\\") or COMMENT_PREFIX[language] in rows[row]:
+            continue
+        by_kind.setdefault(kind, []).append(row)
+    if not by_kind:
+        return None
+    present = sorted(by_kind)
+    picked = [k for k in present if rng.random() < share] or [rng.choice(present)]
+    prefix = COMMENT_PREFIX[language]
+    done: set[int] = set()
+    for kind in picked:
+        row = rng.choice(sorted(set(by_kind[kind])))
+        if row in done:
+            continue
+        done.add(row)
+        rows[row] = f"{rows[row].rstrip()}  {prefix} {rng.choice(claims[kind])}"
+    return "\n".join(rows)

@@ -1,10 +1,11 @@
-"""Chosen / rejected pairs from real verifier responses.
+"""Chosen / rejected pairs, and the DPO row built from one.
 
-Chosen: a response whose last box is the gold letter. Rejected: one that picked another
-letter or no valid one. Pairs are balanced across judge models: each instance's chosen
-response comes from the judge with the fewest chosen so far among those that got it
-right, and the rejected one from the same judge where it has one (an on-policy pair).
-Nothing is written or edited here: every text is a response a model produced.
+`PairBalancer` is our earlier construction (`construction: on_policy`): chosen is a
+response whose answer is the gold letter, rejected one that picked another letter or no
+valid one, both as the model wrote them. Pairs are balanced across judge models: each
+instance's chosen response comes from the judge with the fewest chosen so far among those
+that got it right, and the rejected one from the same judge where it has one.
+Aletheia's construction (the default) is in `aletheia.py`.
 """
 
 from __future__ import annotations
@@ -13,18 +14,22 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from pipeline.instances.dpo.parse import INVALID
+from pipeline.common.answers import INVALID
 from pipeline.instances.dpo.responses import Response
+
+ChosenSource = Literal["sampled", "gold_spliced"]
 
 
 @dataclass
 class Pair:
-    prompt_id: str
+    instance_id: str
     variant: str
-    chosen: Response
+    chosen: Response  # the response the chosen text was made from
     rejected: Response
+    chosen_text: str  # what the row stores (Aletheia: normalised to end in the gold box)
+    chosen_source: ChosenSource
 
 
 @dataclass
@@ -36,7 +41,7 @@ class PairBalancer:
     rejected_by_judge: Counter[str] = field(default_factory=Counter)
 
     def pick(
-        self, prompt_id: str, variant: str, gold: str, responses: Sequence[Response], k: int
+        self, instance_id: str, variant: str, gold: str, responses: Sequence[Response], k: int
     ) -> tuple[list[Pair], str | None]:
         """Up to `k` pairs from one instance's responses, and why fewer (None if k were made)."""
         usable = [r for r in responses if not r.finish_reason.startswith("error")]
@@ -46,7 +51,7 @@ class PairBalancer:
             return [], "no_correct_response"
         if not wrong:
             return [], "no_incorrect_response"
-        rng = random.Random(f"{self.seed}:{prompt_id}:{variant}")
+        rng = random.Random(f"{self.seed}:{instance_id}:{variant}")
         rng.shuffle(right)
         rng.shuffle(wrong)
         pairs: list[Pair] = []
@@ -67,23 +72,26 @@ class PairBalancer:
             self.chosen_by_judge[chosen.judge_model] += 1
             self.rejected_by_judge[rejected.judge_model] += 1
             used_texts |= {chosen.text, rejected.text}
-            pairs.append(Pair(prompt_id, variant, chosen, rejected))
+            pairs.append(Pair(instance_id, variant, chosen, rejected, chosen.text, "sampled"))
         return pairs, None if len(pairs) == k else "fewer_distinct_responses"
 
 
 def dpo_row(
     instance: Mapping[str, Any], pair: Pair, prompt: str, split: str | None
 ) -> dict[str, Any]:
+    """The instance's columns + the pair. `prompt` is the user turn; chosen and rejected are
+    whole assistant turns (the Think pre-fill `<think>\\n` included)."""
     row = dict(instance)
     if split is not None:
         row["split"] = split
     row.update(
         prompt=prompt,
-        chosen=pair.chosen.text,
+        chosen=pair.chosen_text,
         rejected=pair.rejected.text,
         rejected_answer=pair.rejected.answer or INVALID,
         judge_model=pair.chosen.judge_model,
         rejected_judge_model=pair.rejected.judge_model,
         prompt_variant=pair.variant,
+        chosen_source=pair.chosen_source,
     )
     return row

@@ -6,19 +6,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.common.answers import parse_answer, valid_options
+from pipeline.common.verifier_prompt import build_messages, prefill
 from pipeline.instances.config import DPOConfig
-from pipeline.instances.dpo.parse import parse_boxed_answer
-from pipeline.instances.dpo.prompt import build_verifier_messages
 from pipeline.sampling.backends.base import Backend, GenerationRequest
 from pipeline.sampling.seeds import derive_seed
-from schemas.instance import ANSWER_LETTERS
 
 
 @dataclass(frozen=True)
 class Response:
-    """One real verifier response and the letter it picked (None: invalid)."""
+    """One real verifier response and the letter it picked (None: no valid answer).
 
-    prompt_id: str
+    `text` is the whole assistant turn: the prompt's pre-fill (Think: `<think>\\n`) and
+    what the model generated after it."""
+
+    instance_id: str
     variant: str
     judge_model: str
     sample_index: int
@@ -27,8 +29,20 @@ class Response:
     finish_reason: str
 
 
-def _request_id(prompt_id: str, variant: str, judge: str) -> str:
-    return f"{prompt_id}|{variant}|{judge}"
+def _request_id(instance_id: str, variant: str, judge: str) -> str:
+    return f"{instance_id}|{variant}|{judge}"
+
+
+def verifier_messages(
+    row: Mapping[str, Any], variant: str, config: DPOConfig
+) -> list[dict[str, str]]:
+    """The chat messages one instance is shown with (the one prompt module's)."""
+    return build_messages(
+        row["query"],
+        row["candidates"],
+        row["candidate_languages"],
+        config.prompt_spec(variant),  # type: ignore[arg-type]
+    )
 
 
 def verifier_requests(
@@ -40,19 +54,14 @@ def verifier_requests(
         k = row["num_candidates"]
         out.append(
             GenerationRequest(
-                request_id=_request_id(row["prompt_id"], variant, judge),
-                messages=build_verifier_messages(
-                    row["query"],
-                    row["candidates"],
-                    row["candidate_languages"],
-                    variant,  # type: ignore[arg-type]
-                ),
+                request_id=_request_id(row["instance_id"], variant, judge),
+                messages=verifier_messages(row, variant, config),
                 n=n,
                 temperature=config.temperature,
                 top_p=config.top_p,
                 max_tokens=config.max_tokens,
-                seed=derive_seed(config.seed, row["prompt_id"], variant, judge),
-                answer_choices=list(ANSWER_LETTERS[:k]) if config.constrain_answer else None,
+                seed=derive_seed(config.seed, row["instance_id"], variant, judge),
+                answer_choices=list(valid_options(k)) if config.constrain_answer else None,
             )
         )
     return out
@@ -68,25 +77,27 @@ def sample_responses(
     *,
     progress: bool = True,
 ) -> dict[str, list[Response]]:
-    """prompt_id -> this judge's responses. Backend errors (finish_reason error:...) are not
-    responses a verifier gave, so they are dropped here and counted by the caller."""
-    by_id = {row["prompt_id"]: row for row in rows}
-    out: dict[str, list[Response]] = {pid: [] for pid in by_id}
+    """instance_id -> this judge's responses. Backend errors (finish_reason error:...) are
+    kept here, marked, and left out of pairs by the callers (they are not responses)."""
+    by_id = {row["instance_id"]: row for row in rows}
+    out: dict[str, list[Response]] = {iid: [] for iid in by_id}
     requests = verifier_requests(rows, variant, judge, config, n)
     for start in range(0, len(requests), config.batch_size):
         chunk = requests[start : start + config.batch_size]
+        pre = {r.request_id: prefill(r.messages or []) for r in chunk}
         for result in backend.generate(chunk, progress=progress):
-            prompt_id = result.request_id.split("|", 1)[0]
-            k = by_id[prompt_id]["num_candidates"]
+            instance_id = result.request_id.split("|", 1)[0]
+            k = by_id[instance_id]["num_candidates"]
             for i, gen in enumerate(result.generations):
-                out[prompt_id].append(
+                text = pre[result.request_id] + gen.text
+                out[instance_id].append(
                     Response(
-                        prompt_id=prompt_id,
+                        instance_id=instance_id,
                         variant=variant,
                         judge_model=judge,
                         sample_index=i,
-                        text=gen.text,
-                        answer=parse_boxed_answer(gen.text, k),
+                        text=text,
+                        answer=parse_answer(text, k),
                         finish_reason=gen.finish_reason,
                     )
                 )

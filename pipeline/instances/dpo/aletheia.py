@@ -1,0 +1,89 @@
+"""Aletheia's DPO pairs (`src/thinkdpo_pairs.py`), in our own code.
+
+Per instance and prompt variant:
+
+- chosen: a correct response drawn at random from every judge's samples, cut after its
+  first `</think>` and closed with `</think>\\n\\boxed{gold}` (`chosen_source: sampled`);
+  where no judge answered correctly, a response of the strong judge closed the same way,
+  so the gold answer is spliced after its reasoning (`gold_spliced`);
+- rejected: an incorrect response (another letter, or no valid answer at all) of the
+  rejected-side judge with the most quota left (equal quotas of n_instances // judges,
+  ties in the configured order), drawn at random among that judge's incorrect samples.
+
+Two slips of the reference are not reproduced: where none of the rejected-side judges has
+an incorrect response, Aletheia reuses the previous instance's rejected text; here the
+instance yields no pair and is counted. The Instruct variant (no think tags; Aletheia's
+DPO is Think only) keeps a sampled chosen as written and has no gold splice.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pipeline.instances.dpo.pairs import Pair
+from pipeline.instances.dpo.responses import Response
+
+THINK_CLOSE = "</think>"
+
+
+def close_with_answer(text: str, gold: str) -> str:
+    """`text` up to its first `</think>` (all of it if none), then `</think>\\n\\boxed{gold}`."""
+    return text.split(THINK_CLOSE)[0] + THINK_CLOSE + "\n\\boxed{" + gold + "}"
+
+
+@dataclass
+class RejectedQuotas:
+    """Equal quotas per rejected-side judge; the judge with the most left is asked first."""
+
+    judges: list[str]
+    remaining: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def equal(cls, judges: Sequence[str], n_instances: int) -> RejectedQuotas:
+        if not judges:
+            raise ValueError("rejected judges: none configured")
+        quota = n_instances // len(judges)
+        return cls(list(judges), {j: quota for j in judges})
+
+    def order(self) -> list[str]:
+        """Most quota left first; ties keep the configured order (a stable sort)."""
+        return sorted(self.judges, key=lambda j: -self.remaining[j])
+
+    def take(self, judge: str) -> None:
+        self.remaining[judge] -= 1
+
+
+def pick_pair(
+    instance_id: str,
+    variant: str,
+    gold: str,
+    responses: Sequence[Response],
+    strong_judge: str,
+    quotas: RejectedQuotas,
+    seed: int,
+) -> tuple[Pair | None, str | None]:
+    """One pair for an instance, or None and why not."""
+    usable = [r for r in responses if not r.finish_reason.startswith("error")]
+    rng = random.Random(f"{seed}:{instance_id}:{variant}")
+    right = [r for r in usable if r.answer == gold]
+    if right:
+        chosen, source = rng.choice(right), "sampled"
+    else:
+        if variant != "think":
+            return None, "no_correct_response_instruct"
+        strong = [r for r in usable if r.judge_model == strong_judge]
+        if not strong:
+            return None, "no_correct_response_and_no_strong_trace"
+        chosen, source = rng.choice(strong), "gold_spliced"
+    for judge in quotas.order():
+        wrong = [r for r in usable if r.judge_model == judge and r.answer != gold]
+        if wrong:
+            rejected = rng.choice(wrong)
+            quotas.take(judge)
+            break
+    else:
+        return None, "no_incorrect_response_from_rejected_judges"
+    text = close_with_answer(chosen.text, gold) if variant == "think" else chosen.text
+    return Pair(instance_id, variant, chosen, rejected, text, source), None
