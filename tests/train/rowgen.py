@@ -114,6 +114,7 @@ def dpo_rows() -> list[dict]:
                 "judge_model": "fixture-judge",
                 "rejected_judge_model": "fixture-judge",
                 "prompt_variant": "think",
+                "chosen_source": "sampled",
             }
         )
     return rows
