@@ -25,8 +25,13 @@ def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) ->
 
 @task(name="prepare-problems")
 def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
-    from pipeline.policy_eval.study import StudyConfig, base_model, prepare_problems, split_problems
-    from pipeline.policy_eval.study import write_train_questions
+    from pipeline.policy_eval.study import (
+        StudyConfig,
+        base_model,
+        prepare_problems,
+        split_problems,
+        write_train_questions,
+    )
 
     cfg = StudyConfig.model_validate(study)
     problems = prepare_problems(cfg)

@@ -6,6 +6,7 @@ import typer
 
 import flows.cli
 import pipeline.instances.cli
+import pipeline.policy_eval.cli
 import pipeline.problems.cli
 import pipeline.publish.cli
 import pipeline.sampling.cli
@@ -25,6 +26,7 @@ for module in (
     pipeline.instances.cli,  # assemble, adversarial, dpo
     pipeline.train.cli,  # train, evaluate
     pipeline.publish.cli,  # publish
+    pipeline.policy_eval.cli,  # evaluate-policy, compare-policy-reports, rlvr-study, check-references
     flows.cli,  # build-train, build-eval (the flows, run without a server)
 ):
     module.register(app)

@@ -75,8 +75,8 @@ def compare_reports(folders: list[Path], *, resamples: int = 2000, seed: int = 0
 
 def to_markdown(cmp: dict[str, Any]) -> str:
     cols = [c for c in COLUMNS if any(c in r for r in cmp["rows"])]
-    lines = ["# Policy comparison", "", f"Baseline: {cmp['baseline']}. Ruff columns: violations per 100 "
-             "lines by severity; outcome columns: share of samples.", "",
+    lines = ["# Policy comparison", "", (f"Baseline: {cmp['baseline']}. Ruff columns: violations per 100 "
+             "lines by severity; outcome columns: share of samples."), "",
              "| policy | " + " | ".join(cols) + " |", "| --- |" + " ---: |" * len(cols)]
     lines += ["| " + r["policy"] + " | " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in cmp["rows"]]
     lines += ["", "## Differences from the baseline", "", "| policy | metric | difference | interval |",

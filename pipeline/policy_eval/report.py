@@ -32,8 +32,8 @@ def _pass_line(name: str, m: dict[str, Any]) -> str:
 def to_markdown(report: dict[str, Any]) -> str:
     r = report
     lines = [f"# Policy report: {r['policy']}", "",
-             f"{r['problems']} problems (split `{r['split']}`), {r['samples_per_problem']} sample(s) each; "
-             f"sampling {json.dumps(r['sampling'])}.", "",
+             (f"{r['problems']} problems (split `{r['split']}`), {r['samples_per_problem']} sample(s) each; "
+             f"sampling {json.dumps(r['sampling'])}."), "",
              "## Pass@k", "", "| metric | value | interval | problems |", "| --- | ---: | --- | ---: |"]
     lines += [_pass_line(k, v) for k, v in r["pass"].items() if k.startswith("pass@")]
     lines += ["", f"Interval: {r['pass']['interval']}.", "", "## Generation length", "",
@@ -43,8 +43,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {unit} | {fmt(d['mean'], 1)} | {fmt(d['median'], 1)} | {fmt(d['p90'], 1)} |")
     lines += ["", f"Truncated (hit max_tokens): {fmt(r['length']['truncated_share'])}.", "",
               "## Ruff profile", "",
-              f"{r['ruff']['programs']} programs, {r['ruff']['lines']} non-blank lines, rules "
-              f"{','.join(r['ruff']['select'])}; clean share {fmt(r['ruff']['clean_share'])}.", "",
+              (f"{r['ruff']['programs']} programs, {r['ruff']['lines']} non-blank lines, rules "
+              f"{','.join(r['ruff']['select'])}; clean share {fmt(r['ruff']['clean_share'])}."), "",
               "| group | count | per program | per 100 lines |", "| --- | ---: | ---: | ---: |"]
     t = r["ruff"]["total"]
     lines.append(f"| all | {t['count']} | {fmt(t['per_program'])} | {fmt(t['per_100_lines'])} |")

@@ -46,6 +46,9 @@ class StudyConfig(BaseModel):
     train: dict[str, Any] = Field(default_factory=dict)  # TrainConfig fields; method/model/data/output set here
     rewards: dict[str, dict[str, float]] = Field(default_factory=lambda: dict(PAPER_REWARDS))
     algorithms: list[Literal["grpo", "gspo"]] = Field(default_factory=lambda: ["grpo", "gspo"])
+    # Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far smaller clip ranges).
+    algorithm_rlvr: dict[str, dict[str, Any]] = Field(
+        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}})
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> StudyConfig:
@@ -123,7 +126,8 @@ def train_config(cfg: StudyConfig, reward: str, algorithm: str, model: str, data
     from pipeline.train.config import TrainConfig
 
     base = json.loads(json.dumps(cfg.train, default=str))
-    rlvr = {**base.pop("rlvr", {}), "algorithm": algorithm, "rewards": cfg.rewards[reward]}
+    rlvr = {**base.pop("rlvr", {}), **cfg.algorithm_rlvr.get(algorithm, {}), "algorithm": algorithm,
+            "rewards": cfg.rewards[reward]}
     return TrainConfig.model_validate({
         **base, "name": f"{cfg.name}-{reward}-{algorithm}", "method": "rlvr", "model": model,
         "output_dir": cfg.out_dir / "train" / f"{reward}-{algorithm}",
@@ -165,11 +169,11 @@ def training_curves(metrics: dict[str, Path], out: Path) -> dict[str, dict[str, 
 def write_study_summary(cfg: StudyConfig, comparison: dict[str, Any], out: Path) -> Path:
     from pipeline.policy_eval.compare import to_markdown
 
-    text = [f"# {cfg.name}", "", f"Problems: {', '.join(cfg.sources)}; train split `{cfg.train_split}`, "
+    text = [f"# {cfg.name}", "", (f"Problems: {', '.join(cfg.sources)}; train split `{cfg.train_split}`, "
             f"evaluated on `{cfg.eval_split}`. Runs: {len(cfg.runs())} (rewards {list(cfg.rewards)} x "
-            f"algorithms {cfg.algorithms}), each from the same base, evaluated with the same sampling.", "",
-            to_markdown(comparison), "Training curves: `curves.png` (reward, length, Ruff, rollout pass@1 per "
-            "step), data in `curves.json`.", ""]
+            f"algorithms {cfg.algorithms}), each from the same base, evaluated with the same sampling."), "",
+            to_markdown(comparison), ("Training curves: `curves.png` (reward, length, Ruff, rollout pass@1 per "
+            "step), data in `curves.json`."), ""]
     path = out / "study.md"
     path.write_text("\n".join(text))
     return path
