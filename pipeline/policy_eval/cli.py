@@ -23,6 +23,8 @@ def register(app: typer.Typer) -> None:
                                                     help="PolicyEvalConfig YAML (sampling, backend, bootstrap)")] = None,
         limit: Annotated[int | None, typer.Option("--limit", help="first N problems of the split")] = None,
         name: Annotated[str | None, typer.Option("--name", help="the policy's name in reports")] = None,
+        sample_only: Annotated[bool, typer.Option("--sample-only", help="sample into OUT/shards and stop "
+                                                  "(judge later, on a machine with Docker)")] = False,
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
         from pipeline.policy_eval.config import PolicyEvalConfig
@@ -36,7 +38,10 @@ def register(app: typer.Typer) -> None:
             n = samples or 1
             cfg = PolicyEvalConfig.model_validate({**{k_: v for k_, v in overrides.items() if v is not None},
                                                    "split": overrides["split"], "k": k or [1], "samples": n})
-        report = evaluate_policy(cfg, problems, out)
+        report = evaluate_policy(cfg, problems, out, sample_only=sample_only)
+        if sample_only:
+            typer.echo(json.dumps(report, indent=2, default=str))
+            return
         typer.echo((out / "report.md").read_text())
         typer.echo(json.dumps({key: v for key, v in report["pass"].items() if key.startswith("pass@")}))
 

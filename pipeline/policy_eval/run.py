@@ -155,9 +155,13 @@ def build_report(facts: list[dict[str, Any]], config: PolicyEvalConfig, problems
 
 
 def evaluate_policy(
-    config: PolicyEvalConfig, problems: Path, out_dir: Path, *, client: Any = None, backend_factory: Any = None
+    config: PolicyEvalConfig, problems: Path, out_dir: Path, *, client: Any = None, backend_factory: Any = None,
+    sample_only: bool = False,
 ) -> dict[str, Any]:
-    """Evaluate one policy; writes out_dir/{report.json,report.md,samples.parquet,per_problem.parquet,*.png}."""
+    """Evaluate one policy; writes out_dir/{report.json,report.md,samples.parquet,per_problem.parquet,*.png}.
+
+    `sample_only`: stop after sampling (out_dir/shards); a later call with the same config on a
+    machine with the sandbox reuses every sample and judges them (GPU nodes need no Docker)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     all_problems = load_problems(Path(problems))
@@ -167,6 +171,8 @@ def evaluate_policy(
     if backend_factory is None:
         from pipeline.sampling.backends.factory import make_backend as backend_factory
     sampler.run(chosen, backend_factory)
+    if sample_only:
+        return {"sampled": len(sampler.shard_rows()), "stats": sampler.stats, "shards": str(out_dir / "shards")}
     wanted = {p.problem_id for p in chosen}
     rows = [r for r in sampler.shard_rows() if r.pop("unit_status") == KEPT and r["problem_id"] in wanted]
     missing = len(chosen) * config.samples - len(rows)
