@@ -66,17 +66,17 @@ def compare_task(study: dict[str, Any], eval_dirs: list[str], metrics: dict[str,
 
 
 @flow(name="evaluate-policy", log_prints=True)
-def evaluate_policy_flow(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
+def evaluate_policy_flow(policy_config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
     """Sample k completions per problem of a split, judge them, report pass@k and diagnostics."""
-    return evaluate_policy_task(config, problems, out_dir)
+    return evaluate_policy_task(policy_config, problems, out_dir)
 
 
 @flow(name="rlvr-study", log_prints=True)
-def rlvr_study(config: str = "configs/rlvr/demo.yaml") -> dict[str, Any]:
+def rlvr_study(study_config: str = "configs/rlvr/demo.yaml") -> dict[str, Any]:
     """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison table."""
     from pipeline.policy_eval.study import StudyConfig, eval_config
 
-    cfg = StudyConfig.from_yaml(config)
+    cfg = StudyConfig.from_yaml(study_config)
     study = cfg.model_dump(mode="json")
     prep = prepare_task(study)
     evals = cfg.out_dir / "eval"
