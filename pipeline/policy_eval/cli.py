@@ -30,14 +30,10 @@ def register(app: typer.Typer) -> None:
         from pipeline.policy_eval.config import PolicyEvalConfig
         from pipeline.policy_eval.run import evaluate_policy
 
-        overrides = {"model": model, "name": name, "samples": samples, "limit": limit,
-                     "split": None if split == "all" else split, "k": k or None}
-        if config:
-            cfg = PolicyEvalConfig.from_yaml(config, **overrides)
-        else:
-            n = samples or 1
-            cfg = PolicyEvalConfig.model_validate({**{k_: v for k_, v in overrides.items() if v is not None},
-                                                   "split": overrides["split"], "k": k or [1], "samples": n})
+        given = {"model": model, "name": name, "samples": samples, "limit": limit, "k": k or None}
+        base = PolicyEvalConfig.from_yaml(config, model=model).model_dump() if config else {"model": model}
+        cfg = PolicyEvalConfig.model_validate({**base, **{key: v for key, v in given.items() if v is not None},
+                                               "split": None if split == "all" else split})
         report = evaluate_policy(cfg, problems, out, sample_only=sample_only)
         if sample_only:
             typer.echo(json.dumps(report, indent=2, default=str))

@@ -17,21 +17,9 @@ RUNS = [f"{r}-{a}" for r in ("unit_test", "ruff", "combined") for a in ("grpo", 
 
 @pytest.fixture(scope="session")
 def mbpp_policy() -> Path:
-    """The demo config's tiny policy, fitted once on the demo set's train split (kept in .cache:
-    a fit is reused while its content key holds)."""
-    from pipeline.judge.stage import load_problems
-    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy
-    from pipeline.problems.config import IngestConfig
-    from pipeline.problems.stage import ingest
+    from tests.policy_eval.mbpp_policy import fit_demo_policy
 
-    work = REPO / ".cache" / "test-policies"
-    problems = work / "mbpp-demo-problems.parquet"
-    ingest([f"mbpp:{REPO / 'data' / 'mbpp_demo' / 'mbpp_demo.jsonl'}"], problems, IngestConfig(),
-           show_progress=False)
-    train = [p for p in load_problems(problems).values() if p.source_split == "train"]
-    demo = yaml.safe_load((REPO / "configs" / "rlvr" / "demo.yaml").read_text())
-    spec = PolicyFit(name="mbpp-demo", dir=work / "mbpp-demo", languages=["python"], **demo["fit_policy"])
-    return fit_policy(spec, examples_from_problems(train, spec))
+    return fit_demo_policy()
 
 
 @pytest.mark.docker
