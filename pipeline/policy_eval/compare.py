@@ -74,7 +74,8 @@ def compare_reports(folders: list[Path], *, resamples: int = 2000, seed: int = 0
 
 
 def to_markdown(cmp: dict[str, Any]) -> str:
-    cols = [c for c in COLUMNS if any(c in r for r in cmp["rows"])]
+    ks = sorted({c for r in cmp["rows"] for c in r if c.startswith("pass@")}, key=lambda c: int(c[5:]))
+    cols = ks + [c for c in COLUMNS if not c.startswith("pass@") and any(c in r for r in cmp["rows"])]
     lines = ["# Policy comparison", "", (f"Baseline: {cmp['baseline']}. Ruff columns: violations per 100 "
              "lines by severity; outcome columns: share of samples."), "",
              "| policy | " + " | ".join(cols) + " |", "| --- |" + " ---: |" * len(cols)]
