@@ -31,9 +31,9 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
     cfg.update(out_dir=str(tmp_path / "study"), base_model=str(mbpp_policy), fit_policy=None,
                sources=[f"mbpp:{REPO / 'data' / 'mbpp_demo' / 'mbpp_demo.jsonl'}"])
     cfg["evaluation"].update(samples=2, k=[1, 2], max_tokens=48)
-    cfg["train"]["optim"].update(max_steps=1, per_device_train_batch_size=8)  # 2 prompts x 4 rollouts
+    cfg["train"]["optim"].update(max_steps=1, per_device_train_batch_size=16)  # 4 prompts x 4 rollouts
     path = tmp_path / "study.yaml"
-    path.write_text(yaml.safe_dump(cfg))
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))  # the runs keep the config's order
 
     out = rlvr_study(str(path))
     study = tmp_path / "study"
