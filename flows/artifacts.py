@@ -15,6 +15,7 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
+from pipeline.publish.card import policy_note, verdict_mix_table
 from pipeline.publish.layout import CONFIG_BY_NAME
 
 
@@ -103,6 +104,19 @@ def dataset_counts(hub_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def published_tables(hub_dir: Path) -> dict[str, Any]:
+    """Each published config of the Hub folder as one Arrow table (configs without shards left out)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = {}
+    for name in CONFIG_BY_NAME:
+        files = sorted((hub_dir / name).glob("*.parquet"))
+        if files:
+            out[name] = pa.concat_tables([pq.read_table(f) for f in files])
+    return out
+
+
 def counts_artifact(key: str, rows: list[dict[str, Any]], description: str) -> None:
     create_table_artifact(rows or [{"note": "no rows"}], key=key, description=description)
 
@@ -137,6 +151,10 @@ def summary_artifact(
         lines.append(
             f"| {c['name']} | {c['invariant']} | {c['rows']} | {'pass' if c['passed'] else 'FAIL'} |"
         )
+    lines += ["", "## Candidates by model and verdict", ""]
+    note = policy_note(cfg.model_dump(mode="json"))
+    lines += [note] if note else []
+    lines.append(verdict_mix_table(published_tables(Path(stats["hub_dir"]))))
     md = "\n".join(lines) + "\n"
     create_markdown_artifact(
         md, key=key, description="Where the dataset is, counts, invariant checks"

@@ -144,6 +144,10 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         str(splits_dir),
         T.code_digest("pipeline.splits"),
     )
+    for fit in cfg.policies:  # before sampling: the model sources read these folders
+        T.configured(T.policy_task, cfg, [fit.dir / "fit.json"])(
+            fit.model_dump(mode="json"), T.ref(problems), T.code_digest("pipeline.models")
+        )
     runner = make_task_runner(cfg.runner)
     candidates = sample_shards.with_options(task_runner=runner)(_cfg_param(cfg), splits)
     judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(

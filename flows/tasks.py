@@ -352,6 +352,18 @@ def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
     )
 
 
+@task(name="fit-policy", tags=["cpu"])
+def policy_task(spec: dict, problems: dict, code: str) -> dict:
+    """Fit one tiny local policy on the ingested problems' reference solutions (or reuse it)."""
+    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy, read_fit
+    from pipeline.sampling.stage import load_problems
+
+    fit = PolicyFit.model_validate(spec)
+    examples = examples_from_problems(load_problems(Path(problems["outputs"]["problems"])), fit)
+    path = fit_policy(fit, examples)
+    return result(f"policy-{fit.name}", {"fit": path / "fit.json"}, read_fit(path))
+
+
 @task(name="publish", tags=["cpu"])
 def publish_task(build_dir: str, build_digest: str, hub_dir: str, config: dict, code: str) -> dict:
     from pipeline.publish.stage import PublishConfig, build_hub_folder

@@ -60,6 +60,21 @@ COMMANDS: dict[str, _Entry] = {
         "pipeline.publish.cli",
         "Re-check the invariants, write the card + shards + plots, and (with --push) release.",
     ),
+    "evaluate-policy": _Entry(
+        "pipeline.policy_eval.cli",
+        "Evaluate a code policy on a split: pass@k, length, Ruff profile, error types.",
+    ),
+    "compare-policy-reports": _Entry(
+        "pipeline.policy_eval.cli", "Put policy reports side by side, with paired differences."
+    ),
+    "rlvr-study": _Entry(
+        "pipeline.policy_eval.cli",
+        "The RLVR study: base policy, one trained policy per (reward, algorithm), one table.",
+    ),
+    "check-references": _Entry(
+        "pipeline.policy_eval.cli",
+        "Run every reference solution in the sandbox; quarantine problems whose reference fails.",
+    ),
     "build-train": _Entry(
         "flows.cli",
         "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",

@@ -20,9 +20,10 @@ from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.errors import UserError, describe
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from pipeline.judge.stage import JudgeConfig
+from pipeline.models.policy import PolicyFit, spec_digest
 from pipeline.problems.config import IngestConfig
 from pipeline.publish.stage import PublishConfig
-from pipeline.sampling.config import MutantSource, ReferenceSource, SampleConfig
+from pipeline.sampling.config import ModelSource, MutantSource, ReferenceSource, SampleConfig
 from pipeline.splits.config import SplitConfig
 
 
@@ -110,6 +111,7 @@ DATA_SECTIONS = {
     "adv",
     "dpo",
     "tiny_model",
+    "policies",
 }
 
 
@@ -142,6 +144,9 @@ class RunConfig(_Section):
     runner: RunnerSection = Field(default_factory=RunnerSection)
     retry: RetrySection = Field(default_factory=RetrySection)
     tiny_model: TinyModelSection | None = None
+    # Tiny local policies fitted on the ingested problems' reference solutions before
+    # sampling (pipeline/models/policy.py): the demo's weak and strong pools.
+    policies: list[PolicyFit] = Field(default_factory=list)
     train: str | None = None  # a TrainConfig YAML for the train-verifier flow
     evaluate: dict[str, Any] = Field(default_factory=dict)  # options for evaluate-verifier
 
@@ -163,6 +168,7 @@ class RunConfig(_Section):
     @model_validator(mode="after")
     def _propagate(self) -> RunConfig:
         """Fill the run-wide seed and build id into sections that did not set their own."""
+        self._stamp_policy_revisions()
         if self.build_id is None:
             data = self.model_dump(mode="json", include=DATA_SECTIONS)
             self.build_id = "b_" + sha256_text(canonical_json(data))[:12]
@@ -180,6 +186,29 @@ class RunConfig(_Section):
                 "dpo.name must be 'dpo' (the flow names the Mixed-DPO output mixed_dpo)"
             )
         return self
+
+    def _stamp_policy_revisions(self) -> None:
+        """A model source sampling a fitted policy gets the fit's digest as its revision, so
+        the sample stage's cache key changes whenever the fit settings or code change (its
+        examples come from the problems, which the sample stage already hashes)."""
+        names = [p.name for p in self.policies]
+        if len(set(names)) != len(names):
+            raise ValueError(f"policies: names must be unique, got {names}")
+        by_dir = {p.dir.resolve(): p for p in self.policies}
+        for i, source in enumerate(self.sample.sources):
+            if not isinstance(source, ModelSource):
+                continue
+            fit = by_dir.get(Path(source.model).resolve())
+            if fit is None:
+                continue
+            stamp = f"fit-{spec_digest(fit)}"
+            if source.revision not in (None, stamp):
+                raise ValueError(
+                    f"sample.sources[{i}] ({source.name}): samples the fitted policy "
+                    f"{fit.name!r}, so its revision is set by the fit; remove revision "
+                    f"{source.revision!r}"
+                )
+            source.revision = stamp
 
     @property
     def work_dir(self) -> Path:

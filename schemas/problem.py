@@ -48,6 +48,7 @@ class Problem(Record):
     tags: list[str] = Field(default_factory=list)
     solutions: list[Solution] = Field(default_factory=list)
     license: str | None = None
+    source_split: str | None = None  # the source's own split (MBPP: prompt/test/validation/train)
 
     @model_validator(mode="after")
     def _tests_match_mode(self) -> Problem:
@@ -93,6 +94,7 @@ PROBLEM_SCHEMA = pa.schema(
         pa.field("tags", pa.list_(pa.string()), nullable=False),
         pa.field("solutions", pa.list_(_SOLUTION_TYPE), nullable=False),
         pa.field("license", pa.string()),
+        pa.field("source_split", pa.string()),
     ]
 )
 

@@ -81,8 +81,9 @@ def register(app: typer.Typer) -> None:
         problems_path: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
         out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
         benchmark: Annotated[list[str] | None, typer.Option(
-            help="benchmark statements (parquet/jsonl with statement|prompt|question_content|"
-                 "question|text); repeatable")] = None,
+            help="benchmark statements: an `mbpp[:PATH][#SPLIT]` spec, or parquet/jsonl with "
+                 "statement|prompt|question_content|"
+                 "question|text; repeatable")] = None,
         heldout_fraction: Annotated[float, typer.Option(help="fraction of eligible clusters held out")] = 0.1,
         eval_after: Annotated[dt.datetime | None, typer.Option(
             formats=["%Y-%m-%d"],

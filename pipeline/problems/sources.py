@@ -3,7 +3,7 @@
 Syntax: `KIND[:LOCATION][#SPLIT]`
 
 - KIND: code_contests | taco | apps | livecodebench | codeforces | humaneval |
-  jsonl | parquet | bundled
+  mbpp | jsonl | parquet | bundled
 - LOCATION: a Hub dataset id (`deepmind/code_contests`), a local folder (a
   downloaded snapshot), a file, or a glob of .parquet / .jsonl / .json files.
   Omitted: the source's Hub id (or, for humaneval, the file inside the wheel).
@@ -31,6 +31,7 @@ from pipeline.problems.adapters.code_contests import CodeContestsAdapter
 from pipeline.problems.adapters.codeforces import CodeforcesAdapter
 from pipeline.problems.adapters.humaneval import HumanEvalAdapter, load_humaneval_rows
 from pipeline.problems.adapters.livecodebench import LiveCodeBenchAdapter
+from pipeline.problems.adapters.mbpp import MbppAdapter, load_mbpp_rows
 from pipeline.problems.adapters.native import BundledAdapter, NativeAdapter
 from pipeline.problems.adapters.taco_apps import AppsAdapter, TacoAdapter
 from pipeline.problems.errors import SourceError
@@ -43,6 +44,7 @@ ADAPTERS: dict[str, type[Adapter]] = {
     "livecodebench": LiveCodeBenchAdapter,
     "codeforces": CodeforcesAdapter,
     "humaneval": HumanEvalAdapter,
+    "mbpp": MbppAdapter,
     "jsonl": NativeAdapter,
     "parquet": NativeAdapter,
     "bundled": BundledAdapter,
@@ -165,6 +167,9 @@ def load_source(spec: SourceSpec, adapter: Adapter, split: str, cache_dir: str |
     if spec.kind == "humaneval":
         rows = load_humaneval_rows(spec.location)
         return LoadedSource(rows, sorted(rows[0]) if rows else [])
+    if spec.kind == "mbpp":  # all four MBPP splits at once, the split kept as a column
+        rows = load_mbpp_rows(spec.location, split, cache_dir)
+        return LoadedSource(rows, sorted({k for r in rows for k in r}))
     if spec.kind == "bundled":
         try:
             bundled = importlib.import_module("pipeline.problems.bundled")

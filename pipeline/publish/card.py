@@ -112,6 +112,68 @@ def counts_table(tables: dict[str, pa.Table]) -> str:
     return "\n".join(lines)
 
 
+VERDICT_COLUMNS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE")
+
+
+def verdict_mix(tables: dict[str, pa.Table]) -> list[dict[str, Any]]:
+    """Candidates per config / generator / origin / tier, with their counts per verdict.
+
+    Read from the published rows themselves, so it says what a user of each config gets
+    (e.g. how many model-written candidates reached Train and Strong, and how many of them
+    are correct)."""
+    counts: Counter[tuple[str, str, str, str, str]] = Counter()
+    for cfg in CONFIGS:
+        t = tables.get(cfg.name)
+        if t is None or cfg.kind == "questions":
+            continue
+        cols = [
+            t.column(c).to_pylist()
+            for c in ("candidate_generators", "candidate_origins", "weak_strong", "verdicts")
+        ]
+        for gens, origins, tier, verdicts in zip(*cols):
+            for g, o, v in zip(gens, origins, verdicts):
+                counts[(cfg.name, g, o, tier, v)] += 1
+    rows: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    order = {c.name: i for i, c in enumerate(CONFIGS)}
+    for (config, gen, origin, tier, verdict), n in counts.items():
+        row = rows.setdefault(
+            (config, gen, origin, tier),
+            {"config": config, "generator": gen, "origin": origin, "tier": tier, "total": 0}
+            | {v: 0 for v in VERDICT_COLUMNS},
+        )
+        row[verdict] = row.get(verdict, 0) + n
+        row["total"] += n
+    return sorted(
+        rows.values(), key=lambda r: (order[r["config"]], r["origin"], r["generator"], r["tier"])
+    )
+
+
+def verdict_mix_table(tables: dict[str, pa.Table]) -> str:
+    head = "| config | generator | origin | tier | candidates | " + " | ".join(VERDICT_COLUMNS)
+    lines = [head + " |", "| --- | --- | --- | --- | ---: |" + " ---: |" * len(VERDICT_COLUMNS)]
+    for r in verdict_mix(tables):
+        cells = [r["config"], f"`{r['generator']}`", r["origin"], r["tier"], str(r["total"])]
+        cells += [str(r.get(v, 0)) for v in VERDICT_COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def policy_note(run_config: dict[str, Any]) -> str:
+    """Say plainly when the policy models are tiny local fits, not real code models."""
+    fits = run_config.get("policies") or []
+    if not fits:
+        return ""
+    names = ", ".join(f"`{f['name']}`" for f in fits)
+    return (
+        f"**The policy models of this build ({names}) are tiny and local.** Each is a small "
+        "causal LM with a line-level tokenizer, fitted on the CPU in seconds by "
+        "`pipeline/models/policy.py` on the reference solutions of this build's own problems "
+        "(Train and test problems alike), so its programs are mostly recalled or spliced "
+        "reference lines, not reasoning. They exist so the pipeline's policy pools run end to "
+        "end offline; the real-scale configs name real policy models.\n"
+    )
+
+
 def checks_table(results: list[CheckResult]) -> str:
     lines = ["| check | invariant | rows checked | result |", "| --- | --- | ---: | --- |"]
     for r in results:
@@ -208,6 +270,15 @@ candidates, verdicts and responses are this build's own. Front-matter license: `
 ```
 
 </details>
+
+## Candidates by model and verdict
+
+Every candidate of every instance config, by who wrote it (`origin`: `policy` for a
+model's sample, `reference` for a solution shipped with the problem, `mutant` for a
+tree-sitter mutation of a correct one) and its sandbox verdict.
+
+{policy_note(manifest.run_config)}
+{verdict_mix_table(tables)}
 
 ## Invariant checks
 

@@ -12,6 +12,10 @@ sentence ends: stricter). Note: a pure n-gram rule also matches contest boilerpl
 ("the first line contains a single integer n" is one 8-gram): every drop is listed
 with its shared n-gram in report.json so such cases can be reviewed.
 A benchmark statement shorter than n words has no n-gram and contaminates nothing.
+
+A benchmark can also be named as a source spec, `mbpp[:LOCATION][#SPLIT]` (default split
+`test`, e.g. `mbpp:/data/mbpp.jsonl` or `mbpp` for the Hub dataset): its task texts are
+written to a JSONL beside the split outputs (`resolve_benchmark`) and used as a file.
 """
 
 from __future__ import annotations
@@ -73,6 +77,29 @@ def read_benchmark_statements(path: Path) -> list[str]:
     else:
         raise BenchmarkError(f"{path}: benchmark files are .parquet, .jsonl or .jsonl.gz")
     return [_statement_of(r, path, i) for i, r in enumerate(rows)]
+
+
+def resolve_benchmark(entry: str, work_dir: Path) -> Path:
+    """A benchmark file as given, or an `mbpp[...]` spec materialised as a JSONL of its task texts."""
+    if not entry.startswith("mbpp") or Path(entry).exists():
+        return Path(entry)
+    from pipeline.problems.adapters.mbpp import load_mbpp_rows
+    from pipeline.problems.sources import parse_spec
+
+    spec = parse_spec(entry)
+    split = spec.split or "test"
+    rows = load_mbpp_rows(spec.location, split)
+    lines = []
+    for i, r in enumerate(rows):
+        text = r.get("text") or r.get("prompt")
+        if not isinstance(text, str) or not text.strip():
+            raise BenchmarkError(f"{entry}: row {i} (task_id {r.get('task_id')}) has no task text")
+        lines.append(json.dumps({"task_id": r.get("task_id"), "text": text}))
+    slug = "".join(c if c.isalnum() else "-" for c in f"{spec.location or 'hub'}-{split}")[-80:]
+    path = Path(work_dir) / f"benchmark-mbpp-{slug}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def build_index(paths: list[Path], n: int, hasher: TokenHasher) -> BenchmarkIndex:

@@ -31,7 +31,12 @@ from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.problems.stage import output_paths
 from pipeline.splits.assign import assign_cluster, cluster_id_for
 from pipeline.splits.config import SplitConfig
-from pipeline.splits.decontam import BenchmarkIndex, build_index, find_contamination
+from pipeline.splits.decontam import (
+    BenchmarkIndex,
+    build_index,
+    find_contamination,
+    resolve_benchmark,
+)
 from pipeline.splits.dedup import DedupResult, cluster_texts, clusters_from
 from pipeline.splits.text import TokenHasher, normalized_text, words
 from schemas.common import QUARANTINE_SCHEMA
@@ -211,7 +216,7 @@ def split_problems(
     """Cluster, assign splits and decontaminate; returns the report (also written as report.json)."""
     config = config or SplitConfig()
     problems, out_dir = Path(problems), Path(out_dir)
-    benchmarks = [Path(b) for b in config.benchmarks]
+    benchmarks = [resolve_benchmark(b, out_dir / ".benchmarks") for b in config.benchmarks]  # files or mbpp specs
     for f in (problems, *benchmarks):
         if not f.exists():
             raise FileNotFoundError(f"no Parquet file at {f}" if f == problems else f"no benchmark file at {f}")

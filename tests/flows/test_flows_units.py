@@ -121,4 +121,6 @@ def test_prefect_yaml_entrypoints_load_and_defaults_validate() -> None:
         "publish-aletheia",
         "train-verifier",
         "evaluate-verifier",
+        "rlvr-study",
+        "evaluate-policy",
     }

@@ -1,0 +1,96 @@
+"""`evaluate-policy` and `rlvr-study`: code-policy evaluation and the rewards x algorithms study as flows.
+
+Thin wiring of pipeline.policy_eval: each step is a task (progress and retries in the UI);
+the steps themselves are plain functions the CLI can call without a server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, task
+
+from flows.tasks import jsonable, retry_transient
+
+
+@task(name="evaluate-policy", tags=["gpu"], retries=1, retry_delay_seconds=30, retry_condition_fn=retry_transient)
+def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
+    """Resumable by itself: finished samples are kept in out_dir/shards."""
+    from pipeline.policy_eval.config import PolicyEvalConfig
+    from pipeline.policy_eval.run import evaluate_policy
+
+    return jsonable(evaluate_policy(PolicyEvalConfig.model_validate(config), Path(problems), Path(out_dir)))
+
+
+@task(name="prepare-problems")
+def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
+    from pipeline.policy_eval.study import (
+        StudyConfig,
+        base_model,
+        prepare_problems,
+        split_problems,
+        write_train_questions,
+    )
+
+    cfg = StudyConfig.model_validate(study)
+    problems = prepare_problems(cfg)
+    train = split_problems(problems, cfg.train_split, cfg.train_limit)
+    split_problems(problems, cfg.eval_split)  # fails early when the eval split is empty
+    data_dir = write_train_questions(train, cfg.work / "data")
+    return {"problems": str(problems), "data_dir": str(data_dir), "base_model": base_model(cfg, train),
+            "train_problems": len(train)}
+
+
+@task(name="train-policy", tags=["gpu"], retries=1, retry_delay_seconds=60, retry_condition_fn=retry_transient)
+def train_policy_task(study: dict[str, Any], reward: str, algorithm: str, model: str, data_dir: str) -> dict:
+    """Resumable by itself: a restarted run continues from the newest TRL checkpoint."""
+    from pipeline.policy_eval.study import StudyConfig, train_config
+    from pipeline.train.run import train
+
+    cfg = StudyConfig.model_validate(study)
+    return jsonable(train(train_config(cfg, reward, algorithm, model, Path(data_dir))))
+
+
+@task(name="compare-policies")
+def compare_task(study: dict[str, Any], eval_dirs: list[str], metrics: dict[str, str]) -> dict[str, Any]:
+    from pipeline.policy_eval.compare import write_comparison
+    from pipeline.policy_eval.study import StudyConfig, training_curves, write_study_summary
+
+    cfg = StudyConfig.model_validate(study)
+    cmp = write_comparison([Path(d) for d in eval_dirs], cfg.out_dir)
+    if metrics:
+        training_curves({k: Path(v) for k, v in metrics.items()}, cfg.out_dir)
+    write_study_summary(cfg, cmp, cfg.out_dir)
+    return jsonable(cmp)
+
+
+@flow(name="evaluate-policy", log_prints=True)
+def evaluate_policy_flow(policy_config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
+    """Sample k completions per problem of a split, judge them, report pass@k and diagnostics."""
+    return evaluate_policy_task(policy_config, problems, out_dir)
+
+
+@flow(name="rlvr-study", log_prints=True)
+def rlvr_study(study_config: str = "configs/rlvr/demo.yaml") -> dict[str, Any]:
+    """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison table."""
+    from pipeline.policy_eval.study import StudyConfig, eval_config
+
+    cfg = StudyConfig.from_yaml(study_config)
+    study = cfg.model_dump(mode="json")
+    prep = prepare_task(study)
+    evals = cfg.out_dir / "eval"
+    base_cfg = eval_config(cfg, prep["base_model"], "base").model_dump(mode="json")
+    eval_dirs = [str(evals / "base")]
+    evaluate_policy_task(base_cfg, prep["problems"], eval_dirs[0])
+    metrics: dict[str, str] = {}
+    for reward, algorithm in cfg.runs():
+        run = f"{reward}-{algorithm}"
+        summary = train_policy_task(study, reward, algorithm, prep["base_model"], prep["data_dir"])
+        metrics[run] = summary["metrics_log"]
+        pol_cfg = eval_config(cfg, summary["model_path"], run).model_dump(mode="json")
+        eval_dirs.append(str(evals / run))
+        evaluate_policy_task(pol_cfg, prep["problems"], eval_dirs[-1])
+    cmp = compare_task(study, eval_dirs, metrics)
+    return {"out_dir": str(cfg.out_dir), "base_model": prep["base_model"], "rows": cmp["rows"],
+            "differences": cmp["differences"]}

@@ -1,0 +1,241 @@
+"""Tiny local code policies: small causal LMs fitted on the CPU in seconds, no downloads.
+
+No pretrained weights can be fetched here, so the demo's weak and strong policy pools and
+the RLVR tests use models fitted on the spot on (prompt, program) pairs: the sampling
+stage's own chat prompt for a problem in, a fenced program out. They are real
+`transformers` models (the Llama-like Granite architecture, whose `AutoTokenizer` entry
+loads our `tokenizer.json` as written, unlike Qwen2's, which rebuilds a BPE; a ChatML
+template) loaded by the same backend code a real run uses, and they write real programs
+through prompt -> completion -> extraction -> sandbox.
+
+Why a line-level tokenizer: each distinct source line (indentation and newline included)
+is one token, so a model of a few hundred thousand parameters learns to write whole
+programs in a few hundred steps on two cores (a character-level model of 1.9M parameters
+fitted for 3 minutes wrote a program that parses 1 time in 6). Sampled at a temperature,
+it mostly reproduces a program it saw (usually AC) and sometimes splices in a line of
+another solution or language (WA, RE or CE). Lines never seen in fitting map to <unk>:
+the model can read them in a prompt but never writes them.
+
+A fit is a pure function of (PolicyFit, the examples, this module's source): its content
+key is stored in `fit.json` and a directory holding the same key is reused as is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.models.tiny import CHATML_TEMPLATE
+from schemas.common import Language
+
+FIT_FILE = "fit.json"
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+UNK = "<unk>"
+_LINE_PATTERN = r"[^\n]*\n|[^\n]+"  # a line with its newline, or a last line without one
+
+
+class PolicyFit(BaseModel):
+    """How to fit one tiny policy (a run config's `policies:` entry, or a test's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    dir: Path  # where the model is written (and reused from)
+    languages: list[Language] = Field(default_factory=lambda: ["python", "cpp", "java"])
+    include_wrong: bool = False  # also fit the wrong references: a noisier, weaker policy
+    hidden_size: int = Field(64, ge=8)
+    num_layers: int = Field(2, ge=1)
+    steps: int = Field(200, ge=1)
+    learning_rate: float = Field(3e-3, gt=0)
+    batch_size: int = Field(32, ge=1)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Example:
+    """One fitting pair: chat messages in, the assistant's reply (a fenced program) out."""
+
+    messages: list[dict[str, str]]
+    completion: str
+
+
+def fenced(code: str, language: str) -> str:
+    from pipeline.sampling.prompts import FENCE_TAGS
+
+    return f"```{FENCE_TAGS[language]}\n{code.rstrip()}\n```"
+
+
+def examples_from_problems(problems: Iterable, spec: PolicyFit) -> list[Example]:
+    """The sampling prompt of each (problem, language) paired with each reference solution."""
+    from pipeline.sampling.prompts import chat_messages
+
+    out = []
+    for p in problems:
+        for s in p.solutions:
+            if s.language not in spec.languages or not (s.correct or spec.include_wrong):
+                continue
+            if p.test_mode == "function" and s.language != "python":
+                continue
+            out.append(Example(chat_messages(p, s.language), fenced(s.code, s.language)))
+    if not out:
+        raise ValueError(
+            f"policy {spec.name}: no reference solutions in {spec.languages} to fit on "
+            f"(include_wrong={spec.include_wrong})"
+        )
+    return out
+
+
+def _module_digest() -> str:
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+def spec_digest(spec: PolicyFit) -> str:
+    """What decides the model apart from its examples: the fit settings and this code."""
+    body = spec.model_dump(mode="json", exclude={"dir", "name"})
+    return hashlib.sha256(json.dumps([body, _module_digest()], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def fit_key(spec: PolicyFit, examples: Sequence[Example]) -> str:
+    h = hashlib.sha256(spec_digest(spec).encode())
+    for ex in examples:
+        h.update(json.dumps([ex.messages, ex.completion], sort_keys=True).encode())
+    return h.hexdigest()[:16]
+
+
+def line_tokenizer(texts: Iterable[str]):  # -> PreTrainedTokenizerFast
+    """A word-level tokenizer whose words are whole lines of `texts` (plus the ChatML specials)."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    split = pre_tokenizers.Split(Regex(_LINE_PATTERN), behavior="isolated")
+    lines: set[str] = set()
+    for t in texts:
+        for part in t.split("<|im_start|>"):
+            for piece in part.split("<|im_end|>"):
+                lines.update(s for s, _ in split.pre_tokenize_str(piece))
+    vocab = {tok: i for i, tok in enumerate([*SPECIALS, UNK, *sorted(lines)])}
+    core = Tokenizer(models.WordLevel(vocab, unk_token=UNK))
+    core.pre_tokenizer = split
+    core.decoder = decoders.Fuse()  # tokens carry their own newlines: join them as they are
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        unk_token=UNK,
+        additional_special_tokens=["<|im_start|>"],
+        clean_up_tokenization_spaces=False,
+    )
+    tok.chat_template = CHATML_TEMPLATE
+    return tok
+
+
+def _sequences(tok, examples: Sequence[Example]) -> list[tuple[list[int], int]]:
+    """(token ids, prompt length) per example: the prompt is not scored, the reply and EOS are."""
+    out = []
+    for ex in examples:
+        prompt = tok.apply_chat_template(ex.messages, tokenize=False, add_generation_prompt=True)
+        p_ids = tok.encode(prompt, add_special_tokens=False)
+        c_ids = tok.encode(ex.completion, add_special_tokens=False) + [tok.eos_token_id]
+        out.append((p_ids + c_ids, len(p_ids)))
+    return out
+
+
+def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
+    """Fit (or reuse) the policy in `spec.dir`; returns the directory."""
+    key = fit_key(spec, examples)
+    out = Path(spec.dir)
+    marker = out / FIT_FILE
+    if marker.exists() and json.loads(marker.read_text()).get("key") == key:
+        return out
+
+    import time
+
+    import torch
+    from transformers import GraniteConfig, GraniteForCausalLM
+
+    t0 = time.perf_counter()
+    tok = line_tokenizer(_render(ex.messages) + ex.completion for ex in examples)
+    seqs = _sequences(tok, examples)
+    if any(tok.unk_token_id in ids for ids, _ in seqs):  # every fitted line is in the vocabulary
+        raise RuntimeError(f"policy {spec.name}: a fitted line fell outside the vocabulary (a bug)")
+    torch.manual_seed(spec.seed)
+    config = GraniteConfig(
+        vocab_size=len(tok),
+        hidden_size=spec.hidden_size,
+        intermediate_size=spec.hidden_size * 2,
+        num_hidden_layers=spec.num_layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=max(len(ids) for ids, _ in seqs) + 256,
+        tie_word_embeddings=True,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.convert_tokens_to_ids("<|im_start|>"),
+    )
+    model = GraniteForCausalLM(config)
+    width = max(len(ids) for ids, _ in seqs)
+    ids = torch.full((len(seqs), width), tok.pad_token_id, dtype=torch.long)
+    labels = torch.full((len(seqs), width), -100, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, (s, n_prompt) in enumerate(seqs):  # right padding; only the reply is scored
+        ids[i, : len(s)] = torch.tensor(s)
+        labels[i, n_prompt : len(s)] = torch.tensor(s[n_prompt:])
+        mask[i, : len(s)] = 1
+    opt = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.0)
+    order = torch.Generator().manual_seed(spec.seed)
+    model.train()
+    loss_value = float("nan")
+    for _ in range(spec.steps):
+        pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
+        loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=labels[pick]).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        loss_value = float(loss.detach())
+    model.eval()
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+
+    # Written beside the target and renamed into place: a crash never leaves half a model.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    tok.save_pretrained(tmp)
+    model.save_pretrained(tmp)
+    weights = hashlib.sha256((tmp / "model.safetensors").read_bytes()).hexdigest()[:16]
+    meta = {
+        "key": key,
+        "name": spec.name,
+        "spec": spec.model_dump(mode="json", exclude={"dir"}),
+        "examples": len(examples),
+        "vocab_size": len(tok),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "final_loss": round(loss_value, 4),
+        "fit_seconds": round(time.perf_counter() - t0, 1),
+        "weights_sha256": weights,
+    }
+    (tmp / FIT_FILE).write_text(json.dumps(meta, indent=2))
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    return out
+
+
+def read_fit(path: str | Path) -> dict:
+    """The `fit.json` record of a fitted policy folder (key, sizes, loss, weights hash)."""
+    marker = Path(path) / FIT_FILE
+    if not marker.exists():
+        raise FileNotFoundError(f"{path}: no {FIT_FILE}; not a fitted policy folder")
+    return json.loads(marker.read_text())
+
+
+def _render(messages: list[dict[str, str]]) -> str:
+    """The ChatML text of `messages` with the generation prompt (what CHATML_TEMPLATE renders)."""
+    body = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return body + "<|im_start|>assistant\n"
