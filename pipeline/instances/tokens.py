@@ -31,11 +31,11 @@ def _load_or_error(name: str) -> Any:
 
     try:  # the local cache (or a local path) first; the Hub only when that fails
         return AutoTokenizer.from_pretrained(name, local_files_only=True)
-    except Exception:  # noqa: BLE001 - any failure here means "not available locally"
-        pass
+    except (OSError, ValueError) as exc:
+        log.info("tokenizer %r not available locally (%s); trying the Hub", name, exc)
     try:
         return AutoTokenizer.from_pretrained(name)
-    except Exception as exc:  # OSError offline, ValueError for a bad path: both mean "not here"
+    except (OSError, ValueError) as exc:  # offline, or a bad path / repo id: "not here"
         return TokenizerUnavailable(
             f"tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {str(exc)[:200]}); "
             "set `assemble.tokenizer` to a local path (the demo uses the tiny local one) or "
