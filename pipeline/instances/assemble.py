@@ -476,7 +476,7 @@ def _drop_long_prompts(
             r["candidates"],
             r["candidate_languages"],
             config.prompt_template,
-            config.prompt_system_template,
+            config.system_template,
         )
         for r in inst.select("query", "candidates", "candidate_languages").iter_rows(named=True)
     ]

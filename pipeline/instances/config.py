@@ -132,7 +132,7 @@ class AssembleConfig(StageConfig):
     # The verifier prompt measured for the cap (both styles; the longer counts), with the
     # same user templates as the DPO rows' prompts (None = our wording).
     prompt_template: str | None = None
-    prompt_system_template: str | None = None
+    system_template: str | None = None
     min_candidates: int = Field(default=2, ge=2, le=5)
     max_candidates: int = Field(default=5, ge=2, le=5)
     easy_max_pass_rate: float = Field(default=0.5, ge=0.0, lt=1.0)
