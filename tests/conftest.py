@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# Tests talk only to 127.0.0.1: a Hub name that is not cached fails at once instead of
-# retrying the network for a minute (e.g. assembly's default tokenizer).
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Hugging Face Hub in offline mode for one test: a Hub name that is not cached
+    (assembly's default tokenizer) fails at once instead of retrying the network for a
+    minute. Not session-wide: the publish tests talk to a local Hub server."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
 
 
 @pytest.fixture(scope="session")
