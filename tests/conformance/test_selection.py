@@ -242,3 +242,20 @@ def test_real_scale_pools_are_aletheias_policy_models(
     assert {s["kind"] for s in sources} == {"model"}  # no reference solutions, no mutants
     assert {s["name"].split("/")[-1] for s in sources} == models
     assert {s["tier"] for s in sources} == {tier}
+
+
+def test_prompt_cap_measures_the_users_template(tiny_model_dir: Path, tmp_path: Path) -> None:
+    rows = _group("p1", "g", [0, 2])
+    problems, assignments = _problems(["p1"])
+    cfg = {"tokenizer": str(tiny_model_dir), "max_candidate_tokens": 800, "max_prompt_tokens": 4096}
+    ours = AssembleConfig(splits=[SplitSpec(name="train")], **cfg)
+    tables, _, _ = assemble_frames(judged_frame(rows, total=TOTAL), problems, assignments, ours)
+    assert tables["train"].num_rows == 2
+    padded = tmp_path / "padded.txt"  # a template far longer than 4096 tokens on its own
+    padded.write_text("lorem ipsum " * 5000 + "{question}\n{candidates}\n{valid_options}")
+    theirs = ours.model_copy(update={"prompt_template": str(padded)})
+    tables, _, stats = assemble_frames(
+        judged_frame(rows, total=TOTAL), problems, assignments, theirs
+    )
+    assert tables["train"].num_rows == 0
+    assert stats["splits"]["train"]["dropped_prompt_too_long"] == 2
