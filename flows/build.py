@@ -158,6 +158,9 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         judged_counts(Path(judged["outputs"]["judged"])),
         "Judged candidates per model / tier / language / verdict",
     )
+    # The tiny model is built before assembly: the demo measures Aletheia's token caps with
+    # its tokenizer (the R1-distill one cannot be downloaded offline).
+    tiny = _tiny_model(cfg)
     inst_dir = work / "instances"
     instances = T.configured(T.assemble_task, cfg, [inst_dir / "train.parquet"])(
         T.ref(judged),
@@ -167,13 +170,26 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         str(inst_dir),
         T.code_digest("pipeline.instances"),
     )
-    return {
+    front = {
         "problems": problems,
         "splits": splits,
         "candidates": candidates,
         "judged": judged,
         "instances": instances,
     }
+    if tiny is not None:
+        front["tiny_model"] = tiny
+    return front
+
+
+def _tiny_model(cfg: RunConfig) -> dict[str, Any] | None:
+    if cfg.tiny_model is None:
+        return None
+    return T.configured(T.tiny_model_task, cfg, [cfg.tiny_model.dir / "config.json"])(
+        str(cfg.tiny_model.dir),
+        cfg.tiny_model.seed,
+        T.code_digest("pipeline.models"),
+    )
 
 
 def _adversarial(
@@ -252,13 +268,7 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     front = prepare(cfg)
     problems, inst = front["problems"], front["instances"]["outputs"]
     mixed = _adversarial(cfg, "mixed", inst, problems)
-    tiny = None
-    if cfg.tiny_model is not None:
-        tiny = T.configured(T.tiny_model_task, cfg, [cfg.tiny_model.dir / "config.json"])(
-            str(cfg.tiny_model.dir),
-            cfg.tiny_model.seed,
-            T.code_digest("pipeline.models"),
-        )
+    tiny = front.get("tiny_model")
     dpo = _dpo(cfg, "dpo", Path(inst["train"]), tiny)
     mixed_dpo = _dpo(cfg, "mixed_dpo", Path(mixed["outputs"]["mixed"]), tiny)
     evals = build_aletheia_eval(_cfg_param(cfg), front)

@@ -102,6 +102,8 @@ class TinyModelSection(_Section):
 DATA_SECTIONS = {
     "seed",
     "sources",
+    "prompt_template",
+    "system_template",
     "ingest",
     "splits",
     "sample",
@@ -128,6 +130,12 @@ class RunConfig(_Section):
     build_id: str | None = None  # None = derived from this config's content
     sources: list[str] = Field(default_factory=lambda: ["bundled"])
     out_dir: Path = Path("out/aletheia")  # work/ (intermediate tables) and hub/ (the release)
+    # The verifier prompt of the dataset side (DPO rows' `prompt`, and the prompt measured
+    # for assembly's token cap): user template files with {question} {candidates}
+    # {valid_options} (and {valid_options} for the instruct system turn); None = our wording.
+    # Propagated to `assemble` and `dpo` unless they set their own.
+    prompt_template: str | None = None
+    system_template: str | None = None
 
     ingest: IngestConfig = Field(default_factory=IngestConfig)
     splits: SplitConfig = Field(default_factory=SplitConfig)
@@ -177,6 +185,12 @@ class RunConfig(_Section):
                 section.seed = self.seed
         if "build_id" not in self.assemble.model_fields_set:
             self.assemble.build_id = self.build_id
+        for section in (self.assemble, self.dpo):
+            for name in ("prompt_template", "system_template"):
+                value = getattr(self, name)
+                fields = type(section).model_fields
+                if value is not None and name in fields and name not in section.model_fields_set:
+                    setattr(section, name, value)
         if self.mixed.split != "mixed":
             raise ValueError("mixed.split must be 'mixed'")
         if self.adv.split != "adv":

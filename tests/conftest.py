@@ -10,6 +10,16 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture
+def hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Hugging Face Hub in offline mode for one test: a Hub name that is not cached
+    (assembly's default tokenizer) fails at once instead of retrying the network for a
+    minute. Not session-wide: the publish tests talk to a local Hub server."""
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+
+
 @pytest.fixture(scope="session")
 def sandbox_client() -> Iterator[object]:
     """One pool of sandbox containers for the whole session (2 containers: 2 cores here)."""

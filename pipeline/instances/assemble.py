@@ -1,18 +1,22 @@
 """Judged candidates -> instances: one problem, 2-5 distinct candidates, exactly one AC.
 
-Everything is vectorised in polars; every random choice is a seeded hash (see `rng`),
-so the output is a pure function of (inputs, config). The steps for one split:
+Every random choice is seeded (hashes, or a per-group seeded generator), so the output is
+a pure function of (inputs, config). `prepare_pool` checks and cleans the judged candidates
+once for every split: contradictions quarantined; sandbox errors, programs without code,
+excluded verdicts, candidates over the token cap and flaky duplicates counted and left out.
+`build_split` then makes one split in named steps:
 
-1. pool: eligible candidates of the split's tier on the split's problems (checked and
-   cleaned once for all splits in `prepare_pool`);
-2. groups: by the grouping policy (Aletheia: problem + generator + language); within a
-   group, one candidate per normalised program; incorrect ones only in the split's band
-   and, by Aletheia's diversity rule, one per distinct pass rate;
-3. slots: up to `max_instances_per_group` per group (each with another correct
-   candidate), at most `max_instances_per_problem` per problem;
-4. sizes: balanced over 2..5 (or to configured targets) by water-filling;
-5. lists: the incorrect candidates drawn for each slot, the correct one put at a
-   uniformly drawn position; test splits capped per (list size, language).
+1. `_split_candidates`: the split's tier, problems and allowed origins, grouped by the
+   grouping policy (Aletheia: problem + generator + language);
+2. `_distinct_programs`: one candidate per normalised program per group; the incorrect ones
+   in the split's band (easy: pass rate <= 0.5; hard: 0.7..0.9);
+3. lists: Aletheia's selection (`combos.aletheia_lists`: up to 3 combinations of distinct
+   incorrect pass rates per list size), or ours (`_balanced_lists`: one list per correct
+   candidate, sizes balanced by water-filling); the correct one at a uniform position;
+4. `_drop_long_prompts`: rows whose verifier prompt is over the token cap;
+5. `_keep_prompt_ids_with_enough_rows` (Train: Aletheia's more-than-6 rule) and
+   `_take_size_targets` (Aletheia's 12,500 per size, one row per prompt_id first);
+6. `_cap_strata` (optional) and `_finish`: ids, letters and labels.
 """
 
 from __future__ import annotations
@@ -25,10 +29,12 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from pipeline.instances.combos import MEMBER_COLUMNS, aletheia_lists
 from pipeline.instances.config import AssembleConfig, SplitSpec
 from pipeline.instances.normalize import with_dedup_key
 from pipeline.instances.rng import hash_column, mix64, purpose_salt
 from pipeline.instances.sizes import allocate_sizes
+from pipeline.instances.tokens import TokenCounter, load_counter
 from schemas.common import LANGUAGES
 from schemas.ids import instance_id_for
 from schemas.instance import ANSWER_LETTERS, INSTANCE_SCHEMA
@@ -91,19 +97,36 @@ def prepare_pool(
     problems: pl.DataFrame,
     assignments: pl.DataFrame,
     config: AssembleConfig,
+    counter: TokenCounter | None = None,
 ) -> Pool:
     """Check and clean the judged candidates once for every split.
 
-    Rows that contradict themselves go to quarantine with the field and reason; SE
-    verdicts, programs without code and excluded verdicts are counted and left out.
+    Rows that contradict themselves go to quarantine with the field and reason; everything
+    else that is left out is counted by reason in `stats["left_out"]`.
     """
     _require(judged, CANDIDATE_COLUMNS, "judged candidates")
     _require(problems, PROBLEM_COLUMNS, "problems")
     _require(assignments, ["problem_id", "split"], "split assignments")
     df = judged.select(CANDIDATE_COLUMNS)
     stats: dict[str, Any] = {"judged_rows": df.height}
+    df, quarantine = _quarantine_contradictions(df, problems)
+    stats["quarantined"] = len(quarantine)
+    counts: dict[str, int] = {}
+    df = _leave_out_unusable(df, config, counts)
+    df = _with_problem_split(df, assignments, config, counts)
+    df = _leave_out_long_candidates(df, counter, config, counts)
+    df = _leave_out_flaky(df, counts)
+    df = df.with_columns(
+        cand_hash=hash_column(df.get_column("candidate_id"), f"{config.seed}:candidate")
+    )
+    stats["left_out"] = counts
+    stats["eligible"] = df.height
+    return Pool(candidates=df, quarantine=quarantine, stats=stats)
 
-    checks: list[tuple[str, pl.Expr, pl.Expr]] = [
+
+def _contradictions(problems: pl.DataFrame) -> list[tuple[str, pl.Expr, pl.Expr]]:
+    """(field, is-bad, reason) for rows that contradict themselves or the problems table."""
+    return [
         (
             "verdict",
             ~pl.col("verdict").is_in(_VERDICTS),
@@ -142,27 +165,45 @@ def prepare_pool(
             pl.lit("problem_id is not in the problems table"),
         ),
     ]
+
+
+def _quarantine_contradictions(
+    df: pl.DataFrame, problems: pl.DataFrame
+) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
     quarantine: list[dict[str, Any]] = []
-    for field_name, bad, reason in checks:
+    for field_name, bad, reason in _contradictions(problems):
         flagged = df.filter(bad.fill_null(True))
         if flagged.height:
             quarantine += _quarantine_rows(flagged, field_name, reason)
             df = df.filter(~bad.fill_null(True))
-    stats["quarantined"] = len(quarantine)
+    return df, quarantine
 
-    counts: dict[str, int] = {}
-    se = pl.col("verdict") == "SE"
-    counts["sandbox_error"] = df.filter(se).height
-    df = df.filter(~se)
+
+def _drop_counted(
+    df: pl.DataFrame, bad: pl.Expr, reason: str, counts: dict[str, int]
+) -> pl.DataFrame:
+    counts[reason] = df.filter(bad).height
+    return df.filter(~bad)
+
+
+def _leave_out_unusable(
+    df: pl.DataFrame, config: AssembleConfig, counts: dict[str, int]
+) -> pl.DataFrame:
+    """Sandbox errors, programs without code and verdicts the config excludes."""
+    df = _drop_counted(df, pl.col("verdict") == "SE", "sandbox_error", counts)
     no_code = ~pl.col("extraction").is_in(_USABLE_EXTRACTION) | (
         pl.col("code").str.strip_chars() == ""
     )
-    counts["no_code"] = df.filter(no_code).height
-    df = df.filter(~no_code)
-    excluded = pl.col("verdict").is_in(config.exclude_verdicts)
-    counts["excluded_verdict"] = df.filter(excluded).height
-    df = df.filter(~excluded)
+    df = _drop_counted(df, no_code, "no_code", counts)
+    return _drop_counted(
+        df, pl.col("verdict").is_in(config.exclude_verdicts), "excluded_verdict", counts
+    )
 
+
+def _with_problem_split(
+    df: pl.DataFrame, assignments: pl.DataFrame, config: AssembleConfig, counts: dict[str, int]
+) -> pl.DataFrame:
+    """Each candidate's problem split; candidates no configured split draws from go."""
     split_of = assignments.select("problem_id", pl.col("split").alias("problem_split")).unique()
     twice = split_of.filter(pl.col("problem_id").is_duplicated())
     if twice.height:  # invariant 2 would be at the mercy of row order
@@ -172,29 +213,34 @@ def prepare_pool(
         )
     df = df.join(split_of, on="problem_id", how="left")
     outside = ~pl.col("problem_split").is_in(["train", "heldout"]).fill_null(False)
-    counts["problem_not_in_train_or_heldout"] = df.filter(outside).height
-    df = df.filter(~outside)
+    df = _drop_counted(df, outside, "problem_not_in_train_or_heldout", counts)
     # Pools no configured split draws from (e.g. strong candidates on Train problems) are
-    # not normalised for nothing.
+    # not normalised (or tokenised) for nothing.
     wanted = pl.concat_str("tier", "problem_split", separator="/").is_in(
         sorted({f"{s.tier}/{s.problems}" for s in config.splits})
     )
-    counts["pool_not_used_by_any_split"] = df.filter(~wanted).height
-    df = df.filter(wanted)
+    return _drop_counted(df, ~wanted, "pool_not_used_by_any_split", counts)
 
-    # The same program (up to comments and whitespace) judged AC once and not AC another
-    # time is flaky: it is kept out altogether rather than trusted either way.
+
+def _leave_out_long_candidates(
+    df: pl.DataFrame, counter: TokenCounter | None, config: AssembleConfig, counts: dict[str, int]
+) -> pl.DataFrame:
+    """Aletheia's candidate cap: programs longer than `max_candidate_tokens` are left out
+    before any list is made (correct ones too)."""
+    if counter is None or config.max_candidate_tokens is None or df.height == 0:
+        return df
+    n_tokens = pl.Series(counter.count_texts(df.get_column("code").to_list()), dtype=pl.Int64)
+    too_long = n_tokens > config.max_candidate_tokens
+    counts["candidate_too_long"] = int(too_long.sum())
+    return df.filter(~too_long)
+
+
+def _leave_out_flaky(df: pl.DataFrame, counts: dict[str, int]) -> pl.DataFrame:
+    """The same program (up to comments and whitespace) judged AC once and not AC another
+    time is flaky: it is kept out altogether rather than trusted either way."""
     df = with_dedup_key(df).with_columns(is_correct=pl.col("verdict") == "AC")
     flaky = pl.col("is_correct").n_unique().over("problem_id", "dedup_key") > 1
-    counts["flaky_duplicates"] = df.filter(flaky).height
-    df = df.filter(~flaky)
-
-    df = df.with_columns(
-        cand_hash=hash_column(df.get_column("candidate_id"), f"{config.seed}:candidate")
-    )
-    stats["left_out"] = counts
-    stats["eligible"] = df.height
-    return Pool(candidates=df, quarantine=quarantine, stats=stats)
+    return _drop_counted(df, flaky, "flaky_duplicates", counts)
 
 
 def _group_key(grouping: str) -> pl.Expr:
@@ -226,22 +272,70 @@ def _cap_rank(
 
 
 def build_split(
-    pool: pl.DataFrame, problems: pl.DataFrame, spec: SplitSpec, config: AssembleConfig
+    pool: pl.DataFrame,
+    problems: pl.DataFrame,
+    spec: SplitSpec,
+    config: AssembleConfig,
+    counter: TokenCounter | None = None,
 ) -> tuple[pl.DataFrame, dict[str, Any]]:
     """Instances of one split (INSTANCE_SCHEMA columns, as a polars frame) and its stats."""
     stats: dict[str, Any] = {"tier": spec.tier, "band": spec.band, "problem_split": spec.problems}
-    salt = f"{config.seed}:{spec.name}"
-    cands = pool.filter((pl.col("tier") == spec.tier) & (pl.col("problem_split") == spec.problems))
-    cands = cands.with_columns(_group_key(config.grouping))
-    stats["pool"] = cands.height
+    cands = _split_candidates(pool, spec, config, stats)
+    correct, incorrect = _distinct_programs(cands, spec, config, stats)
+    if config.selection == "aletheia":
+        inst = aletheia_lists(correct, incorrect, spec, config)
+        stats["lists_made"] = inst.height
+        inst = _cap_per_problem(inst, spec, stats)
+    else:
+        inst = _balanced_lists(correct, incorrect, spec, config, stats)
+    inst = _as_instance_lists(inst, problems)
+    if spec.list_sizes is not None:
+        inst = inst.filter(pl.col("size").is_in(spec.list_sizes))
+    inst = _drop_long_prompts(inst, counter, config, stats)
+    inst = _keep_prompt_ids_with_enough_rows(inst, spec, stats)
+    if config.selection == "aletheia":
+        inst = _take_size_targets(inst, spec, stats)
+    inst = _cap_strata(inst, spec, stats)
+    inst = _finish(inst, spec)
+    stats.update(_split_summary(inst))
+    return inst, stats
 
-    # One candidate per normalised program per group, chosen by seeded hash.
+
+def _split_candidates(
+    pool: pl.DataFrame, spec: SplitSpec, config: AssembleConfig, stats: dict[str, Any]
+) -> pl.DataFrame:
+    """The split's tier, problems and allowed origins, with each candidate's group key."""
+    cands = pool.filter((pl.col("tier") == spec.tier) & (pl.col("problem_split") == spec.problems))
+    if spec.origins is not None:
+        stats["origin_not_allowed"] = cands.filter(~pl.col("origin").is_in(spec.origins)).height
+        cands = cands.filter(pl.col("origin").is_in(spec.origins))
+    stats["pool"] = cands.height
+    return cands.with_columns(_group_key(config.grouping))
+
+
+def _distinct_programs(
+    cands: pl.DataFrame, spec: SplitSpec, config: AssembleConfig, stats: dict[str, Any]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """One candidate per normalised program per group (by seeded hash): the correct ones, and
+    the incorrect ones in the split's band."""
     cands = cands.sort("cand_hash", "candidate_id").unique(
         ["gkey", "dedup_key"], keep="first", maintain_order=True
     )
     stats["after_dedup"] = cands.height
     correct = cands.filter(pl.col("is_correct"))
     incorrect = cands.filter(~pl.col("is_correct") & _band_filter(spec, config))
+    return correct, incorrect
+
+
+def _balanced_lists(
+    correct: pl.DataFrame,
+    incorrect: pl.DataFrame,
+    spec: SplitSpec,
+    config: AssembleConfig,
+    stats: dict[str, Any],
+) -> pl.DataFrame:
+    """Our selection: instance j of a group uses the group's j-th correct candidate; sizes are
+    balanced over the split by water-filling; the correct one at a uniform position."""
     if config.one_incorrect_per_pass_rate:
         incorrect = (
             incorrect.with_columns(_pr=pl.col("pass_rate").round(9))
@@ -249,7 +343,21 @@ def build_split(
             .drop("_pr")
         )
     correct = correct.with_columns(j=pl.int_range(pl.len()).over("gkey"))
+    slots = _balanced_slots(correct, incorrect, spec, config, stats)
+    slots = _assign_sizes(slots, spec, config, stats)
+    slots = _draw_positions(slots, spec, config)
+    return _fill_slots(slots, correct, incorrect)
 
+
+def _balanced_slots(
+    correct: pl.DataFrame,
+    incorrect: pl.DataFrame,
+    spec: SplitSpec,
+    config: AssembleConfig,
+    stats: dict[str, Any],
+) -> pl.DataFrame:
+    """Up to `max_instances_per_group` slots per usable group, capped per problem."""
+    salt = f"{config.seed}:{spec.name}"
     groups = (
         correct.group_by("gkey")
         .agg(pl.first("problem_id"), n_correct=pl.len())
@@ -260,8 +368,6 @@ def build_split(
         )
     )
     stats["groups_usable"] = groups.height
-
-    # Slots: instance j of a group uses the group's j-th correct candidate.
     slots = groups.with_columns(
         j=pl.int_ranges(pl.min_horizontal("n_correct", pl.lit(spec.max_instances_per_group)))
     ).explode("j")
@@ -269,24 +375,34 @@ def build_split(
         slot_id=pl.concat_str("gkey", pl.col("j").cast(pl.String), separator="\x1e")
     )
     slots = slots.with_columns(slot_hash=hash_column(slots.get_column("slot_id"), salt + ":slot"))
-    before = slots.height
-    slots = _cap_rank(slots, ["problem_id"], spec.max_instances_per_problem)
-    stats["dropped_problem_cap"] = before - slots.height
+    return _cap_per_problem(slots, spec, stats)
 
-    slots = _assign_sizes(slots, spec, config, stats)
+
+def _cap_per_problem(frame: pl.DataFrame, spec: SplitSpec, stats: dict[str, Any]) -> pl.DataFrame:
+    if spec.max_instances_per_problem is None:
+        return frame
+    before = frame.height
+    frame = _cap_rank(frame, ["problem_id"], spec.max_instances_per_problem)
+    stats["dropped_problem_cap"] = before - frame.height
+    return frame
+
+
+def _draw_positions(slots: pl.DataFrame, spec: SplitSpec, config: AssembleConfig) -> pl.DataFrame:
+    """The correct candidate's position in each slot, uniform over the slot's size."""
+    if not slots.height:
+        return slots.with_columns(pos=pl.lit(0, dtype=pl.Int64))
     with_pos = mix64(
         slots.get_column("slot_hash").to_numpy(), purpose_salt(config.seed, spec.name, "position")
     )
-    slots = (
-        slots.with_columns(
-            pos=pl.Series(
-                (with_pos % slots.get_column("size").cast(pl.UInt64).to_numpy()).astype("int64")
-            )
-        )
-        if slots.height
-        else slots.with_columns(pos=pl.lit(0, dtype=pl.Int64))
-    )
+    sizes = slots.get_column("size").cast(pl.UInt64).to_numpy()
+    return slots.with_columns(pos=pl.Series((with_pos % sizes).astype("int64")))
 
+
+def _fill_slots(
+    slots: pl.DataFrame, correct: pl.DataFrame, incorrect: pl.DataFrame
+) -> pl.DataFrame:
+    """Each slot's members: its correct candidate at `pos`, the incorrect ones drawn by
+    seeded hash around it; one row per slot with the members' columns as lists."""
     chosen_correct = correct.join(
         slots.select("gkey", "j", "slot_id", "pos"), on=["gkey", "j"], how="inner"
     ).with_columns(position=pl.col("pos"))
@@ -310,43 +426,110 @@ def build_split(
             .otherwise(pl.col("r") + 1)
         )
     )
-    cols = [
-        "slot_id",
-        "position",
-        "candidate_id",
-        "code",
-        "origin",
-        "generator",
-        "language",
-        "verdict",
-        "pass_rate",
-    ]
+    cols = ["slot_id", "position", *MEMBER_COLUMNS]
     members = pl.concat([chosen_correct.select(cols), drawn.select(cols)]).sort(
         "slot_id", "position"
     )
     lists = members.group_by("slot_id", maintain_order=True).agg(
-        candidates=pl.col("code"),
-        candidate_ids=pl.col("candidate_id"),
-        candidate_origins=pl.col("origin"),
-        candidate_generators=pl.col("generator"),
-        candidate_languages=pl.col("language"),
-        verdicts=pl.col("verdict"),
-        pass_rates=pl.col("pass_rate"),
+        [pl.col(c) for c in MEMBER_COLUMNS]
     )
-    inst = slots.select("slot_id", "slot_hash", "problem_id", "size", "pos").join(
+    return slots.select("slot_id", "slot_hash", "problem_id", "size", "pos").join(
         lists, on="slot_id", how="inner"
     )
-    inst = inst.with_columns(
+
+
+def _as_instance_lists(inst: pl.DataFrame, problems: pl.DataFrame) -> pl.DataFrame:
+    """Members' lists under the instance column names, the group labels, query and source."""
+    inst = inst.rename(
+        {
+            "code": "candidates",
+            "candidate_id": "candidate_ids",
+            "origin": "candidate_origins",
+            "generator": "candidate_generators",
+            "language": "candidate_languages",
+            "verdict": "verdicts",
+            "pass_rate": "pass_rates",
+        }
+    ).with_columns(
         generator=_single_or_mixed("candidate_generators"),
         language=_single_or_mixed("candidate_languages"),
     )
-    if spec.cap_per_stratum is not None:
-        before = inst.height
-        inst = _cap_rank(inst, ["size", "language"], spec.cap_per_stratum)
-        stats["dropped_stratum_cap"] = before - inst.height
-    inst = _finish(inst, problems, spec)
-    stats.update(_split_summary(inst))
-    return inst, stats
+    info = problems.select(
+        "problem_id",
+        "source",
+        query=pl.when(pl.col("prompt_statement").str.strip_chars() != "")
+        .then(pl.col("prompt_statement"))
+        .otherwise(pl.col("statement")),
+    )
+    return inst.join(info, on="problem_id", how="left")
+
+
+def _drop_long_prompts(
+    inst: pl.DataFrame, counter: TokenCounter | None, config: AssembleConfig, stats: dict[str, Any]
+) -> pl.DataFrame:
+    """Aletheia's prompt cap: rows whose verifier prompt exceeds `max_prompt_tokens`."""
+    if counter is None or config.max_prompt_tokens is None or inst.height == 0:
+        return inst
+    n_tokens = [
+        counter.prompt_tokens(
+            r["query"],
+            r["candidates"],
+            r["candidate_languages"],
+            config.prompt_template,
+            config.system_template,
+        )
+        for r in inst.select("query", "candidates", "candidate_languages").iter_rows(named=True)
+    ]
+    too_long = pl.Series(n_tokens, dtype=pl.Int64) > config.max_prompt_tokens
+    stats["dropped_prompt_too_long"] = int(too_long.sum())
+    return inst.filter(~too_long)
+
+
+def _keep_prompt_ids_with_enough_rows(
+    inst: pl.DataFrame, spec: SplitSpec, stats: dict[str, Any]
+) -> pl.DataFrame:
+    """Aletheia's Train rule: a prompt_id (problem) enters only with at least
+    `min_rows_per_prompt_id` rows of that list size (Aletheia: more than 6)."""
+    if spec.min_rows_per_prompt_id <= 1:
+        return inst
+    enough = pl.len().over("problem_id", "size") >= spec.min_rows_per_prompt_id
+    stats["dropped_few_rows_per_prompt_id"] = inst.filter(~enough).height
+    return inst.filter(enough)
+
+
+def _take_size_targets(inst: pl.DataFrame, spec: SplitSpec, stats: dict[str, Any]) -> pl.DataFrame:
+    """Aletheia's downsampling: per list size, one row of each prompt_id first (in seeded
+    order), then further rows of those prompt_ids, up to the size's target; sizes without a
+    target are left out. A shortfall is reported, not padded with duplicates."""
+    if spec.size_targets is None:
+        return inst
+    ranked = inst.sort("slot_hash", "slot_id").with_columns(
+        _again=pl.int_range(pl.len()).over("problem_id", "size") > 0
+    )
+    ranked = ranked.sort("_again", "slot_hash", "slot_id").with_columns(
+        _k=pl.int_range(pl.len()).over("size")
+    )
+    targets = pl.DataFrame(
+        {"size": list(spec.size_targets), "_target": list(spec.size_targets.values())},
+        schema={"size": pl.Int64, "_target": pl.Int64},
+    )
+    out = ranked.join(targets, on="size", how="inner").filter(pl.col("_k") < pl.col("_target"))
+    have = dict(out.group_by("size").len().iter_rows())
+    stats["size_target_shortfall"] = {
+        str(n): t - have.get(n, 0)
+        for n, t in sorted(spec.size_targets.items())
+        if have.get(n, 0) < t
+    }
+    return out.drop("_again", "_k", "_target")
+
+
+def _cap_strata(inst: pl.DataFrame, spec: SplitSpec, stats: dict[str, Any]) -> pl.DataFrame:
+    if spec.cap_per_stratum is None:
+        return inst
+    before = inst.height
+    inst = _cap_rank(inst, ["size", "language"], spec.cap_per_stratum)
+    stats["dropped_stratum_cap"] = before - inst.height
+    return inst
 
 
 def _single_or_mixed(column: str) -> pl.Expr:
@@ -377,15 +560,8 @@ def _assign_sizes(
     return out
 
 
-def _finish(inst: pl.DataFrame, problems: pl.DataFrame, spec: SplitSpec) -> pl.DataFrame:
-    info = problems.select(
-        "problem_id",
-        "source",
-        query=pl.when(pl.col("prompt_statement").str.strip_chars() != "")
-        .then(pl.col("prompt_statement"))
-        .otherwise(pl.col("statement")),
-    )
-    inst = inst.join(info, on="problem_id", how="left").sort("slot_hash", "slot_id")
+def _finish(inst: pl.DataFrame, spec: SplitSpec) -> pl.DataFrame:
+    inst = inst.sort("slot_hash", "slot_id")
     instance_ids = [
         instance_id_for(p, ids, salt=spec.name)
         for p, ids in zip(
@@ -430,6 +606,12 @@ def to_instance_table(inst: pl.DataFrame, build_id: str) -> pa.Table:
     return table.cast(INSTANCE_SCHEMA) if table.num_rows else INSTANCE_SCHEMA.empty_table()
 
 
+def _token_counter(config: AssembleConfig) -> tuple[TokenCounter | None, str | None]:
+    if config.max_candidate_tokens is None and config.max_prompt_tokens is None:
+        return None, "no token caps configured"
+    return load_counter(config.tokenizer, required=config.require_tokenizer)
+
+
 def assemble_frames(
     judged: pl.DataFrame,
     problems: pl.DataFrame,
@@ -437,11 +619,15 @@ def assemble_frames(
     config: AssembleConfig,
 ) -> tuple[dict[str, pa.Table], list[dict[str, Any]], dict[str, Any]]:
     """All configured splits from in-memory frames: tables by split name, quarantine rows, stats."""
-    pool = prepare_pool(judged, problems, assignments, config)
+    counter, why = _token_counter(config)
+    pool = prepare_pool(judged, problems, assignments, config, counter)
     tables: dict[str, pa.Table] = {}
     stats: dict[str, Any] = {"input": pool.stats, "splits": {}}
+    stats["token_caps"] = {"tokenizer": config.tokenizer, "applied": counter is not None}
+    if why is not None:
+        stats["token_caps"]["reason"] = why
     for spec in config.splits:
-        inst, split_stats = build_split(pool.candidates, problems, spec, config)
+        inst, split_stats = build_split(pool.candidates, problems, spec, config, counter)
         tables[spec.name] = to_instance_table(inst, config.build_id)
         stats["splits"][spec.name] = split_stats
     return tables, pool.quarantine, json.loads(json.dumps(stats))

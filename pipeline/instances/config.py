@@ -18,6 +18,13 @@ Band = Literal["easy", "hard"]
 # How candidates may be mixed in one instance: Aletheia's (one generator and one language),
 # one language across generators, or anything of the problem.
 Grouping = Literal["generator_language", "language", "mixed"]
+# How a group's lists are chosen: Aletheia's (up to `max_combos_per_size` combinations of
+# distinct incorrect pass rates per list size), or ours (one list per correct candidate,
+# sizes balanced over the split by water-filling).
+Selection = Literal["aletheia", "balanced"]
+Origin = Literal["policy", "reference", "mutant"]
+# Aletheia measured its caps with this tokenizer (src/cerebrm_datagen.py).
+ALETHEIA_TOKENIZER = "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
 
 
 class StageConfig(BaseModel):
@@ -40,12 +47,21 @@ class SplitSpec(BaseModel):
     tier: Literal["weak", "strong"] = "weak"
     band: Band = "easy"
     problems: Literal["train", "heldout"] = "train"
-    # Wanted rows per list size; None = keep every group, sizes balanced greedily.
+    # Wanted rows per list size; None = keep every list. Aletheia (Train): 12,500 per size,
+    # one row per prompt_id first (diversity), then other rows of those prompt_ids.
     size_targets: dict[int, int] | None = None
+    # List sizes this split keeps; None = every size 2..max_candidates. Aletheia keeps only
+    # pairs in its test sets (held-out, weak-to-strong, easy-to-hard).
+    list_sizes: list[int] | None = None
+    # Candidate origins this split may use; None = any. Aletheia's candidates are policy
+    # outputs only; reference solutions and mutants never enter Strong unless asked for.
+    origins: list[Origin] | None = None
+    # Aletheia's Train keeps a prompt_id only if it has more than 6 rows of that list size.
+    min_rows_per_prompt_id: int = Field(default=1, ge=1)
     # Test splits: at most this many rows per (list size, language) stratum.
     cap_per_stratum: int | None = None
-    max_instances_per_problem: int = Field(default=8, ge=1)
-    # Instances drawn from one group (same problem + grouping key), each with another correct one.
+    max_instances_per_problem: int | None = Field(default=None, ge=1)
+    # balanced selection: instances drawn from one group, each with another correct one.
     max_instances_per_group: int = Field(default=1, ge=1)
 
     @field_validator("size_targets")
@@ -61,17 +77,36 @@ class SplitSpec(BaseModel):
                 raise ValueError("size_targets: counts must be >= 0")
         return v
 
+    @field_validator("list_sizes")
+    @classmethod
+    def _list_sizes_in_range(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and (not v or any(not 2 <= k <= len(ANSWER_LETTERS) for k in v)):
+            raise ValueError(f"list_sizes: {v} must be a non-empty list of sizes in 2..5")
+        return v
+
 
 def default_splits() -> list[SplitSpec]:
+    """Aletheia's four sets (src/cerebrm_datagen.py): Train = weak easy lists of 2-5,
+    12,500 per size, prompt_ids with more than 6 rows; the test sets are pairs."""
     return [
-        SplitSpec(name="train", tier="weak", band="easy", problems="train"),
         SplitSpec(
-            name="heldout", tier="weak", band="easy", problems="heldout", cap_per_stratum=500
+            name="train",
+            tier="weak",
+            band="easy",
+            problems="train",
+            size_targets={n: 12_500 for n in range(2, 6)},
+            min_rows_per_prompt_id=7,
         ),
+        SplitSpec(name="heldout", tier="weak", band="easy", problems="heldout", list_sizes=[2]),
         SplitSpec(
-            name="strong", tier="strong", band="easy", problems="heldout", cap_per_stratum=500
+            name="strong",
+            tier="strong",
+            band="easy",
+            problems="heldout",
+            list_sizes=[2],
+            origins=["policy"],
         ),
-        SplitSpec(name="hard", tier="weak", band="hard", problems="heldout", cap_per_stratum=500),
+        SplitSpec(name="hard", tier="weak", band="hard", problems="heldout", list_sizes=[2]),
     ]
 
 
@@ -79,6 +114,27 @@ class AssembleConfig(StageConfig):
     seed: int = 0
     build_id: str = "dev"
     grouping: Grouping = "generator_language"
+    selection: Selection = "aletheia"
+    # aletheia selection: combinations of distinct incorrect pass rates sampled per list size
+    # (Aletheia's MAX_COMBOS_PER_LEN), and for the hard band the pairs per group.
+    max_combos_per_size: int = Field(default=3, ge=1)
+    # aletheia selection: a list of n candidates needs n - 1 + this many distinct incorrect
+    # pass rates in its group. Aletheia's loop `range(1, min(k, 5))` makes it 1 (pairs need
+    # two distinct rates); 0 lets a group with a single incorrect rate yield a pair.
+    spare_incorrect_rates: int = Field(default=1, ge=0)
+    # Token caps, measured with `tokenizer` (a Hub name or a local path). Aletheia: candidates
+    # of more than 800 tokens are left out, rows whose verifier prompt exceeds 4096 tokens
+    # are dropped. When the tokenizer cannot be loaded (offline, not cached) the caps are
+    # skipped with a warning and `token_caps.applied: false` in the stats, or the stage
+    # fails when `require_tokenizer` is set.
+    tokenizer: str | None = ALETHEIA_TOKENIZER
+    require_tokenizer: bool = False
+    max_candidate_tokens: int | None = Field(default=800, ge=1)
+    max_prompt_tokens: int | None = Field(default=4096, ge=1)
+    # The verifier prompt measured for the cap (both styles; the longer counts), with the
+    # same user templates as the DPO rows' prompts (None = our wording).
+    prompt_template: str | None = None
+    system_template: str | None = None
     min_candidates: int = Field(default=2, ge=2, le=5)
     max_candidates: int = Field(default=5, ge=2, le=5)
     easy_max_pass_rate: float = Field(default=0.5, ge=0.0, lt=1.0)

@@ -27,7 +27,7 @@ from schemas.common import QUARANTINE_SCHEMA
 from schemas.dpo import DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
-ASSEMBLE_VERSION = "1"
+ASSEMBLE_VERSION = "2"  # 2: Aletheia selection, token caps, prompt_id = problem
 ADVERSARIAL_VERSION = "2"  # 2: per-row construction, modification column
 DPO_VERSION = "2"  # 2: Aletheia construction, chosen_source, shared prompt and reader
 STATS_FILE = "stats.json"

@@ -218,9 +218,10 @@ a programming problem and 2-5 candidate programs and pick the one that is correc
 Every candidate was compiled and run against the problem's tests in a locked-down Docker
 sandbox; an instance has exactly one candidate that passed every test.
 
-Rows keep the published Aletheia field names (`prompt_id, query, generator, language,
+Rows lead with Aletheia's field names and types (`prompt_id, query, generator, language,
 num_candidates, candidates, chosen_position, chosen_answer, pass_rates, easy_hard,
-weak_strong, source`), with provenance columns beside them (`problem_id, candidate_ids,
+weak_strong, source, modification`; `prompt_id` is the problem's id, shared by its
+instances), with provenance columns beside them (`instance_id, problem_id, candidate_ids,
 candidate_origins, candidate_generators, candidate_languages, verdicts, adversarial,
 split, build_id`).
 

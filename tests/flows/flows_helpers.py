@@ -29,6 +29,7 @@ def small_config(
         if source["kind"] == "mutant":
             source["per_candidate"] = 2
     cfg["tiny_model"]["dir"] = str(models_dir)
+    cfg["assemble"]["tokenizer"] = str(models_dir)  # the caps measured with the tiny tokenizer
     cfg["dpo"]["judges"][0]["model_path"] = str(models_dir)
     cfg["dpo"]["max_tokens"] = 32
     cfg["runner"] = {

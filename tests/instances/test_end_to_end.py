@@ -118,13 +118,16 @@ def work(tmp_path_factory: pytest.TempPathFactory, sandbox_client: Any) -> dict[
     return {"tmp": tmp, "judged": judged, "probe_id": probe_id, "judge_stats": judge_stats}
 
 
-# Candidates of one language across generators (references + mutants): what the demo uses.
+# What configs/demo.yaml uses: candidates of one language across generators (references +
+# mutants), Aletheia's selection with a single incorrect pass rate allowed to make a pair
+# (few tests per bundled problem give few distinct rates).
 def _config(seed: int = 0) -> AssembleConfig:
     return AssembleConfig(
         seed=seed,
         grouping="language",
+        spare_incorrect_rates=0,
         splits=[
-            SplitSpec(name="train", problems="train", max_instances_per_group=2),
+            SplitSpec(name="train", problems="train"),
             SplitSpec(name="heldout", problems="heldout", cap_per_stratum=50),
             SplitSpec(name="strong", tier="strong", problems="heldout", cap_per_stratum=50),
             SplitSpec(name="hard", band="hard", problems="heldout", cap_per_stratum=50),
@@ -357,8 +360,10 @@ def test_an_edit_that_changes_behaviour_is_rejected(
     assert by_code[PROBE_LINENO]["verdict"] == "WA" and by_code[PROBE_LINENO]["passed"] == 0
     assert by_code[PROBE_LINENO_C]["verdict"] == "WA" and by_code[PROBE_LINENO_C]["passed"] == 2
     problems = pl.from_arrow(pq.read_table(tmp / "all_problems.parquet"))
-    cfg = AssembleConfig(
-        easy_max_pass_rate=0.7, splits=[SplitSpec(name="heldout", problems="heldout")]
+    cfg = AssembleConfig(  # balanced: the one 3-candidate row with both probe programs
+        selection="balanced",
+        easy_max_pass_rate=0.7,
+        splits=[SplitSpec(name="heldout", problems="heldout")],
     )
     tables, _, _ = assemble_frames(
         probe, problems, pl.DataFrame({"problem_id": [work["probe_id"]], "split": ["heldout"]}), cfg

@@ -1,0 +1,114 @@
+"""Token counts for Aletheia's length caps: candidates (800) and the verifier prompt (4096).
+
+Aletheia measured both with the DeepSeek-R1-Distill-Qwen tokenizer, the prompt rendered with
+its chat template and the generation prompt. The tokenizer is configurable (a Hub name or a
+local path). Offline, a Hub name that is not in the local cache cannot be loaded: the caller
+decides between skipping the caps (with a warning) and failing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pipeline.common.verifier_prompt import PROMPT_STYLES, PromptSpec, build_messages, prefill
+
+log = logging.getLogger(__name__)
+
+
+class TokenizerUnavailable(RuntimeError):
+    """The configured tokenizer could not be loaded; the message says which and why."""
+
+
+@lru_cache(maxsize=8)
+def _load_or_error(name: str) -> Any:
+    """The tokenizer, or the exception that says why not. Failures are cached too: without
+    a network, every attempt to reach the Hub costs about a minute of retries."""
+    from transformers import AutoTokenizer
+
+    try:  # the local cache (or a local path) first; the Hub only when that fails
+        return AutoTokenizer.from_pretrained(name, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        log.info("tokenizer %r not available locally (%s); trying the Hub", name, exc)
+    try:
+        return AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as exc:  # offline, or a bad path / repo id: "not here"
+        return TokenizerUnavailable(
+            f"tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {str(exc)[:200]}); "
+            "set `assemble.tokenizer` to a local path (the demo uses the tiny local one) or "
+            "download it into the Hugging Face cache"
+        )
+
+
+def _load(name: str) -> Any:
+    got = _load_or_error(name)
+    if isinstance(got, TokenizerUnavailable):
+        raise got
+    return got
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """Counts tokens of code and of rendered verifier prompts with one tokenizer."""
+
+    name: str
+
+    @property
+    def tokenizer(self) -> Any:
+        return _load(self.name)
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        if not texts:
+            return []
+        # Special tokens counted, as Aletheia did (the tokenizer call adds BOS).
+        ids = self.tokenizer(list(texts))["input_ids"]
+        return [len(x) for x in ids]
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """The prompt text a model sees: the chat template up to the generation prompt, then
+        the assistant prefill (Think). Without a chat template, the turns joined plainly."""
+        tok = self.tokenizer
+        head = [m for m in messages if not (m["role"] == "assistant" and m is messages[-1])]
+        if getattr(tok, "chat_template", None):
+            text = tok.apply_chat_template(head, tokenize=False, add_generation_prompt=True)
+        else:
+            text = "\n\n".join(m["content"] for m in head)
+        return text + prefill(messages)
+
+    def prompt_tokens(
+        self,
+        query: str,
+        candidates: list[str],
+        languages: list[str],
+        template: str | None = None,
+        system_template: str | None = None,
+    ) -> int:
+        """The longest of the Think and Instruct prompts for one row (Aletheia took the
+        longest of its prompt variants)."""
+        texts = []
+        for style in PROMPT_STYLES:
+            spec = PromptSpec(
+                style=style,  # type: ignore[arg-type]
+                template=template,
+                system_template=system_template if style == "instruct" else None,
+            )
+            texts.append(self.render(build_messages(query, candidates, languages, spec)))
+        return max(self.count_texts(texts))
+
+
+def load_counter(name: str | None, *, required: bool) -> tuple[TokenCounter | None, str | None]:
+    """A counter for `name`, or (None, why) when there is no tokenizer and it is not required."""
+    if name is None:
+        return None, "no tokenizer configured"
+    counter = TokenCounter(name)
+    try:
+        counter.tokenizer  # noqa: B018 - load now, so the failure is reported here
+    except TokenizerUnavailable as exc:
+        if required:
+            raise
+        log.warning("token caps skipped: %s", exc)
+        return None, str(exc)
+    return counter, None
