@@ -35,6 +35,9 @@ class Instance(Record):
     modification: str | None = None  # Adv/Mixed rows: the row's bias type; None elsewhere
     # provenance
     instance_id: str  # stable hash of (problem, ordered candidates, split): names the row
+    # Adv/Mixed rows: the instance_id of the row they were edited from (how evaluation pairs
+    # an Adv row with its Heldout original for flip rates); None elsewhere
+    source_instance_id: str | None = None
     problem_id: str
     candidate_ids: list[str]
     candidate_origins: list[str]
@@ -63,6 +66,7 @@ AL_FIELDS: list[pa.Field] = [
 ]
 PROVENANCE_FIELDS: list[pa.Field] = [
     pa.field("instance_id", pa.string(), nullable=False),
+    pa.field("source_instance_id", pa.string(), nullable=True),
     pa.field("problem_id", pa.string(), nullable=False),
     pa.field("candidate_ids", pa.list_(pa.string()), nullable=False),
     pa.field("candidate_origins", pa.list_(pa.string()), nullable=False),

@@ -36,6 +36,8 @@ class Judged:
     picks: tuple[Pick, ...]
     adversarial: tuple[str | None, ...] = ()
     problem_id: str = ""
+    instance_id: str = ""
+    source_instance_id: str | None = None  # Adv rows: the Heldout row they were edited from
 
     @property
     def pair_key(self) -> tuple[str, int, str]:
@@ -147,20 +149,21 @@ def accuracy_by_gold_position(items: Sequence[Judged]) -> dict[str, float]:
 def flip_rates(adv: Sequence[Judged], heldout: Sequence[Judged]) -> dict[str, dict[str, float]]:
     """Per bias type: how often the verifier's majority decision changes when the bias edits are applied.
 
-    An Adv row is paired with the Heldout row of the same prompt_id, else with the one Heldout
-    row of the same (problem_id, number of candidates, gold letter); rows with no unambiguous
-    partner are left out (and counted in `unpaired`). A row with several bias types counts for
+    An Adv row is paired with the Heldout row it was edited from (its `source_instance_id`),
+    else with the one Heldout row of the same (problem_id, number of candidates, gold letter);
+    `prompt_id` is the problem's id, shared by all its rows, so it cannot pair rows. Rows with
+    no unambiguous partner are left out (and counted in `unpaired`). A row with several bias types counts for
     each. `flip_rate`: the majority decision changed; `correct_to_wrong`: right on Heldout,
     wrong on Adv.
     """
-    by_id = {j.prompt_id: j for j in heldout}
+    by_id = {j.instance_id: j for j in heldout if j.instance_id}
     by_key: dict[tuple[str, int, str], list[Judged]] = defaultdict(list)
     for j in heldout:
         by_key[j.pair_key].append(j)
     stats: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
     unpaired = 0
     for a in adv:
-        h = by_id.get(a.prompt_id)
+        h = by_id.get(a.source_instance_id) if a.source_instance_id else None
         if h is None and len(by_key.get(a.pair_key, [])) == 1:
             h = by_key[a.pair_key][0]
         if h is None:

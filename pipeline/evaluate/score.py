@@ -35,6 +35,8 @@ def judged_rows(
                 picks=tuple(parse_answer(t, inst["num_candidates"]) for t in texts),
                 adversarial=tuple(inst["adversarial"]),
                 problem_id=inst["problem_id"],
+                instance_id=inst.get("instance_id") or "",
+                source_instance_id=inst.get("source_instance_id"),
             )
         )
     return out

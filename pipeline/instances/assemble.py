@@ -581,6 +581,7 @@ def _finish(inst: pl.DataFrame, spec: SplitSpec) -> pl.DataFrame:
         easy_hard=pl.lit(spec.band),
         weak_strong=pl.lit(spec.tier),
         modification=pl.lit(None, dtype=pl.String),
+        source_instance_id=pl.lit(None, dtype=pl.String),
         adversarial=pl.col("candidate_ids").list.eval(pl.lit(None, dtype=pl.String)),
         split=pl.lit(spec.name),
     )

@@ -84,6 +84,7 @@ def _row(chosen_position: int, instance_id: str) -> dict[str, Any]:
         "weak_strong": "weak",
         "source": "conformance",
         "modification": None,
+        "source_instance_id": None,
         "instance_id": instance_id,
         "problem_id": _problem().problem_id,
         "candidate_ids": [candidate_id_for("python", c) for c in codes],

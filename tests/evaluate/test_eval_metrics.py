@@ -24,7 +24,7 @@ from pipeline.evaluate.metrics import (
 )
 
 # I1: gold B, pass rates A=.5 B=1 C=0, picks B B A invalid -> shares A=.25 B=.5 C=0
-I1 = Judged("p1", "B", (0.5, 1.0, 0.0), ("B", "B", "A", None), problem_id="q1")
+I1 = Judged("p1", "B", (0.5, 1.0, 0.0), ("B", "B", "A", None), problem_id="q1", instance_id="i1")
 # I2: gold A, pass rates A=1 B=.25 C=.25, picks B C B A -> shares A=.25 B=.5 C=.25
 I2 = Judged("p2", "A", (1.0, 0.25, 0.25), ("B", "C", "B", "A"), problem_id="q2")
 ITEMS = [I1, I2]
@@ -80,9 +80,12 @@ def test_ndcg() -> None:
 
 
 def test_flip_rates_per_bias_type() -> None:
-    # a1 pairs with I1 by prompt_id: majority B (right) -> A (wrong): flip, correct->wrong
-    a1 = Judged("p1", "B", I1.pass_rates, ("A", "A", "B"), (None, "authority", None), "q1")
-    # a2 has a new prompt_id; pairs with I2 by (problem, n, gold): majority B -> B: no flip
+    # a1 pairs with I1 by source_instance_id: majority B (right) -> A (wrong): flip, correct->wrong
+    a1 = Judged(
+        "p1", "B", I1.pass_rates, ("A", "A", "B"), (None, "authority", None), "q1",
+        instance_id="a1", source_instance_id="i1",
+    )
+    # a2 has no source_instance_id; pairs with I2 by (problem, n, gold): majority B -> B: no flip
     a2 = Judged(
         "p2-adv", "A", I2.pass_rates, ("B", "B"), ("self_declared", "authority", None), "q2"
     )

@@ -70,6 +70,7 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
         "weak_strong": "strong" if split == "strong" else "weak",
         "source": "bundled",
         "modification": None,
+        "source_instance_id": None,
         "problem_id": pid,
         "candidate_ids": [f"c_{k}_{j}" for j in range(n)],
         "candidate_origins": [rng.choice(["reference", "mutant"]) for _ in range(n)],

@@ -75,6 +75,7 @@ def _instance(pi: int, rotation: int, split: str, *, adversarial: bool = False) 
         "weak_strong": "weak",
         "source": "fixture",
         "modification": BIAS_TYPES[pi % len(BIAS_TYPES)] if adversarial else None,
+        "source_instance_id": f"{pid}-r{rotation}-heldout" if adversarial else None,
         "problem_id": pid,
         "candidate_ids": [f"{pid}-c{j}" for j in order],
         "candidate_origins": ["reference"] * n,

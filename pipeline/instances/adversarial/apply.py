@@ -107,6 +107,7 @@ def _edited_row(
         new["candidate_ids"][edit.position] = edit.candidate_id
         new["adversarial"][edit.position] = edit.bias
     new["modification"] = modification
+    new["source_instance_id"] = row["instance_id"]
     new["split"] = config.split
     # The bias is in the salt: two copies of one row never share an instance_id.
     new["instance_id"] = instance_id_for(
