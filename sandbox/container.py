@@ -126,6 +126,7 @@ class SandboxContainer:
         self.uid = random.randint(100_000, 900_000)
         self._stderr = deque(maxlen=64)
         self._buf = bytearray()
+        self.stored: set[str] = set()  # test sets sent to this container's store (by hash)
         try:
             self.proc = subprocess.Popen(
                 docker_run_argv(spec, self.name, self.uid, cpuset, cgroup_parent),
