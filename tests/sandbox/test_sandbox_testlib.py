@@ -91,7 +91,8 @@ def test_checker_compiled_once_per_container_and_not_tampered_with(one):
         """
     )
     results = one.judge([_req(vandal, SPLIT_CHECKER), _req(SPLIT_HALF + "# again\n", SPLIT_CHECKER)])
-    assert results[0].tests[0].stderr_tail == "replaced 1"  # the compiled checker was replaced
+    replaced = int(results[0].tests[0].stderr_tail.removeprefix("replaced "))
+    assert replaced >= 1  # the compiled checker (and any other cached one) was replaced
     assert [t.verdict for t in results[0].tests] == ["WA", "WA"]
     assert results[1].verdict == "AC"
 
