@@ -8,6 +8,7 @@
      processes on as many parallel workers as the pool has containers)                 (target <= 1.05x)
   5. contest size: Python and C++ candidates of one problem, 40 tests of 1 MB and 20 tests of 4 MB,
      engine vs the same runs as bare host processes                                     (target <= 1.25x)
+  6. judge throughput (candidates/s, tests/s) against the number of containers (docs/scale.md)
 
 Bare runs use the same interpreter, compiler and JVM versions as the image (printed at the start).
 A missed target makes the benchmark exit 1 (so `make bench` fails); "expect" lines only inform.
@@ -248,7 +249,8 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
     empty_cmd = [java, *lang_java.RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "empty"), "Empty"]
     empty_src = EMPTY_JAVA_SRC + f"// {uuid.uuid4()}\n"
     client.judge(
-        [JudgeRequest(language="java", source=empty_src, tests=[TestCase(input="", output="")])] * 2,
+        [JudgeRequest(language="java", source=empty_src, tests=[TestCase(input="", output="")])]
+        * 2,
         use_cache=False,
     )
     bare, engine, bare_start, engine_start = [], [], [], []
@@ -261,7 +263,9 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
         for _ in range(k):
             subprocess.run(empty_cmd, capture_output=True, check=True)
         bare_start.append((time.perf_counter() - t) / k)
-        req = JudgeRequest(language="java", source=empty_src, tests=[TestCase(input=f"{r}", output="")] * k)
+        req = JudgeRequest(
+            language="java", source=empty_src, tests=[TestCase(input=f"{r}", output="")] * k
+        )
         t = time.perf_counter()
         [out] = client.judge([req], use_cache=False)
         engine_start.append((time.perf_counter() - t) / k)
@@ -275,8 +279,10 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
         assert out.verdict == "AC" and out.compile_cached, out
     shutil.rmtree(tmp, ignore_errors=True)
     return {
-        "bare": median(bare), "engine": median(engine),
-        "bare_start": median(bare_start), "engine_start": median(engine_start),
+        "bare": median(bare),
+        "engine": median(engine),
+        "bare_start": median(bare_start),
+        "engine_start": median(engine_start),
     }
 
 
@@ -381,7 +387,9 @@ def section_per_test_and_java(tag: str, rounds: int, k: int) -> None:
 
 
 def section_pch(tag: str, quick: bool) -> None:
-    print("\n[2] C++ compile of a typical solution, precompiled bits/stdc++.h vs none (in the image)")
+    print(
+        "\n[2] C++ compile of a typical solution, precompiled bits/stdc++.h vs none (in the image)"
+    )
     pch = bench_pch(tag, 3 if quick else 5)
     print(
         f"  with PCH {ms(pch['pch'])}   without {ms(pch['nopch'])}   PCH actually used: {pch['used']}"
@@ -391,7 +399,9 @@ def section_pch(tag: str, quick: bool) -> None:
 
 
 def section_throughput(n: int, workers: int) -> None:
-    print(f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare workers")
+    print(
+        f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare workers"
+    )
     with SandboxClient(pool_size=workers, cache=False, selftest=False) as pool:
         tp = bench_throughput(pool, n, 5, workers)
     print(
@@ -423,15 +433,49 @@ def section_contest(workers: int, quick: bool) -> None:
             line(f"engine / bare, {n_tests} x {mb:g} MB", r, "(target <= 1.25x)", r <= 1.25)
 
 
+def section_scaling(workers: int, quick: bool) -> None:
+    """Judge throughput against the number of containers: the measured basis of docs/scale.md."""
+    n = 40 if quick else 120
+    sizes = sorted({1, max(1, workers // 2), workers, 2 * workers})
+    print(f"\n[6] throughput vs containers: {n} Python candidates x 5 small tests per pool size")
+    base = None
+    for size in sizes:
+        with SandboxClient(pool_size=size, cache=False, selftest=False) as pool:
+            reqs = []
+            nonce = uuid.uuid4().hex
+            for i in range(n):
+                src = PY_SRC + f"# {nonce} {i}\n"
+                reqs.append(
+                    JudgeRequest(
+                        language="python",
+                        source=src,
+                        tests=[TestCase(input=f"{i} {j}\n", output=f"{i + j}\n") for j in range(5)],
+                    )
+                )
+            t = time.perf_counter()
+            results = pool.judge(reqs, use_cache=False)
+            sec = time.perf_counter() - t
+        cpu = sum(x.time_s for r in results for x in r.tests) / (5 * n)
+        base = base or sec
+        print(
+            f"  {size:>2} containers: {n / sec:6.1f} candidates/s {5 * n / sec:7.1f} tests/s  "
+            f"speed-up {base / sec:4.2f}x  (CPU per test {cpu * 1000:.1f} ms)",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--quick", action="store_true", help="small counts, for CI sanity (~1 min)")
     ap.add_argument(
-        "--candidates", type=int, default=None, help="throughput candidates (default 1000; quick 100)"
+        "--candidates",
+        type=int,
+        default=None,
+        help="throughput candidates (default 1000; quick 100)",
     )
-    ap.add_argument("--only", default="1,2,3,4,5", help="sections to run, e.g. --only 5")
+    ap.add_argument("--only", default="1,2,3,4,5,6", help="sections to run, e.g. --only 5")
     args = ap.parse_args()
     rounds, k = (3, 10) if args.quick else (7, 20)
     n = args.candidates or (100 if args.quick else 1000)
@@ -454,6 +498,8 @@ def main() -> None:
         section_throughput(n, workers)
     if "5" in only:
         section_contest(workers, args.quick)
+    if "6" in only:
+        section_scaling(workers, args.quick)
     print(
         f"\n# image {tag}; load average at end {os.getloadavg()[0]:.1f}; "
         f"took {time.perf_counter() - started:.0f} s",

@@ -70,7 +70,9 @@ def make_tests(n_tests: int, test_mb: float, seed: int) -> list[TestCase]:
     for _ in range(n_tests):
         xs = [rng.randrange(10**6, 10**7) for _ in range(count)]
         tests.append(
-            TestCase(input=" ".join(map(str, xs)) + "\n", output="\n".join(str(x + 1) for x in xs) + "\n")
+            TestCase(
+                input=" ".join(map(str, xs)) + "\n", output="\n".join(str(x + 1) for x in xs) + "\n"
+            )
         )
     return tests
 
@@ -90,8 +92,13 @@ def make_candidates(n: int, nonce: str) -> list[tuple[str, str, bool]]:
 
 
 def bench_contest(
-    client: SandboxClient, workers: int, n_cands: int, n_tests: int, test_mb: float,
-    python: str, rounds: int = 2,
+    client: SandboxClient,
+    workers: int,
+    n_cands: int,
+    n_tests: int,
+    test_mb: float,
+    python: str,
+    rounds: int = 2,
 ) -> dict:
     tests = make_tests(n_tests, test_mb, seed=n_tests)
     tmp = Path(tempfile.mkdtemp(prefix="aletheia-contest-"))
@@ -105,7 +112,10 @@ def bench_contest(
         for r in range(rounds):
             cands = make_candidates(n_cands, uuid.uuid4().hex)
             want = sum(ok for _, _, ok in cands)
-            reqs = [JudgeRequest(language=lang, source=src, tests=tests, time_limit_s=10) for lang, src, _ in cands]
+            reqs = [
+                JudgeRequest(language=lang, source=src, tests=tests, time_limit_s=10)
+                for lang, src, _ in cands
+            ]
             t = time.perf_counter()
             results = client.judge(reqs, use_cache=False)
             engine += time.perf_counter() - t
@@ -122,14 +132,29 @@ def bench_contest(
                     path = tmp / f"r{r}c{i}.cpp"
                     path.write_text(src)
                     binary = str(tmp / f"r{r}c{i}")
-                    manifest.append({"cmd": [binary], "tests": files,
-                                     "compile": ["g++", *CPP_FLAGS, str(path), "-o", binary]})
+                    manifest.append(
+                        {
+                            "cmd": [binary],
+                            "tests": files,
+                            "compile": ["g++", *CPP_FLAGS, str(path), "-o", binary],
+                        }
+                    )
             (tmp / "manifest.json").write_text(json.dumps(manifest))
             t = time.perf_counter()
             procs = [
                 subprocess.Popen(
-                    [python, "-c", BARE_WORKER, str(tmp / "manifest.json"), str(w), str(workers), str(RUNNER)],
-                    stdout=subprocess.PIPE, text=True, start_new_session=True,
+                    [
+                        python,
+                        "-c",
+                        BARE_WORKER,
+                        str(tmp / "manifest.json"),
+                        str(w),
+                        str(workers),
+                        str(RUNNER),
+                    ],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    start_new_session=True,
                 )
                 for w in range(workers)
             ]
@@ -139,7 +164,12 @@ def bench_contest(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     total_tests = rounds * n_cands * n_tests
-    return {"engine_s": engine, "bare_s": bare, "candidates": rounds * n_cands, "tests": total_tests}
+    return {
+        "engine_s": engine,
+        "bare_s": bare,
+        "candidates": rounds * n_cands,
+        "tests": total_tests,
+    }
 
 
 def versions(python: str, image: str) -> dict[str, tuple[str, str]]:
@@ -152,11 +182,27 @@ def versions(python: str, image: str) -> dict[str, tuple[str, str]]:
         except (OSError, IndexError):
             return "absent"
 
-    inside = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", image, "-c",
-         "python3 --version; g++ --version | head -1; java -version 2>&1 | head -1"],
-        capture_output=True, text=True, check=False,
-    ).stdout.strip().splitlines()
+    inside = (
+        subprocess.run(
+            [
+                "docker",
+                "run",
+                "--rm",
+                "--network",
+                "none",
+                "--entrypoint",
+                "sh",
+                image,
+                "-c",
+                "python3 --version; g++ --version | head -1; java -version 2>&1 | head -1",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        .stdout.strip()
+        .splitlines()
+    )
     inside += ["?"] * (3 - len(inside))
     return {
         "python": (f"{python}: " + host([python, "--version"]), inside[0]),

@@ -96,7 +96,8 @@ def run(
     abs_tol: float | None = typer.Option(None, help="float compare: absolute tolerance"),
     rel_tol: float | None = typer.Option(None, help="float compare: relative tolerance"),
     checker: Path | None = typer.Option(
-        None, help="checker source: Python for --compare checker (argv: input expected actual), C++ for --compare testlib"
+        None,
+        help="checker source: Python for --compare checker (argv: input expected actual), C++ for --compare testlib",
     ),
     cache: bool = typer.Option(True, help="use the host verdict cache"),
 ) -> None:

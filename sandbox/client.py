@@ -13,6 +13,7 @@ container; a result is SE only when that keeps failing.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
@@ -99,6 +100,8 @@ class SandboxClient:
         path = cache_path or (cache_dir() / "verdicts.sqlite")
         self._cache = VerdictCache(path) if cache else None
         self._tasks: queue.Queue = queue.Queue(maxsize=2 * self.pool_size)
+        self._store_lines: dict[str, bytes] = {}  # tests_ref -> encoded store request (recent)
+        self._store_lock = threading.Lock()
         self._closed = False
         remove_stale_containers()
         with ThreadPoolExecutor(self.pool_size) as ex:
@@ -274,9 +277,19 @@ class SandboxClient:
         per_test += CHECKER_BUDGET_S if checker else 0
         return COMPILE_BUDGET_S * (2 if checker else 1) + 10 + len(req.tests) * per_test
 
-    @staticmethod
-    def _store(container: SandboxContainer, req: JudgeRequest) -> None:
-        resp = container.request(req.store_wire(), timeout_s=STORE_BUDGET_S)
+    def _store_line(self, req: JudgeRequest) -> bytes:
+        """The store request's JSON line, encoded once per test set for all containers."""
+        with self._store_lock:
+            line = self._store_lines.get(req.tests_ref)
+            if line is None:
+                line = json.dumps(req.store_wire()).encode() + b"\n"
+                self._store_lines[req.tests_ref] = line
+                while len(self._store_lines) > 4:  # problem order: few sets are active at once
+                    self._store_lines.pop(next(iter(self._store_lines)))
+            return line
+
+    def _store(self, container: SandboxContainer, req: JudgeRequest) -> None:
+        resp = container.request(self._store_line(req), timeout_s=STORE_BUDGET_S)
         if not resp.get("ok"):
             raise RunnerDied(f"storing tests failed: {resp.get('error', resp)}")
         container.stored.add(req.tests_ref)

@@ -20,10 +20,12 @@ DEST = "/opt/aletheia/testlib/testlib.h"
 
 
 def main() -> int:
-    pin = json.load(open(os.path.join(HERE, "testlib.json")))
+    with open(os.path.join(HERE, "testlib.json")) as f:
+        pin = json.load(f)
     staged = os.path.join(HERE, "staged", "testlib.h")
     if os.path.isfile(staged):
-        data = open(staged, "rb").read()
+        with open(staged, "rb") as f:
+            data = f.read()
         origin = "a file given with ALETHEIA_TESTLIB_H"
     elif os.environ.get("FETCH_TESTLIB") == "1" and pin.get("sha256"):
         data = urllib.request.urlopen(pin["url"], timeout=60).read()

@@ -244,7 +244,13 @@ def run_test(lang, build_dir: str, req: dict, test: StoredTest) -> dict:
 
 
 def _classify(
-    lang, req, test: StoredTest, out: Outcome, tl: float, mem: int, token: bytes,
+    lang,
+    req,
+    test: StoredTest,
+    out: Outcome,
+    tl: float,
+    mem: int,
+    token: bytes,
     oom_killed: bool,
 ) -> str:
     code = out.exit_code
@@ -310,9 +316,7 @@ def _run_checker(req: dict, test: StoredTest, actual: bytes) -> str:
         argv = ["python3", checker, paths["input"], paths["answer"], paths["output"]]
     else:  # testlib's order: INPUT OUTPUT ANSWER
         argv = [checker, paths["input"], paths["output"], paths["answer"]]
-    out = run_limited(
-        argv, cwd=RUN_DIR, env=ENV, limits=checkers.CHECKER_LIMITS, merge_stderr=True
-    )
+    out = run_limited(argv, cwd=RUN_DIR, env=ENV, limits=checkers.CHECKER_LIMITS, merge_stderr=True)
     if mode == "checker":
         return checkers.python_verdict(out.exit_code)
     return checkers.testlib_verdict(out.exit_code, out.stdout[-4096:])
@@ -350,8 +354,15 @@ def judge(req: dict) -> dict:
         return {"ok": False, "missing_tests": req["tests_ref"]}
     _, checker_error = _prepare_checker(req)
     if checker_error:
-        return {"ok": True, "compile_ok": True, "compile_output": "", "compile_cached": False,
-                "tests": [], "healthy": True, "checker_error": checker_error}
+        return {
+            "ok": True,
+            "compile_ok": True,
+            "compile_output": "",
+            "compile_cached": False,
+            "tests": [],
+            "healthy": True,
+            "checker_error": checker_error,
+        }
     ok, output, build_dir, cached = build(lang, req.get("source", ""))
     resp: dict = {
         "ok": True,

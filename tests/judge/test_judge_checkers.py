@@ -30,12 +30,19 @@ pytestmark = pytest.mark.docker
 
 def _split_problem(source_id: str, checker: str) -> Problem:
     return Problem(
-        problem_id=problem_id_for("ccplus-test", source_id), source="ccplus-test",
-        source_id=source_id, title="Split", statement="Print x y >= 0 with x + y = n.",
-        test_mode="stdio", tests=[TestCase(input=i, output=o) for i, o in SPLIT_TESTS],
-        compare_mode="testlib", checker=checker,
-        solutions=[Solution(language="python", code=SPLIT_HALF, correct=True),
-                   Solution(language="python", code=SPLIT_OFF_BY_ONE, correct=False)],
+        problem_id=problem_id_for("ccplus-test", source_id),
+        source="ccplus-test",
+        source_id=source_id,
+        title="Split",
+        statement="Print x y >= 0 with x + y = n.",
+        test_mode="stdio",
+        tests=[TestCase(input=i, output=o) for i, o in SPLIT_TESTS],
+        compare_mode="testlib",
+        checker=checker,
+        solutions=[
+            Solution(language="python", code=SPLIT_HALF, correct=True),
+            Solution(language="python", code=SPLIT_OFF_BY_ONE, correct=False),
+        ],
     )
 
 

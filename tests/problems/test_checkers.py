@@ -18,7 +18,10 @@ from tests.sandbox.checker_programs import SPLIT_CHECKER, SPLIT_HALF, SPLIT_OFF_
 
 
 def test_compare_fields_prefers_testlib_and_treats_blank_as_absent():
-    assert compare_fields("int main(){}", "print(1)") == {"compare_mode": "testlib", "checker": "int main(){}"}
+    assert compare_fields("int main(){}", "print(1)") == {
+        "compare_mode": "testlib",
+        "checker": "int main(){}",
+    }
     py = compare_fields("  ", "import sys\nsys.exit(0)\n")
     assert py["compare_mode"] == "checker" and "sys.exit(0)" in py["checker"]
     assert compare_fields(None, None) == {"compare_mode": "tokens", "checker": None}
@@ -28,10 +31,15 @@ def _ccplus_file(tmp_path: Path) -> Path:
     schema = CODE_CONTESTS_SCHEMA.append(pa.field("checker", pa.string()))
     split = {"input": ["10\n"], "output": ["1 9\n"]}
     rows = [
-        _cc_row("9_A. Split", public_tests=split, private_tests={"input": ["7\n"], "output": ["3 4\n"]},
-                generated_tests={"input": [], "output": []}, checker=SPLIT_CHECKER,
-                solutions={"language": [3], "solution": [SPLIT_HALF]},
-                incorrect_solutions={"language": [3], "solution": [SPLIT_OFF_BY_ONE]}),
+        _cc_row(
+            "9_A. Split",
+            public_tests=split,
+            private_tests={"input": ["7\n"], "output": ["3 4\n"]},
+            generated_tests={"input": [], "output": []},
+            checker=SPLIT_CHECKER,
+            solutions={"language": [3], "solution": [SPLIT_HALF]},
+            incorrect_solutions={"language": [3], "solution": [SPLIT_OFF_BY_ONE]},
+        ),
         _cc_row("9_B. Plain", checker=""),
     ]
     path = tmp_path / "ccplus" / "train-00000-of-00001.parquet"
@@ -43,8 +51,13 @@ def _ccplus_file(tmp_path: Path) -> Path:
 def test_code_contests_plus_checker_is_handed_over(tmp_path):
     _stats, problems, quarantine = run_ingest([f"code_contests:{_ccplus_file(tmp_path)}"], tmp_path)
     assert not quarantine
-    assert problems["9_A. Split"].compare_mode == "testlib" and problems["9_A. Split"].checker == SPLIT_CHECKER
-    assert problems["9_B. Plain"].compare_mode == "tokens" and problems["9_B. Plain"].checker is None
+    assert (
+        problems["9_A. Split"].compare_mode == "testlib"
+        and problems["9_A. Split"].checker == SPLIT_CHECKER
+    )
+    assert (
+        problems["9_B. Plain"].compare_mode == "tokens" and problems["9_B. Plain"].checker is None
+    )
 
 
 def test_a_non_text_checker_is_quarantined_naming_the_field(tmp_path):
@@ -61,5 +74,7 @@ def test_ingested_checker_problem_judges_ac_and_wa(tmp_path, sandbox_client):
     _stats, problems, _ = run_ingest([f"code_contests:{_ccplus_file(tmp_path)}"], tmp_path)
     problem = problems["9_A. Split"]
     refs = reference_candidates([problem], languages=["python"])
-    rows = judge_rows(refs, {problem.problem_id: problem}, sandbox_client, JudgeConfig(progress=False))
+    rows = judge_rows(
+        refs, {problem.problem_id: problem}, sandbox_client, JudgeConfig(progress=False)
+    )
     assert {r["reference_correct"]: r["verdict"] for r in rows} == {True: "AC", False: "WA"}

@@ -53,11 +53,17 @@ def _container(client: SandboxClient):
 def test_tests_cross_once_per_container_and_are_named_by_hash(one):
     tests = [TestCase(input=f"{i} {i}\n", output=f"{2 * i}\n") for i in range(30)]
     reqs = [
-        JudgeRequest(language="python", source=f"a, b = map(int, input().split())\nprint(a + b)  # {k}\n", tests=tests)
+        JudgeRequest(
+            language="python",
+            source=f"a, b = map(int, input().split())\nprint(a + b)  # {k}\n",
+            tests=tests,
+        )
         for k in range(3)
     ]
     assert len({r.tests_ref for r in reqs}) == 1
-    assert "tests" not in reqs[0].wire(by_ref=True) and reqs[0].wire()["tests"][1]["output"] == "2\n"
+    assert (
+        "tests" not in reqs[0].wire(by_ref=True) and reqs[0].wire()["tests"][1]["output"] == "2\n"
+    )
     results = one.judge(reqs)
     assert [r.verdict for r in results] == ["AC"] * 3 and results[0].passed == 30
     container = _container(one)
@@ -70,11 +76,15 @@ def test_tests_cross_once_per_container_and_are_named_by_hash(one):
 
 def test_a_set_the_runner_dropped_is_sent_again(one):
     tests = [TestCase(input="4 5\n", output="9\n")]
-    req = JudgeRequest(language="python", source="print(sum(map(int, input().split())))\n", tests=tests)
+    req = JudgeRequest(
+        language="python", source="print(sum(map(int, input().split())))\n", tests=tests
+    )
     [first] = one.judge([req])
     container = _container(one)
     # Make the client believe the container holds a set it never received.
-    fresh = JudgeRequest(language="python", source=req.source, tests=[TestCase(input="1 1\n", output="2\n")])
+    fresh = JudgeRequest(
+        language="python", source=req.source, tests=[TestCase(input="1 1\n", output="2\n")]
+    )
     container.stored.add(fresh.tests_ref)
     [again] = one.judge([fresh])
     assert first.verdict == again.verdict == "AC" and again.passed == 1
@@ -83,7 +93,12 @@ def test_a_set_the_runner_dropped_is_sent_again(one):
 def test_a_candidate_cannot_read_its_expected_output(one):
     secret = f"answer-{uuid.uuid4().hex}"
     # The input carries the secret to search for; the expected output IS the secret.
-    req = JudgeRequest(language="python", source=HUNTER, tests=[TestCase(input=secret[::-1] + "\n", output=secret + "\n")], time_limit_s=10)
+    req = JudgeRequest(
+        language="python",
+        source=HUNTER,
+        tests=[TestCase(input=secret[::-1] + "\n", output=secret + "\n")],
+        time_limit_s=10,
+    )
     [r] = one.judge([req])
     assert r.verdict == "WA", r.tests[0].stderr_tail  # WA = it printed "nothing"
 
@@ -91,13 +106,19 @@ def test_a_candidate_cannot_read_its_expected_output(one):
 def test_a_candidate_cannot_read_another_problems_tests(one):
     other = f"other-{uuid.uuid4().hex}"
     stored = JudgeRequest(
-        language="python", source="print(input())\n",
+        language="python",
+        source="print(input())\n",
         tests=[TestCase(input=other + "-in\n", output=other + "\n")],
     )
     [ok] = one.judge([stored])
     assert ok.verdict == "WA"  # the expected output differs from the echoed input
     # Same container, a different problem: the other problem's tests are stored, out of reach.
-    req = JudgeRequest(language="python", source=HUNTER, tests=[TestCase(input=other[::-1] + "\n", output="nothing\n")], time_limit_s=10)
+    req = JudgeRequest(
+        language="python",
+        source=HUNTER,
+        tests=[TestCase(input=other[::-1] + "\n", output="nothing\n")],
+        time_limit_s=10,
+    )
     [r] = one.judge([req])
     assert r.verdict == "AC", r.tests[0].stderr_tail  # AC = it printed "nothing"
 
@@ -136,11 +157,18 @@ def test_a_candidate_cannot_change_the_tests_that_follow(one):
 def test_megabyte_tests_compare_in_the_runner(one):
     n = 150_000  # ~1 MB of input and of output per test
     nums = " ".join(str(i * 7) for i in range(n))
-    tests = [TestCase(input=nums + "\n", output=nums + "\n"), TestCase(input=nums + "\n", output=nums.replace(" ", "\n") + "\n")]
+    tests = [
+        TestCase(input=nums + "\n", output=nums + "\n"),
+        TestCase(input=nums + "\n", output=nums.replace(" ", "\n") + "\n"),
+    ]
     echo = "import sys\nsys.stdout.write(sys.stdin.read())\n"
     wrong = "import sys\nd = sys.stdin.read()\nsys.stdout.write(d[:-2] + '9\\n')\n"
-    ok, bad = one.judge([JudgeRequest(language="python", source=echo, tests=tests),
-                         JudgeRequest(language="python", source=wrong, tests=tests)])
+    ok, bad = one.judge(
+        [
+            JudgeRequest(language="python", source=echo, tests=tests),
+            JudgeRequest(language="python", source=wrong, tests=tests),
+        ]
+    )
     assert len(tests[0].input) > 1_000_000
     assert [t.verdict for t in ok.tests] == ["AC", "AC"]  # exact, then whitespace-insensitive
     assert [t.verdict for t in bad.tests] == ["WA", "WA"]

@@ -31,7 +31,9 @@ TESTS = [TestCase(input=i, output=o) for i, o in SPLIT_TESTS]
 
 def _req(source: str, checker: str, tests=TESTS, language: str = "python") -> JudgeRequest:
     return JudgeRequest(
-        language=language, source=source, tests=tests,
+        language=language,
+        source=source,
+        tests=tests,
         compare=CompareSpec(mode="testlib", checker=checker),
     )
 
@@ -44,8 +46,11 @@ def one():
 
 def test_testlib_checker_verdicts(one):
     half, off, garbage = one.judge(
-        [_req(SPLIT_HALF, SPLIT_CHECKER), _req(SPLIT_OFF_BY_ONE, SPLIT_CHECKER),
-         _req(SPLIT_GARBAGE, SPLIT_CHECKER)]
+        [
+            _req(SPLIT_HALF, SPLIT_CHECKER),
+            _req(SPLIT_OFF_BY_ONE, SPLIT_CHECKER),
+            _req(SPLIT_GARBAGE, SPLIT_CHECKER),
+        ]
     )
     # 10 -> "5 5" and 7 -> "3 4": valid, though unlike the answer file's "1 9" for the first.
     assert half.verdict == "AC" and half.passed == 2, half
@@ -61,8 +66,10 @@ def test_checker_failure_and_points(one):
     [fail] = one.judge([_req(SPLIT_HALF, SPLIT_CHECKER, tests=bad_answer)])
     assert fail.verdict == "SE" and fail.checker_error is None  # the checker failed on this test
     full, partial = one.judge(
-        [_req(SPLIT_EVEN, POINTS_CHECKER, tests=[TestCase(input="10\n", output="5 5\n")]),
-         _req(SPLIT_EVEN, POINTS_CHECKER, tests=[TestCase(input="7\n", output="3 4\n")])]
+        [
+            _req(SPLIT_EVEN, POINTS_CHECKER, tests=[TestCase(input="10\n", output="5 5\n")]),
+            _req(SPLIT_EVEN, POINTS_CHECKER, tests=[TestCase(input="7\n", output="3 4\n")]),
+        ]
     )
     assert full.verdict == "AC"  # points 1
     assert partial.verdict == "WA"  # points 0.5: not full credit
@@ -90,7 +97,9 @@ def test_checker_compiled_once_per_container_and_not_tampered_with(one):
         print(0, 0)
         """
     )
-    results = one.judge([_req(vandal, SPLIT_CHECKER), _req(SPLIT_HALF + "# again\n", SPLIT_CHECKER)])
+    results = one.judge(
+        [_req(vandal, SPLIT_CHECKER), _req(SPLIT_HALF + "# again\n", SPLIT_CHECKER)]
+    )
     replaced = int(results[0].tests[0].stderr_tail.removeprefix("replaced "))
     assert replaced >= 1  # the compiled checker (and any other cached one) was replaced
     assert [t.verdict for t in results[0].tests] == ["WA", "WA"]
@@ -99,7 +108,10 @@ def test_checker_compiled_once_per_container_and_not_tampered_with(one):
 
 def test_unusable_checker_is_reported_not_replaced(one):
     missing, broken = one.judge([_req(SPLIT_HALF, NEEDS_TESTLIB), _req(SPLIT_HALF, BROKEN_CHECKER)])
-    assert missing.verdict == "SE" and "testlib.h is not in this sandbox image" in missing.checker_error
+    assert (
+        missing.verdict == "SE"
+        and "testlib.h is not in this sandbox image" in missing.checker_error
+    )
     assert broken.verdict == "SE" and "undeclared_name" in broken.checker_error
     assert missing.tests == [] and broken.tests == []  # never judged by another comparison
 
@@ -114,10 +126,28 @@ def test_cli_run_with_a_testlib_checker(tmp_path):
     verdicts = []
     for src in ("a.py", "wrong.py"):
         proc = subprocess.run(
-            [sys.executable, "-m", "sandbox", "run", "--language", "python", "--source",
-             str(tmp_path / src), "--tests", str(tmp_path / "t.jsonl"), "--compare", "testlib",
-             "--checker", str(tmp_path / "chk.cpp"), "--no-cache"],
-            cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+            [
+                sys.executable,
+                "-m",
+                "sandbox",
+                "run",
+                "--language",
+                "python",
+                "--source",
+                str(tmp_path / src),
+                "--tests",
+                str(tmp_path / "t.jsonl"),
+                "--compare",
+                "testlib",
+                "--checker",
+                str(tmp_path / "chk.cpp"),
+                "--no-cache",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         verdicts.append(json.loads(proc.stdout)["verdict"])
