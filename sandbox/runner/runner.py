@@ -64,6 +64,7 @@ ENV = {
 OOM_CONTROL = "/sys/fs/cgroup/memory/memory.oom_control"
 # Test sets sent once per container (see store.py); the pool's container memory leaves room for it.
 STORE = TestStore(int(os.environ.get("ALETHEIA_STORE_MB", "256")) << 20)
+INLINE = "inline"  # the store key of a request's inline tests
 
 _builds: OrderedDict[str, tuple[bool, str, str, str]] = (
     OrderedDict()
@@ -222,7 +223,7 @@ def run_test(lang, build_dir: str, req: dict, test: StoredTest) -> dict:
         argv = argv + [str(read_fd)]
         pass_fds = (read_fd,)
     else:
-        _write(stdin_path, test.input)
+        stdin_path = test.input_path  # the sealed memfd itself, opened read-only
     ooms_before = _oom_kills()
     try:
         out = run_limited(
@@ -281,7 +282,7 @@ def _classify(
 def _compare(req: dict, test: StoredTest, actual: bytes) -> str:
     spec = req.get("compare") or {}
     mode = spec.get("mode", "tokens")
-    expected = test.output
+    expected = test.output()
     if mode == "tokens":
         return "AC" if compare.tokens_equal(actual, expected) else "WA"
     if mode == "exact":
@@ -309,8 +310,8 @@ def _run_checker(req: dict, test: StoredTest, actual: bytes) -> str:
         if error or checker is None:
             return "SE"
     paths = {n: os.path.join(IO_DIR, n) for n in ("input", "answer", "output")}
-    _write(paths["input"], test.input)
-    _write(paths["answer"], test.output)
+    _write(paths["input"], test.input())
+    _write(paths["answer"], test.output())
     _write(paths["output"], actual)
     if mode == "checker":  # the Python checker protocol: INPUT EXPECTED ACTUAL
         argv = ["python3", checker, paths["input"], paths["answer"], paths["output"]]
@@ -340,8 +341,9 @@ def _prepare_checker(req: dict) -> tuple[str | None, str | None]:
 
 def _resolve_tests(req: dict) -> list[StoredTest] | None:
     ref = req.get("tests_ref")
-    if ref is None:
-        return decode_tests(req.get("tests", []))
+    if ref is None:  # inline tests (self-test, debugging): kept only until the next inline request
+        STORE.put(INLINE, decode_tests(req.get("tests", [])))
+        ref = INLINE
     return STORE.get(ref)
 
 
@@ -387,7 +389,17 @@ def store(req: dict) -> dict:
     if not isinstance(ref, str) or not isinstance(req.get("tests"), list):
         return {"ok": False, "error": "store needs tests_ref (str) and tests (list)"}
     size = STORE.put(ref, decode_tests(req["tests"]))
+    del req["tests"]
+    _trim_heap()
     return {"ok": True, "bytes": size, "sets": len(STORE)}
+
+
+def _trim_heap() -> None:
+    """Give the decoded request's memory back: a forked candidate's maxrss starts at ours."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def selftest() -> dict:

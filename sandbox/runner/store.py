@@ -1,25 +1,58 @@
 """The runner's test store (stdlib only): a problem's tests, sent once per container, named by hash.
 
-Held in the runner's own memory, not in files: candidates run under the runner's uid, so any
-file in the container is theirs to read, chmod and rewrite, while the runner (PID 1,
-non-dumpable) is the one place they cannot reach. Expected outputs therefore never exist on
-disk while a candidate runs, and a candidate cannot alter a stored test or read another
-problem's tests. Each test's input is written to a per-test stdin file, as for inline tests.
-Least recently used test sets are dropped beyond a byte budget; a request naming a dropped set
-is answered `missing_tests`, and the host sends it again.
+Each test's input and expected output live in sealed memfds held by the runner, not in files:
+candidates run under the runner's uid, so any file in the container would be theirs to read,
+chmod and rewrite, while the runner's descriptors are out of their reach (not inherited; the
+runner is PID 1 and non-dumpable, so /proc/1/fd is closed to them). Seals forbid any write, so
+a test's input can be given to a candidate as its stdin (a fresh read-only open) without a copy.
+The contents stay out of the runner's heap: a forked child's maxrss (which the MLE check reads)
+would otherwise include a store of hundreds of megabytes.
+
+Least recently used test sets are dropped beyond a byte budget; a request naming a dropped set is
+answered `missing_tests`, and the host sends it again.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections import OrderedDict
 from dataclasses import dataclass
+
+_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+def _sealed(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+    return fd
 
 
 @dataclass(frozen=True)
 class StoredTest:
-    input: bytes
-    output: bytes
+    input_fd: int
+    input_size: int
+    output_fd: int
+    output_size: int
     code: str | None = None
+
+    @property
+    def input_path(self) -> str:
+        """Opening this gives a new read-only description of the sealed input (for stdin)."""
+        return f"/proc/self/fd/{self.input_fd}"
+
+    def input(self) -> bytes:
+        return os.pread(self.input_fd, self.input_size, 0) if self.input_size else b""
+
+    def output(self) -> bytes:
+        return os.pread(self.output_fd, self.output_size, 0) if self.output_size else b""
+
+    def close(self) -> None:
+        os.close(self.input_fd)
+        os.close(self.output_fd)
 
 
 def _encode(text: str | None) -> bytes:
@@ -27,10 +60,14 @@ def _encode(text: str | None) -> bytes:
 
 
 def decode_tests(raw: list[dict]) -> list[StoredTest]:
-    """Wire tests ({input, output} or {code}) -> encoded once, compared as bytes."""
-    return [
-        StoredTest(_encode(t.get("input")), _encode(t.get("output")), t.get("code")) for t in raw
-    ]
+    """Wire tests ({input, output} or {code}) -> sealed memfds (the caller owns and closes them)."""
+    out = []
+    for t in raw:
+        inp, exp = _encode(t.get("input")), _encode(t.get("output"))
+        out.append(
+            StoredTest(_sealed("in", inp), len(inp), _sealed("out", exp), len(exp), t.get("code"))
+        )
+    return out
 
 
 class TestStore:
@@ -42,7 +79,7 @@ class TestStore:
         self._sets: OrderedDict[str, tuple[list[StoredTest], int]] = OrderedDict()
 
     def put(self, digest: str, tests: list[StoredTest]) -> int:
-        size = sum(len(t.input) + len(t.output) + len(t.code or "") for t in tests)
+        size = sum(t.input_size + t.output_size + len(t.code or "") for t in tests)
         self.drop(digest)
         self._sets[digest] = (tests, size)
         self.used += size
@@ -61,6 +98,8 @@ class TestStore:
         old = self._sets.pop(digest, None)
         if old is not None:
             self.used -= old[1]
+            for t in old[0]:
+                t.close()
 
     def __len__(self) -> int:
         return len(self._sets)
