@@ -12,8 +12,8 @@
   tests once and judges many of its candidates against them), and each problem's sandbox tests
   are built and hashed once, shared by all its candidates' requests.
 - A problem whose checker cannot be used (no testlib.h in the sandbox image, a checker that does
-  not compile) is quarantined with that reason (`<out>.quarantine.parquet`, stage `judge`); its
-  candidates are not judged by any other comparison.
+  not compile) is quarantined with that reason (`<out stem>.quarantine.parquet`, stage `judge`,
+  written only when there is one); its candidates are not judged by any other comparison.
 """
 
 from __future__ import annotations
@@ -379,7 +379,11 @@ def quarantine_path(out: Path) -> Path:
 
 
 def _write_quarantine(path: Path, problems: dict[str, Problem], reasons: dict[str, str]) -> None:
-    """Problems the judge could not use, with the reason (always written: empty when none)."""
+    """Problems the judge could not use, with the reason; written only when there are some (a
+    stale file from an earlier run is removed)."""
+    if not reasons:
+        path.unlink(missing_ok=True)
+        return
     rows = [
         Quarantine(
             stage="judge", source=problems[pid].source, source_row_id=problems[pid].source_id,
@@ -387,8 +391,7 @@ def _write_quarantine(path: Path, problems: dict[str, Problem], reasons: dict[st
         ).model_dump()
         for pid, reason in sorted(reasons.items())
     ]
-    if rows:
-        log.warning("%d problem(s) quarantined by the judge: unusable checker", len(rows))
+    log.warning("%d problem(s) quarantined by the judge: unusable checker", len(rows))
     write_parquet(pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA), path, QUARANTINE_SCHEMA)
 
 
