@@ -140,18 +140,23 @@ def _watch(
         streams[proc.stderr.fileno()] = "err"
     for fd in streams:
         os.set_blocking(fd, False)
+    # poll, not select: the runner holds a descriptor per stored test, so ours can exceed 1024.
+    poller = select.poll()
+    for fd in [*streams, pidfd]:
+        poller.register(fd, select.POLLIN)
     exited = False
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             return exited, True
-        watch = list(streams) + ([] if exited else [pidfd])
-        if not watch:
+        if not streams and exited:
             return exited, False
-        ready, _, _ = select.select(watch, [], [], remaining)
-        for fd in ready:
+        for fd, _ in poller.poll(remaining * 1000):
             if fd == pidfd:
                 exited = True
+                poller.unregister(pidfd)
+                continue
+            if fd not in streams:
                 continue
             try:
                 chunk = os.read(fd, 1 << 16)
@@ -159,6 +164,7 @@ def _watch(
                 continue
             if not chunk:
                 del streams[fd]
+                poller.unregister(fd)
                 continue
             capture.add(streams[fd], chunk)
         if capture.exceeded:

@@ -73,8 +73,9 @@ def decode_tests(raw: list[dict]) -> list[StoredTest]:
 class TestStore:
     __test__ = False  # not a pytest class
 
-    def __init__(self, budget_bytes: int):
+    def __init__(self, budget_bytes: int, max_sets: int = 256):
         self.budget = budget_bytes
+        self.max_sets = max_sets  # each test holds two descriptors: bound them too
         self.used = 0
         self._sets: OrderedDict[str, tuple[list[StoredTest], int]] = OrderedDict()
 
@@ -83,7 +84,7 @@ class TestStore:
         self.drop(digest)
         self._sets[digest] = (tests, size)
         self.used += size
-        while self.used > self.budget and len(self._sets) > 1:
+        while (self.used > self.budget or len(self._sets) > self.max_sets) and len(self._sets) > 1:
             self.drop(next(iter(self._sets)))
         return size
 

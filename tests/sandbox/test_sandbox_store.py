@@ -172,3 +172,17 @@ def test_megabyte_tests_compare_in_the_runner(one):
     assert len(tests[0].input) > 1_000_000
     assert [t.verdict for t in ok.tests] == ["AC", "AC"]  # exact, then whitespace-insensitive
     assert [t.verdict for t in bad.tests] == ["WA", "WA"]
+
+
+def test_many_stored_sets_do_not_exhaust_the_runner(one):
+    """Hundreds of small test sets in one container: more descriptors than select() takes."""
+    reqs = [
+        JudgeRequest(
+            language="python",
+            source="print(sum(map(int, input().split())))\n",
+            tests=[TestCase(input=f"{i} {j}\n", output=f"{i + j}\n") for j in range(3)],
+        )
+        for i in range(200)
+    ]
+    results = one.judge(reqs)
+    assert [r.verdict for r in results] == ["AC"] * 200
