@@ -85,7 +85,11 @@ class SandboxClient:
         restart_timeout_s: float = 180.0,
         selftest: bool = True,
         container_memory_mb: int = MAX_MEMORY_LIMIT_MB + 1024,
+        inline_tests_max_bytes: int = 64 << 10,
     ):
+        # Test sets up to this size travel inline with each request (one round trip, as cheap as
+        # a hash for small tests); larger ones go to the container's store once, by hash.
+        self.inline_tests_max_bytes = inline_tests_max_bytes
         self.pool_size = max(1, pool_size or os.cpu_count() or 1)
         self.max_attempts = max_attempts
         self.restart_timeout_s = restart_timeout_s
@@ -297,6 +301,8 @@ class SandboxClient:
     def _ask(self, container: SandboxContainer, req: JudgeRequest) -> dict:
         """Judge by reference to the container's test store: a problem's tests cross into a
         container once, not once per candidate. A set the runner has dropped is sent again."""
+        if req.tests_bytes <= self.inline_tests_max_bytes:
+            return container.request(req.wire(), timeout_s=self._timeout(req))
         if req.tests_ref not in container.stored:
             self._store(container, req)
         resp = container.request(req.wire(by_ref=True), timeout_s=self._timeout(req))

@@ -104,6 +104,11 @@ class JudgeRequest(BaseModel):
         return self
 
     @cached_property
+    def tests_bytes(self) -> int:
+        """Characters in the tests: small sets travel inline, large ones by reference."""
+        return sum(len(t.input) + len(t.output) + len(t.code or "") for t in self.tests)
+
+    @cached_property
     def tests_ref(self) -> str:
         """The test set's content hash: its name in a container's test store."""
         h = hashlib.sha256(self.mode.encode())

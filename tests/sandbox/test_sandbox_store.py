@@ -41,7 +41,10 @@ HUNTER = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def one():
-    with SandboxClient(pool_size=1, cache=False, selftest=False) as client:
+    # inline_tests_max_bytes=0: every set goes through the store, however small (as large ones do)
+    with SandboxClient(
+        pool_size=1, cache=False, selftest=False, inline_tests_max_bytes=0
+    ) as client:
         yield client
 
 
