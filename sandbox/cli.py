@@ -96,7 +96,8 @@ def run(
     abs_tol: float | None = typer.Option(None, help="float compare: absolute tolerance"),
     rel_tol: float | None = typer.Option(None, help="float compare: relative tolerance"),
     checker: Path | None = typer.Option(
-        None, help="checker compare: Python checker (argv: input expected actual)"
+        None,
+        help="checker source: Python for --compare checker (argv: input expected actual), C++ for --compare testlib",
     ),
     cache: bool = typer.Option(True, help="use the host verdict cache"),
 ) -> None:
@@ -200,6 +201,9 @@ def _result_row(result: JudgeResult) -> dict:
 def image_ensure(
     builder: str = typer.Option("auto", help="auto, dockerfile or debootstrap"),
     force: bool = typer.Option(False, help="rebuild even when the tag exists"),
+    testlib: Path | None = typer.Option(
+        None, help="testlib.h to put in the image (offline path; default: $ALETHEIA_TESTLIB_H)"
+    ),
 ) -> None:
     """Build the sandbox image for the current definition unless its tag already exists."""
     from sandbox.image import ImageError, ensure_image
@@ -207,7 +211,7 @@ def image_ensure(
     if builder not in ("auto", "dockerfile", "debootstrap"):
         _fail("--builder must be auto, dockerfile or debootstrap")
     try:
-        typer.echo(ensure_image(builder=builder, force=force))  # type: ignore[arg-type]
+        typer.echo(ensure_image(builder=builder, force=force, testlib=testlib))  # type: ignore[arg-type]
     except ImageError as exc:
         _fail(str(exc), code=1)
 

@@ -13,6 +13,7 @@ container; a result is SE only when that keeps failing.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
@@ -40,6 +41,7 @@ log = logging.getLogger("sandbox")
 
 COMPILE_BUDGET_S = 35.0  # the runner's compile wall limit (30 s) + margin
 CHECKER_BUDGET_S = 21.0
+STORE_BUDGET_S = 120.0  # sending a test set of a few hundred MB through `docker run -i`
 
 
 class SandboxError(RuntimeError):
@@ -83,7 +85,11 @@ class SandboxClient:
         restart_timeout_s: float = 180.0,
         selftest: bool = True,
         container_memory_mb: int = MAX_MEMORY_LIMIT_MB + 1024,
+        inline_tests_max_bytes: int = 64 << 10,
     ):
+        # Test sets up to this size travel inline with each request (one round trip, as cheap as
+        # a hash for small tests); larger ones go to the container's store once, by hash.
+        self.inline_tests_max_bytes = inline_tests_max_bytes
         self.pool_size = max(1, pool_size or os.cpu_count() or 1)
         self.max_attempts = max_attempts
         self.restart_timeout_s = restart_timeout_s
@@ -98,6 +104,8 @@ class SandboxClient:
         path = cache_path or (cache_dir() / "verdicts.sqlite")
         self._cache = VerdictCache(path) if cache else None
         self._tasks: queue.Queue = queue.Queue(maxsize=2 * self.pool_size)
+        self._store_lines: dict[str, bytes] = {}  # tests_ref -> encoded store request (recent)
+        self._store_lock = threading.Lock()
         self._closed = False
         remove_stale_containers()
         with ThreadPoolExecutor(self.pool_size) as ex:
@@ -252,18 +260,56 @@ class SandboxClient:
                 result, container = self._execute(task, container, slot)
             except Exception as exc:
                 log.exception("sandbox worker failed")
-                result = JudgeResult.system_error(
-                    len(task.request.tests),
-                    f"worker error: {exc}",
-                    image=self._image_id,
-                    cache_key=task.key,
-                )
+                result = self._system_error(task, f"worker error: {exc}")
             self._live[slot] = container
             if self._cache is not None:
                 self._cache.put(task.key, result)
             task.results.put((task.index, result))
         if container is not None:
             container.close()
+
+    def _system_error(self, task: _Task, error: str, **kw) -> JudgeResult:
+        return JudgeResult.system_error(
+            len(task.request.tests), error, image=self._image_id, cache_key=task.key, **kw
+        )
+
+    @staticmethod
+    def _timeout(req: JudgeRequest) -> float:
+        """How long a judge request may take before its container counts as hung."""
+        checker = req.compare.mode in ("checker", "testlib")
+        per_test = max(3 * req.time_limit_s, req.time_limit_s + 2) + 2.0
+        per_test += CHECKER_BUDGET_S if checker else 0
+        return COMPILE_BUDGET_S * (2 if checker else 1) + 10 + len(req.tests) * per_test
+
+    def _store_line(self, req: JudgeRequest) -> bytes:
+        """The store request's JSON line, encoded once per test set for all containers."""
+        with self._store_lock:
+            line = self._store_lines.get(req.tests_ref)
+            if line is None:
+                line = json.dumps(req.store_wire()).encode() + b"\n"
+                self._store_lines[req.tests_ref] = line
+                while len(self._store_lines) > 4:  # problem order: few sets are active at once
+                    self._store_lines.pop(next(iter(self._store_lines)))
+            return line
+
+    def _store(self, container: SandboxContainer, req: JudgeRequest) -> None:
+        resp = container.request(self._store_line(req), timeout_s=STORE_BUDGET_S)
+        if not resp.get("ok"):
+            raise RunnerDied(f"storing tests failed: {resp.get('error', resp)}")
+        container.stored.add(req.tests_ref)
+
+    def _ask(self, container: SandboxContainer, req: JudgeRequest) -> dict:
+        """Judge by reference to the container's test store: a problem's tests cross into a
+        container once, not once per candidate. A set the runner has dropped is sent again."""
+        if req.tests_bytes <= self.inline_tests_max_bytes:
+            return container.request(req.wire(), timeout_s=self._timeout(req))
+        if req.tests_ref not in container.stored:
+            self._store(container, req)
+        resp = container.request(req.wire(by_ref=True), timeout_s=self._timeout(req))
+        if resp.get("missing_tests"):
+            self._store(container, req)
+            resp = container.request(req.wire(by_ref=True), timeout_s=self._timeout(req))
+        return resp
 
     def _execute(
         self, task: _Task, container: SandboxContainer | None, slot: int = -1
@@ -272,16 +318,6 @@ class SandboxClient:
         total = len(req.tests)
         attempts = 0
         last_error = ""
-        timeout = (
-            COMPILE_BUDGET_S
-            + 10
-            + total
-            * (
-                max(3 * req.time_limit_s, req.time_limit_s + 2)
-                + 2.0
-                + (CHECKER_BUDGET_S if req.compare.mode == "checker" else 0)
-            )
-        )
         while attempts < self.max_attempts:
             if container is None or not container.alive:
                 if container is not None:
@@ -289,16 +325,15 @@ class SandboxClient:
                 container = self._restart_container(slot)
                 self._live[slot] = container
                 if container is None:
-                    return JudgeResult.system_error(
-                        total,
-                        f"no sandbox container could be started: {self._last_start_error}",
-                        image=self._image_id,
-                        cache_key=task.key,
-                    ), None
+                    error = f"no sandbox container could be started: {self._last_start_error}"
+                    return self._system_error(task, error), None
             try:
-                resp = container.request(req.wire(), timeout_s=timeout)
+                resp = self._ask(container, req)
                 if not resp.get("ok"):
                     raise RunnerDied(resp.get("error", "runner error"))
+                if resp.get("checker_error"):  # the problem's fault: no retry, no verdict
+                    reason = resp["checker_error"]
+                    return self._system_error(task, reason, checker_error=reason), container
                 tests = [TestResult(**t) for t in resp["tests"]]
                 if resp.get("compile_ok") and len(tests) < total:
                     raise RunnerDied("runner could not clean up after a test")
@@ -324,12 +359,7 @@ class SandboxClient:
                 cache_key=task.key,
             )
             return result, container
-        return JudgeResult.system_error(
-            total,
-            f"sandbox failed {attempts} times: {last_error}",
-            image=self._image_id,
-            cache_key=task.key,
-        ), container
+        return self._system_error(task, f"sandbox failed {attempts} times: {last_error}"), container
 
     _last_start_error = ""
 

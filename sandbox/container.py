@@ -126,6 +126,7 @@ class SandboxContainer:
         self.uid = random.randint(100_000, 900_000)
         self._stderr = deque(maxlen=64)
         self._buf = bytearray()
+        self.stored: set[str] = set()  # test sets sent to this container's store (by hash)
         try:
             self.proc = subprocess.Popen(
                 docker_run_argv(spec, self.name, self.uid, cpuset, cgroup_parent),
@@ -159,11 +160,13 @@ class SandboxContainer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def request(self, payload: dict, timeout_s: float) -> dict:
+    def request(self, payload: dict | bytes, timeout_s: float) -> dict:
+        """Send one request (a dict, or its JSON line already encoded) and read the answer."""
         if not self.alive:
             raise RunnerDied(f"container {self.name} is gone: {self.stderr_tail()}")
+        line = payload if isinstance(payload, bytes) else json.dumps(payload).encode() + b"\n"
         try:
-            self.proc.stdin.write(json.dumps(payload).encode() + b"\n")
+            self.proc.stdin.write(line)
         except (BrokenPipeError, OSError) as exc:
             raise RunnerDied(f"cannot write to container {self.name}: {exc}") from exc
         line = self._readline(time.monotonic() + timeout_s)

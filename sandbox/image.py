@@ -98,8 +98,30 @@ def find_image(tag: str) -> docker.models.images.Image | None:
         return None
 
 
-def ensure_image(builder: Builder = "auto", force: bool = False) -> str:
+STAGED_TESTLIB = HERE / "image" / "staged" / "testlib.h"
+
+
+def stage_testlib(path: str | Path | None = None) -> Path | None:
+    """The offline path for testlib.h: copy the file the user points to (argument, else
+    ALETHEIA_TESTLIB_H) into the build context, where it becomes part of the image definition
+    (and so of its tag). It stays staged (git-ignored) for later builds of this checkout."""
+    src = path or os.environ.get("ALETHEIA_TESTLIB_H")
+    if not src:
+        return STAGED_TESTLIB if STAGED_TESTLIB.exists() else None
+    src = Path(src)
+    if not src.is_file():
+        raise ImageError(f"testlib.h not found at {src} (ALETHEIA_TESTLIB_H / --testlib)")
+    STAGED_TESTLIB.parent.mkdir(exist_ok=True)
+    if not STAGED_TESTLIB.exists() or STAGED_TESTLIB.read_bytes() != src.read_bytes():
+        STAGED_TESTLIB.write_bytes(src.read_bytes())
+    return STAGED_TESTLIB
+
+
+def ensure_image(
+    builder: Builder = "auto", force: bool = False, testlib: str | Path | None = None
+) -> str:
     """Return the current definition's tag, building it first if missing. Idempotent."""
+    stage_testlib(testlib)
     tag = image_tag()
     if not force and find_image(tag) is not None:
         _log(f"sandbox image {tag} is present")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Language = Literal["python", "cpp", "java"]
 Mode = Literal["stdio", "function"]
-CompareMode = Literal["tokens", "exact", "float", "checker"]
+CompareMode = Literal["tokens", "exact", "float", "checker", "testlib"]
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]
 VERDICTS: tuple[str, ...] = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE")
 
@@ -34,6 +35,16 @@ class TestCase(BaseModel):
     def _null_is_empty(cls, v: object) -> object:
         return "" if v is None else v  # Parquet list<struct> rows carry nulls for absent fields
 
+    @cached_property
+    def digest(self) -> str:
+        """Content hash, computed once per object: a problem's TestCase objects are shared by all
+        its candidates' requests, so megabytes of tests are hashed once, not once per candidate."""
+        h = hashlib.sha256()
+        for part in (self.input, self.output, self.code):
+            blob = b"\xff" if part is None else part.encode("utf-8", "surrogatepass")
+            h.update(len(blob).to_bytes(8, "little") + blob)
+        return h.hexdigest()
+
 
 class CompareSpec(BaseModel):
     """How a test's stdout is compared with its expected output.
@@ -44,6 +55,12 @@ class CompareSpec(BaseModel):
     checker `checker` is the Python source of a program run as
             `python3 checker.py INPUT_FILE EXPECTED_FILE ACTUAL_FILE` inside the sandbox:
             exit 0 = accept (AC), exit 1 = reject (WA), anything else = checker failure (SE).
+    testlib `checker` is the C++ source of a checker written to testlib's conventions, compiled
+            once per container against the image's pinned testlib.h and run as
+            `checker INPUT_FILE OUTPUT_FILE ANSWER_FILE`: exit 0 = AC, 1 (wrong answer) and
+            2 (presentation error) = WA, 7 = points (AC only at full score, `points 1`),
+            3 (the checker failed) or anything else = SE. A checker that cannot be built (no
+            testlib.h in the image, a compile error) gives SE with `JudgeResult.checker_error`.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -55,9 +72,9 @@ class CompareSpec(BaseModel):
 
     @model_validator(mode="after")
     def _checker_needs_source(self) -> CompareSpec:
-        if self.mode == "checker" and not self.checker:
+        if self.mode in ("checker", "testlib") and not self.checker:
             raise ValueError(
-                "compare mode 'checker' needs `checker` (the checker program's Python source)"
+                f"compare mode {self.mode!r} needs `checker` (the checker program's source)"
             )
         return self
 
@@ -86,22 +103,46 @@ class JudgeRequest(BaseModel):
                 raise ValueError(f"function mode: tests {missing[:5]} have no `code`")
         return self
 
+    @cached_property
+    def tests_bytes(self) -> int:
+        """Characters in the tests: small sets travel inline, large ones by reference."""
+        return sum(len(t.input) + len(t.output) + len(t.code or "") for t in self.tests)
+
+    @cached_property
+    def tests_ref(self) -> str:
+        """The test set's content hash: its name in a container's test store."""
+        h = hashlib.sha256(self.mode.encode())
+        for t in self.tests:
+            h.update(t.digest.encode())
+        return h.hexdigest()
+
     def cache_key(self, image_id: str) -> str:
         """Content hash of everything that decides the verdict: source, tests, limits, compare, image."""
-        payload = self.model_dump(mode="json")
+        payload = self.model_dump(mode="json", exclude={"tests"})
+        payload["tests"] = self.tests_ref
         payload["image"] = image_id
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def wire(self) -> dict:
-        """The runner's request (see sandbox/runner/runner.py)."""
-        d = self.model_dump(mode="json")
-        if self.mode == "stdio":
-            d["tests"] = [{"input": t.input, "output": t.output} for t in self.tests]
+    def wire(self, by_ref: bool = False) -> dict:
+        """The runner's judge request (see sandbox/runner/runner.py): the tests inline, or by_ref
+        only their hash (the container has them from `store_wire`)."""
+        d = self.model_dump(mode="json", exclude={"tests"})
+        if by_ref:
+            d["tests_ref"] = self.tests_ref
         else:
-            d["tests"] = [{"code": t.code} for t in self.tests]
+            d["tests"] = self._wire_tests()
         d["op"] = "judge"
         return d
+
+    def store_wire(self) -> dict:
+        """The runner's store request: this request's test set, kept in the container by hash."""
+        return {"op": "store", "tests_ref": self.tests_ref, "tests": self._wire_tests()}
+
+    def _wire_tests(self) -> list[dict]:
+        if self.mode == "stdio":
+            return [{"input": t.input, "output": t.output} for t in self.tests]
+        return [{"code": t.code} for t in self.tests]
 
 
 class TestResult(BaseModel):
@@ -138,6 +179,9 @@ class JudgeResult(BaseModel):
     cache_key: str = ""
     cached: bool = False
     error: str | None = None  # why a result is SE, when it is
+    # The problem's checker is unusable (no testlib.h in the image, a compile error): the problem,
+    # not the candidate or the sandbox, is at fault; callers quarantine the problem.
+    checker_error: str | None = None
 
     @classmethod
     def from_tests(

@@ -8,6 +8,12 @@
   downstream stages exclude it, and counted in `stats["se"]`; it is never a pass or fail.
 - Finished chunks of verdicts are checkpointed beside the output, so a crash mid-run
   re-judges only what had not finished.
+- Work goes to the sandbox grouped by problem (test locality: a container receives a problem's
+  tests once and judges many of its candidates against them), and each problem's sandbox tests
+  are built and hashed once, shared by all its candidates' requests.
+- A problem whose checker cannot be used (no testlib.h in the sandbox image, a checker that does
+  not compile) is quarantined with that reason (`<out stem>.quarantine.parquet`, stage `judge`,
+  written only when there is one); its candidates are not judged by any other comparison.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.judge.summary import candidate_summary, verdict_summary
 from schemas.candidate import CANDIDATE_SCHEMA, Candidate
+from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.ids import normalize_code
 from schemas.problem import PROBLEM_SCHEMA, Problem
 from schemas.tables import table_to_models
@@ -48,6 +55,35 @@ class JudgeConfig(BaseModel):
 
 
 # ---------------------------------------------------------------------- requests
+class ProblemMemo:
+    """Per-problem values every candidate of a problem shares, computed once: the digest of its
+    tests (hashing megabytes per candidate would cost more than judging) and its sandbox tests
+    (the same TestCase objects in every request, so the sandbox hashes them once too)."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, str] = {}
+        self._tests: dict[str, list[Any]] = {}
+
+    def digest(self, problem: Problem) -> str:
+        if problem.problem_id not in self._digests:
+            self._digests[problem.problem_id] = problem_digest(problem)
+        return self._digests[problem.problem_id]
+
+    def tests(self, problem: Problem, config: JudgeConfig) -> list[Any]:
+        if problem.problem_id not in self._tests:
+            self._tests[problem.problem_id] = sandbox_tests(problem, config)
+        return self._tests[problem.problem_id]
+
+
+def sandbox_tests(problem: Problem, config: JudgeConfig) -> list[Any]:
+    from sandbox import TestCase as SbTest
+
+    tests = problem.tests[: config.max_tests] if config.max_tests else problem.tests
+    if problem.test_mode == "function":
+        return [SbTest(code=t.code) for t in tests]
+    return [SbTest(input=t.input or "", output=t.output or "") for t in tests]
+
+
 def problem_digest(problem: Problem) -> str:
     """What about a problem decides a verdict: tests, limits, comparison."""
     payload = problem.model_dump(
@@ -58,10 +94,13 @@ def problem_digest(problem: Problem) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def program_key(candidate: Candidate, problem: Problem, config: JudgeConfig) -> str:
+def program_key(
+    candidate: Candidate, problem: Problem, config: JudgeConfig, memo: ProblemMemo | None = None
+) -> str:
     """Distinct (problem + its tests, language, normalised code, judge settings)."""
     h = hashlib.sha256()
-    for part in (candidate.problem_id, problem_digest(problem), candidate.language,
+    digest = memo.digest(problem) if memo is not None else problem_digest(problem)
+    for part in (candidate.problem_id, digest, candidate.language,
                  normalize_code(candidate.code), str(config.time_limit_scale), str(config.max_tests)):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
@@ -73,16 +112,13 @@ def limits_for(problem: Problem, config: JudgeConfig) -> tuple[float, int]:
     return time_limit, min(problem.memory_limit_mb, SANDBOX_MAX_MEMORY_MB)
 
 
-def judge_request(candidate: Candidate, problem: Problem, config: JudgeConfig) -> Any:
+def judge_request(
+    candidate: Candidate, problem: Problem, config: JudgeConfig, memo: ProblemMemo | None = None
+) -> Any:
     """The sandbox request for one candidate (raises ValueError naming the row if impossible)."""
     from sandbox import CompareSpec, JudgeRequest
-    from sandbox import TestCase as SbTest
 
-    tests = problem.tests[: config.max_tests] if config.max_tests else problem.tests
-    if problem.test_mode == "function":
-        sb_tests = [SbTest(code=t.code) for t in tests]
-    else:
-        sb_tests = [SbTest(input=t.input or "", output=t.output or "") for t in tests]
+    sb_tests = memo.tests(problem, config) if memo is not None else sandbox_tests(problem, config)
     time_limit, memory = limits_for(problem, config)
     try:
         return JudgeRequest(
@@ -168,17 +204,28 @@ def _judge_programs(
     *,
     done: dict[str, dict[str, Any]],
     on_chunk: Any = None,
+    memo: ProblemMemo | None = None,
+    checker_errors: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Judge each distinct program not in `done`; returns key -> verdict columns."""
-    keys = sorted(k for k in todo if k not in done)
+    """Judge each distinct program not in `done`; returns key -> verdict columns. Programs go in
+    problem order (test locality). A problem's unusable checker goes to `checker_errors`
+    (problem_id -> reason) instead of a verdict."""
+    memo = memo or ProblemMemo()
+    checker_errors = {} if checker_errors is None else checker_errors
+    keys = sorted((k for k in todo if k not in done), key=lambda k: (todo[k][1].problem_id, k))
     for chunk in _chunks(keys, config.chunk_size):
-        requests = [judge_request(*todo[k], config) for k in chunk]
+        requests = [judge_request(*todo[k], config, memo) for k in chunk]
         results = client.judge(requests, progress=config.progress)
         if len(results) != len(requests):
             raise RuntimeError(f"sandbox returned {len(results)} results for {len(requests)} requests")
-        fresh = {k: verdict_columns(r, todo[k][1], config) for k, r in zip(chunk, results)}
+        fresh = {}
+        for k, r in zip(chunk, results):
+            if getattr(r, "checker_error", None):
+                checker_errors[todo[k][1].problem_id] = r.checker_error
+            else:
+                fresh[k] = verdict_columns(r, todo[k][1], config)
         done.update(fresh)
-        if on_chunk is not None:
+        if on_chunk is not None and fresh:
             on_chunk(fresh)
     return done
 
@@ -191,6 +238,7 @@ def judge_rows(
     in input order. Candidates that cannot be judged (see `skip_reason`) are left out; an
     unknown problem id is an error."""
     config = config or JudgeConfig(progress=False)
+    memo = ProblemMemo()
     todo: dict[str, tuple[Candidate, Problem]] = {}
     keyed: list[tuple[Candidate, str]] = []
     for c in candidates:
@@ -199,11 +247,11 @@ def judge_rows(
             raise ValueError(f"candidate {c.candidate_id}: unknown problem_id {c.problem_id!r}")
         if skip_reason(c, problem) is not None:
             continue
-        key = program_key(c, problem, config)
+        key = program_key(c, problem, config, memo)
         todo.setdefault(key, (c, problem))
         keyed.append((c, key))
-    verdicts = _judge_programs(todo, client, config, done={})
-    return [{**c.model_dump(mode="python"), **verdicts[k]} for c, k in keyed]
+    verdicts = _judge_programs(todo, client, config, done={}, memo=memo)
+    return [{**c.model_dump(mode="python"), **verdicts[k]} for c, k in keyed if k in verdicts]
 
 
 # ---------------------------------------------------------------------- checkpoints
@@ -256,6 +304,7 @@ def judge_candidates(
     todo: dict[str, tuple[Candidate, Problem]] = {}
     keyed: list[tuple[Candidate, str]] = []
     checked: dict[tuple[str, str], str | None] = {}
+    memo = ProblemMemo()
     for c in cands:
         problem = probs.get(c.problem_id)
         reason = skip_reason(c, problem, config, checked)
@@ -267,7 +316,7 @@ def judge_candidates(
                 log.error("candidate %s: problem %s not in %s", c.candidate_id, c.problem_id, problems)
             continue
         assert problem is not None
-        key = program_key(c, problem, config)
+        key = program_key(c, problem, config, memo)
         todo.setdefault(key, (c, problem))
         keyed.append((c, key))
 
@@ -280,15 +329,25 @@ def judge_candidates(
         from sandbox import SandboxClient
 
         client = SandboxClient()
+    checker_errors: dict[str, str] = {}
     try:
         verdicts = _judge_programs(
-            todo, client, config, done=done, on_chunk=lambda fresh: _save_checkpoint(folder, fresh)
+            todo, client, config, done=done, on_chunk=lambda fresh: _save_checkpoint(folder, fresh),
+            memo=memo, checker_errors=checker_errors,
         )
     finally:
         if own_client and client is not None:
             client.close()
 
-    rows = [{**c.model_dump(mode="python"), **verdicts[k]} for c, k in keyed]
+    rows = []
+    for c, k in keyed:
+        if c.problem_id in checker_errors:
+            skipped["checker_unusable"] = skipped.get("checker_unusable", 0) + 1
+            group = skipped_by_group.setdefault(f"{c.generator} | {c.language}", {})
+            group["checker_unusable"] = group.get("checker_unusable", 0) + 1
+        else:
+            rows.append({**c.model_dump(mode="python"), **verdicts[k]})
+    _write_quarantine(quarantine_path(out), probs, checker_errors)
     table = pa.Table.from_pylist(rows, schema=JUDGED_CANDIDATE_SCHEMA) if rows else (
         JUDGED_CANDIDATE_SCHEMA.empty_table()
     )
@@ -304,6 +363,7 @@ def judge_candidates(
         "programs_resumed_from_checkpoint": resumed,
         "not_judged": dict(sorted(skipped.items())),
         "se": se,
+        "problems_quarantined": dict(sorted(checker_errors.items())),
         "by_generator_language": _merge_groups(cands, rows, skipped_by_group),
     }
     # Finished: checkpoints are no longer needed (the output holds every verdict).
@@ -312,6 +372,27 @@ def judge_candidates(
             part.unlink()
         folder.rmdir()
     return stats
+
+
+def quarantine_path(out: Path) -> Path:
+    return out.with_name(f"{out.stem}.quarantine.parquet")
+
+
+def _write_quarantine(path: Path, problems: dict[str, Problem], reasons: dict[str, str]) -> None:
+    """Problems the judge could not use, with the reason; written only when there are some (a
+    stale file from an earlier run is removed)."""
+    if not reasons:
+        path.unlink(missing_ok=True)
+        return
+    rows = [
+        Quarantine(
+            stage="judge", source=problems[pid].source, source_row_id=problems[pid].source_id,
+            field="checker", reason=reason, raw=json.dumps({"problem_id": pid}),
+        ).model_dump()
+        for pid, reason in sorted(reasons.items())
+    ]
+    log.warning("%d problem(s) quarantined by the judge: unusable checker", len(rows))
+    write_parquet(pa.Table.from_pylist(rows, schema=QUARANTINE_SCHEMA), path, QUARANTINE_SCHEMA)
 
 
 def _merge_groups(

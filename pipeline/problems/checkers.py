@@ -1,4 +1,12 @@
-"""Source checker programs -> the sandbox's checker protocol.
+"""Source checker programs -> the sandbox's checker protocols.
+
+Two kinds reach the sandbox:
+  testlib  C++ checkers written to testlib's conventions (CodeContests+ and Codeforces ship
+           them): handed over as they are, compare mode `testlib`; the sandbox compiles each
+           once per container against the image's pinned testlib.h. A checker it cannot build
+           (no testlib.h, a compile error) quarantines its problem in the judge stage; it is
+           never replaced by a token compare.
+  checker  Python checkers, wrapped as below.
 
 The sandbox runs `python3 checker.py INPUT EXPECTED ACTUAL` and reads the exit code
 (0 accept, 1 reject, anything else = checker failure). open-r1/codeforces ships
@@ -38,3 +46,13 @@ sys.exit(0 if _code == 0 else 1)
 def wrap_score_or_exit_checker(source: str) -> str:
     """A sandbox checker that runs `source` and maps its score/exit code to accept/reject."""
     return _WRAPPER.format(source=source)
+
+
+def compare_fields(testlib_source: str | None, python_source: str | None = None) -> dict:
+    """The Problem fields for a source's checker: a testlib checker wins over a Python one;
+    neither means the default token compare. Blank sources count as absent."""
+    if testlib_source and testlib_source.strip():
+        return {"compare_mode": "testlib", "checker": testlib_source}
+    if python_source and python_source.strip():
+        return {"compare_mode": "checker", "checker": wrap_score_or_exit_checker(python_source)}
+    return {"compare_mode": "tokens", "checker": None}

@@ -8,7 +8,12 @@ DEFAULT_TOL = 1e-6
 
 
 def tokens_equal(actual: bytes, expected: bytes) -> bool:
-    """Whitespace-insensitive: trailing spaces, blank lines and CRLF are fine; a prefix is not."""
+    """Whitespace-insensitive: trailing spaces, blank lines and CRLF are fine; a prefix is not.
+
+    Most accepted outputs are byte-identical to the answer, or differ only at the end: those are
+    decided by one memory compare, without splitting megabytes into tokens."""
+    if actual == expected or actual.rstrip() == expected.rstrip():
+        return True
     return actual.split() == expected.split()
 
 

@@ -66,6 +66,130 @@ def _preexec(limits: Limits):
     return apply
 
 
+class _Capture:
+    """What a process wrote: stdout up to the cap (when kept), the tail of stderr, and whether
+    either stream went over the output limit."""
+
+    def __init__(self, limit: int, keep_stdout: bool):
+        self.limit, self.keep_stdout = limit, keep_stdout
+        self.out = bytearray()
+        self.err = bytearray()
+        self.err_total = 0
+        self.exceeded = False
+
+    def add(self, stream: str, chunk: bytes) -> None:
+        if stream == "out":
+            if self.keep_stdout:
+                self.out += chunk
+            if len(self.out) > self.limit:
+                self.exceeded = True
+            return
+        self.err_total += len(chunk)
+        self.err += chunk
+        if len(self.err) > 4 * STDERR_TAIL_BYTES:
+            del self.err[: len(self.err) - STDERR_TAIL_BYTES]
+        if self.err_total > self.limit:
+            self.exceeded = True
+
+    def drain(self, streams: dict[int, str]) -> None:
+        """After the main process exited: take what is already buffered, but do not wait for
+        orphans that still hold the pipes open (at most 4 MiB: a pipe buffer plus what races in)."""
+        for fd, name in list(streams.items()):
+            for _ in range(64):
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                if name == "out":
+                    if self.keep_stdout:
+                        self.out += chunk
+                else:
+                    self.err += chunk
+                    del self.err[: max(0, len(self.err) - STDERR_TAIL_BYTES)]
+
+
+def _spawn(argv, cwd, env, limits, stdin_path, merge_stderr, pass_fds) -> subprocess.Popen:
+    """Start argv in its own session under `limits`, stdin from a file (or /dev/null)."""
+    stdin = open(stdin_path or os.devnull, "rb")  # noqa: SIM115 - closed right after the spawn
+    try:
+        return subprocess.Popen(
+            argv,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            preexec_fn=_preexec(limits),  # noqa: PLW1509 - the runner is single-threaded
+            start_new_session=True,
+            close_fds=True,
+            pass_fds=pass_fds,
+        )
+    finally:
+        stdin.close()
+
+
+def _watch(
+    proc: subprocess.Popen, pidfd: int, capture: _Capture, deadline: float
+) -> tuple[bool, bool]:
+    """Read the pipes until the main process exits, the wall deadline passes or output goes over
+    its cap. Returns (exited, timed_out)."""
+    streams = {proc.stdout.fileno(): "out"}
+    if proc.stderr is not None:
+        streams[proc.stderr.fileno()] = "err"
+    for fd in streams:
+        os.set_blocking(fd, False)
+    # poll, not select: the runner holds a descriptor per stored test, so ours can exceed 1024.
+    poller = select.poll()
+    for fd in [*streams, pidfd]:
+        poller.register(fd, select.POLLIN)
+    exited = False
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return exited, True
+        if not streams and exited:
+            return exited, False
+        for fd, _ in poller.poll(remaining * 1000):
+            if fd == pidfd:
+                exited = True
+                poller.unregister(pidfd)
+                continue
+            if fd not in streams:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                del streams[fd]
+                poller.unregister(fd)
+                continue
+            capture.add(streams[fd], chunk)
+        if capture.exceeded:
+            return exited, False
+        if exited:
+            capture.drain(streams)
+            return exited, False
+
+
+def _kill_and_reap(proc: subprocess.Popen, exited: bool):
+    """Kill the process group if the main process is still running; reap it. Returns
+    (killed by us, rusage)."""
+    killed = False
+    if not exited:
+        killed = True
+        for kill, target in ((os.killpg, proc.pid), (os.kill, proc.pid)):
+            try:
+                kill(target, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return killed, ru
+
+
 def run_limited(
     argv: list[str],
     *,
@@ -82,88 +206,15 @@ def run_limited(
     Returns when the main process has exited or been killed (wall deadline, output cap).
     The caller must `sweep()` afterwards to kill whatever it left behind.
     """
-    stdin = open(stdin_path or os.devnull, "rb")  # noqa: SIM115 - closed right after the spawn
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=stdin,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            preexec_fn=_preexec(limits),  # noqa: PLW1509 - the runner is single-threaded
-            start_new_session=True,
-            close_fds=True,
-            pass_fds=pass_fds,
-        )
-    finally:
-        stdin.close()
-    out = bytearray()
-    err = bytearray()
-    err_total = 0
-    timed_out = output_exceeded = killed = False
+    proc = _spawn(argv, cwd, env, limits, stdin_path, merge_stderr, pass_fds)
+    capture = _Capture(limits.output_bytes, keep_stdout)
     pidfd = os.pidfd_open(proc.pid)
-    streams = {proc.stdout.fileno(): "out"}
-    if proc.stderr is not None:
-        streams[proc.stderr.fileno()] = "err"
-    for fd in streams:
-        os.set_blocking(fd, False)
-    deadline = start + limits.wall_s
-    exited = False
+    exited = timed_out = False
     try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            watch = list(streams) + ([] if exited else [pidfd])
-            if not watch:
-                break
-            ready, _, _ = select.select(watch, [], [], remaining)
-            for fd in ready:
-                if fd == pidfd:
-                    exited = True
-                    continue
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    del streams[fd]
-                    continue
-                if streams[fd] == "out":
-                    if keep_stdout:
-                        out += chunk
-                    if len(out) > limits.output_bytes:
-                        output_exceeded = True
-                else:
-                    err_total += len(chunk)
-                    err += chunk
-                    if len(err) > 4 * STDERR_TAIL_BYTES:
-                        del err[: len(err) - STDERR_TAIL_BYTES]
-                    if err_total > limits.output_bytes:
-                        output_exceeded = True
-            if output_exceeded:
-                break
-            if exited:
-                # The main process is gone: drain what is already buffered, but do not wait for
-                # orphans that still hold the pipes open.
-                _drain(streams, out, err, keep_stdout)
-                break
+        exited, timed_out = _watch(proc, pidfd, capture, start + limits.wall_s)
     finally:
-        if not exited:
-            killed = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
-                os.kill(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        _, status, ru = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        killed, ru = _kill_and_reap(proc, exited)
         wall = time.monotonic() - start
         os.close(pidfd)
         proc.stdout.close()
@@ -174,29 +225,12 @@ def run_limited(
         cpu_s=ru.ru_utime + ru.ru_stime,
         wall_s=wall,
         max_rss_kb=int(ru.ru_maxrss),
-        stdout=bytes(out[: limits.output_bytes + 1]),
-        stderr_tail=bytes(err[-STDERR_TAIL_BYTES:]),
+        stdout=bytes(capture.out[: limits.output_bytes + 1]),
+        stderr_tail=bytes(capture.err[-STDERR_TAIL_BYTES:]),
         timed_out=timed_out,
-        output_exceeded=output_exceeded,
+        output_exceeded=capture.exceeded,
         killed_by_us=killed,
     )
-
-
-def _drain(streams: dict[int, str], out: bytearray, err: bytearray, keep_stdout: bool) -> None:
-    for fd, name in list(streams.items()):
-        for _ in range(64):  # at most 4 MiB: a pipe buffer plus what races in
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                break
-            if not chunk:
-                break
-            if name == "out":
-                if keep_stdout:
-                    out += chunk
-            else:
-                err += chunk
-                del err[: max(0, len(err) - STDERR_TAIL_BYTES)]
 
 
 def sweep(deadline_s: float = 5.0) -> bool:

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from compiler import compile_step
+
 LANG = "cpp"
 # The precompiled header is only used when the flags match these: keep them in this one place.
 FLAGS = ["-std=c++17", "-O2", "-pipe"]
@@ -36,25 +38,13 @@ def build_pch() -> None:
     print("precompiled", header + ".gch", file=sys.stderr)
 
 
-def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
+def build(source: str, build_dir: str, run_limited, limits, extra_flags=()) -> tuple[bool, str]:
     with open(
         os.path.join(build_dir, SOURCE_NAME), "w", encoding="utf-8", errors="surrogatepass"
     ) as f:
         f.write(source)
-    out = run_limited(
-        ["g++", *FLAGS, *EXTRA, SOURCE_NAME, "-o", BINARY],
-        cwd=build_dir,
-        limits=limits,
-        merge_stderr=True,
-    )
-    text = out.stdout[-8000:].decode("utf-8", "replace")
-    if out.timed_out or (out.exit_code or 0) < 0 and out.cpu_s >= limits.cpu_s:
-        return False, text + "\ncompilation exceeded its time limit"
-    if out.output_exceeded:
-        return False, text + "\ncompiler output exceeded its limit"
-    if out.exit_code != 0:
-        return False, text or f"g++ exited with {out.exit_code}"
-    return True, text
+    argv = ["g++", *FLAGS, *EXTRA, *extra_flags, SOURCE_NAME, "-o", BINARY]
+    return compile_step(argv, build_dir, run_limited, limits, "g++")
 
 
 def command(build_dir: str, memory_mb: int, mode: str, test_path: str | None) -> list[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 
+from compiler import compile_step
+
 LANG = "java"
 JAVAC_FLAGS = [
     "-J-XX:+UseSerialGC",
@@ -102,15 +104,8 @@ def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
     os.makedirs(classes, exist_ok=True)
     with open(os.path.join(build_dir, "main_class"), "w") as f:
         f.write(main_cls)
-    out = run_limited(
-        ["javac", *JAVAC_FLAGS, "-d", classes, src], cwd=build_dir, limits=limits, merge_stderr=True
-    )
-    text = out.stdout[-8000:].decode("utf-8", "replace")
-    if out.timed_out:
-        return False, text + "\ncompilation exceeded its time limit"
-    if out.exit_code != 0:
-        return False, text or f"javac exited with {out.exit_code}"
-    return True, text
+    argv = ["javac", *JAVAC_FLAGS, "-d", classes, src]
+    return compile_step(argv, build_dir, run_limited, limits, "javac")
 
 
 def command(build_dir: str, memory_mb: int, mode: str, test_path: str | None) -> list[str]:

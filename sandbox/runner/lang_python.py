@@ -42,7 +42,10 @@ def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
     deadline = time.monotonic() + 15
     try:
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
+            # poll, not select: the runner's descriptors can go beyond 1024 (its test store)
+            poller = select.poll()
+            poller.register(r, select.POLLIN)
+            ready = poller.poll(max(0.0, deadline - time.monotonic()) * 1000)
             if not ready:
                 break
             chunk = os.read(r, 65536)

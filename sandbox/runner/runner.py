@@ -3,11 +3,15 @@
 Protocol: one JSON object per line on stdin, one JSON answer per line on stdout.
   {"op": "ping"}                      -> {"ok": true, "version": ...}
   {"op": "selftest"}                  -> {"ok": bool, "languages": {lang: verdicts}}
-  {"op": "judge", "language", "mode", "source", "tests", "time_limit_s",
+  {"op": "store", "tests_ref": H, "tests": [...]}
+                                      -> {"ok": true, "bytes": n}   (a test set, kept by its hash H)
+  {"op": "judge", "language", "mode", "source", "tests" | "tests_ref", "time_limit_s",
    "memory_limit_mb", "compare", "output_limit_mb"}
                                       -> {"ok": true, "compile_ok", "compile_output", "compile_cached",
                                           "tests": [{verdict, time_s, wall_s, memory_kb, exit_code,
-                                                     stderr_tail}], "healthy": bool}
+                                                     stderr_tail}], "healthy": bool,
+                                          "checker_error": str (only when the checker is unusable)}
+                                      -> {"ok": false, "missing_tests": H}  (H is not stored: send it)
 Being PID 1 matters: the kernel ignores SIGKILL/SIGSTOP sent to a namespace's init from
 inside it, so a candidate cannot kill its runner, and every orphan is re-parented to us.
 """
@@ -27,10 +31,12 @@ from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import checkers
 import compare
 from execute import Limits, Outcome, run_limited, sweep, wipe
+from store import StoredTest, TestStore, decode_tests
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 # One executor module per language (runner/lang_<name>.py): adding a language is adding a file.
 LANGS = {
     m.LANG: m
@@ -56,6 +62,9 @@ ENV = {
     "PYTHONHASHSEED": "0",  # set iteration order is part of a program's output: keep verdicts reproducible
 }
 OOM_CONTROL = "/sys/fs/cgroup/memory/memory.oom_control"
+# Test sets sent once per container (see store.py); the pool's container memory leaves room for it.
+STORE = TestStore(int(os.environ.get("ALETHEIA_STORE_MB", "256")) << 20)
+INLINE = "inline"  # the store key of a request's inline tests
 
 _builds: OrderedDict[str, tuple[bool, str, str, str]] = (
     OrderedDict()
@@ -111,10 +120,11 @@ def _limited(argv, *, cwd, limits, merge_stderr=False, **kw) -> Outcome:
         sweep()
 
 
-def build(lang, source: str) -> tuple[bool, str, str, bool]:
-    """Compile once per (language, flags, source); verify cached artifacts before reuse."""
+def build(lang, source: str, extra_flags: tuple[str, ...] = ()) -> tuple[bool, str, str, bool]:
+    """Compile once per (language, flags, source); verify cached artifacts before reuse (the
+    candidates share our uid and could rewrite them)."""
     key = hashlib.sha256(
-        json.dumps([PROTOCOL_VERSION, lang.LANG, lang.FLAGS, source]).encode()
+        json.dumps([PROTOCOL_VERSION, lang.LANG, lang.FLAGS, list(extra_flags), source]).encode()
     ).hexdigest()
     hit = _builds.get(key)
     if hit is not None:
@@ -127,7 +137,8 @@ def build(lang, source: str) -> tuple[bool, str, str, bool]:
     if os.path.exists(path):
         _chmod_wipe(path)
     os.makedirs(path)
-    ok, output = lang.build(source, path, _limited, _compile_limits(lang))
+    extra = {"extra_flags": list(extra_flags)} if extra_flags else {}
+    ok, output = lang.build(source, path, _limited, _compile_limits(lang), **extra)
     _cleanup_after_test()
     if not ok:
         _chmod_wipe(path)
@@ -168,9 +179,11 @@ def _cleanup_after_test() -> bool:
     return clean
 
 
-def _write(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8", errors="surrogatepass", newline="") as f:
-        f.write(text)
+def _write(path: str, data: str | bytes) -> None:
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    with open(path, "wb") as f:
+        f.write(data)
 
 
 def wall_limit(time_limit_s: float) -> float:
@@ -190,7 +203,7 @@ def _test_limits(lang, time_limit_s: float, memory_mb: int, output_mb: int) -> L
     )
 
 
-def run_test(lang, build_dir: str, req: dict, test: dict) -> dict:
+def run_test(lang, build_dir: str, req: dict, test: StoredTest) -> dict:
     mode = req.get("mode", "stdio")
     tl = float(req.get("time_limit_s", 2.0))
     mem = int(req.get("memory_limit_mb", 256))
@@ -201,7 +214,7 @@ def run_test(lang, build_dir: str, req: dict, test: dict) -> dict:
     token = b""
     read_fd = -1
     if mode == "function":
-        _write(os.path.join(IO_DIR, "test.py"), test.get("code", ""))
+        _write(os.path.join(IO_DIR, "test.py"), test.code or "")
         _write(stdin_path, "")
         token = secrets.token_hex(16).encode()
         read_fd, write_fd = os.pipe()
@@ -210,7 +223,7 @@ def run_test(lang, build_dir: str, req: dict, test: dict) -> dict:
         argv = argv + [str(read_fd)]
         pass_fds = (read_fd,)
     else:
-        _write(stdin_path, test.get("input", ""))
+        stdin_path = test.input_path  # the sealed memfd itself, opened read-only
     ooms_before = _oom_kills()
     try:
         out = run_limited(
@@ -232,7 +245,14 @@ def run_test(lang, build_dir: str, req: dict, test: dict) -> dict:
 
 
 def _classify(
-    lang, req, test, out: Outcome, tl: float, mem: int, token: bytes, oom_killed: bool
+    lang,
+    req,
+    test: StoredTest,
+    out: Outcome,
+    tl: float,
+    mem: int,
+    token: bytes,
+    oom_killed: bool,
 ) -> str:
     code = out.exit_code
     if out.output_exceeded or code == -signal.SIGXFSZ:
@@ -259,10 +279,10 @@ def _classify(
     return _compare(req, test, out.stdout)
 
 
-def _compare(req: dict, test: dict, actual: bytes) -> str:
+def _compare(req: dict, test: StoredTest, actual: bytes) -> str:
     spec = req.get("compare") or {}
     mode = spec.get("mode", "tokens")
-    expected = test.get("output", "").encode("utf-8", "surrogatepass")
+    expected = test.output()
     if mode == "tokens":
         return "AC" if compare.tokens_equal(actual, expected) else "WA"
     if mode == "exact":
@@ -270,46 +290,81 @@ def _compare(req: dict, test: dict, actual: bytes) -> str:
     if mode == "float":
         ok = compare.floats_equal(actual, expected, spec.get("abs_tol"), spec.get("rel_tol"))
         return "AC" if ok else "WA"
-    if mode == "checker":
-        return _run_checker(spec.get("checker") or "", test, actual)
+    if mode in ("checker", "testlib"):
+        return _run_checker(req, test, actual)
     return "SE"
 
 
-def _run_checker(checker: str, test: dict, actual: bytes) -> str:
-    """Checker protocol: python3 checker.py INPUT EXPECTED ACTUAL; exit 0 accept, 1 reject, else error (SE)."""
+def _run_checker(req: dict, test: StoredTest, actual: bytes) -> str:
+    """Run a checker on files written only now, when the candidate has exited and been swept (it
+    ran under our uid: the checker itself is written afresh, or a compiled one re-verified)."""
     sweep()
     wipe(RUN_DIR)
-    paths = {n: os.path.join(IO_DIR, n) for n in ("checker.py", "input", "expected", "actual")}
-    _write(paths["checker.py"], checker)
-    _write(paths["input"], test.get("input", ""))
-    _write(paths["expected"], test.get("output", ""))
-    with open(paths["actual"], "wb") as f:
-        f.write(actual)
-    limits = Limits(
-        cpu_s=10,
-        wall_s=20,
-        address_space_mb=1024,
-        output_bytes=1 << 20,
-        file_bytes=1 << 20,
-        nproc=16,
-    )
-    out = run_limited(
-        ["python3", paths["checker.py"], paths["input"], paths["expected"], paths["actual"]],
-        cwd=RUN_DIR,
-        env=ENV,
-        limits=limits,
-    )
-    if out.exit_code == 0:
-        return "AC"
-    if out.exit_code == 1:
-        return "WA"
-    return "SE"
+    spec = req["compare"]
+    mode = spec["mode"]
+    if mode == "checker":
+        checker = os.path.join(IO_DIR, "checker.py")
+        _write(checker, spec["checker"])
+    else:
+        checker, error = _prepare_checker(req)
+        if error or checker is None:
+            return "SE"
+    paths = {n: os.path.join(IO_DIR, n) for n in ("input", "answer", "output")}
+    _write(paths["input"], test.input())
+    _write(paths["answer"], test.output())
+    _write(paths["output"], actual)
+    if mode == "checker":  # the Python checker protocol: INPUT EXPECTED ACTUAL
+        argv = ["python3", checker, paths["input"], paths["answer"], paths["output"]]
+    else:  # testlib's order: INPUT OUTPUT ANSWER
+        argv = [checker, paths["input"], paths["output"], paths["answer"]]
+    out = run_limited(argv, cwd=RUN_DIR, env=ENV, limits=checkers.CHECKER_LIMITS, merge_stderr=True)
+    if mode == "checker":
+        return checkers.python_verdict(out.exit_code)
+    return checkers.testlib_verdict(out.exit_code, out.stdout[-4096:])
+
+
+def _prepare_checker(req: dict) -> tuple[str | None, str | None]:
+    """A testlib checker: (its compiled binary, or why it is unusable). Compiled once per container
+    (the build cache), verified against its digest on every use."""
+    spec = req.get("compare") or {}
+    mode, source = spec.get("mode"), spec.get("checker") or ""
+    if mode != "testlib":
+        return None, None
+    missing = checkers.missing_testlib(source)
+    if missing:
+        return None, missing
+    ok, output, path, _ = build(LANGS["cpp"], source, tuple(checkers.TESTLIB_FLAGS))
+    if not ok:
+        return None, "checker does not compile: " + output[-3000:]
+    return os.path.join(path, LANGS["cpp"].BINARY), None
+
+
+def _resolve_tests(req: dict) -> list[StoredTest] | None:
+    ref = req.get("tests_ref")
+    if ref is None:  # inline tests (self-test, debugging): kept only until the next inline request
+        STORE.put(INLINE, decode_tests(req.get("tests", [])))
+        ref = INLINE
+    return STORE.get(ref)
 
 
 def judge(req: dict) -> dict:
     lang = LANGS.get(req.get("language"))
     if lang is None:
         return {"ok": False, "error": f"unknown language {req.get('language')!r}"}
+    tests = _resolve_tests(req)
+    if tests is None:
+        return {"ok": False, "missing_tests": req["tests_ref"]}
+    _, checker_error = _prepare_checker(req)
+    if checker_error:
+        return {
+            "ok": True,
+            "compile_ok": True,
+            "compile_output": "",
+            "compile_cached": False,
+            "tests": [],
+            "healthy": True,
+            "checker_error": checker_error,
+        }
     ok, output, build_dir, cached = build(lang, req.get("source", ""))
     resp: dict = {
         "ok": True,
@@ -321,12 +376,30 @@ def judge(req: dict) -> dict:
     }
     if not ok:
         return resp
-    for test in req.get("tests", []):
+    for test in tests:
         resp["tests"].append(run_test(lang, build_dir, req, test))
         if not _cleanup_after_test():
             resp["healthy"] = False
             break
     return resp
+
+
+def store(req: dict) -> dict:
+    ref = req.get("tests_ref")
+    if not isinstance(ref, str) or not isinstance(req.get("tests"), list):
+        return {"ok": False, "error": "store needs tests_ref (str) and tests (list)"}
+    size = STORE.put(ref, decode_tests(req["tests"]))
+    del req["tests"]
+    _trim_heap()
+    return {"ok": True, "bytes": size, "sets": len(STORE)}
+
+
+def _trim_heap() -> None:
+    """Give the decoded request's memory back: a forked candidate's maxrss starts at ours."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def selftest() -> dict:
@@ -379,6 +452,8 @@ def main() -> None:
                 resp = selftest()
             elif op == "judge":
                 resp = judge(req)
+            elif op == "store":
+                resp = store(req)
             else:
                 resp = {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as exc:  # noqa: BLE001 - report, then let the pool replace this container

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.stage import JudgeConfig, judge_candidates, judge_rows
+from pipeline.judge.stage import JudgeConfig, judge_candidates, judge_rows, quarantine_path
 from pipeline.sampling.mutants import mutant_candidates
 from pipeline.sampling.references import reference_candidates
 from schemas.candidate import CANDIDATE_SCHEMA, Candidate
@@ -73,6 +73,7 @@ def test_stage_judges_distinct_programs_once_and_counts_the_rest(inputs, tmp_pat
     assert group["verdicts"] == {"AC": 2, "WA": 1} and group["pass_rates"]["1"] == 2
     assert stats["by_generator_language"]["tiny-model | python"]["extraction_failures"] == 1
     assert stats["se"] == 0
+    assert stats["problems_quarantined"] == {} and not quarantine_path(out).exists()
 
 
 class _CrashAfter:

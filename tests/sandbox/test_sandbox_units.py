@@ -19,6 +19,7 @@ def _load(name: str):
         sys.path.insert(0, str(RUNNER))  # the runner's modules import each other by bare name
     spec = importlib.util.spec_from_file_location(f"sandbox_runner_{name}", RUNNER / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while being defined
     spec.loader.exec_module(mod)
     return mod
 
@@ -91,3 +92,50 @@ def test_request_validation_names_the_field():
         CompareSpec(mode="checker")
     assert TestCase(input=None, output=None) == TestCase()  # Parquet nulls
     assert TestCase.__test__ is False
+
+
+store = _load("store")
+checkers = _load("checkers")
+
+
+def test_store_keeps_sets_sealed_and_drops_the_least_recently_used():
+    import errno
+    import os
+
+    s = store.TestStore(budget_bytes=10)
+    a = store.decode_tests([{"input": "1 2\n", "output": "3\n"}])  # 4 + 2 bytes
+    s.put("a", a)
+    s.put("b", store.decode_tests([{"input": "xx", "output": "y"}]))  # 3 bytes: 9 in all
+    assert s.get("a")[0].input() == b"1 2\n" and s.get("a")[0].output() == b"3\n"
+    with pytest.raises(OSError) as err:  # sealed: nobody can change a stored test
+        os.pwrite(a[0].input_fd, b"9", 0)
+    assert err.value.errno == errno.EPERM
+    s.put("c", store.decode_tests([{"input": "zz", "output": ""}]))  # 11 > 10: drop the LRU ("b")
+    assert s.get("b") is None and s.get("a") is not None and len(s) == 2 and s.used == 8
+    with open(a[0].input_path, "rb") as f:  # a fresh read-only description, from offset 0
+        assert f.read() == b"1 2\n"
+
+
+def test_compare_fast_path_agrees_with_tokens():
+    assert compare.tokens_equal(b"1 2\n3\n", b"1 2\n3\n")
+    assert compare.tokens_equal(b"1 2\n3", b"1 2\n3\n\n")  # trailing whitespace only
+    assert compare.tokens_equal(b"1  2\r\n3\n", b"1 2\n3\n")  # the token path
+    assert not compare.tokens_equal(b"1 2\n", b"1 2\n3\n")  # a prefix never passes
+
+
+@pytest.mark.parametrize(
+    ("code", "report", "verdict"),
+    [
+        (0, b"", "AC"),
+        (1, b"", "WA"),
+        (2, b"", "WA"),
+        (3, b"", "SE"),
+        (7, b"points 1\n", "AC"),
+        (7, b"points 0.5\n", "WA"),
+        (7, b"no points", "WA"),
+        (4, b"", "SE"),
+        (None, b"", "SE"),
+    ],
+)
+def test_testlib_exit_codes(code, report, verdict):
+    assert checkers.testlib_verdict(code, report) == verdict

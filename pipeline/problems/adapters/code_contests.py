@@ -6,6 +6,8 @@ Published layout (one row per problem): `name`, `description`, `public_tests`,
 (`{language: [int], solution: [str]}`), `cf_contest_id`, `cf_index`, `cf_rating`,
 `cf_tags`, `time_limit` (`{seconds, nanos}` or null), `memory_limit_bytes`,
 `input_file` / `output_file` (non-empty means file I/O instead of stdio).
+CodeContests+ rows in this layout also carry `checker`: the problem's testlib C++ checker
+(empty for problems judged by plain comparison), handed to the sandbox as compare mode `testlib`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.problems.adapters.base import Adapter, AdapterContext, cap_solutions, require_text
+from pipeline.problems.checkers import compare_fields
 from pipeline.problems.errors import RowError
 
 # ContestSolution.Language in the dataset's proto. PYTHON is Python 2: the sandbox runs
@@ -57,6 +60,13 @@ def _solutions(row: dict[str, Any], name: str, correct: bool, ctx: AdapterContex
     return out
 
 
+def _checker(row: dict[str, Any]) -> str | None:
+    checker = row.get("checker")
+    if checker is not None and not isinstance(checker, str):
+        raise RowError("checker", f"expected the checker's C++ source text, got {type(checker).__name__}")
+    return checker
+
+
 class CodeContestsAdapter(Adapter):
     name = "code_contests"
     default_hub_id = "deepmind/code_contests"
@@ -94,4 +104,5 @@ class CodeContestsAdapter(Adapter):
             "tags": tags,
             "solutions": cap_solutions(solutions, ctx),
             "license": "cc-by-4.0",
+            **compare_fields(_checker(row)),
         }

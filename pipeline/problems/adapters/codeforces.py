@@ -6,7 +6,8 @@ Published layout: `id` ("2063/A"), `contest_id`, `index`, `title`, `description`
 `official_tests_complete`, `time_limit` (seconds, float), `memory_limit` (MB, float),
 `contest_start` (unix seconds), `rating`, `tags`, `input_mode` ("stdio" | "file"),
 `generated_checker` (Python checker source for problems with many valid answers;
-wrapped for the sandbox's checker protocol by pipeline/problems/checkers.py).
+wrapped for the sandbox's checker protocol by pipeline/problems/checkers.py), and, where
+a copy carries it, `checker` (the problem's testlib C++ checker, preferred when present).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.problems.adapters.base import Adapter, AdapterContext, parse_date, require_text
-from pipeline.problems.checkers import wrap_score_or_exit_checker
+from pipeline.problems.checkers import compare_fields
 from pipeline.problems.errors import RowError
 
 
@@ -52,7 +53,6 @@ class CodeforcesAdapter(Adapter):
         tests = [{"input": t.get("input"), "output": t.get("output")} for t in (row.get("official_tests") or [])]
         if tests and row.get("official_tests_complete") is False:
             ctx.notes["official_tests incomplete (kept the published subset)"] += 1
-        checker = row.get("generated_checker") or None
         rating = row.get("rating")
         return {
             "title": str(row.get("title") or ""),
@@ -61,8 +61,7 @@ class CodeforcesAdapter(Adapter):
             "tests": tests,
             "time_limit_s": row.get("time_limit"),
             "memory_limit_mb": row.get("memory_limit"),
-            "compare_mode": "checker" if checker else "tokens",
-            "checker": wrap_score_or_exit_checker(checker) if checker else None,
+            **compare_fields(row.get("checker"), row.get("generated_checker")),
             "contest_date": parse_date(row.get("contest_start"), ctx, "contest_start"),
             "difficulty": str(int(rating)) if rating else None,
             "tags": [str(t) for t in (row.get("tags") or [])],

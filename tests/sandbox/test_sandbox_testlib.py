@@ -1,0 +1,154 @@
+"""Checkers written to testlib's conventions: compiled once per container, run as
+`checker INPUT OUTPUT ANSWER`, verdict from the exit code (0 ok, 1 wa, 2 pe, 3 fail, 7 points)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sandbox import CompareSpec, JudgeRequest, SandboxClient, TestCase
+from tests.conftest import REPO
+from tests.sandbox.checker_programs import (
+    BROKEN_CHECKER,
+    NEEDS_TESTLIB,
+    POINTS_CHECKER,
+    SPLIT_CHECKER,
+    SPLIT_EVEN,
+    SPLIT_GARBAGE,
+    SPLIT_HALF,
+    SPLIT_OFF_BY_ONE,
+    SPLIT_TESTS,
+)
+
+pytestmark = pytest.mark.docker
+
+TESTS = [TestCase(input=i, output=o) for i, o in SPLIT_TESTS]
+
+
+def _req(source: str, checker: str, tests=TESTS, language: str = "python") -> JudgeRequest:
+    return JudgeRequest(
+        language=language,
+        source=source,
+        tests=tests,
+        compare=CompareSpec(mode="testlib", checker=checker),
+    )
+
+
+@pytest.fixture(scope="module")
+def one():
+    with SandboxClient(pool_size=1, cache=False, selftest=False) as client:
+        yield client
+
+
+def test_testlib_checker_verdicts(one):
+    half, off, garbage = one.judge(
+        [
+            _req(SPLIT_HALF, SPLIT_CHECKER),
+            _req(SPLIT_OFF_BY_ONE, SPLIT_CHECKER),
+            _req(SPLIT_GARBAGE, SPLIT_CHECKER),
+        ]
+    )
+    # 10 -> "5 5" and 7 -> "3 4": valid, though unlike the answer file's "1 9" for the first.
+    assert half.verdict == "AC" and half.passed == 2, half
+    assert off.verdict == "WA" and [t.verdict for t in off.tests] == ["WA", "WA"]
+    assert garbage.verdict == "WA"  # presentation error (exit 2) is a reject
+    # The same answer under a token compare would fail: the checker is what accepts it.
+    [tokens] = one.judge([JudgeRequest(language="python", source=SPLIT_HALF, tests=TESTS)])
+    assert [t.verdict for t in tokens.tests] == ["WA", "AC"]
+
+
+def test_checker_failure_and_points(one):
+    bad_answer = [TestCase(input="10\n", output="2 2\n")]  # the answer file itself is wrong: exit 3
+    [fail] = one.judge([_req(SPLIT_HALF, SPLIT_CHECKER, tests=bad_answer)])
+    assert fail.verdict == "SE" and fail.checker_error is None  # the checker failed on this test
+    full, partial = one.judge(
+        [
+            _req(SPLIT_EVEN, POINTS_CHECKER, tests=[TestCase(input="10\n", output="5 5\n")]),
+            _req(SPLIT_EVEN, POINTS_CHECKER, tests=[TestCase(input="7\n", output="3 4\n")]),
+        ]
+    )
+    assert full.verdict == "AC"  # points 1
+    assert partial.verdict == "WA"  # points 0.5: not full credit
+
+
+def test_checker_compiled_once_per_container_and_not_tampered_with(one):
+    # A candidate that replaces every file it can write in the build cache (the compiled checker
+    # included) with an always-accepting script: the checker is verified and rebuilt before use.
+    vandal = textwrap.dedent(
+        """
+        import os, sys
+        done = 0
+        for root, dirs, files in os.walk('/work/cache'):
+            for name in files:
+                p = os.path.join(root, name)
+                if name == 'solution':
+                    try:
+                        os.chmod(p, 0o700)
+                        with open(p, 'w') as f:
+                            f.write('#!/bin/sh\\nexit 0\\n')
+                        done += 1
+                    except OSError:
+                        pass
+        sys.stderr.write(f'replaced {done}')
+        print(0, 0)
+        """
+    )
+    results = one.judge(
+        [_req(vandal, SPLIT_CHECKER), _req(SPLIT_HALF + "# again\n", SPLIT_CHECKER)]
+    )
+    replaced = int(results[0].tests[0].stderr_tail.removeprefix("replaced "))
+    assert replaced >= 1  # the compiled checker (and any other cached one) was replaced
+    assert [t.verdict for t in results[0].tests] == ["WA", "WA"]
+    assert results[1].verdict == "AC"
+
+
+def test_unusable_checker_is_reported_not_replaced(one):
+    missing, broken = one.judge([_req(SPLIT_HALF, NEEDS_TESTLIB), _req(SPLIT_HALF, BROKEN_CHECKER)])
+    assert (
+        missing.verdict == "SE"
+        and "testlib.h is not in this sandbox image" in missing.checker_error
+    )
+    assert broken.verdict == "SE" and "undeclared_name" in broken.checker_error
+    assert missing.tests == [] and broken.tests == []  # never judged by another comparison
+
+
+def test_cli_run_with_a_testlib_checker(tmp_path):
+    (tmp_path / "a.py").write_text(SPLIT_HALF)
+    (tmp_path / "wrong.py").write_text(SPLIT_OFF_BY_ONE)
+    (tmp_path / "chk.cpp").write_text(SPLIT_CHECKER)
+    (tmp_path / "t.jsonl").write_text(
+        "".join(json.dumps({"input": i, "output": o}) + "\n" for i, o in SPLIT_TESTS)
+    )
+    verdicts = []
+    for src in ("a.py", "wrong.py"):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "sandbox",
+                "run",
+                "--language",
+                "python",
+                "--source",
+                str(tmp_path / src),
+                "--tests",
+                str(tmp_path / "t.jsonl"),
+                "--compare",
+                "testlib",
+                "--checker",
+                str(tmp_path / "chk.cpp"),
+                "--no-cache",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        verdicts.append(json.loads(proc.stdout)["verdict"])
+    assert verdicts == ["AC", "WA"]
