@@ -4,7 +4,7 @@ GRPO-Think and GRPO-Instruct differ only in the prompt style (`prompt.style`: th
 continues an assistant `<think>\n` prefill; instruct has a system turn asking for an
 analysis and the box) and in what the format reward checks; the reasoning budget is
 `grpo.max_completion_length` (configs/train/grpo_think_{4k,8k,16k}.yaml). Defaults are
-Aletheia's method configs (docs/training.md, docs/conformance/conf-eval.md).
+Aletheia's method configs (docs/training.md, docs/aletheia-conformance.md).
 """
 
 from __future__ import annotations

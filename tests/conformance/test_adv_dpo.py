@@ -1,4 +1,4 @@
-"""Conformance: Adv / Mixed construction and DPO pairs (docs/conformance/conf-adv-dpo.md).
+"""Conformance: Adv / Mixed construction and DPO pairs (docs/aletheia-conformance.md).
 
 Expected values are written out by hand from Aletheia's definitions (src/rq4_datagen.py,
 src/thinkdpo_pairs.py, src/thinkdpo_datagen.py), not computed by our code. The Adv test

@@ -1,4 +1,4 @@
-"""Conformance: the evaluation protocol (docs/conformance/conf-eval.md, rows E1-E7).
+"""Conformance: the evaluation protocol (docs/aletheia-conformance.md, rows E1-E7).
 
 Expected values are worked out by hand from Aletheia's definitions (src/evaluate.py,
 src/evaluate_ckpt.py, src/ranking_consistency.py, src/kendall_tau.py); the arithmetic is in

@@ -1,4 +1,4 @@
-"""Conformance: verifier rewards and training recipes (docs/conformance/conf-eval.md, rows
+"""Conformance: verifier rewards and training recipes (docs/aletheia-conformance.md, rows
 R1-R4 and T1-T4). Expected values are written out by hand from Aletheia's definitions
 (src/rewards.py, src/grpo_training.py, src/configs/method/*.yaml), not computed by our code."""
 

@@ -1,5 +1,5 @@
 """Conformance: the row contract and the dataset side's prompt option
-(docs/conformance/conf-data.md, rows "prompt_id", "integer widths", "modification",
+(docs/aletheia-conformance.md, rows "prompt_id", "integer widths", "modification",
 "prompt template"). Aletheia's rows (src/cerebrm_datagen.py, `main`) are dicts written by
 `datasets.Dataset.from_list`: `prompt_id` is the source problem's `id`, Python ints become
 int64, and its Adv rows (src/rq4_datagen.py) carry one `modification` string per row."""

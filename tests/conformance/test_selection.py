@@ -1,5 +1,5 @@
 """Conformance: which lists a group yields, the Train rules, the token caps and the candidate
-pools (docs/conformance/conf-data.md, rows "selection", "Train", "length caps", "pools").
+pools (docs/aletheia-conformance.md, rows "selection", "Train", "length caps", "pools").
 
 Expected counts are worked out by hand from Aletheia's `src/cerebrm_datagen.py` (`main`,
 `pass_rates_and_filter`, `downsample_equalize_diversify`): for a group with k distinct
