@@ -1,4 +1,4 @@
-"""Instances: one problem + 2-5 candidates, exactly one correct (DESIGN.md sections 1, 4).
+"""Instances: one problem + 2-5 candidates, exactly one correct (docs/architecture.md, "Contracts").
 
 The first thirteen columns are Aletheia's field names and types (`prompt_id` is the
 problem's id, shared by all its instances, as Aletheia's scripts group and filter by it;

@@ -1,4 +1,4 @@
-"""Invariant checks on instance tables (DESIGN.md section 8); the stages run them on their
+"""Invariant checks on instance tables (docs/architecture.md, "Invariants"); the stages run them on their
 own output before writing, and tests and publish call them again."""
 
 from __future__ import annotations

@@ -4,8 +4,8 @@
 
 No weights can be downloaded on the GPU machines, so the model is built on the fly
 (pipeline.models.tiny, randomly initialised); the trainers, data path and rewards are
-the real ones. A random model rarely emits EOS, so GRPO completions run to the budget:
-the generation figures are for full-budget completions. Results go to
+the real ones. A random model emits EOS only by chance, so GRPO completions are long but
+do not all run to the budget (docs/training.md gives the measured mean lengths). Results go to
 `<out>/throughput.json`.
 """
 
