@@ -19,13 +19,20 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def _shell_lines(path: Path) -> list[tuple[str, str]]:
-    out, block = [], None
+    """Each shell command of the doc's bash/sh blocks, continuation lines (`\\`) joined."""
+    out, block, pending = [], None, ""
     for line in path.read_text().splitlines():
         if line.startswith("```"):
-            block = line[3:].strip() if block is None else None
+            block, pending = (line[3:].strip() if block is None else None), ""
             continue
-        if block in ("bash", "sh") and line.strip():
-            out.append((f"{path.name}: {line.strip()}", line.split(" #")[0].strip()))
+        if block not in ("bash", "sh") or not line.strip():
+            continue
+        text = pending + line.split(" #")[0].strip()
+        if text.endswith("\\"):
+            pending = text[:-1] + " "
+            continue
+        pending = ""
+        out.append((f"{path.name}: {text}", text))
     return out
 
 
@@ -33,8 +40,8 @@ def _commands(prog: str) -> list[tuple[str, list[str]]]:
     found = []
     for doc in DOCS:
         for where, line in _shell_lines(doc):
-            if "<" in line or "..." in line.replace("=...", ""):
-                continue  # a placeholder to fill in
+            if "<" in line or "[--" in line or "..." in line.replace("=...", ""):
+                continue  # a placeholder to fill in, or a synopsis with optional parts
             words = shlex.split(line.split("|")[0].split("&&")[0].rstrip("&"))
             while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):
                 words = words[1:]  # VAR=value prefixes
@@ -83,6 +90,8 @@ def test_prefect_deployment_runs_name_real_deployments() -> None:
         "publish_aletheia": "publish-aletheia",
         "train_verifier": "train-verifier",
         "evaluate_verifier": "evaluate-verifier",
+        "rlvr_study": "rlvr-study",
+        "evaluate_policy_flow": "evaluate-policy",
     }
     names = {f"{flows[d['entrypoint'].split(':')[1]]}/{d['name']}" for d in deployments}
     runs = [(w, a) for w, a in _commands("prefect") if a[:2] == ["deployment", "run"]]
