@@ -6,6 +6,7 @@ import typer
 
 import flows.cli
 import pipeline.instances.cli
+import pipeline.models.cli
 import pipeline.problems.cli
 import pipeline.publish.cli
 import pipeline.sampling.cli
@@ -21,6 +22,7 @@ app = typer.Typer(
 # In the order they appear in --help: the stages in data-flow order, then the flows.
 for module in (
     pipeline.problems.cli,  # problems ingest | split
+    pipeline.models.cli,  # fit-policy (tiny local policies)
     pipeline.sampling.cli,  # sample, judge
     pipeline.instances.cli,  # assemble, adversarial, dpo
     pipeline.train.cli,  # train, evaluate
