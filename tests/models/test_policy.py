@@ -42,7 +42,10 @@ def _spec(tmp_path: Path, name: str = "p", **kw: object) -> PolicyFit:
 def test_each_line_is_one_token_and_decoding_gives_the_text_back() -> None:
     tok = line_tokenizer([GOOD, WRONG])
     ids = tok.encode(GOOD, add_special_tokens=False)
-    assert tok.convert_ids_to_tokens(ids) == ["a, b = map(int, input().split())\n", "print(a + b)\n"]
+    assert tok.convert_ids_to_tokens(ids) == [
+        "a, b = map(int, input().split())\n",
+        "print(a + b)\n",
+    ]
     assert tok.decode(ids) == GOOD
     assert tok.encode("print(a * b)\n", add_special_tokens=False) == [tok.unk_token_id]
 
@@ -50,7 +53,10 @@ def test_each_line_is_one_token_and_decoding_gives_the_text_back() -> None:
 def test_examples_keep_wrong_references_only_when_asked(tmp_path: Path) -> None:
     assert len(examples_from_problems(_problems(), _spec(tmp_path))) == 1
     both = examples_from_problems(_problems(), _spec(tmp_path, include_wrong=True))
-    assert [e.completion for e in both] == [f"```python\n{GOOD.rstrip()}\n```", f"```python\n{WRONG.rstrip()}\n```"]
+    assert [e.completion for e in both] == [
+        f"```python\n{GOOD.rstrip()}\n```",
+        f"```python\n{WRONG.rstrip()}\n```",
+    ]
     assert both[0].messages[-1]["content"].startswith("Solve the following problem in Python 3.")
     with pytest.raises(ValueError, match="policy p: no reference solutions in \\['cpp'\\]"):
         examples_from_problems(_problems(), _spec(tmp_path, languages=["cpp"]))
@@ -85,7 +91,9 @@ def test_run_config_stamps_the_fit_digest_on_sources_that_sample_a_policy(tmp_pa
     cfg = RunConfig.model_validate({"policies": [policy], "sample": {"sources": [source]}})
     expected = f"fit-{spec_digest(PolicyFit.model_validate(policy))}"
     assert cfg.sample.sources[0].revision == expected
-    other = RunConfig.model_validate({"policies": [policy | {"steps": 8}], "sample": {"sources": [source]}})
+    other = RunConfig.model_validate(
+        {"policies": [policy | {"steps": 8}], "sample": {"sources": [source]}}
+    )
     assert other.sample.sources[0].revision != expected and other.build_id != cfg.build_id
     with pytest.raises(ValueError, match="revision is set by the fit"):
         RunConfig.model_validate(

@@ -37,7 +37,7 @@ def test_verdict_mix_counts_each_candidate_once_per_config() -> None:
     }  # fmt: skip
     assert got[("train", "ref")]["WA"] == 1 and got[("train", "mut")]["AC"] == 1
     assert got[("strong", "pol-s")]["AC"] == 1 and got[("strong", "pol-s")]["tier"] == "strong"
-    assert [r["config"] for r in verdict_mix(tables)][0] == "train"  # the card's config order
+    assert next(r["config"] for r in verdict_mix(tables)) == "train"  # the card's config order
     table = verdict_mix_table(tables)
     assert "| train | `pol-w` | policy | weak | 3 | 1 | 1 | 0 | 0 | 0 | 1 | 0 |" in table
 
