@@ -99,7 +99,9 @@ def _module_digest() -> str:
 def spec_digest(spec: PolicyFit) -> str:
     """What decides the model apart from its examples: the fit settings and this code."""
     body = spec.model_dump(mode="json", exclude={"dir", "name"})
-    return hashlib.sha256(json.dumps([body, _module_digest()], sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps([body, _module_digest()], sort_keys=True).encode()
+    ).hexdigest()[:16]
 
 
 def fit_key(spec: PolicyFit, examples: Sequence[Example]) -> str:
