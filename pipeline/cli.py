@@ -28,6 +28,10 @@ COMMANDS: dict[str, _Entry] = {
         "pipeline.problems.cli",
         "Problems with tests: ingest sources, split into contamination-free sets.",
     ),
+    "fit-policy": _Entry(
+        "pipeline.models.cli",
+        "Fit a tiny local code policy on problems' solutions (the demo's weak/strong models).",
+    ),
     "sample": _Entry(
         "pipeline.sampling.cli",
         "Generate candidates from a policy pool, references and mutants (resumable).",

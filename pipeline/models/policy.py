@@ -99,7 +99,9 @@ def _module_digest() -> str:
 def spec_digest(spec: PolicyFit) -> str:
     """What decides the model apart from its examples: the fit settings and this code."""
     body = spec.model_dump(mode="json", exclude={"dir", "name"})
-    return hashlib.sha256(json.dumps([body, _module_digest()], sort_keys=True).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps([body, _module_digest()], sort_keys=True).encode()
+    ).hexdigest()[:16]
 
 
 def fit_key(spec: PolicyFit, examples: Sequence[Example]) -> str:
@@ -160,7 +162,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     import torch
     from transformers import GraniteConfig, GraniteForCausalLM
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     tok = line_tokenizer(_render(ex.messages) + ex.completion for ex in examples)
     seqs = _sequences(tok, examples)
     if any(tok.unk_token_id in ids for ids, _ in seqs):  # every fitted line is in the vocabulary
@@ -192,13 +194,20 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     order = torch.Generator().manual_seed(spec.seed)
     model.train()
     loss_value = float("nan")
-    for _ in range(spec.steps):
-        pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
-        loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=labels[pick]).loss
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        loss_value = float(loss.detach())
+    # One thread: the same float reductions on any machine (the weights do not depend on the
+    # core count), and on a shared 2-core box it is no slower than fighting for both cores.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(spec.steps):
+            pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
+            loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=labels[pick]).loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            loss_value = float(loss.detach())
+    finally:
+        torch.set_num_threads(threads)
     model.eval()
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
@@ -218,6 +227,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         "parameters": sum(p.numel() for p in model.parameters()),
         "final_loss": round(loss_value, 4),
         "fit_seconds": round(time.perf_counter() - t0, 1),
+        "fit_cpu_seconds": round(time.process_time() - cpu0, 1),
         "weights_sha256": weights,
     }
     (tmp / FIT_FILE).write_text(json.dumps(meta, indent=2))
@@ -225,6 +235,11 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         shutil.rmtree(out)
     tmp.rename(out)
     return out
+
+
+def fit_on_problems(problems: Iterable, spec: PolicyFit) -> Path:
+    """Fit (or reuse) a policy on the reference solutions of `problems` (schemas.Problem)."""
+    return fit_policy(spec, examples_from_problems(problems, spec))
 
 
 def read_fit(path: str | Path) -> dict:

@@ -28,6 +28,15 @@ def small_config(
         source["languages"] = ["python"]
         if source["kind"] == "mutant":
             source["per_candidate"] = 2
+    # The demo's tiny policies: fitted beside the test's tiny model, briefly, and sampled once.
+    policy_dirs = {}
+    for fit in cfg.get("policies", []):
+        policy_dirs[fit["dir"]] = fit["dir"] = f"{models_dir}-{fit['name']}"
+        fit["steps"] = min(fit["steps"], 60)
+    for source in cfg["sample"]["sources"]:
+        if source["kind"] == "model":
+            source["model"] = policy_dirs[source["model"]]
+            source["samples_per_problem"] = 1
     cfg["tiny_model"]["dir"] = str(models_dir)
     cfg["assemble"]["tokenizer"] = str(models_dir)  # the caps measured with the tiny tokenizer
     cfg["dpo"]["judges"][0]["model_path"] = str(models_dir)

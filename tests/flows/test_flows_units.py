@@ -22,7 +22,12 @@ def test_demo_config_validates_and_composes_the_stage_configs() -> None:
     cfg = load_run_config(REPO / "configs" / "demo.yaml")
     assert cfg.work_dir == Path("out/demo/work") and cfg.hub_dir == Path("out/demo/hub")
     assert cfg.assemble.build_id == cfg.build_id and cfg.build_id.startswith("b_")
-    assert {s.kind for s in cfg.sample.sources} == {"reference", "mutant"}
+    assert {s.kind for s in cfg.sample.sources} == {"model", "reference", "mutant"}
+    # every model source samples one of the tiny local policies the flow fits first
+    fitted = {p.dir.resolve(): p for p in cfg.policies}
+    models = [s for s in cfg.sample.sources if s.kind == "model"]
+    assert {s.tier for s in models} == {"weak", "strong"}
+    assert all(Path(s.model).resolve() in fitted and s.revision.startswith("fit-") for s in models)
     assert {s.tier for s in cfg.sample.sources} == {"weak", "strong"}
     assert cfg.dpo.judges and cfg.tiny_model is not None
 

@@ -1,4 +1,5 @@
-"""Code-policy RLVR: sandbox rewards on hand-written completions, failure handling, real GRPO/GSPO steps."""
+"""Code-policy RLVR: sandbox rewards on hand-written completions, failure handling, and real
+GRPO/GSPO steps of a tiny fitted policy whose own programs are judged in the sandbox."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ GOOD_WITH_UNUSED_IMPORT = (
 )
 HALF = "```python\nprint(3)\n```"  # right on the first test only
 NO_PROGRAM = "I am not sure how to solve this."
+WRONG = {"WA", "TLE", "MLE", "RE", "CE", "OLE"}  # judged and failed
 
 
 def test_lint_counts_by_rule_family() -> None:
@@ -105,32 +107,43 @@ def test_a_timed_out_batch_gives_no_signal_then_stops_training(sandbox_client: o
 
 @pytest.mark.docker
 @pytest.mark.parametrize("algorithm", ["grpo", "gspo"])
-def test_rlvr_trains_with_lora_and_sandbox_rewards(
-    algorithm: str, tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path, sandbox_client: object
+def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
+    algorithm: str,
+    tmp_path: Path,
+    code_policy_dir: Path,
+    dataset_dir: Path,
+    sandbox_client: object,
 ) -> None:
+    """The policy is a tiny model fitted on the fixture problems' programs (conftest), so its
+    samples are real programs: the sandbox judges them and the rewards follow its verdicts."""
     cfg = TrainConfig.model_validate(
         {
             "method": "rlvr",
-            "model": str(tiny_model_dir),
+            "model": str(code_policy_dir),
             "output_dir": tmp_path / "rlvr",
             "data": {"dir": dataset_dir, "config": "train_questions"},
             "lora": {"r": 4, "alpha": 8},
-            "optim": {"max_steps": 2, "per_device_train_batch_size": 4, "bf16": False, "use_cpu": True},
-            "rlvr": {"algorithm": algorithm, "num_generations": 4, "max_completion_length": 24,
-                     "rewards": {"combined": 1.0, "pass_fraction": 0.0}},
+            "optim": {"max_steps": 3, "per_device_train_batch_size": 8, "bf16": False, "use_cpu": True},
+            "rlvr": {"algorithm": algorithm, "num_generations": 8, "max_completion_length": 24,
+                     "rewards": {"combined": 1.0, "all_pass": 0.0}},
         }
     )  # fmt: skip
     summary = train(cfg, sandbox_client=sandbox_client)
     steps = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
-    assert len(steps) == 2
-    for key in (
-        "rewards/combined/mean",
-        "rlvr/completion_chars",
-        "rlvr/sandbox_se",
-        "completions/mean_length",
-    ):
+    assert len(steps) == 3
+    for key in ("rewards/combined/mean", "rlvr/completion_chars", "completions/mean_length"):
         assert key in steps[-1]
-    assert sum(v for k, v in steps[-1].items() if k.startswith("rlvr/verdict/")) == pytest.approx(
-        1.0
-    )
+    ac = [s.get("rlvr/verdict/AC", 0.0) for s in steps]
+    judged_wrong = [
+        sum(v for k, v in s.items() if k.startswith("rlvr/verdict/") and k[13:] in WRONG)
+        for s in steps
+    ]
+    # The policy writes programs the sandbox passes and programs it fails.
+    assert sum(ac) > 0 and sum(judged_wrong) > 0, steps
+    for s, a in zip(steps, ac):
+        assert s.get("rlvr/sandbox_se", 0.0) == 0.0
+        # all_pass is 1 exactly for an AC verdict, so its mean is the AC share of the step
+        assert s["rewards/all_pass/mean"] == pytest.approx(a)
+        # an AC program earns 1 + 0.2 * lint (lint >= -1), a failed one its pass fraction
+        assert s["rewards/combined/mean"] >= 0.8 * a - 1e-6
     assert (Path(summary["model_path"]) / "model.safetensors").exists()
