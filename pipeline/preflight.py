@@ -261,10 +261,14 @@ def _models(cfg: RunConfig) -> list[tuple[str, str]]:
 
 
 def _check_models(cfg: RunConfig, report: Report) -> None:
-    tiny = cfg.tiny_model.dir.resolve() if cfg.tiny_model is not None else None
+    # Folders the build makes itself before anything reads them: the tiny model and the
+    # fitted policies (`policies:`).
+    built = {Path(p.dir).expanduser().resolve() for p in cfg.policies}
+    if cfg.tiny_model is not None:
+        built.add(cfg.tiny_model.dir.resolve())
     for who, ref in _models(cfg):
-        if tiny is not None and Path(ref).expanduser().resolve() == tiny:
-            continue  # the tiny-model stage builds it first
+        if Path(ref).expanduser().resolve() in built:
+            continue
         if resolve_model(ref) is None:
             report.add(
                 "models",
