@@ -43,13 +43,13 @@ SOURCES: dict[str, SourceInfo] = {
 
 # (field, type, meaning) for instance rows; DPO rows add the response fields below.
 DATA_FIELDS: list[tuple[str, str, str]] = [
-    ("prompt_id", "string", "the instance's id"),
+    ("prompt_id", "string", "the problem's id, shared by all its instances (as in Aletheia)"),
     ("query", "string", "the problem statement as shown to a verifier"),
     ("candidates", "list<string>", "2-5 candidate programs, in the order shown"),
-    ("num_candidates", "int", "len(candidates)"),
+    ("num_candidates", "int64", "len(candidates)"),
     (
         "chosen_position",
-        "int",
+        "int64",
         "0-based index of the one correct candidate in `candidates` (0 = A, 1 = B, ...)",
     ),
     ("chosen_answer", "string", "the same position as a letter, A-E (A = chosen_position 0)"),
@@ -64,6 +64,17 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     ("easy_hard", "string", "difficulty band of the instance (easy | hard)"),
     ("weak_strong", "string", "candidate tier: weak or strong generators"),
     ("source", "string", "the problem source (see Sources)"),
+    (
+        "modification",
+        "string|null",
+        "adv, mixed: the row's one bias type (its edits are all of this type); else null",
+    ),
+    ("instance_id", "string", "names the row: hash of its problem, ordered candidates and split"),
+    (
+        "source_instance_id",
+        "string|null",
+        "adv, mixed: the instance_id of the row the edits were applied to; else null",
+    ),
     ("problem_id", "string", "stable problem id; never shared between train and test configs"),
     ("candidate_ids", "list<string>", "stable candidate ids"),
     (
@@ -75,19 +86,27 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     ("candidate_languages", "list<string>", "per candidate: its language"),
     (
         "adversarial",
-        "list<struct|null>",
-        "per candidate: the bias edit applied (mixed, adv), else null",
+        "list<string|null>",
+        "per candidate: the bias type applied to it (mixed, adv), else null",
     ),
-    ("split", "string", "train or test"),
+    ("split", "string", "the stage the row came from: train, heldout, strong, hard, mixed, adv"),
     ("build_id", "string", "the build that produced the row"),
 ]
 DPO_FIELDS: list[tuple[str, str, str]] = [
-    ("prompt", "string", "the verifier prompt the responses answer"),
-    ("prompt_variant", "string", "which prompt template was used"),
+    ("prompt", "string", "the user turn of the verifier prompt the responses answer"),
+    ("prompt_variant", "string", "think (assistant turn pre-filled with <think>) or instruct"),
     (
         "chosen / rejected",
         "string",
-        "verifier-model responses; chosen ends in the correct \\boxed{letter}",
+        "whole assistant turns; chosen ends in the correct \\boxed{letter}",
+    ),
+    (
+        "chosen_source",
+        "string",
+        (
+            "sampled (a correct verifier response) or gold_spliced (a strong judge's trace "
+            "with the gold answer spliced in)"
+        ),
     ),
     ("rejected_answer", "string", "the letter the rejected response picked (or none)"),
     ("judge_model / rejected_judge_model", "string", "the verifier model that wrote each response"),
