@@ -14,7 +14,6 @@ Plus a DPO check: the chosen response's last \\boxed{} is the gold letter, the r
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 

@@ -18,7 +18,6 @@ import asyncio
 import logging
 import queue
 import random
-import re
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
