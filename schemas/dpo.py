@@ -40,3 +40,24 @@ DPO_SCHEMA = pa.schema(
     ]
     + INSTANCE_FIELDS
 )
+
+
+# One verifier response (one sample of one judge for one instance and prompt variant): what
+# the DPO responses shards write and the pairs step reads. `text` is the whole assistant turn
+# (pre-fill included); `answer` the letter it picked, null where none parses; `round` says
+# which sampling round wrote it (`judges`, or `fallback` for on_policy's strong-judge round).
+DPO_RESPONSE_SCHEMA = pa.schema(
+    [
+        pa.field("instance_id", pa.string(), nullable=False),
+        pa.field("prompt_id", pa.string(), nullable=False),
+        pa.field("variant", pa.string(), nullable=False),
+        pa.field("judge_model", pa.string(), nullable=False),
+        pa.field("round", pa.string(), nullable=False),
+        pa.field("sample_index", pa.int32(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("answer", pa.string(), nullable=True),
+        pa.field("finish_reason", pa.string(), nullable=False),
+        pa.field("prompt_tokens", pa.int64(), nullable=True),
+        pa.field("completion_tokens", pa.int64(), nullable=True),
+    ]
+)

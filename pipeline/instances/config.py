@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
 from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV, bias_types
 from pipeline.judge.stage import JudgeConfig
+from pipeline.sampling.config import BackendOptions, ModelSource, TransformersOptions
 from schemas.instance import ANSWER_LETTERS
 
 # easy: incorrect pass rates in [0, easy_max]; hard: near misses in [hard_min, hard_max].
@@ -218,13 +219,52 @@ class AdversarialConfig(StageConfig):
 
 
 class JudgeModelSpec(BaseModel):
-    """A verifier model whose responses become DPO traces."""
+    """A verifier model whose responses become DPO traces, with the same backend options
+    as a policy source (pipeline/sampling/config.py), built by the same `make_backend`.
+
+    Shorthand kept from earlier configs: `model_path: P` means `model: P`, and
+    `backend: transformers` (a bare word) means `backend: {type: transformers}`.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     name: str  # the id stored in judge_model
-    backend: Literal["transformers"] = "transformers"
-    model_path: str | None = None  # for backends built by the stage; None when passed in
+    # A local folder, a Hub id, or the model name a server serves; None = `name` (a judge
+    # with neither is only usable with a backend passed in by the caller).
+    model: str | None = None
+    revision: str | None = None
+    backend: BackendOptions = Field(default_factory=TransformersOptions)
+    chat_template: str | None = None  # override: inline Jinja text or a path to a file
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "model_path" in data:
+            path = data.pop("model_path")
+            if data.get("model") not in (None, path):
+                raise ValueError("give model or model_path (the older name), not both")
+            data["model"] = path
+        if isinstance(data.get("backend"), str):  # `backend: transformers`
+            data["backend"] = {"type": data["backend"]}
+        return data
+
+    @property
+    def model_ref(self) -> str:
+        return self.model or self.name
+
+    def source(self) -> ModelSource:
+        """This judge as a model source, for `make_backend` (the tier is not used)."""
+        return ModelSource(
+            name=self.name,
+            model=self.model_ref,
+            revision=self.revision,
+            tier="strong",
+            backend=self.backend,
+            chat_template=self.chat_template,
+        )
 
 
 class DPOConfig(StageConfig):
@@ -275,6 +315,9 @@ class DPOConfig(StageConfig):
         if self.fallback == "strong_judge" and self.fallback_judge is None:
             raise ValueError("fallback 'strong_judge' needs fallback_judge")
         names = [j.name for j in self.judges]
+        every = names + ([self.fallback_judge.name] if self.fallback_judge else [])
+        if len(set(every)) != len(every):
+            raise ValueError(f"judges: names must be unique (fallback_judge included): {every}")
         if self.strong_judge is not None and names and self.strong_judge not in names:
             raise ValueError(f"strong_judge: {self.strong_judge!r} is not one of judges {names}")
         unknown = sorted(set(self.rejected_judges or []) - set(names)) if names else []

@@ -22,14 +22,12 @@ from pipeline.instances.assemble import (
     assemble_frames,
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
-from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, JudgeModelSpec
+from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from schemas.common import QUARANTINE_SCHEMA
-from schemas.dpo import DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 ASSEMBLE_VERSION = "2"  # 2: Aletheia selection, token caps, prompt_id = problem
 ADVERSARIAL_VERSION = "2"  # 2: per-row construction, modification column
-DPO_VERSION = "2"  # 2: Aletheia construction, chosen_source, shared prompt and reader
 STATS_FILE = "stats.json"
 
 
@@ -157,208 +155,18 @@ def adversarial(
     return stats
 
 
-def _judge_backends(config: DPOConfig, backend: Any) -> tuple[dict[str, Any], list[Any]]:
-    """name -> backend for every judge (and the fallback judge), and those we must close."""
-    from pipeline.sampling.backends.base import Backend
+def build_dpo(
+    instances: Path, out: Path, config: DPOConfig, backend: Any = None
+) -> dict[str, Any]:
+    """DPO / Mixed-DPO in one process: write `<out>/<config.name>.parquet` (DPO_SCHEMA) and
+    stats.json, with the responses under `<out>/responses/` (one shard of every instance).
 
-    owned: list[Any] = []
-    given: dict[str, Any] = {}
-    if isinstance(backend, Backend):
-        if len(config.judges) > 1:
-            raise ValueError("dpo: several judges are configured; pass a mapping name -> backend")
-        name = (
-            config.judges[0].name if config.judges else getattr(backend, "model_name", backend.name)
-        )
-        given[name] = backend
-    elif backend is not None:
-        given.update(backend)
-    specs = list(config.judges) or [JudgeModelSpec(name=n) for n in given]
-    if config.fallback_judge is not None and config.fallback == "strong_judge":
-        specs.append(config.fallback_judge)
-    out: dict[str, Any] = {}
-    for spec in specs:
-        if spec.name in given:
-            out[spec.name] = given[spec.name]
-        elif spec.model_path is not None:
-            from pipeline.sampling.backends.transformers_backend import TransformersBackend
-
-            out[spec.name] = TransformersBackend(spec.model_path, model_name=spec.name)
-            owned.append(out[spec.name])
-        else:
-            raise ValueError(
-                f"dpo: judge {spec.name!r} has no model_path and no backend was passed"
-            )
-    if not out:
-        raise ValueError("dpo: no judge models (configure judges or pass a backend)")
-    return out, owned
-
-
-def _dpo_key(instances: Path, config: DPOConfig, backends: dict[str, Any]) -> str:
-    described = {
-        n: b.describe() if hasattr(b, "describe") else {"name": n}
-        for n, b in sorted(backends.items())
-    }
-    templates = [Path(t) for t in (config.prompt_template, config.system_template) if t]
-    return stage_key(
-        "dpo",
-        DPO_VERSION,
-        {"config": config.model_dump(mode="json"), "backends": described},
-        [instances, *templates],
-        config.seed,
-    )
-
-
-def _roles(config: DPOConfig, backends: dict[str, Any]) -> tuple[list[str], str, list[str]]:
-    """(judges that sample for every instance, the strong judge, the rejected-side judges)."""
-    fallback = (
-        config.fallback_judge.name
-        if config.fallback == "strong_judge" and config.fallback_judge
-        else None
-    )
-    judges = [n for n in backends if n != fallback] or list(backends)
-    strong = config.strong_judge or judges[-1]
-    rejected = config.rejected_judges or [j for j in judges if j != strong] or [strong]
-    return judges, strong, rejected
-
-
-def _sample_variant(
-    rows: list[dict[str, Any]],
-    backends: dict[str, Any],
-    judges: list[str],
-    variant: str,
-    config: DPOConfig,
-) -> tuple[dict[str, list[Any]], int]:
-    """instance_id -> every judge's responses; and how many instances needed the
-    on-policy fallback judge."""
-    from pipeline.instances.dpo.responses import sample_responses
-
-    responses: dict[str, list[Any]] = {r["instance_id"]: [] for r in rows}
-    for judge in judges:
-        got = sample_responses(
-            rows, backends[judge], judge, variant, config, config.samples_per_judge
-        )
-        for iid, rs in got.items():
-            responses[iid] += rs
-    if config.construction != "on_policy" or config.fallback != "strong_judge":
-        return responses, 0
-    assert config.fallback_judge is not None
-    lacking = [
-        r
-        for r in rows
-        if not any(x.answer == r["chosen_answer"] for x in responses[r["instance_id"]])
-    ]
-    if lacking:
-        name = config.fallback_judge.name
-        got = sample_responses(
-            lacking, backends[name], name, variant, config, config.fallback_samples
-        )
-        for iid, rs in got.items():
-            responses[iid] += rs
-    return responses, len(lacking)
-
-
-def _count_responses(accuracy: dict[str, dict[str, int]], gold: str, responses: list[Any]) -> None:
-    for r in responses:
-        acc = accuracy.setdefault(
-            r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}
-        )
-        acc["responses"] += 1
-        acc["correct"] += r.answer == gold
-        acc["invalid"] += r.answer is None
-        acc["errors"] += r.finish_reason.startswith("error")
-
-
-def _pairs_for_variant(
-    rows: list[dict[str, Any]],
-    responses: dict[str, list[Any]],
-    variant: str,
-    config: DPOConfig,
-    roles: tuple[list[str], str, list[str]],
-    tally: dict[str, Any],
-) -> list[dict[str, Any]]:
-    """The DPO rows of one prompt variant, by the configured construction."""
-    from pipeline.instances.dpo.aletheia import RejectedQuotas, pick_pair
-    from pipeline.instances.dpo.pairs import dpo_row
-    from pipeline.instances.dpo.responses import verifier_messages
-
-    _, strong, rejected_judges = roles
-    quotas = RejectedQuotas.equal(rejected_judges, len(rows))
-    balancer = tally["balancer"]
-    out: list[dict[str, Any]] = []
-    for row in rows:
-        rs = responses[row["instance_id"]]
-        _count_responses(tally["accuracy"], row["chosen_answer"], rs)
-        if config.construction == "aletheia":
-            pair, why = pick_pair(
-                row["instance_id"], variant, row["chosen_answer"], rs, strong, quotas, config.seed
-            )
-            pairs = [pair] if pair is not None else []
-        else:
-            pairs, why = balancer.pick(
-                row["instance_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
-            )
-        if why is not None:
-            tally["skipped"][why] = tally["skipped"].get(why, 0) + 1
-        if pairs:
-            prompt = verifier_messages(row, variant, config)
-            user = next(m["content"] for m in prompt if m["role"] == "user")
-            out += [dpo_row(row, p, user, config.split) for p in pairs]
-    return out
-
-
-def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None) -> dict[str, Any]:
-    """DPO / Mixed-DPO: write `<out>/<config.name>.parquet` (DPO_SCHEMA) and stats.json.
-
-    `backend`: one Backend (one judge), a mapping judge name -> Backend, or None to load
-    each configured judge's `model_path` with the transformers backend.
+    The composition of the stage's two parts (`pipeline.instances.dpo.stage`); the flow runs
+    the same parts with the responses split into shards. `backend`: one Backend (one judge),
+    a mapping judge name -> Backend, or None to build each configured judge's backend.
     """
-    from pipeline.instances.dpo.pairs import PairBalancer
+    from pipeline.instances.dpo.stage import dpo_pairs, resolve_judges, shard_responses
 
-    instances, out = Path(instances), Path(out)
-    backends, owned = _judge_backends(config, backend)
-    key = _dpo_key(instances, config, backends)
-    tally: dict[str, Any] = {"balancer": PairBalancer(config.seed), "skipped": {}, "accuracy": {}}
-    fallback_used = 0
-    dpo_rows: list[dict[str, Any]] = []
-    try:
-        if is_done(out, key):
-            return read_stats(out)
-        rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
-        roles = _roles(config, backends)
-        for variant in config.variants:
-            responses, used = _sample_variant(rows, backends, roles[0], variant, config)
-            fallback_used += used
-            dpo_rows += _pairs_for_variant(rows, responses, variant, config, roles, tally)
-    finally:
-        for b in owned:
-            b.close()
-    table = pa.Table.from_pylist(dpo_rows, schema=DPO_SCHEMA)
-    require(instance_violations(table), f"dpo {config.name}")
-    out.mkdir(parents=True, exist_ok=True)
-    write_parquet(table, out / f"{config.name}.parquet", DPO_SCHEMA)
-    stats = {
-        "instances": len(rows),
-        "construction": config.construction,
-        "variants": list(config.variants),
-        "pairs": len(dpo_rows),
-        "chosen_source": {
-            s: sum(1 for r in dpo_rows if r["chosen_source"] == s)
-            for s in ("sampled", "gold_spliced")
-        },
-        "instances_short_of_pairs": dict(sorted(tally["skipped"].items())),
-        "fallback_samples_for_instances": fallback_used,
-        "chosen_by_judge": _count_by(dpo_rows, "judge_model"),
-        "rejected_by_judge": _count_by(dpo_rows, "rejected_judge_model"),
-        "responses_by_judge": dict(sorted(tally["accuracy"].items())),
-        "output": f"{config.name}.parquet",
-    }
-    _write_stats(out, STATS_FILE, stats)
-    mark_done(out, key, "dpo", stats)
-    return stats
-
-
-def _count_by(rows: list[dict[str, Any]], column: str) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r[column]] = counts.get(r[column], 0) + 1
-    return dict(sorted(counts.items()))
+    config = resolve_judges(config, backend)
+    files, _ = shard_responses(Path(instances), Path(out) / "responses", config, backend)
+    return dpo_pairs(Path(instances), files, Path(out), config)

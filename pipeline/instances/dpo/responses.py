@@ -27,6 +27,8 @@ class Response:
     text: str
     answer: str | None
     finish_reason: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 def _request_id(instance_id: str, variant: str, judge: str) -> str:
@@ -99,6 +101,8 @@ def sample_responses(
                         text=text,
                         answer=parse_answer(text, k),
                         finish_reason=gen.finish_reason,
+                        prompt_tokens=gen.prompt_tokens,
+                        completion_tokens=gen.completion_tokens,
                     )
                 )
     for responses in out.values():

@@ -1,0 +1,385 @@
+"""The DPO stage in two parts, each cached like every stage (`pipeline.common.stage`).
+
+- `dpo_responses`: one shard of instances -> every judge's responses for every prompt
+  variant (`DPO_RESPONSE_SCHEMA`), through the generation backends (`make_backend`: the
+  same code path as policy sampling, so transformers, vllm or an OpenAI-compatible server).
+  Written atomically, marked done last: a finished shard is never sampled again.
+  `round="fallback"` is on_policy's strong-judge round, over only the instances of a
+  judges-round file that no judge got right.
+- `dpo_pairs`: all instances + every responses file -> `<name>.parquet` (`DPO_SCHEMA`) and
+  stats.json. Responses are put back in one fixed order (configured judge order, the
+  fallback judge last, then sample index) and instances are paired in table order, so the
+  rows do not depend on how the responses were sharded.
+
+`build_dpo` in `pipeline.instances.stage` is the one-process composition of the two.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.instances.checks import instance_violations, require
+from pipeline.instances.config import DPOConfig, JudgeModelSpec
+from pipeline.instances.dpo.responses import Response
+from pipeline.sampling.backends.base import Backend
+from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
+from schemas.instance import INSTANCE_SCHEMA
+
+RESPONSES_VERSION = "1"
+PAIRS_VERSION = "1"  # 1: split from the one-process stage (DPO_VERSION 2), same rows
+RESPONSES_FILE = "responses.parquet"
+STATS_FILE = "stats.json"
+Round = Literal["judges", "fallback"]
+# One Backend (one judge), a mapping judge name -> Backend, or None: every judge's backend
+# is built from its spec.
+BackendArg = Backend | Mapping[str, Backend] | None
+# Settings that change pairing only, not what is sampled: left out of the responses key.
+_PAIRING_ONLY = {"name", "split", "strong_judge", "rejected_judges", "pairs_per_instance"}
+
+
+# --- judges ------------------------------------------------------------------------------
+
+
+def fallback_spec(config: DPOConfig) -> JudgeModelSpec | None:
+    """The on_policy strong-judge fallback, when configured."""
+    if config.construction == "on_policy" and config.fallback == "strong_judge":
+        return config.fallback_judge
+    return None
+
+
+def resolve_judges(config: DPOConfig, backend: BackendArg) -> DPOConfig:
+    """`config` with `judges` named after the passed backends where it names none."""
+    if isinstance(backend, Backend) and len(config.judges) > 1:
+        raise ValueError("dpo: several judges are configured; pass a mapping name -> backend")
+    if config.judges:
+        return config
+    if backend is None:
+        raise ValueError("dpo: no judge models (configure judges or pass a backend)")
+    if isinstance(backend, Backend):
+        names = [getattr(backend, "model_name", backend.name)]
+    else:
+        names = list(backend)
+    fb = config.fallback_judge.name if config.fallback_judge else None
+    judges = [JudgeModelSpec(name=n) for n in names if n != fb]
+    return config.model_copy(update={"judges": judges})
+
+
+def _given(config: DPOConfig, backend: BackendArg) -> dict[str, Backend]:
+    if backend is None:
+        return {}
+    if isinstance(backend, Backend):
+        return {config.judges[0].name: backend}
+    return dict(backend)
+
+
+def _describe(spec: JudgeModelSpec, given: Mapping[str, Backend]) -> dict[str, Any]:
+    """What identifies a judge's responses in the cache key, without loading the model."""
+    if spec.name in given:
+        b = given[spec.name]
+        return b.describe() if hasattr(b, "describe") else {"name": spec.name}
+    from pipeline.sampling.backends.transformers_backend import local_model_revision
+
+    # A local folder is identified by its small files and sizes (the tiny model, a fit).
+    return {**spec.model_dump(mode="json"), "local": local_model_revision(spec.model_ref)}
+
+
+def _templates(config: DPOConfig) -> list[Path]:
+    return [Path(t) for t in (config.prompt_template, config.system_template) if t]
+
+
+# --- responses ---------------------------------------------------------------------------
+
+
+def _response_row(row: Mapping[str, Any], r: Response, round_: Round) -> dict[str, Any]:
+    return {
+        "instance_id": r.instance_id,
+        "prompt_id": row["prompt_id"],
+        "variant": r.variant,
+        "judge_model": r.judge_model,
+        "round": round_,
+        "sample_index": r.sample_index,
+        "text": r.text,
+        "answer": r.answer,
+        "finish_reason": r.finish_reason,
+        "prompt_tokens": r.prompt_tokens,
+        "completion_tokens": r.completion_tokens,
+    }
+
+
+def _correct(rows: Sequence[Mapping[str, Any]], judged: Path) -> set[tuple[str, str]]:
+    """(instance_id, variant) pairs some judge answered correctly in a judges-round file."""
+    gold = {r["instance_id"]: r["chosen_answer"] for r in rows}
+    t = read_parquet(judged, DPO_RESPONSE_SCHEMA).select(["instance_id", "variant", "answer"])
+    return {
+        (i, v)
+        for i, v, a in zip(*(t.column(c).to_pylist() for c in t.column_names), strict=True)
+        if i in gold and a == gold[i]
+    }
+
+
+def dpo_responses(
+    instances: Path,
+    out_dir: Path,
+    config: DPOConfig,
+    backend: BackendArg = None,
+    *,
+    round: Round = "judges",
+    judged: Path | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Write `<out_dir>/responses.parquet` (DPO_RESPONSE_SCHEMA) for the instances of one
+    shard: every judge x variant (`round="judges"`), or the fallback judge for the instances
+    of `judged` (a judges-round file) that no judge got right (`round="fallback"`)."""
+    instances, out_dir = Path(instances), Path(out_dir)
+    config = resolve_judges(config, backend)
+    given = _given(config, backend)
+    if round == "judges":
+        specs, n = list(config.judges), config.samples_per_judge
+    else:
+        fb = fallback_spec(config)
+        if fb is None or judged is None:
+            raise ValueError("dpo responses: the fallback round needs fallback: strong_judge "
+                             "(on_policy) and the judges-round responses file")
+        specs, n = [fb], config.fallback_samples
+    keyed = {
+        "config": config.model_dump(
+            mode="json", exclude=_PAIRING_ONLY | {"judges", "fallback_judge"}
+        ),
+        "round": round,
+        "judges": [_describe(s, given) for s in specs],
+    }
+    inputs = [instances, *_templates(config), *([judged] if judged else [])]
+    key = stage_key("dpo-responses", RESPONSES_VERSION, keyed, inputs, config.seed)
+    if is_done(out_dir, key):
+        return read_stats(out_dir)
+    rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
+    right = _correct(rows, judged) if judged is not None else set()
+    todo = {
+        v: [r for r in rows if (r["instance_id"], v) not in right] for v in config.variants
+    }
+    got: dict[tuple[str, str, str], list[Response]] = {}
+    for spec in specs:  # one judge's model loaded at a time
+        if not any(todo.values()):
+            break  # nothing to sample: no model is loaded
+        b = given.get(spec.name)
+        owned = b is None
+        if b is None:
+            from pipeline.sampling.backends.factory import make_backend
+
+            b = make_backend(spec.source())
+        try:
+            for variant, part in todo.items():
+                from pipeline.instances.dpo.responses import sample_responses
+
+                out = sample_responses(part, b, spec.name, variant, config, n, progress=progress)
+                for iid, rs in out.items():
+                    got[(iid, variant, spec.name)] = rs
+        finally:
+            if owned:
+                b.close()
+    by_id = {r["instance_id"]: r for r in rows}
+    out_rows = [
+        _response_row(by_id[row["instance_id"]], resp, round)
+        for spec in specs
+        for variant, part in todo.items()
+        for row in part
+        for resp in got.get((row["instance_id"], variant, spec.name), [])
+    ]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(out_rows, schema=DPO_RESPONSE_SCHEMA)
+    write_parquet(table, out_dir / RESPONSES_FILE, DPO_RESPONSE_SCHEMA)
+    stats = {
+        "round": round,
+        "instances": len(rows),
+        "instances_sampled": {v: len(p) for v, p in todo.items()},
+        "responses": len(out_rows),
+        "responses_by_judge": {
+            s.name: sum(1 for r in out_rows if r["judge_model"] == s.name) for s in specs
+        },
+        "output": RESPONSES_FILE,
+    }
+    mark_done(out_dir, key, "dpo-responses", stats)
+    return stats
+
+
+def shard_responses(
+    instances: Path,
+    out_dir: Path,
+    config: DPOConfig,
+    backend: BackendArg = None,
+    *,
+    progress: bool = True,
+) -> tuple[list[Path], dict[str, Any]]:
+    """Every responses round of one shard: `<out_dir>/judges/`, and `<out_dir>/fallback/`
+    when on_policy's strong-judge fallback is configured. Returns the files and stats."""
+    out_dir = Path(out_dir)
+    judges_dir = out_dir / "judges"
+    stats = {"judges": dpo_responses(instances, judges_dir, config, backend, progress=progress)}
+    files = [judges_dir / RESPONSES_FILE]
+    if fallback_spec(config) is not None:
+        fb_dir = out_dir / "fallback"
+        stats["fallback"] = dpo_responses(
+            instances, fb_dir, config, backend, round="fallback", judged=files[0],
+            progress=progress,
+        )
+        files.append(fb_dir / RESPONSES_FILE)
+    return files, stats
+
+
+# --- pairs -------------------------------------------------------------------------------
+
+
+def _roles(config: DPOConfig) -> tuple[list[str], str, list[str]]:
+    """(judges that sample for every instance, the strong judge, the rejected-side judges)."""
+    judges = [j.name for j in config.judges]
+    strong = config.strong_judge or judges[-1]
+    rejected = config.rejected_judges or [j for j in judges if j != strong] or [strong]
+    return judges, strong, rejected
+
+
+def load_responses(
+    files: Sequence[Path], config: DPOConfig, rows: Sequence[Mapping[str, Any]]
+) -> tuple[dict[tuple[str, str], list[Response]], int]:
+    """(instance_id, variant) -> responses in the fixed order; and how many (instance,
+    variant) pairs got fallback samples. Every instance must have every judge's responses
+    for every variant: a missing shard is an error, never a silent drop."""
+    fb = fallback_spec(config)
+    order = [j.name for j in config.judges] + ([fb.name] if fb else [])
+    rank = {name: i for i, name in enumerate(order)}
+    out: dict[tuple[str, str], list[Response]] = {
+        (r["instance_id"], v): [] for r in rows for v in config.variants
+    }
+    for f in files:
+        for i, rec in enumerate(read_parquet(f, DPO_RESPONSE_SCHEMA).to_pylist()):
+            where = (rec["instance_id"], rec["variant"])
+            if rec["judge_model"] not in rank:
+                raise ValueError(f"{f} row {i}: judge_model {rec['judge_model']!r} is not one "
+                                 f"of the configured judges {order}")
+            if where not in out:
+                raise ValueError(f"{f} row {i}: instance_id {where[0]} / variant {where[1]} "
+                                 "is not among the instances and variants being paired")
+            out[where].append(
+                Response(**{k: rec[k] for k in Response.__dataclass_fields__})  # type: ignore[arg-type]
+            )
+    fallback_used = 0
+    for (iid, variant), rs in out.items():
+        rs.sort(key=lambda r: (rank[r.judge_model], r.sample_index))
+        have = {r.judge_model for r in rs}
+        missing = [j.name for j in config.judges if j.name not in have]
+        if missing:
+            raise ValueError(f"dpo pairs: instance {iid} ({variant}) has no responses from "
+                             f"{missing} in the responses files: a responses shard is missing")
+        fallback_used += bool(fb and fb.name in have)
+    return out, fallback_used
+
+
+def _count_responses(accuracy: dict[str, dict[str, int]], gold: str, responses: list[Any]) -> None:
+    for r in responses:
+        acc = accuracy.setdefault(
+            r.judge_model, {"responses": 0, "correct": 0, "invalid": 0, "errors": 0}
+        )
+        acc["responses"] += 1
+        acc["correct"] += r.answer == gold
+        acc["invalid"] += r.answer is None
+        acc["errors"] += r.finish_reason.startswith("error")
+
+
+def _pairs_for_variant(
+    rows: list[dict[str, Any]],
+    responses: dict[tuple[str, str], list[Response]],
+    variant: str,
+    config: DPOConfig,
+    roles: tuple[list[str], str, list[str]],
+    tally: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The DPO rows of one prompt variant, by the configured construction."""
+    from pipeline.instances.dpo.aletheia import RejectedQuotas, pick_pair
+    from pipeline.instances.dpo.pairs import dpo_row
+    from pipeline.instances.dpo.responses import verifier_messages
+
+    _, strong, rejected_judges = roles
+    quotas = RejectedQuotas.equal(rejected_judges, len(rows))
+    balancer = tally["balancer"]
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        rs = responses[(row["instance_id"], variant)]
+        _count_responses(tally["accuracy"], row["chosen_answer"], rs)
+        if config.construction == "aletheia":
+            pair, why = pick_pair(
+                row["instance_id"], variant, row["chosen_answer"], rs, strong, quotas, config.seed
+            )
+            pairs = [pair] if pair is not None else []
+        else:
+            pairs, why = balancer.pick(
+                row["instance_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
+            )
+        if why is not None:
+            tally["skipped"][why] = tally["skipped"].get(why, 0) + 1
+        if pairs:
+            prompt = verifier_messages(row, variant, config)
+            user = next(m["content"] for m in prompt if m["role"] == "user")
+            out += [dpo_row(row, p, user, config.split) for p in pairs]
+    return out
+
+
+def _count_by(rows: list[dict[str, Any]], column: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r[column]] = counts.get(r[column], 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def dpo_pairs(
+    instances: Path, responses: Sequence[Path], out_dir: Path, config: DPOConfig
+) -> dict[str, Any]:
+    """DPO / Mixed-DPO from sampled responses: write `<out_dir>/<config.name>.parquet`
+    (DPO_SCHEMA) and stats.json. `config.judges` must name every judge (in order)."""
+    from pipeline.instances.dpo.pairs import PairBalancer
+
+    instances, out_dir = Path(instances), Path(out_dir)
+    responses = [Path(p) for p in responses]
+    if not config.judges:
+        raise ValueError("dpo pairs: config.judges is empty; name the judges of the responses")
+    inputs = [instances, *_templates(config), *responses]
+    key = stage_key("dpo-pairs", PAIRS_VERSION, config, inputs, config.seed)
+    if is_done(out_dir, key):
+        return read_stats(out_dir)
+    rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
+    by_variant, fallback_used = load_responses(responses, config, rows)
+    roles = _roles(config)
+    tally: dict[str, Any] = {"balancer": PairBalancer(config.seed), "skipped": {}, "accuracy": {}}
+    dpo_rows: list[dict[str, Any]] = []
+    for variant in config.variants:
+        dpo_rows += _pairs_for_variant(rows, by_variant, variant, config, roles, tally)
+    table = pa.Table.from_pylist(dpo_rows, schema=DPO_SCHEMA)
+    require(instance_violations(table), f"dpo {config.name}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_parquet(table, out_dir / f"{config.name}.parquet", DPO_SCHEMA)
+    stats = {
+        "instances": len(rows),
+        "construction": config.construction,
+        "variants": list(config.variants),
+        "pairs": len(dpo_rows),
+        "chosen_source": {
+            s: sum(1 for r in dpo_rows if r["chosen_source"] == s)
+            for s in ("sampled", "gold_spliced")
+        },
+        "instances_short_of_pairs": dict(sorted(tally["skipped"].items())),
+        "fallback_samples_for_instances": fallback_used,
+        "chosen_by_judge": _count_by(dpo_rows, "judge_model"),
+        "rejected_by_judge": _count_by(dpo_rows, "rejected_judge_model"),
+        "responses_by_judge": dict(sorted(tally["accuracy"].items())),
+        "output": f"{config.name}.parquet",
+    }
+    (out_dir / STATS_FILE).write_text(
+        json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n"
+    )
+    mark_done(out_dir, key, "dpo", stats)
+    return stats
