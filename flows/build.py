@@ -29,7 +29,7 @@ from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
 from pipeline.publish.layout import BuildManifest
-from schemas import CANDIDATE_SCHEMA, JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA
+from schemas import CANDIDATE_SCHEMA, INSTANCE_SCHEMA, JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA
 
 DEFAULT_CONFIG = "configs/demo.yaml"
 ConfigParam = str | dict[str, Any]
@@ -216,20 +216,60 @@ def _adversarial(
     return out
 
 
+@flow(name="dpo-shards")
+def dpo_shards(
+    config: dict[str, Any], name: str, instances: str, extra_digest: str = ""
+) -> dict[str, Any]:
+    """DPO verifier responses in `runner.dpo_shards` shards by problem (placed like sampling:
+    they load models), then one pairs task over every shard's responses. `extra_digest`: what
+    else the responses depend on (the tiny model the demo's judge loads)."""
+    cfg = load_run_config(config)
+    n = cfg.runner.dpo_shards or cfg.runner.sample_shards
+    base = cfg.work_dir / name
+    src = Path(instances)
+    dpo_cfg = cfg.dpo.model_copy(update={"name": name})
+    shard_files = write_shards([src], n, base / "shards", "instances", INSTANCE_SCHEMA)
+    progress = Progress(
+        artifact_key(cfg.name, name, "progress"), n, f"{name}: verifier responses by shard"
+    )
+    code = T.code_digest("pipeline.instances", "pipeline.sampling")
+
+    def submit(i: int, shard: Path) -> Any:
+        shard_out = base / "responses" / f"shard-{i:04d}-of-{n:04d}"
+        t = T.configured(T.dpo_responses_task, cfg, [shard_out / "judges" / "responses.parquet"])
+        with placement(cfg.runner, cfg.runner.sample_placement):
+            return t.submit(
+                str(shard),
+                sha256_files([shard])[:16] + extra_digest,
+                dpo_cfg.model_dump(mode="json"),
+                str(shard_out),
+                code,
+            )
+
+    submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
+    parts, ran_on = [], []
+    for fut in bounded(submits, cfg.runner.max_parallel_shards):
+        r = fut.result()
+        parts.append(r)
+        ran_on.append(r.get("ran_on"))
+        progress.advance(note=f"{r['stats']['judges'].get('responses', '?')} responses")
+    parts.sort(key=lambda r: r["outputs"]["judges"])  # completion order must not matter
+    out = T.configured(T.dpo_pairs_task, cfg, [base / f"{name}.parquet"])(
+        str(src),
+        sha256_files([src])[:16],
+        [T.ref(r) for r in parts],
+        dpo_cfg.model_dump(mode="json"),
+        str(base),
+        code,
+    )
+    return {**out, "stats": {**out["stats"], "shards": n, "shards_ran_on": ran_on}}
+
+
 def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
     """DPO pairs for one instance table; `name` (dpo | mixed_dpo) names the output."""
-    out_dir = cfg.work_dir / name
-    dpo_cfg = cfg.dpo.model_copy(update={"name": name})
-    progress = Progress(artifact_key(cfg.name, name, "progress"), 1, f"{name}: verifier responses")
-    out = T.configured(T.dpo_task, cfg, [out_dir / f"{name}.parquet"])(
-        str(instances),
-        sha256_files([instances])[:16] + (tiny["digest"] if tiny else ""),
-        dpo_cfg.model_dump(mode="json"),
-        str(out_dir),
-        T.code_digest("pipeline.instances"),
+    return dpo_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+        _cfg_param(cfg), name, str(instances), tiny["digest"] if tiny else ""
     )
-    progress.advance(note=f"{out['stats'].get('pairs', '?')} pairs")
-    return out
 
 
 @flow(name="build-aletheia-eval", log_prints=True)

@@ -340,6 +340,38 @@ def dpo_task(instances: str, instances_digest: str, config: dict, out_dir: str, 
     return result(cfg.name, {"dpo": Path(out_dir) / f"{cfg.name}.parquet"}, stats)
 
 
+@task(name="dpo-responses-shard", tags=["gpu"])
+def dpo_responses_task(
+    instances_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
+) -> dict:
+    """Every DPO judge's responses for one shard of instances (each round cached apart)."""
+    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.stage import shard_responses
+
+    cfg = DPOConfig.model_validate(config)
+    files, stats = shard_responses(Path(instances_shard), Path(out_dir), cfg, progress=False)
+    return result("dpo-responses", {p.parent.name: p for p in files}, stats)
+
+
+@task(name="dpo-pairs", tags=["cpu"])
+def dpo_pairs_task(
+    instances: str,
+    instances_digest: str,
+    responses: list[dict],
+    config: dict,
+    out_dir: str,
+    code: str,
+) -> dict:
+    """Chosen / rejected pairs from every shard's responses (`responses`: their results)."""
+    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.stage import dpo_pairs
+
+    cfg = DPOConfig.model_validate(config)
+    files = [Path(p) for r in responses for p in r["outputs"].values()]
+    stats = dpo_pairs(Path(instances), files, Path(out_dir), cfg)
+    return result(cfg.name, {"dpo": Path(out_dir) / f"{cfg.name}.parquet"}, stats)
+
+
 @task(name="tiny-model", tags=["cpu"])
 def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
     from pipeline.models.tiny import build_tiny_model

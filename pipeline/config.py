@@ -61,6 +61,9 @@ class RunnerSection(_Section):
     ray_address: str | None = None  # None = start a local Ray cluster; "auto" / "ray://host:10001"
     sample_shards: int = Field(1, ge=1)
     judge_shards: int = Field(1, ge=1)
+    # DPO verifier-response shards (by problem), placed like sampling (`sample_placement`:
+    # they load models too); None = as many as `sample_shards`.
+    dpo_shards: int | None = Field(None, ge=1)
     # Shards in flight at once per fan-out, on threads and on a Ray cluster alike (the flow
     # submits the next shard only when one has finished).
     max_parallel_shards: int = Field(2, ge=1)
@@ -68,6 +71,13 @@ class RunnerSection(_Section):
     # with Docker and the sandbox image. Empty = anywhere.
     sample_placement: ShardPlacement = Field(default_factory=ShardPlacement)
     judge_placement: ShardPlacement = Field(default_factory=ShardPlacement)
+
+
+    @model_validator(mode="after")
+    def _dpo_like_sampling(self) -> RunnerSection:
+        if self.dpo_shards is None:
+            self.dpo_shards = self.sample_shards
+        return self
 
 
 class RetrySection(_Section):

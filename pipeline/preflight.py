@@ -114,7 +114,10 @@ class Report:
             f"judge: {r.judge_shards} shard(s) on {r.kind}, at most {r.max_parallel_shards} at once",
             "assemble (train, heldout, strong, hard)",
             f"mixed (share {cfg.mixed.share}) and adv (share {cfg.adv.share}): bias edits, re-judged",
-            f"dpo and mixed_dpo: {len(cfg.dpo.judges)} verifier model(s) x {cfg.dpo.samples_per_judge} samples",
+            (
+                f"dpo and mixed_dpo: {len(cfg.dpo.judges)} verifier model(s) x "
+                f"{cfg.dpo.samples_per_judge} samples, {r.dpo_shards} shard(s) each on {r.kind}"
+            ),
             f"publish to {cfg.hub_dir}{push}",
         ]
 
@@ -255,8 +258,18 @@ def _models(cfg: RunConfig) -> list[tuple[str, str]]:
             out.append((f"sample.{src.name}", src.model))
         if src.filters is not None:
             out.append((f"sample.{src.name}.filters.tokenizer", src.filters.tokenizer))
-    for judge in cfg.dpo.judges:
-        out.append((f"dpo.judges.{judge.name}", judge.model_path or judge.name))
+    for who, judge in _judges(cfg):
+        if judge.backend.type in {"transformers", "vllm"}:
+            out.append((who, judge.model_ref))
+    return out
+
+
+def _judges(cfg: RunConfig) -> list[tuple[str, Any]]:
+    """(config path, spec) of every DPO verifier model the build samples."""
+    out = [(f"dpo.judges.{j.name}", j) for j in cfg.dpo.judges]
+    fb = cfg.dpo.fallback_judge
+    if fb is not None and cfg.dpo.construction == "on_policy" and cfg.dpo.fallback == "strong_judge":
+        out.append((f"dpo.fallback_judge.{fb.name}", fb))
     return out
 
 
@@ -275,35 +288,40 @@ def _check_models(cfg: RunConfig, report: Report) -> None:
                 f"{who}: {ref!r} is neither a local folder nor a Hub id in the local HF cache; "
                 f"fix the path or download it first (huggingface-cli download {ref})",
             )
-    for src in cfg.sample.sources:
-        if src.kind != "model":
-            continue
-        b = src.backend
-        pythons = []
-        if b.type == "vllm":
-            if b.python is None and b.engine == "vllm" and importlib.util.find_spec("vllm") is None:
-                report.add(
-                    "models",
-                    f"sample.{src.name}: backend vllm without `python:` needs vllm "
-                    "in this environment; set backend.python to vLLM's own interpreter",
-                )
-            pythons.append(b.python)
-        if b.type == "openai":
-            if b.serve is not None:
-                pythons.append(b.serve.python)
-            elif b.base_url:
-                _check_server(f"sample.{src.name}", b.base_url, report)
-            if b.api_key_env and not os.environ.get(b.api_key_env):
-                report.add(
-                    "models", f"sample.{src.name}: the key variable {b.api_key_env} is not set"
-                )
-        for py in pythons:
-            if py and not Path(py).exists():
-                report.add(
-                    "models",
-                    f"sample.{src.name}: the vLLM environment's interpreter {py} "
-                    "does not exist; build it (docs/scale.md) or fix backend.python",
-                )
+    backends = [(f"sample.{s.name}", s.backend) for s in cfg.sample.sources if s.kind == "model"]
+    backends += [(who, j.backend) for who, j in _judges(cfg)]
+    for who, b in backends:
+        _check_backend(who, b, report)
+
+
+def _check_backend(who: str, b: Any, report: Report) -> None:
+    """A backend's own needs: vLLM's interpreter, a reachable server, its key variable.
+    Policy sources and DPO judges share these options, so they share this check."""
+    pythons = []
+    if b.type == "vllm":
+        if b.python is None and b.engine == "vllm" and importlib.util.find_spec("vllm") is None:
+            report.add(
+                "models",
+                f"{who}: backend vllm without `python:` needs vllm "
+                "in this environment; set backend.python to vLLM's own interpreter",
+            )
+        pythons.append(b.python)
+    if b.type == "openai":
+        if b.serve is not None:
+            pythons.append(b.serve.python)
+        elif b.base_url:
+            _check_server(who, b.base_url, report)
+        if b.api_key_env and not os.environ.get(b.api_key_env):
+            report.add("models", f"{who}: the key variable {b.api_key_env} is not set")
+    for py in pythons:
+        if py and not Path(py).exists():
+            report.add(
+                "models",
+                f"{who}: the vLLM environment's interpreter {py} "
+                "does not exist; build it (docs/scale.md) or fix backend.python",
+            )
+        elif py:  # vLLM itself is not installed on our machines: the path is all we check
+            report.add("models", f"{who}: vLLM runs in {py} (not imported here)", fatal=False)
 
 
 def _check_server(who: str, url: str, report: Report) -> None:

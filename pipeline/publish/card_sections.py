@@ -177,7 +177,9 @@ def _tiny_verifier(run_config: dict[str, Any]) -> bool:
         return False
     judges = (run_config.get("dpo") or {}).get("judges") or []
     return any(
-        Path(str(j.get("model_path") or "")).resolve() == Path(str(tiny)).resolve() for j in judges
+        Path(str(j.get("model") or j.get("model_path") or "")).resolve()
+        == Path(str(tiny)).resolve()
+        for j in judges
     )
 
 
