@@ -131,7 +131,10 @@ def dpo_cmd(
     model: Annotated[
         list[str] | None,
         typer.Option(
-            help="judge model as NAME=PATH (transformers); repeatable; adds to the config's"
+            metavar="NAME=PATH",
+            help="A judge model added to the config's judges: NAME=PATH, a local folder or a "
+            "Hub id, run here with the transformers backend (other backends: use --config). "
+            "Repeatable.",
         ),
     ] = None,
 ) -> None:
@@ -145,7 +148,7 @@ def dpo_cmd(
             name, _, path = m.partition("=")
             if not path:
                 name, path = Path(m).name, m
-            cfg.judges.append(JudgeModelSpec(name=name, model_path=path))
+            cfg.judges.append(JudgeModelSpec(name=name, model=path))
         stats = build_dpo(instances, out, cfg)
     except (ValueError, FileNotFoundError, TypeError) as e:
         raise _fail(e) from e
