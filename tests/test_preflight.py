@@ -122,6 +122,33 @@ def test_vllm_environment_and_server(tmp_path: Path) -> None:
     assert any("sample.served" in f and "nothing answers" in f for f in fatal), fatal
 
 
+def test_dpo_judges_are_checked_like_policy_sources(tmp_path: Path) -> None:
+    """Judges take the policy sources' backend options and get the same checks: a vLLM
+    judge's interpreter, a judge server that does not answer, a missing local model.
+    (vLLM itself is UNTESTED HERE: only its environment's path is checked.)"""
+    with socket.socket() as s:  # a loopback port with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dpo = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["dpo"]
+    dpo["judges"] = [
+        {"name": "offline", "model": str(tmp_path / "no-weights"),
+         "backend": {"type": "vllm", "python": str(tmp_path / "venv-vllm/bin/python")}},
+        {"name": "served", "backend": {"type": "openai", "base_url": f"http://127.0.0.1:{port}/v1"}},
+        {"name": "present", "model": str(tmp_path),
+         "backend": {"type": "vllm", "python": sys.executable}},
+    ]
+    dpo["strong_judge"] = "present"
+    report = preflight(load_run_config(_demo(tmp_path, dpo=dpo)), docker=False)
+    fatal = [f.message for f in report.findings if f.fatal]
+    notes = [f.message for f in report.findings if not f.fatal]
+    assert any("dpo.judges.offline" in f and "venv-vllm/bin/python" in f for f in fatal), fatal
+    assert any("dpo.judges.offline" in f and "no-weights" in f for f in fatal), fatal
+    assert any("dpo.judges.served" in f and "nothing answers" in f for f in fatal), fatal
+    assert not any("dpo.judges.present" in f for f in fatal), fatal
+    assert any("dpo.judges.present" in n and f"vLLM runs in {sys.executable}" in n for n in notes)
+    assert any("3 verifier model(s)" in line and "1 shard(s)" in line for line in report.lines())
+
+
 @pytest.mark.docker
 def test_docker_and_image_are_checked(tmp_path: Path) -> None:
     report = preflight(load_run_config(_demo(tmp_path, sandbox={"image": "aletheia-no-such:1"})))
