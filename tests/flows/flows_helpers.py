@@ -45,6 +45,7 @@ def small_config(
         "kind": "thread",
         "sample_shards": 1,
         "judge_shards": 2,
+        "dpo_shards": 2,
         "max_parallel_shards": 1,
     }
     cfg["retry"] = {"retries": 0}

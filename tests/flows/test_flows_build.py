@@ -165,13 +165,16 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
         "assemble",
         "adversarial",
         "tiny-model",
-        "dpo",
+        "dpo-responses-shard",
+        "dpo-pairs",
         "publish",
     }
     states = {k: v for k, v in _states(build["runs3"]).items() if k in stages}
     assert set(states) == stages
     assert all(set(v) == {"Cached"} for v in states.values()), states
     assert len(states["judge-shard"]) == build["cfg"]["runner"]["judge_shards"]  # each shard
+    # dpo and mixed_dpo, each in runner.dpo_shards shards
+    assert len(states["dpo-responses-shard"]) == 2 * build["cfg"]["runner"]["dpo_shards"]
     assert build["after_third"] == build["before"]
 
 
