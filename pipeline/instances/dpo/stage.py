@@ -27,8 +27,9 @@ from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.config import DPOConfig, JudgeModelSpec
-from pipeline.instances.dpo.responses import Response
+from pipeline.instances.dpo.responses import Response, sample_responses
 from pipeline.sampling.backends.base import Backend
+from pipeline.sampling.backends.factory import make_backend
 from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
@@ -171,13 +172,9 @@ def dpo_responses(
         b = given.get(spec.name)
         owned = b is None
         if b is None:
-            from pipeline.sampling.backends.factory import make_backend
-
             b = make_backend(spec.source())
         try:
             for variant, part in todo.items():
-                from pipeline.instances.dpo.responses import sample_responses
-
                 out = sample_responses(part, b, spec.name, variant, config, n, progress=progress)
                 for iid, rs in out.items():
                     got[(iid, variant, spec.name)] = rs
