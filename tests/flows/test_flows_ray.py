@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -146,8 +147,46 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
         )[-3:]
         assert len(runs) == 3
         assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(runs)), runs
+
+        # DPO verifier-response shards load models: they go where sampling goes.
+        dpo_nodes = _dpo_shard_nodes(raw, tmp_path)
+        assert dpo_nodes == [gpu_id, gpu_id]
     finally:
         import ray
 
         ray.shutdown()
         cluster.shutdown()
+
+
+def _dpo_shard_nodes(raw: dict[str, Any], tmp_path: Path) -> list[str]:
+    """Run the dpo-shards subflow (2 shards, the real tiny model on the transformers backend)
+    on the cluster of `raw["runner"]`; return the Ray node of each shard."""
+    from flows.build import dpo_shards
+    from pipeline.common.parquet import write_parquet
+    from pipeline.instances.assemble import assemble_frames
+    from pipeline.instances.config import AssembleConfig, SplitSpec
+    from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
+    from pipeline.models.tiny import build_tiny_model
+    from schemas import INSTANCE_SCHEMA
+
+    judged = synthetic_judged(1_500, n_problems=30, seed=2)
+    problems, assignments = synthetic_problems(30, seed=2)
+    acfg = AssembleConfig(splits=[SplitSpec(name="train", size_targets={2: 2})], tokenizer=None)
+    instances = write_parquet(
+        assemble_frames(judged, problems, assignments, acfg)[0]["train"],
+        tmp_path / "dpo-instances.parquet",
+        INSTANCE_SCHEMA,
+    )
+    model = build_tiny_model(tmp_path / "tiny-judge")
+    cfg = {
+        **raw,
+        "dpo": {
+            "judges": [{"name": "tiny", "model": str(model)}],
+            "samples_per_judge": 1,
+            "max_tokens": 4,
+        },
+        "runner": {**raw["runner"], "dpo_shards": 2},
+    }
+    out = dpo_shards(cfg, "dpo", str(instances))
+    assert out["stats"]["pairs"] + sum(out["stats"]["instances_short_of_pairs"].values()) == 2
+    return [r["ray_node"] for r in out["stats"]["shards_ran_on"]]
