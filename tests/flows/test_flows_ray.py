@@ -162,7 +162,9 @@ def _dpo_shard_nodes(raw: dict[str, Any], tmp_path: Path) -> list[str]:
     """Run the dpo-shards subflow (2 shards, the real tiny model on the transformers backend)
     on the cluster of `raw["runner"]`; return the Ray node of each shard."""
     from flows.build import dpo_shards
+    from flows.runners import make_task_runner
     from pipeline.common.parquet import write_parquet
+    from pipeline.config import load_run_config
     from pipeline.instances.assemble import assemble_frames
     from pipeline.instances.config import AssembleConfig, SplitSpec
     from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
@@ -187,6 +189,7 @@ def _dpo_shard_nodes(raw: dict[str, Any], tmp_path: Path) -> list[str]:
         },
         "runner": {**raw["runner"], "dpo_shards": 2},
     }
-    out = dpo_shards(cfg, "dpo", str(instances))
+    runner = make_task_runner(load_run_config(cfg).runner)  # as flows.build._dpo does
+    out = dpo_shards.with_options(task_runner=runner)(cfg, "dpo", str(instances))
     assert out["stats"]["pairs"] + sum(out["stats"]["instances_short_of_pairs"].values()) == 2
     return [r["ray_node"] for r in out["stats"]["shards_ran_on"]]
