@@ -150,7 +150,7 @@ def dpo_cmd(
                 name, path = Path(m).name, m
             cfg.judges.append(JudgeModelSpec(name=name, model=path))
         stats = build_dpo(instances, out, cfg)
-    except (ValueError, FileNotFoundError, TypeError) as e:
+    except (ValueError, OSError, TypeError) as e:  # OSError: a judge model that cannot load
         raise _fail(e) from e
     t = Table(title="dpo responses by judge")
     for c in ("judge", "responses", "correct", "invalid", "errors", "chosen", "rejected"):

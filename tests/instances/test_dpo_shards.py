@@ -176,6 +176,13 @@ def test_a_missing_shard_is_an_error_not_a_silent_drop(
         dpo_pairs(instances, files, tmp_path / "pairs", cfg)
 
 
+def test_a_judge_model_that_cannot_load_is_named(instances: Path, tmp_path: Path) -> None:
+    cfg = DPOConfig(judges=[JudgeModelSpec(name="gone", model=str(tmp_path / "no-model"))])
+    with pytest.raises(ValueError, match="dpo judge gone: model .*no-model.* cannot be loaded"):
+        build_dpo(instances, tmp_path / "out", cfg)
+    assert not (tmp_path / "out" / "responses" / "judges" / "_stage.json").exists()
+
+
 def test_judge_specs_take_every_backend_and_the_old_shorthand() -> None:
     old = JudgeModelSpec.model_validate({"name": "j", "backend": "transformers", "model_path": "m"})
     assert old.model == "m" and old.backend.type == "transformers"

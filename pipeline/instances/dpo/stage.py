@@ -172,7 +172,13 @@ def dpo_responses(
         b = given.get(spec.name)
         owned = b is None
         if b is None:
-            b = make_backend(spec.source())
+            try:
+                b = make_backend(spec.source())
+            except OSError as e:  # a wrong path or an uncached Hub id: no retry can fix it
+                raise ValueError(
+                    f"dpo judge {spec.name}: model {spec.model_ref!r} cannot be loaded "
+                    f"({' '.join(str(e).split())[:300]})"
+                ) from e
         try:
             for variant, part in todo.items():
                 out = sample_responses(part, b, spec.name, variant, config, n, progress=progress)
