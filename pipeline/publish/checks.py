@@ -10,7 +10,9 @@ to publish a dataset that breaks one, naming the offending rows.
      (clusters recomputed from the published statements with the split stage's own
      clustering and threshold, pipeline/splits/dedup.py);
   6. every row says where it came from (non-empty provenance, one entry per candidate).
-Plus a DPO check: the chosen response's last \\boxed{} is the gold letter, the rejected's is not."""
+Plus a DPO check: the chosen response picks the gold letter and the rejected one does not,
+both read with the one answer reader (pipeline/common/answers.py: the first \\boxed{} after
+the last </think>, exactly one valid letter), as the DPO builder, rewards and evaluation read them."""
 
 from __future__ import annotations
 
