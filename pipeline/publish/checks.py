@@ -12,7 +12,7 @@ to publish a dataset that breaks one, naming the offending rows.
   6. every row says where it came from (non-empty provenance, one entry per candidate).
 Plus a DPO check: the chosen response picks the gold letter and the rejected one does not,
 both read with the one answer reader (pipeline/common/answers.py: the first \\boxed{} after
-the last </think>, exactly one valid letter), as the DPO builder, rewards and evaluation read them."""
+the last </think>, exactly one valid letter), as DPO, rewards and evaluation read them."""
 
 from __future__ import annotations
 
