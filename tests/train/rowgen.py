@@ -40,7 +40,10 @@ PROBLEMS = [
         "square",
         "Read an integer n and print n squared.",
         "n = int(input())\nprint(n * n)\n",
-        [("n = int(input())\nprint(n + 2)\n", 0.25), ("n = int(input())\nprint(n * n + n)\n", 0.25)],
+        [
+            ("n = int(input())\nprint(n + 2)\n", 0.25),
+            ("n = int(input())\nprint(n * n + n)\n", 0.25),
+        ],
         [("2\n", "4\n"), ("3\n", "9\n"), ("0\n", "0\n"), ("1\n", "1\n")],
     ),
 ]
