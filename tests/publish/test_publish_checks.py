@@ -209,3 +209,23 @@ def test_dpo_check_reads_answers_with_the_one_shared_rule() -> None:
     assert sorted(v.row for v in result.violations) == [n for n, r in enumerate(rows) if r[4]]
     # One reader: the publish check and the DPO builder call the same function.
     assert checks.parse_answer is responses.parse_answer
+
+
+def test_every_published_statement_of_a_train_problem_is_checked(
+    build_dir: Path, tmp_path: Path
+) -> None:
+    """A train problem ships two texts: its instances' `query` and its Train-Questions `query`
+    (the statement a policy is shown in RLVR). A near-duplicate of an eval statement in
+    the second one leaks as much as in the first, so both are clustered."""
+    import pyarrow.parquet as pq
+
+    final = build_dir / "final"
+    train_pid = pq.read_table(final / "train.parquet").column("problem_id")[0].as_py()
+    heldout = pq.read_table(final / "heldout.parquet").to_pylist()
+    eval_pid, eval_query = heldout[0]["problem_id"], heldout[0]["query"]
+    questions = pq.read_table(final / "train_questions.parquet").column("problem_id").to_pylist()
+    near = _replace_words(eval_query, TWO_WORDS)  # Jaccard 0.706 with the eval statement
+    rewrite(build_dir, "train_questions", _edit_row(questions.index(train_pid), query=near))
+    msg = _refused(build_dir, tmp_path)
+    assert f"heldout[0] {eval_pid}" in msg
+    assert f"near-duplicate of train problem {train_pid} (Jaccard 0.71)" in msg
