@@ -22,7 +22,9 @@ from pipeline.cli import COMMANDS, app, load_command
 from sandbox.cli import app as sandbox_app
 
 # An ending that leaves the phrase open ("adds to the config's", "tests, ;").
-DANGLING = re.compile(r"(?:[,;:(\[]|\b(?:the|a|an|of|to|and|or|with|for|in|by|from|\w+'s))\s*$", re.I)
+DANGLING = re.compile(
+    r"(?:[,;:(\[]|\b(?:the|a|an|of|to|and|or|with|for|in|by|from|\w+'s))\s*$", re.IGNORECASE
+)
 # What a dropped part leaves on a rendered line: a comma before ; . ) or a comma, empty brackets.
 GAP = re.compile(r",\s*(?:[;)]|\.(?!\.\.))|,\s*,|\(\s*\)|\[\s*\]|`\s*`")  # ", ..." is fine
 PAIRS = {"(": ")", "[": "]", "{": "}"}

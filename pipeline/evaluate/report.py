@@ -50,7 +50,7 @@ def _fmt(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, float):
-        return "-" if math.isnan(v) else f"{v:.3f}"
+        return "-" if math.isnan(v) else f"{round(v, 9) + 0.0:.3f}"  # no "-0.000"
     if isinstance(v, list):
         return "/".join(str(x) for x in v)
     return str(v)
@@ -82,13 +82,20 @@ def _table(splits: dict[str, Any], section: str, columns: list[tuple[str, str]])
     return lines
 
 
-def _warnings(splits: dict[str, Any]) -> list[str]:
-    """The warning lines of the flagged splits (a section starts with them)."""
-    lines = [
-        f"> **Warning** ({split}): {flag}"
-        for split, m in splits.items()
-        for flag in m.get("flags", [])
-    ]
+def _warnings(splits: dict[str, Any], *, short: bool = False) -> list[str]:
+    """Warning lines for the flagged splits: in full at the top of the report, one short line
+    per split at the top of each section."""
+    flagged = {split: m["flags"] for split, m in splits.items() if m.get("flags")}
+    if short:
+        lines = [
+            f"> **Warning** ({split}): mostly invalid answers (see the top); read its numbers "
+            "beside the baselines and the counts they rest on."
+            for split in flagged
+        ]
+    else:
+        lines = [
+            f"> **Warning** ({split}): {flag}" for split, flags in flagged.items() for flag in flags
+        ]
     return [*lines, ""] if lines else []
 
 
@@ -108,7 +115,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines += [f"> **Note**: {w}" for w in report.get("warnings", [])]
     lines += [""] if report.get("warnings") else []
     lines += ["## Aletheia protocol", ""]
-    lines += _warnings(splits)
+    lines += _warnings(splits, short=True)
     lines += _table(splits, "aletheia", ALETHEIA_COLUMNS)
     lines += [
         "",
@@ -125,7 +132,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         "## Vote-share metrics (ours, not comparable with the paper)",
         "",
     ]
-    lines += _warnings(splits)
+    lines += _warnings(splits, short=True)
     lines += _table(splits, "vote_share", VOTE_SHARE_COLUMNS)
     lines += [
         "",
