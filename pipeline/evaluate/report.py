@@ -4,7 +4,7 @@ Aletheia's protocol comes first (the numbers comparable with the paper); our vot
 metrics follow in their own, labelled section. Under each split's row come its baselines
 (baselines.py): a random verifier's expected scores, `always A`, and the best fixed letter.
 A split whose answers are mostly invalid gets a warning line at the top of the report and of
-each section, and every ranking metric sits beside the number of lists, verdicts or
+each section, and every ranking metric sits beside the number of lists, pair answers or
 instances it rests on.
 """
 
@@ -27,7 +27,7 @@ ALETHEIA_COLUMNS = [
     ("kendall_tau_b", "tau-b"),
     ("ndcg", "NDCG"),
     ("pairwise_accuracy", "pairwise"),
-    ("pairwise_counted", "verdicts counted"),
+    ("pairwise_counted", "pair answers counted"),
     ("transitivity", "transitive"),
 ]
 VOTE_SHARE_COLUMNS = [
@@ -124,8 +124,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             "counted as votes; ranking (lists of 3+): each pair of candidates asked as a "
             "2-candidate prompt, candidates ranked by wins; tau-b per list, an undefined tau "
             "scored -1, over the lists scored (those with a valid pair answer); NDCG with gain "
-            "2^pass_rate - 1; pairwise: share of the valid pair answers (verdicts counted) that "
-            "prefer the higher pass rate. Under each split: a verifier answering uniformly at "
+            "2^pass_rate - 1; pairwise: share of the valid pair answers that prefer the higher "
+            "pass rate (how many: pair answers counted). Under each split: a verifier answering uniformly at "
             "random (expected values, exact), one always answering A, and the best fixed letter."
         ),
         "",

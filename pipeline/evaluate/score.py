@@ -120,9 +120,9 @@ def invalid_flags(aletheia: dict[str, Any], above: float) -> list[str]:
     if verdicts and aletheia["pair_verdicts_invalid"] / verdicts > above:
         flags.append(
             f"mostly invalid: {aletheia['pair_verdicts_invalid'] / verdicts:.0%} of {verdicts} "
-            f"pair verdicts have no valid answer (flagged above {above:.0%}); tau-b rests on "
+            f"pair-prompt answers have no valid letter (flagged above {above:.0%}); tau-b rests on "
             f"{aletheia['lists_scored']} of {aletheia['lists']} lists, pairwise accuracy on "
-            f"{aletheia['pairwise_counted']} verdicts"
+            f"{aletheia['pairwise_counted']} pair answers"
         )
     return flags
 

@@ -67,7 +67,7 @@ def test_all_invalid_responses_are_flagged_and_score_no_ranking(
         assert (a["ndcg"], a["lists_scored"], a["pairwise_counted"]) == (None, 0, 0)
         assert len(m["flags"]) == 2  # listwise and pair answers
         assert "100% of 36 listwise responses have no valid answer" in m["flags"][0]
-        assert "100% of 27 pair verdicts" in m["flags"][1] and "0 of 9 lists" in m["flags"][1]
+        assert "100% of 27 pair-prompt answers" in m["flags"][1] and "0 of 9 lists" in m["flags"][1]
     assert len(report["flags"]) == 4 and report["flags"][0].startswith("heldout: mostly invalid")
 
     # flips: no pair has a decision on both sides, so the rate is undefined, not 0.0
