@@ -7,10 +7,12 @@ Two kinds, per split and for both report sections:
   Computed exactly, no simulation: top-1 = mean of 1/k; maj@K = 1/k as well (letters are
   exchangeable and exactly one wins the vote, ties included); best-of-K = 1 - (1 - 1/k)^K;
   pairwise accuracy 0.5 and transitivity 0.75 (a random 3-candidate round robin is a cycle 2
-  times in 8). The ranking metrics (tau-b, NDCG) are averaged over every possible outcome,
-  enumerated with its probability: the 2^(n(n-1)/2) round robins of an n-candidate list
-  (Aletheia's section) and the multinomial vote counts of K listwise responses (ours); lists
-  have at most 5 candidates, so that is at most 1024 outcomes per list size, enumerated once.
+  times in 8). NDCG is averaged over every possible outcome, enumerated with its
+  probability: the 2^(n(n-1)/2) round robins of an n-candidate list (Aletheia's section) and
+  the multinomial vote counts of K listwise responses (ours); lists have at most 5
+  candidates, so that is at most 1024 outcomes, enumerated once per list size (the ranking
+  they give does not depend on the pass rates). Tau-b has a closed form (its functions say
+  why), which the tests check against the same enumeration.
 - **fixed letter**: a verifier that always answers the same letter, to every listwise and
   pair prompt (a letter past a prompt's last candidate is an invalid answer). Its metrics are
   the real scoring functions run on those answers: `always A`, and the letter that scores the
@@ -88,20 +90,49 @@ def vote_outcomes(n: int, k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
     return tuple(out)
 
 
-def _ranks(values: Sequence[float]) -> tuple[int, ...]:
-    """Dense ranks: tau-b depends on the order pattern of the pass rates, not their values."""
-    levels = sorted(set(values))
-    return tuple(levels.index(v) for v in values)
+@cache
+def _round_robin_orders(n: int) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """The ranking (most wins first, equal wins in list order) of a random round robin, with
+    its probability: it does not depend on the pass rates, so it is worked out once per n."""
+    orders: Counter[tuple[int, ...]] = Counter()
+    for wins, p in round_robin_outcomes(n):
+        orders[tuple(sorted(range(n), key=lambda c: -wins[c]))] += p
+    return tuple(orders.items())
 
 
 @cache
-def _expected_list_tau(pattern: tuple[int, ...]) -> float:
-    """Aletheia's per-list tau-b (undefined scored -1) under a random round robin."""
+def _vote_orders(n: int, k: int) -> tuple[tuple[tuple[int, ...], float], ...]:
+    """The vote-share ranking (ties by position) of k random votes, with its probability."""
+    orders: Counter[tuple[int, ...]] = Counter()
+    for votes, p in vote_outcomes(n, k):
+        orders[tuple(sorted(range(n), key=lambda c: (-votes[c], c)))] += p
+    return tuple(orders.items())
+
+
+def enumerated_list_tau(pattern: Sequence[float]) -> float:
+    """Aletheia's per-list tau-b (undefined scored -1), averaged over every round robin."""
     total = 0.0
     for wins, p in round_robin_outcomes(len(pattern)):
         t = tau_b(wins, pattern) if len(set(wins)) > 1 and len(set(pattern)) > 1 else None
         total += p * (UNDEFINED_TAU if t is None else t)
     return total
+
+
+def expected_list_tau(pass_rates: Sequence[float]) -> float:
+    """`enumerated_list_tau` in closed form (the tests check the two agree): relabelling the
+    candidates maps round robins one to one, so each defined tau-b comes with every
+    permutation of its win counts, and those average to 0 (the tau-b denominator does not
+    change under a permutation; the numerator sums to 0). What is left is the undefined
+    case: -1 times the chance that every candidate wins as often (or -1 when the pass rates
+    are all equal)."""
+    if len(set(pass_rates)) < 2:
+        return UNDEFINED_TAU
+    return UNDEFINED_TAU * _all_equal_chance(len(pass_rates))
+
+
+@cache
+def _all_equal_chance(n: int) -> float:
+    return sum(p for wins, p in round_robin_outcomes(n) if len(set(wins)) == 1)
 
 
 def _expected_list_ndcg(pass_rates: Sequence[float]) -> float | None:
@@ -110,17 +141,13 @@ def _expected_list_ndcg(pass_rates: Sequence[float]) -> float | None:
     ideal = exp_dcg(sorted(pass_rates, reverse=True))
     if ideal == 0.0:
         return None
-    total = 0.0
-    for wins, p in round_robin_outcomes(len(pass_rates)):
-        order = sorted(range(len(wins)), key=lambda c: -wins[c])
-        total += p * exp_dcg([pass_rates[c] for c in order]) / ideal
-    return total
+    orders = _round_robin_orders(len(pass_rates))
+    return sum(p * exp_dcg([pass_rates[c] for c in order]) / ideal for order, p in orders)
 
 
-@cache
-def _expected_vote_tau(pattern: tuple[int, ...], k: int) -> float | None:
-    """Our per-instance tau-b given that it is defined (vote shares not all equal); None when it
-    never is. It is 0 whenever defined: candidates are exchangeable for a random verifier."""
+def enumerated_vote_tau(pattern: Sequence[float], k: int) -> float | None:
+    """Our per-instance tau-b given that it is defined (vote shares not all equal), averaged
+    over every vote count of k random responses; None when it is never defined."""
     total = mass = 0.0
     for votes, p in vote_outcomes(len(pattern), k):
         t = tau_b(votes, pattern)
@@ -130,9 +157,21 @@ def _expected_vote_tau(pattern: tuple[int, ...], k: int) -> float | None:
     return total / mass if mass else None
 
 
+def expected_vote_tau(pass_rates: Sequence[float], k: int) -> float | None:
+    """`enumerated_vote_tau` in closed form (the tests check the two agree): the vote counts'
+    distribution is the same under any relabelling of the candidates, so, as for the round
+    robin, the defined tau-b values average to 0. Defined needs unequal pass rates and vote
+    counts that are not all equal (possible whenever there are 2+ candidates)."""
+    return 0.0 if len(set(pass_rates)) > 1 and k >= 1 else None
+
+
 def _expected_vote_ndcg(pass_rates: Sequence[float], k: int) -> float:
     """Our NDCG (linear gain, vote-share ties broken by position) under k random votes."""
-    return sum(p * ndcg(votes, pass_rates) for votes, p in vote_outcomes(len(pass_rates), k))
+    n = len(pass_rates)
+    return sum(
+        p * ndcg([n - order.index(c) for c in range(n)], pass_rates)  # scores giving that order
+        for order, p in _vote_orders(n, k)
+    )
 
 
 # -- the random verifier's expected metrics ---------------------------------------------------
@@ -149,7 +188,7 @@ def random_aletheia(judged: Sequence[Judged], lists: Sequence[RankedList]) -> di
         "best_of_k_accuracy": _mean(1 - (1 - 1 / j.n) ** len(j.picks) for j in judged),
         "invalid_rate": 0.0 if judged else math.nan,
         "lists_scored": len(lists),
-        "kendall_tau_b": _mean(_expected_list_tau(_ranks(rl.pass_rates)) for rl in lists),
+        "kendall_tau_b": _mean(expected_list_tau(rl.pass_rates) for rl in lists),
         "ndcg": _mean(ndcgs),
         "ndcg_lists": len(ndcgs),
         "pairwise_accuracy": 0.5 if counted else math.nan,
@@ -160,11 +199,7 @@ def random_aletheia(judged: Sequence[Judged], lists: Sequence[RankedList]) -> di
 
 def random_vote_share(judged: Sequence[Judged]) -> dict[str, float]:
     """Expected values of our vote-share metrics (same keys as metrics.split_metrics)."""
-    taus = [
-        t
-        for j in judged
-        if (t := _expected_vote_tau(_ranks(j.pass_rates), len(j.picks))) is not None
-    ]
+    taus = [t for j in judged if (t := expected_vote_tau(j.pass_rates, len(j.picks))) is not None]
     unequal = sum(
         j.pass_rates[a] != j.pass_rates[b]
         for j in judged

@@ -4,6 +4,7 @@ on a split whose answers are mostly invalid."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pipeline.common.answers import parse_answer
@@ -95,15 +96,18 @@ def baselines(judged: list[Judged], lists: list[RankedList]) -> dict[str, Any]:
             "vote_share": split_metrics(j),
         }
 
-    by_letter = {letter: fixed(letter) for letter in letters_in(judged)}
-    best = max(by_letter, key=lambda x: by_letter[x]["aletheia"]["top1_accuracy"], default=None)
+    # A fixed letter's top-1 is the share of instances whose gold it is: pick the best from
+    # that (ties to the earlier letter), then score only A and it in full.
+    golds = Counter(j.gold for j in judged)
+    best = max(letters_in(judged), key=lambda x: golds[x], default=None)
+    always_a = fixed("A") if judged else None
     return {
         "random": {
             "aletheia": random_aletheia(judged, lists),
             "vote_share": random_vote_share(judged),
         },
-        "always_a": by_letter.get("A"),
-        "best_letter": by_letter[best] if best else None,
+        "always_a": always_a,
+        "best_letter": always_a if best == "A" else fixed(best) if best else None,
     }
 
 

@@ -16,6 +16,10 @@ import pytest
 from scipy.stats import kendalltau
 
 from pipeline.evaluate.baselines import (
+    enumerated_list_tau,
+    enumerated_vote_tau,
+    expected_list_tau,
+    expected_vote_tau,
     fixed_letter_answers,
     random_aletheia,
     random_vote_share,
@@ -135,3 +139,20 @@ def test_best_letter_is_named() -> None:
     assert b["random"]["aletheia"]["top1_accuracy"] == pytest.approx(1 / 3)  # all k = 3
     # a tie between letters goes to the first: A and B each right once on J1, J2
     assert baselines([J1, J2], [L1])["best_letter"]["letter"] == "A"
+
+
+@pytest.mark.parametrize(
+    "pass_rates",
+    [(1.0, 0.5, 0.0), (1.0, 0.5, 0.5), (0.5, 0.5, 0.5), (1.0, 0.0, 0.25, 0.25),
+     (0.0, 1.0, 0.5, 0.75, 0.25), (1.0, 0.2, 0.2, 0.0, 0.0)],
+)  # fmt: skip
+def test_tau_closed_forms_equal_the_enumeration(pass_rates: tuple) -> None:
+    # Aletheia: 4 candidates can never all win equally often (6 wins over 4), so only equal
+    # pass rates give -1; 3 candidates: -2/8; 5 candidates: the regular round robins.
+    assert expected_list_tau(pass_rates) == pytest.approx(enumerated_list_tau(pass_rates))
+    if len(pass_rates) == 4 and len(set(pass_rates)) > 1:
+        assert expected_list_tau(pass_rates) == 0.0
+    for k in (1, 2, 3):
+        want = enumerated_vote_tau(pass_rates, k)
+        got = expected_vote_tau(pass_rates, k)
+        assert (got is None) == (want is None) and (got is None or got == pytest.approx(want))
