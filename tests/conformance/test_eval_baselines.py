@@ -10,6 +10,7 @@ J1: gold A, pass rates A=1, B=.5, C=0 (3 candidates), K=2 listwise responses, an
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -27,8 +28,8 @@ from pipeline.evaluate.baselines import (
     tau_b,
     vote_outcomes,
 )
-from pipeline.evaluate.metrics import Judged
-from pipeline.evaluate.protocol import PairVerdict, RankedList
+from pipeline.evaluate.metrics import Judged, majority_vote
+from pipeline.evaluate.protocol import PairVerdict, RankedList, majority_pick
 from pipeline.evaluate.score import aletheia_metrics, baselines
 
 J1 = Judged("p1", "A", (1.0, 0.5, 0.0), ("B", None), problem_id="q1")
@@ -156,3 +157,15 @@ def test_tau_closed_forms_equal_the_enumeration(pass_rates: tuple) -> None:
         want = enumerated_vote_tau(pass_rates, k)
         got = expected_vote_tau(pass_rates, k)
         assert (got is None) == (want is None) and (got is None or got == pytest.approx(want))
+
+
+@pytest.mark.parametrize(("k", "K"), [(2, 3), (3, 4), (4, 2), (5, 3)])
+def test_majority_of_a_random_verifier_is_right_one_time_in_k(k: int, K: int) -> None:
+    # Every sequence of K letters among k, equally likely: the share whose vote (Aletheia's
+    # statistics.mode, ours: first letter to reach the top count) is A, the gold letter.
+    letters = "ABCDE"[:k]
+    seqs = list(itertools.product(letters, repeat=K))
+    assert sum(majority_pick(s) == "A" for s in seqs) / len(seqs) == pytest.approx(1 / k)
+    assert sum(majority_vote(s) == "A" for s in seqs) / len(seqs) == pytest.approx(1 / k)
+    got = random_aletheia([Judged("p", "A", (1.0,) + (0.0,) * (k - 1), (None,) * K)], [])
+    assert got["majority_accuracy"] == pytest.approx(1 / k)
