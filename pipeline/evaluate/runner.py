@@ -99,11 +99,12 @@ def sample_split(
         for s, text in enumerate(texts):
             out.append(
                 ResponseRow(
-                    split=split, row=int(row), prompt_id=rows[int(row)]["prompt_id"],
+                    split=split, instance_id=rows[int(row)]["instance_id"],
                     pair=pair, sample=s, response=text,
                 )
             )  # fmt: skip
-    out.sort(key=lambda r: (r.row, r.pair or (-1, -1), r.sample))
+    order = {r["instance_id"]: i for i, r in enumerate(rows)}
+    out.sort(key=lambda r: (order[r.instance_id], r.pair or (-1, -1), r.sample))
     return out
 
 
