@@ -188,9 +188,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     )
     counts_artifact(
         artifact_key(cfg.name, "judged-counts"),
-        judged_counts(
-            Path(judged["outputs"]["judged"]), Path(judged["outputs"]["quarantine"])
-        ),
+        judged_counts(Path(judged["outputs"]["judged"]), Path(judged["outputs"]["quarantine"])),
         "Judged candidates per model / tier / language / verdict, and the problems the judge "
         "quarantined",
     )

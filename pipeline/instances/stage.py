@@ -147,7 +147,9 @@ def adversarial_edits(
             )
     cands = edit_candidates(planned, rows)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_parquet(models_to_table(cands, CANDIDATE_SCHEMA), out_dir / "edits.parquet", CANDIDATE_SCHEMA)
+    write_parquet(
+        models_to_table(cands, CANDIDATE_SCHEMA), out_dir / "edits.parquet", CANDIDATE_SCHEMA
+    )
     by_bias: dict[str, int] = {}
     for e in planned:
         by_bias[e.bias] = by_bias.get(e.bias, 0) + 1

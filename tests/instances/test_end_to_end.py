@@ -426,7 +426,10 @@ def _judge_edits(
     """What the flow does with judge shards, in one shard: plan, then the judge stage."""
     edits = adversarial_edits(instances, problems, out / "edits", cfg)
     judge_candidates(
-        out / "edits" / "edits.parquet", problems, out / "judged-edits.parquet", cfg.judge,
+        out / "edits" / "edits.parquet",
+        problems,
+        out / "judged-edits.parquet",
+        cfg.judge,
         client=client,
     )
     return edits
