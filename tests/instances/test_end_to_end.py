@@ -415,7 +415,9 @@ def _sharded_inputs(
         return path, tmp / "problems.parquet", AdversarialConfig(seed=3)
     if case == "mixed_per_candidate":
         path = tmp / "shard_cases" / "train12.parquet"
-        write_parquet(_table(assembled["dir"] / "train.parquet").slice(0, 12), path, INSTANCE_SCHEMA)
+        write_parquet(
+            _table(assembled["dir"] / "train.parquet").slice(0, 12), path, INSTANCE_SCHEMA
+        )
         cfg = AdversarialConfig.mixed(seed=1, construction="per_candidate", share=0.5)
         return path, tmp / "problems.parquet", cfg
     cfg = AdversarialConfig(bias_types=["authority", "reverse_authority"])
