@@ -2,10 +2,10 @@
 Prefect server and the real Docker sandbox, with `runner.judge_shards: 2`.
 
 Smaller than the full build (tests/flows/test_flows_build.py): four bundled problems'
-reference solutions plus two problems whose checker cannot be used (one per shard, so the
-judge's quarantine has to be merged across shards), judged through `judge_shards`; then
-assembly (a plain call), then the flow's Adv step: plan the edits, judge them as shards,
-finish from the judged table.
+Python reference solutions and mutants of the correct ones, plus two problems whose
+checker cannot be used (one per shard, so the judge's quarantine has to be merged across
+shards), judged through `judge_shards`; then assembly (a plain call), then the flow's Adv
+step: plan the edits, judge them as shards, finish from the judged table.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str
     from flows.build import _adversarial, judge_shards
     from flows.runners import make_task_runner
     from pipeline.config import load_run_config
-    from pipeline.instances.config import AssembleConfig, SplitSpec
     from pipeline.instances.stage import assemble
 
     cfg = load_run_config(config)
@@ -51,20 +50,15 @@ def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str
         Path(problems["outputs"]["problems"]),
         work / "splits",
         work / "instances",
-        AssembleConfig(
-            grouping="language",
-            spare_incorrect_rates=0,
-            tokenizer=None,
-            splits=[SplitSpec(name="heldout", problems="heldout")],
-        ),
+        cfg.assemble.model_copy(update={"tokenizer": None}),
     )
     adv = _adversarial(cfg, "adv", {"heldout": str(work / "instances" / "heldout.parquet")},
                        problems)  # fmt: skip
     return {"judged": judged, "adv": adv}
 
 
-def _task_runs_since(t0: datetime) -> dict[str, list[str]]:
-    """task-run name without its suffix -> the states of its runs."""
+def _task_runs_between(t0: datetime, t1: datetime | None = None) -> dict[str, list[str]]:
+    """task-run name without its suffix -> the states of its runs created in [t0, t1)."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.sorting import TaskRunSort
 
@@ -72,7 +66,7 @@ def _task_runs_since(t0: datetime) -> dict[str, list[str]]:
         runs = client.read_task_runs(sort=TaskRunSort.EXPECTED_START_TIME_DESC, limit=200)
     out: dict[str, list[str]] = {}
     for r in runs:
-        if r.created and r.created >= t0:
+        if r.created and r.created >= t0 and (t1 is None or r.created < t1):
             out.setdefault(r.name.rsplit("-", 1)[0], []).append(r.state_name)
     return out
 
@@ -86,6 +80,7 @@ def run(
 ) -> dict[str, Any]:
     from pipeline.common.parquet import write_parquet
     from pipeline.problems.bundled import load_bundled
+    from pipeline.sampling.mutants import mutant_candidates
     from pipeline.sampling.references import reference_candidates
     from pipeline.splits.config import SplitConfig
     from pipeline.splits.stage import split_problems
@@ -107,7 +102,10 @@ def run(
         root / "bundled.parquet", work / "splits", SplitConfig(heldout_fraction=0.5, seed=0),
         show_progress=False,
     )  # fmt: skip
-    cands = [c for c in reference_candidates([*bundled, *unusable]) if c.language == "python"]
+    refs = [c for c in reference_candidates([*bundled, *unusable]) if c.language == "python"]
+    # Mutants of the correct ones, as the demo samples them: wrong programs enough for pairs.
+    mutants = mutant_candidates([c for c in refs if c.reference_correct], per_candidate=2, seed=0)
+    cands = refs + mutants
     write_parquet(models_to_table(cands, CANDIDATE_SCHEMA), work / "candidates.parquet")
     problems = {
         "stage": "ingest",
@@ -125,8 +123,8 @@ def run(
         "problems": problems_path,
         "first": first,
         "again": again,
-        "states1": _task_runs_since(t0),
-        "states2": _task_runs_since(t1),
+        "states1": _task_runs_between(t0, t1),
+        "states2": _task_runs_between(t1),
     }
 
 
