@@ -34,6 +34,7 @@ class EvalConfig(BaseModel):
     batch_size: int = Field(default=8, ge=1)  # transformers backend: sequences decoded together
     device: str | None = None  # transformers backend: cuda / cpu (default: cuda when present)
     dtype: str | None = None
+    progress: bool = True  # a progress bar per split while responses are generated
 
     @model_validator(mode="before")
     @classmethod
