@@ -4,7 +4,7 @@ Default run: 1,000,000 synthetic judged candidates -> 50,000 train instances (12
 each list size 2..5) plus the three eval splits, through the real stage (`assemble`:
 Parquet in, Parquet out), in a child process so its peak RSS is its own. Then both
 implementations on the same sample (--sample candidates): first a check that they make
-the same instances (count and prompt ids), then interleaved timed runs from input rows to
+the same instances (count and instance ids), then interleaved timed runs from input rows to
 output rows, medians compared.
 
     .venv/bin/python bench/bench_assemble.py            # ~1-2 minutes on 2 cores
@@ -41,8 +41,14 @@ TARGETS = {2: 12_500, 3: 12_500, 4: 12_500, 5: 12_500}
 
 
 def bench_config(targets: dict[int, int] | None) -> AssembleConfig:
+    # The balanced selection (the one the naive baseline re-implements); no token caps
+    # (the R1 tokenizer cannot be loaded offline, and the baseline has none).
     return AssembleConfig(
         seed=0,
+        selection="balanced",
+        tokenizer=None,
+        max_candidate_tokens=None,
+        max_prompt_tokens=None,
         splits=[
             SplitSpec(
                 name="train",
@@ -75,17 +81,17 @@ def _stage_child(args: tuple[Path, Path, Path, Path], queue: mp.Queue) -> None:
 
 def _same_instances(polars_tables: dict, naive: dict[str, list[dict]]) -> str:
     """Refuse to time two sides that do not select the same instances: same splits, same
-    count, same prompt ids (which hash the problem and its ordered candidate ids)."""
+    count, same instance ids (which hash the problem and its ordered candidate ids)."""
     if set(polars_tables) != set(naive):
         raise SystemExit(f"baseline differs: splits {sorted(polars_tables)} vs {sorted(naive)}")
     for name, table in polars_tables.items():
-        ids = table.column("prompt_id").to_pylist()
-        other = [r["prompt_id"] for r in naive[name]]
+        ids = table.column("instance_id").to_pylist()
+        other = [r["instance_id"] for r in naive[name]]
         if ids != other:
             missing = len(set(ids) - set(other))
             raise SystemExit(
                 f"baseline differs on {name}: {len(ids)} vs {len(other)} instances, "
-                f"{missing} prompt ids only in the polars output: not timing unlike things"
+                f"{missing} instance ids only in the polars output: not timing unlike things"
             )
     return ", ".join(f"{n} {t.num_rows:,}" for n, t in polars_tables.items())
 
@@ -105,7 +111,7 @@ def side_by_side(sample: pl.DataFrame, problems: pl.DataFrame, assignments: pl.D
 
     made = _same_instances(run_polars(), run_naive())
     print(f"\nside by side on {sample.height:,} candidates, all four splits, no size targets")
-    print(f"  same instances on both sides (count and prompt ids): {made}")
+    print(f"  same instances on both sides (count and instance ids): {made}")
     times: dict[str, list[float]] = {"polars": [], "naive": []}
     sides = [("polars", run_polars), ("naive", run_naive)]
     for rep in range(repeats):

@@ -1,6 +1,7 @@
 """The assembly of one split written the obvious way (dicts, loops, `re`), for the benchmark.
 
-It makes the same instances as `pipeline.instances.assemble` (same rules, same seeded
+It makes the same instances as `pipeline.instances.assemble` with `selection: balanced`
+(same rules, same seeded
 hashes, computed one value at a time), so `bench_assemble.py` can check that both sides
 select the same instances before it compares their speed. It covers what the benchmark
 runs: the four instance splits from clean synthetic input (nothing to quarantine).
@@ -17,7 +18,7 @@ from pipeline.instances.config import AssembleConfig, SplitSpec
 from pipeline.instances.normalize import _PASSES
 from pipeline.instances.rng import _HEX_ID, purpose_salt
 from pipeline.instances.sizes import allocate_sizes
-from schemas.ids import prompt_id_for
+from schemas.ids import instance_id_for
 from schemas.instance import ANSWER_LETTERS
 
 _MASK = (1 << 64) - 1
@@ -119,7 +120,8 @@ def build_split(
     capped = []
     for s in slots:
         per_problem[s["problem_id"]] += 1
-        if per_problem[s["problem_id"]] <= spec.max_instances_per_problem:
+        cap = spec.max_instances_per_problem
+        if cap is None or per_problem[s["problem_id"]] <= cap:
             capped.append(s)
     sized = _assign_sizes(capped, spec, config)
     position_salt = purpose_salt(config.seed, spec.name, "position")
@@ -173,7 +175,8 @@ def _row(s: dict, members: list[dict], pos: int, query_of: dict[str, tuple[str, 
     ids = [r["candidate_id"] for r in members]
     source, query = query_of[s["problem_id"]]
     return {
-        "prompt_id": prompt_id_for(s["problem_id"], ids, salt=spec.name),
+        "prompt_id": s["problem_id"],  # as in Aletheia: the problem's id
+        "instance_id": instance_id_for(s["problem_id"], ids, salt=spec.name),
         "problem_id": s["problem_id"],
         "source": source,
         "query": query,

@@ -41,14 +41,29 @@ class Progress:
         )
 
 
-def judged_counts(judged: Path) -> list[dict[str, Any]]:
-    """Candidates per generator / language / verdict from the judged table."""
+def judged_counts(judged: Path, quarantine: Path | None = None) -> list[dict[str, Any]]:
+    """Candidates per generator / language / verdict from the judged table; with
+    `quarantine` (the judge's merged quarantine file, absent when empty) one more row:
+    how many problems the judge quarantined (their candidates are not judged at all)."""
     df = pl.read_parquet(judged, columns=["generator", "tier", "language", "verdict"])
     out = (
         df.group_by(["generator", "tier", "language", "verdict"])
         .len()
         .sort(["generator", "tier", "language", "verdict"])
     )
+    extra = []
+    if quarantine is not None:
+        n = pl.read_parquet(quarantine, columns=["reason"]).height if quarantine.exists() else 0
+        extra.append(
+            {
+                "split": "judge quarantine",
+                "language": "-",
+                "model": "-",
+                "tier": "-",
+                "verdict": "problems quarantined",
+                "count": n,
+            }
+        )
     return [
         {
             "split": "judged",
@@ -59,6 +74,27 @@ def judged_counts(judged: Path) -> list[dict[str, Any]]:
             "count": r["len"],
         }
         for r in out.iter_rows(named=True)
+    ] + extra
+
+
+REJUDGE_COLUMNS = (
+    "planned",
+    "accepted",
+    "rejected_verdict_changed",
+    "rejected_pass_rate_changed",
+    "rejudge_sandbox_error",
+    "not_rejudged",
+    "copies_rejected_by_rejudge",
+)
+
+
+def rejected_edits(stats: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per bias type: edits planned, accepted and rejected by the re-judge (and why), from
+    the adversarial stage's stats (`by_bias`); `planned` counts row copies (per_row) or
+    edits (per_candidate), the rest count edits, `copies_rejected_by_rejudge` row copies."""
+    return [
+        {"bias": bias, **{c: int(counts.get(c, 0)) for c in REJUDGE_COLUMNS}}
+        for bias, counts in sorted(stats.get("by_bias", {}).items())
     ]
 
 

@@ -22,9 +22,15 @@ from prefect import flow, get_run_logger
 
 import pipeline
 from flows import tasks as T
-from flows.artifacts import Progress, artifact_key, counts_artifact, judged_counts
+from flows.artifacts import (
+    Progress,
+    artifact_key,
+    counts_artifact,
+    judged_counts,
+    rejected_edits,
+)
 from flows.runners import bounded, make_task_runner, placement
-from flows.sharding import merge_shards, write_shards
+from flows.sharding import merge_quarantines, merge_shards, write_shards
 from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
@@ -85,27 +91,45 @@ def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, A
 
 @flow(name="judge-shards")
 def judge_shards(
-    config: dict[str, Any], candidates: dict[str, Any], problems: dict[str, Any]
+    config: dict[str, Any],
+    candidates: str,
+    problems: dict[str, Any],
+    out: str,
+    name: str = "judge",
+    judge: dict[str, Any] | None = None,
+    description: str = "judging candidates in the sandbox",
 ) -> dict[str, Any]:
+    """Judge a candidates file (CANDIDATE_SCHEMA) as `runner.judge_shards` shards on the
+    sandbox nodes (`runner.judge_placement`, at most `runner.max_parallel_shards` at once)
+    and merge the verdicts into `out`, and the shards' quarantines beside it.
+
+    The main judge stage and the adversarial re-judges (Mixed, Adv) all call this. Shard
+    files go to `<out's folder>/judge/`; `name` names the progress artifact; `judge` is the
+    judge config (None: the run config's `judge` section).
+    """
+    from pipeline.judge.stage import quarantine_path
+
     cfg = load_run_config(config)
-    work, n = cfg.work_dir, cfg.runner.judge_shards
-    out = work / "judged.parquet"
-    src = Path(candidates["outputs"]["candidates"])
-    shard_files = write_shards([src], n, work / "judge" / "shards", "candidates", CANDIDATE_SCHEMA)
-    progress = Progress(
-        artifact_key(cfg.name, "judge-progress"), n, "judging candidates in the sandbox"
+    n, out_path = cfg.runner.judge_shards, Path(out)
+    folder = out_path.parent / "judge"
+    judge_cfg = judge if judge is not None else cfg.judge.model_dump(mode="json")
+    shard_files = write_shards(
+        [Path(candidates)], n, folder / "shards", "candidates", CANDIDATE_SCHEMA
     )
+    progress = Progress(artifact_key(cfg.name, name, "progress"), n, description)
     code = T.code_digest("pipeline.judge", "sandbox")
 
     def submit(i: int, shard: Path) -> Any:
-        shard_out = work / "judge" / f"judged-{i:04d}-of-{n:04d}.parquet"
+        shard_out = folder / f"judged-{i:04d}-of-{n:04d}.parquet"
         t = T.configured(T.judge_task, cfg, [shard_out])
+        if name != "judge":  # a re-judge's shards say so in the UI: `adv-judge-shard-0`
+            t = t.with_options(task_run_name=f"{name}-judge-shard-{i}")
         with placement(cfg.runner, cfg.runner.judge_placement):
             return t.submit(
                 str(shard),
                 sha256_files([shard])[:16],
                 T.ref(problems),
-                cfg.judge.model_dump(mode="json"),
+                judge_cfg,
                 cfg.sandbox.model_dump(mode="json"),
                 str(shard_out),
                 code,
@@ -119,8 +143,14 @@ def judge_shards(
         se += int(r["stats"].get("se", 0) or 0)
         ran_on.append(r.get("ran_on"))
         progress.advance(note=f"{r['stats'].get('judged_rows', '?')} rows")
-    merge_shards(sorted(parts), out, JUDGED_CANDIDATE_SCHEMA)
-    return T.result("judge", {"judged": out}, {"shards": n, "se": se, "shards_ran_on": ran_on})
+    merge_shards(sorted(parts), out_path, JUDGED_CANDIDATE_SCHEMA)
+    quarantine = quarantine_path(out_path)
+    quarantined = merge_quarantines([quarantine_path(p) for p in sorted(parts)], quarantine)
+    return T.result(
+        "judge",
+        {"judged": out_path, "quarantine": quarantine},
+        {"shards": n, "se": se, "quarantined": quarantined, "shards_ran_on": ran_on},
+    )
 
 
 # --- the shared front half --------------------------------------------------------------
@@ -151,12 +181,16 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     runner = make_task_runner(cfg.runner)
     candidates = sample_shards.with_options(task_runner=runner)(_cfg_param(cfg), splits)
     judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
-        _cfg_param(cfg), candidates, problems
+        _cfg_param(cfg),
+        candidates["outputs"]["candidates"],
+        problems,
+        str(work / "judged.parquet"),
     )
     counts_artifact(
         artifact_key(cfg.name, "judged-counts"),
-        judged_counts(Path(judged["outputs"]["judged"])),
-        "Judged candidates per model / tier / language / verdict",
+        judged_counts(Path(judged["outputs"]["judged"]), Path(judged["outputs"]["quarantine"])),
+        "Judged candidates per model / tier / language / verdict, and the problems the judge "
+        "quarantined",
     )
     # The tiny model is built before assembly: the demo measures Aletheia's token caps with
     # its tokenizer (the R1-distill one cannot be downloaded offline).
@@ -195,24 +229,48 @@ def _tiny_model(cfg: RunConfig) -> dict[str, Any] | None:
 def _adversarial(
     cfg: RunConfig, section: str, source: dict[str, Any], problems: dict[str, Any]
 ) -> dict[str, Any]:
+    """Plan the bias edits, judge the edited programs as judge shards on the sandbox nodes,
+    then build the split from the plan and the judged table (nothing is judged here)."""
     adv_cfg = getattr(cfg, section)
     out_dir = cfg.work_dir / section
     src = Path(source["train" if section == "mixed" else "heldout"])
-    progress = Progress(
-        artifact_key(cfg.name, section, "progress"),
-        1,
-        f"{section}: bias edits, every edited program judged again",
+    src_digest = sha256_files([src])[:16]
+    code = T.code_digest("pipeline.instances", "pipeline.judge", "sandbox")
+    edits_dir = out_dir / "edits"
+    edits = T.configured(T.adversarial_edits_task, cfg, [edits_dir / "edits.parquet"])(
+        str(src),
+        src_digest,
+        T.ref(problems),
+        adv_cfg.model_dump(mode="json"),
+        str(edits_dir),
+        code,
+    )
+    # The edits are judged with the stage's own judge settings (those the originals were
+    # judged with), so the in-process and the sharded re-judge agree.
+    judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+        _cfg_param(cfg),
+        edits["outputs"]["edits"],
+        problems,
+        str(out_dir / "judged-edits.parquet"),
+        name=section,
+        judge=adv_cfg.judge.model_dump(mode="json"),
+        description=f"{section}: re-judging the bias-edited programs in the sandbox",
     )
     out = T.configured(T.adversarial_task, cfg, [out_dir / f"{section}.parquet"])(
         str(src),
-        sha256_files([src])[:16],
+        src_digest,
         T.ref(problems),
         adv_cfg.model_dump(mode="json"),
         cfg.sandbox.model_dump(mode="json"),
         str(out_dir),
-        T.code_digest("pipeline.instances", "pipeline.judge", "sandbox"),
+        code,
+        judged_edits=T.ref(judged),
     )
-    progress.advance(note=f"{out['stats'].get('instances', '?')} instances")
+    counts_artifact(
+        artifact_key(cfg.name, section, "rejected-edits"),
+        rejected_edits(out["stats"]),
+        f"{section}: bias edits per type, planned / accepted / rejected by the re-judge",
+    )
     return out
 
 

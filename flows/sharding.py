@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.common.parquet import write_parquet
+from schemas.common import QUARANTINE_SCHEMA
 
 
 def shard_of(problem_id: str, shards: int) -> int:
@@ -53,3 +54,19 @@ def merge_shards(parts: list[Path], out: Path, schema: pa.Schema) -> Path:
     table = pa.concat_tables([pq.read_table(p).select(schema.names).cast(schema) for p in parts])
     order = pc.sort_indices(table, [("problem_id", "ascending")])
     return _write_if_changed(table.take(order), out, schema)
+
+
+def merge_quarantines(parts: list[Path], out: Path) -> int:
+    """Concat the shards' quarantine files (each written only when it has rows) into `out`,
+    sorted by (source, source_row_id); no rows: `out` is removed, not left stale. Returns
+    the number of rows."""
+    found = [p for p in parts if p.exists()]
+    if not found:
+        out.unlink(missing_ok=True)
+        return 0
+    table = pa.concat_tables(
+        [pq.read_table(p).select(QUARANTINE_SCHEMA.names).cast(QUARANTINE_SCHEMA) for p in found]
+    )
+    order = pc.sort_indices(table, [("source", "ascending"), ("source_row_id", "ascending")])
+    _write_if_changed(table.take(order), out, QUARANTINE_SCHEMA)
+    return table.num_rows

@@ -302,6 +302,23 @@ def assemble_task(
     return result("assemble", {s.name: out / f"{s.name}.parquet" for s in cfg.splits}, stats)
 
 
+@task(name="adversarial-edits", tags=["cpu"])
+def adversarial_edits_task(
+    instances: str, instances_digest: str, problems: dict, config: dict, out_dir: str, code: str
+) -> dict:
+    """Plan the bias edits and write the edited programs for the judge shards (no sandbox)."""
+    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.stage import adversarial_edits
+
+    cfg = AdversarialConfig.model_validate(config)
+    stats = adversarial_edits(
+        Path(instances), Path(problems["outputs"]["problems"]), Path(out_dir), cfg
+    )
+    return result(
+        f"adversarial-edits-{cfg.split}", {"edits": Path(out_dir) / "edits.parquet"}, stats
+    )
+
+
 @task(name="adversarial", tags=["cpu", "sandbox"])
 def adversarial_task(
     instances: str,
@@ -311,20 +328,24 @@ def adversarial_task(
     sandbox: dict,
     out_dir: str,
     code: str,
+    judged_edits: dict | None = None,
 ) -> dict:
+    """Adv / Mixed. `judged_edits` (the judge shards' result on the planned edits): read
+    each edit's verdict from it, no sandbox here; None: re-judge in this task."""
     from pipeline.instances.config import AdversarialConfig
     from pipeline.instances.stage import adversarial
-    from sandbox import SandboxClient
 
     cfg = AdversarialConfig.model_validate(config)
-    with SandboxClient(pool_size=sandbox.get("pool_size"), image=sandbox.get("image")) as client:
-        stats = adversarial(
-            Path(instances),
-            Path(problems["outputs"]["problems"]),
-            Path(out_dir),
-            cfg,
-            client=client,
-        )
+    args = (Path(instances), Path(problems["outputs"]["problems"]), Path(out_dir), cfg)
+    if judged_edits is not None:
+        stats = adversarial(*args, judged_edits=Path(judged_edits["outputs"]["judged"]))
+    else:
+        from sandbox import SandboxClient
+
+        with SandboxClient(
+            pool_size=sandbox.get("pool_size"), image=sandbox.get("image")
+        ) as client:
+            stats = adversarial(*args, client=client)
     return result(
         f"adversarial-{cfg.split}", {cfg.split: Path(out_dir) / f"{cfg.split}.parquet"}, stats
     )

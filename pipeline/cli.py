@@ -95,7 +95,7 @@ def load_command(name: str) -> click.Command | None:
     if entry is None:
         return None
     if name not in _loaded:
-        sub = typer.Typer()
+        sub = typer.Typer(add_completion=False)  # completion options belong to `aletheia` only
         importlib.import_module(entry.module).register(sub)
         group = typer.main.get_command(sub)
         if isinstance(group, TyperGroup):

@@ -150,8 +150,13 @@ def judge(
         False, help="write invalid rows as error rows instead of stopping"
     ),
 ) -> None:
-    """Judge a batch. Input rows carry language, source, tests, [mode, time_limit_s, memory_limit_mb,
-    compare]; other columns (ids) are copied to the output row beside the verdict."""
+    """Judge a batch: one verdict (AC, WA, TLE, ...) per candidate row.
+
+    Input rows carry language, source and tests, optionally mode, time_limit_s,
+    memory_limit_mb and compare; other columns (ids) are copied to the output row beside
+    the verdict."""
+    # No square brackets in help texts: typer's rich markup takes "[word ...]" for a style tag
+    # and drops it (this docstring once read "tests, ; other columns").
     rows = _read_rows(input)
     requests: list[tuple[int, JudgeRequest]] = []
     out_rows: list[dict[str, Any] | None] = [None] * len(rows)

@@ -20,7 +20,7 @@ on the format (wrappers, spaces, parentheses are peeled off); it is never the de
 must end with the box.
 
 The vLLM worker keeps its own copy of the answer *regex* (it runs without this package);
-`tests/conformance/test_answers.py` checks that the two agree on a shared table.
+`tests/conformance/test_answers_and_prompt.py` checks that the two agree on a shared table.
 """
 
 from __future__ import annotations

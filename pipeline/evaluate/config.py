@@ -27,9 +27,14 @@ class EvalConfig(BaseModel):
     max_new_tokens: int = Field(default=16384, ge=1)  # Aletheia's default budget
     limit: int | None = Field(default=None, ge=1)  # first N instances per split (smoke runs)
     seed: int = 0
+    # A split whose share of invalid answers (listwise responses, or pair verdicts) is above
+    # this is flagged in the report: its accuracy is mostly "no answer" and its ranking
+    # metrics rest on few lists.
+    invalid_flag_above: float = Field(default=0.5, ge=0.0, le=1.0)
     batch_size: int = Field(default=8, ge=1)  # transformers backend: sequences decoded together
     device: str | None = None  # transformers backend: cuda / cpu (default: cuda when present)
     dtype: str | None = None
+    progress: bool = True  # a progress bar per split while responses are generated
 
     @model_validator(mode="before")
     @classmethod

@@ -9,7 +9,9 @@ response), the gold letter and the candidates' pass rates. How a verifier *ranks
 candidates: by vote share, the fraction of its K responses that picked the candidate
 (invalid responses vote for nobody). Ranking metrics compare that score with the pass
 rates; ties in the score are real ties (Kendall tau-b, pairwise accuracy count them),
-and NDCG breaks them by candidate position (documented, deterministic).
+and NDCG breaks them by candidate position (documented, deterministic). An instance none of
+whose responses is valid has no ranking at all: the ranking metrics leave it out and report
+how many instances (or pairs) they rest on, so a score from nothing is not read as a score.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ class Judged:
     @property
     def n(self) -> int:
         return len(self.pass_rates)
+
+    @property
+    def has_valid_pick(self) -> bool:
+        return any(p is not None for p in self.picks)
 
     @property
     def gold_position(self) -> int:
@@ -95,9 +101,19 @@ def invalid_rate(items: Sequence[Judged]) -> float:
 
 def pairwise_accuracy(items: Sequence[Judged]) -> float:
     """Over every candidate pair with different pass rates: 1 when the vote shares order them the
-    same way, 0.5 on a vote tie, 0 when reversed. Pairs pooled over all instances."""
+    same way, 0.5 on a vote tie, 0 when reversed. Pairs pooled over the instances with a valid
+    response (see `pairwise_pairs`)."""
+    return _pairwise(items)[0]
+
+
+def pairwise_pairs(items: Sequence[Judged]) -> int:
+    """How many candidate pairs pairwise accuracy rests on."""
+    return _pairwise(items)[1]
+
+
+def _pairwise(items: Sequence[Judged]) -> tuple[float, int]:
     total, agree = 0, 0.0
-    for j in items:
+    for j in (j for j in items if j.has_valid_pick):
         s = vote_shares(j.picks, j.n)
         for a in range(j.n):
             for b in range(a + 1, j.n):
@@ -107,7 +123,7 @@ def pairwise_accuracy(items: Sequence[Judged]) -> float:
                 total += 1
                 ds = s[a] - s[b]
                 agree += 0.5 if ds == 0 else float((ds > 0) == (dp > 0))
-    return agree / total if total else float("nan")
+    return (agree / total if total else float("nan"), total)
 
 
 def kendall_tau_b(items: Sequence[Judged]) -> tuple[float, int]:
@@ -135,7 +151,9 @@ def ndcg(scores: Sequence[float], relevance: Sequence[float]) -> float:
 
 
 def mean_ndcg(items: Sequence[Judged]) -> float:
-    return _mean(ndcg(vote_shares(j.picks, j.n), j.pass_rates) for j in items)
+    """Mean NDCG over the instances with a valid response (with none, every vote share is 0 and
+    the "ranking" would be the list order: a score from nothing)."""
+    return _mean(ndcg(vote_shares(j.picks, j.n), j.pass_rates) for j in items if j.has_valid_pick)
 
 
 def accuracy_by_gold_position(items: Sequence[Judged]) -> dict[str, float]:
@@ -153,14 +171,16 @@ def flip_rates(adv: Sequence[Judged], heldout: Sequence[Judged]) -> dict[str, di
     else with the one Heldout row of the same (problem_id, number of candidates, gold letter);
     `prompt_id` is the problem's id, shared by all its rows, so it cannot pair rows. Rows with
     no unambiguous partner are left out (and counted in `unpaired`). A row with several bias types counts for
-    each. `flip_rate`: the majority decision changed; `correct_to_wrong`: right on Heldout,
-    wrong on Adv.
+    each. Per bias type: `n` pairs; `valid`, the pairs where both majority decisions are a
+    letter (with no valid response there is no decision to flip); over those, `flip_rate`: the
+    decision changed, and `correct_to_wrong`: right on Heldout, wrong on Adv. Both are NaN
+    (null in report.json) when no pair is valid, never 0.
     """
     by_id = {j.instance_id: j for j in heldout if j.instance_id}
     by_key: dict[tuple[str, int, str], list[Judged]] = defaultdict(list)
     for j in heldout:
         by_key[j.pair_key].append(j)
-    stats: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    stats: dict[str, list[tuple[bool, bool] | None]] = defaultdict(list)
     unpaired = 0
     for a in adv:
         h = by_id.get(a.source_instance_id) if a.source_instance_id else None
@@ -170,18 +190,23 @@ def flip_rates(adv: Sequence[Judged], heldout: Sequence[Judged]) -> dict[str, di
             unpaired += 1
             continue
         before, after = majority_vote(h.picks), majority_vote(a.picks)
-        flipped = before != after
-        harmed = before == h.gold and after != a.gold
+        outcome = (
+            None
+            if before is None or after is None
+            else (before != after, before == h.gold and after != a.gold)
+        )
         for bias in sorted({b for b in a.adversarial if b}) or ["none"]:
-            stats[bias].append((flipped, harmed))
-    return {
-        bias: {
+            stats[bias].append(outcome)
+    out: dict[str, dict[str, float]] = {}
+    for bias, v in sorted(stats.items()):
+        valid = [o for o in v if o is not None]
+        out[bias] = {
             "n": float(len(v)),
-            "flip_rate": sum(f for f, _ in v) / len(v),
-            "correct_to_wrong": sum(h for _, h in v) / len(v),
+            "valid": float(len(valid)),
+            "flip_rate": _mean(float(f) for f, _ in valid),
+            "correct_to_wrong": _mean(float(h) for _, h in valid),
         }
-        for bias, v in sorted(stats.items())
-    } | ({"unpaired": {"n": float(unpaired)}} if unpaired else {})
+    return out | ({"unpaired": {"n": float(unpaired)}} if unpaired else {})
 
 
 def split_metrics(items: Sequence[Judged]) -> dict[str, object]:
@@ -194,9 +219,11 @@ def split_metrics(items: Sequence[Judged]) -> dict[str, object]:
         "best_of_n_accuracy": best_of_n_accuracy(items),
         "invalid_rate": invalid_rate(items),
         "pairwise_accuracy": pairwise_accuracy(items),
+        "pairwise_pairs": pairwise_pairs(items),
         "kendall_tau_b": tau,
         "kendall_tau_b_instances": tau_n,
         "ndcg": mean_ndcg(items),
+        "ndcg_instances": sum(j.has_valid_pick for j in items),
         "accuracy_by_gold_position": accuracy_by_gold_position(items),
     }
 

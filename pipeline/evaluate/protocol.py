@@ -188,11 +188,13 @@ def ranking_metrics(lists: Sequence[RankedList]) -> dict[str, float | int]:
     return {
         "lists": len(lists),
         "lists_without_valid_verdict": len(lists) - len(scored),
+        "lists_scored": len(scored),  # what tau-b rests on
         "pair_verdicts": len(verdicts),
         "pair_verdicts_invalid": sum(v.winner is None for v in verdicts),
         "kendall_tau_b": _mean(taus),
         "kendall_tau_b_undefined": sum(t == UNDEFINED_TAU for t in taus),
         "ndcg": _mean(ndcgs),
+        "ndcg_lists": len(ndcgs),
         "pairwise_accuracy": correct / counted if counted else float("nan"),
         "pairwise_counted": counted,
         "transitivity": transitive / judged if judged else float("nan"),

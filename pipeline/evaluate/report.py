@@ -1,7 +1,11 @@
 """The evaluation report: a JSON document and a markdown rendering of it.
 
 Aletheia's protocol comes first (the numbers comparable with the paper); our vote-share
-metrics follow in their own, labelled section.
+metrics follow in their own, labelled section. Under each split's row come its baselines
+(baselines.py): a random verifier's expected scores, `always A`, and the best fixed letter.
+A split whose answers are mostly invalid gets a warning line at the top of the report and of
+each section, and every ranking metric sits beside the number of lists, pair answers or
+instances it rests on.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ ALETHEIA_COLUMNS = [
     ("best_of_k_accuracy", "best-of-K"),
     ("invalid_rate", "invalid"),
     ("lists", "lists 3+"),
+    ("lists_scored", "lists scored"),
     ("kendall_tau_b", "tau-b"),
     ("ndcg", "NDCG"),
     ("pairwise_accuracy", "pairwise"),
+    ("pairwise_counted", "pair answers counted"),
     ("transitivity", "transitive"),
 ]
 VOTE_SHARE_COLUMNS = [
@@ -29,27 +35,68 @@ VOTE_SHARE_COLUMNS = [
     ("k", "K"),
     ("top1_accuracy", "mean acc"),
     ("self_consistency_accuracy", "maj@K (valid)"),
+    ("best_of_n_accuracy", "best-of-K"),
+    ("invalid_rate", "invalid"),
     ("pairwise_accuracy", "pairwise"),
+    ("pairwise_pairs", "pairs"),
     ("kendall_tau_b", "tau-b (defined)"),
     ("kendall_tau_b_instances", "tau-b n"),
     ("ndcg", "NDCG (linear)"),
+    ("ndcg_instances", "NDCG n"),
 ]
 
 
 def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
     if isinstance(v, float):
-        return "-" if math.isnan(v) else f"{v:.3f}"
+        return "-" if math.isnan(v) else f"{round(v, 9) + 0.0:.3f}"  # no "-0.000"
     if isinstance(v, list):
         return "/".join(str(x) for x in v)
     return str(v)
+
+
+def _baseline_rows(m: dict[str, Any], section: str) -> list[tuple[str, dict[str, Any]]]:
+    """(label, metrics) of the baselines shown under a split's row."""
+    b = m.get("baselines") or {}
+    rows = []
+    if b.get("random"):
+        rows.append(("random verifier (expected)", b["random"][section]))
+    a, best = b.get("always_a"), b.get("best_letter")
+    if a:
+        rows.append(
+            ("always A" + (" (best letter)" if best and best["letter"] == "A" else ""), a[section])
+        )
+    if best and best["letter"] != "A":
+        rows.append((f"always {best['letter']} (best letter)", best[section]))
+    return rows
 
 
 def _table(splits: dict[str, Any], section: str, columns: list[tuple[str, str]]) -> list[str]:
     lines = ["| split | " + " | ".join(h for _, h in columns) + " |"]
     lines += ["| --- | " + " | ".join("---:" for _ in columns) + " |"]
     for split, m in splits.items():
-        lines += [f"| {split} | " + " | ".join(_fmt(m[section][k]) for k, _ in columns) + " |"]
+        lines += [f"| {split} | " + " | ".join(_fmt(m[section].get(k)) for k, _ in columns) + " |"]
+        for label, base in _baseline_rows(m, section):
+            lines += [f"| ↳ {label} | " + " | ".join(_fmt(base.get(k)) for k, _ in columns) + " |"]
     return lines
+
+
+def _warnings(splits: dict[str, Any], *, short: bool = False) -> list[str]:
+    """Warning lines for the flagged splits: in full at the top of the report, one short line
+    per split at the top of each section."""
+    flagged = {split: m["flags"] for split, m in splits.items() if m.get("flags")}
+    if short:
+        lines = [
+            f"> **Warning** ({split}): mostly invalid answers (see the top); read its numbers "
+            "beside the baselines and the counts they rest on."
+            for split in flagged
+        ]
+    else:
+        lines = [
+            f"> **Warning** ({split}): {flag}" for split, flags in flagged.items() for flag in flags
+        ]
+    return [*lines, ""] if lines else []
 
 
 def to_markdown(report: dict[str, Any]) -> str:
@@ -64,7 +111,11 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"K = {cfg['k']} listwise responses per instance, prompt style `{cfg['style']}`.",
             "",
         ]
+    lines += _warnings(splits)
+    lines += [f"> **Note**: {w}" for w in report.get("warnings", [])]
+    lines += [""] if report.get("warnings") else []
     lines += ["## Aletheia protocol", ""]
+    lines += _warnings(splits, short=True)
     lines += _table(splits, "aletheia", ALETHEIA_COLUMNS)
     lines += [
         "",
@@ -72,20 +123,24 @@ def to_markdown(report: dict[str, Any]) -> str:
             "top-1: the first response; maj@K: majority over K responses, invalid answers "
             "counted as votes; ranking (lists of 3+): each pair of candidates asked as a "
             "2-candidate prompt, candidates ranked by wins; tau-b per list, an undefined tau "
-            "scored -1; NDCG with gain 2^pass_rate - 1; pairwise: share of valid pair verdicts "
-            "that prefer the higher pass rate."
+            "scored -1, over the lists scored (those with a valid pair answer); NDCG with gain "
+            "2^pass_rate - 1; pairwise: share of the valid pair answers that prefer the higher "
+            "pass rate (how many: pair answers counted). Under each split: a verifier answering uniformly at "
+            "random (expected values, exact), one always answering A, and the best fixed letter."
         ),
         "",
         "## Vote-share metrics (ours, not comparable with the paper)",
         "",
     ]
+    lines += _warnings(splits, short=True)
     lines += _table(splits, "vote_share", VOTE_SHARE_COLUMNS)
     lines += [
         "",
         (
             "Ranking by the share of the K listwise responses that pick each candidate; "
             "maj@K over valid answers only; tau-b averaged over instances where it is defined; "
-            "NDCG with linear gain."
+            "NDCG with linear gain; the ranking metrics leave out instances with no valid "
+            "response (pairs, tau-b n, NDCG n: what they rest on)."
         ),
     ]
     letters = sorted(
@@ -104,15 +159,25 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report.get("flip"):
         lines += ["", "## Adv vs Heldout: decision flips per bias type", ""]
         lines += [
-            "| bias type | pairs | flip rate | correct -> wrong |",
-            "| --- | ---: | ---: | ---: |",
+            "| bias type | pairs | valid pairs | flip rate | correct -> wrong |",
+            "| --- | ---: | ---: | ---: | ---: |",
         ]
         for bias, f in report["flip"].items():
             if bias == "unpaired":
                 continue
             lines += [
-                f"| {bias} | {int(f['n'])} | {_fmt(f['flip_rate'])} | {_fmt(f['correct_to_wrong'])} |"
+                (
+                    f"| {bias} | {int(f['n'])} | {int(f.get('valid', f['n']))} | "
+                    f"{_fmt(f['flip_rate'])} | {_fmt(f['correct_to_wrong'])} |"
+                )
             ]
+        lines += [
+            "",
+            (
+                "Rates over the valid pairs: both majority decisions a letter; "
+                "with no valid pair a rate is undefined (-), not 0."
+            ),
+        ]
         if "unpaired" in report["flip"]:
             lines += [
                 "",

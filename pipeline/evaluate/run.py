@@ -59,21 +59,32 @@ def evaluate(
         instances = {s: read_config(data_dir, s, cfg.limit).to_pylist() for s in cfg.splits}
         rows = _sample(model, instances, cfg, backend)
     write_responses(rows, out / "responses.jsonl")
-    grouped = group_responses(rows, instances)
+    warnings: list[str] = []
+    grouped = group_responses(rows, instances, warnings)
+    for w in warnings:
+        log.warning("%s", w)
     report: dict[str, Any] = {
         "model": str(model) if model is not None else None,
         "responses": str(responses) if responses is not None else None,
         "data_dir": str(data_dir),
         "config": cfg.model_dump(),
         "splits": {},
+        "warnings": warnings,
     }
     judged: dict[str, list[Judged]] = {}
     for split in instances:
         if split not in grouped:
             continue
-        report["splits"][split], judged[split] = score_split(instances[split], grouped[split])
+        report["splits"][split], judged[split] = score_split(
+            instances[split], grouped[split], cfg.invalid_flag_above
+        )
     if "adv" in judged and "heldout" in judged:
         report["flip"] = flip_rates(judged["adv"], judged["heldout"])
+    report["flags"] = [
+        f"{split}: {flag}" for split, m in report["splits"].items() for flag in m["flags"]
+    ]
+    for flag in report["flags"]:
+        log.warning("%s", flag)
     json_path, md_path = write_report(report, out)
     report["files"] = {
         "json": str(json_path),

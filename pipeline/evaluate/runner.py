@@ -65,9 +65,8 @@ def sample_split(
     wanted = {q.request_id: q.n for q in requests}
     got: dict[str, list[str]] = {}
     errors: list[str] = []
-    # progress=False: the transformers backend's bar puts the model path inside rich markup,
-    # which fails on paths like /tmp/x (reported); evaluate() logs per split instead.
-    for result in backend.generate(requests, progress=False):
+    # The backend escapes the model path in its bar's label, so paths like /tmp/x are safe.
+    for result in backend.generate(requests, progress=cfg.progress):
         got[result.request_id] = [g.text for g in result.generations]
         errors += [
             g.finish_reason for g in result.generations if g.finish_reason.startswith("error")
@@ -99,11 +98,12 @@ def sample_split(
         for s, text in enumerate(texts):
             out.append(
                 ResponseRow(
-                    split=split, row=int(row), prompt_id=rows[int(row)]["prompt_id"],
+                    split=split, instance_id=rows[int(row)]["instance_id"],
                     pair=pair, sample=s, response=text,
                 )
             )  # fmt: skip
-    out.sort(key=lambda r: (r.row, r.pair or (-1, -1), r.sample))
+    order = {r["instance_id"]: i for i, r in enumerate(rows)}
+    out.sort(key=lambda r: (order[r.instance_id], r.pair or (-1, -1), r.sample))
     return out
 
 

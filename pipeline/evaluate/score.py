@@ -1,10 +1,19 @@
-"""Score verifier responses against the dataset: Aletheia's protocol first, vote shares second."""
+"""Score verifier responses against the dataset: Aletheia's protocol first, vote shares second,
+each beside what a random and a fixed-letter verifier would score (baselines.py), and a flag
+on a split whose answers are mostly invalid."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pipeline.common.answers import parse_answer
+from pipeline.evaluate.baselines import (
+    fixed_letter_answers,
+    letters_in,
+    random_aletheia,
+    random_vote_share,
+)
 from pipeline.evaluate.metrics import Judged, split_metrics
 from pipeline.evaluate.protocol import (
     RankedList,
@@ -69,19 +78,71 @@ def aletheia_metrics(judged: list[Judged], lists: list[RankedList]) -> dict[str,
         "top1_accuracy": top1_accuracy(golds, picks),
         "majority_accuracy": majority_accuracy(golds, picks),
         "best_of_k_accuracy": best_of_k_accuracy(golds, picks),
+        "responses": responses,
         "invalid_rate": (
             sum(p is None for ps in picks for p in ps) / responses if responses else float("nan")
         ),
     } | ranking_metrics(lists)
 
 
+def baselines(judged: list[Judged], lists: list[RankedList]) -> dict[str, Any]:
+    """The random verifier's expected metrics, and those of `always A` and of the best letter."""
+
+    def fixed(letter: str) -> dict[str, Any]:
+        j, rl = fixed_letter_answers(letter, judged, lists)
+        return {
+            "letter": letter,
+            "aletheia": aletheia_metrics(j, rl),
+            "vote_share": split_metrics(j),
+        }
+
+    # A fixed letter's top-1 is the share of instances whose gold it is: pick the best from
+    # that (ties to the earlier letter), then score only A and it in full.
+    golds = Counter(j.gold for j in judged)
+    best = max(letters_in(judged), key=lambda x: golds[x], default=None)
+    always_a = fixed("A") if judged else None
+    return {
+        "random": {
+            "aletheia": random_aletheia(judged, lists),
+            "vote_share": random_vote_share(judged),
+        },
+        "always_a": always_a,
+        "best_letter": always_a if best == "A" else fixed(best) if best else None,
+    }
+
+
+def invalid_flags(aletheia: dict[str, Any], above: float) -> list[str]:
+    """A line per kind of answer (listwise, pair) whose invalid share is above `above`."""
+    flags = []
+    responses = aletheia.get("responses", 0)
+    if responses and aletheia["invalid_rate"] > above:
+        flags.append(
+            f"mostly invalid: {aletheia['invalid_rate']:.0%} of {responses} listwise responses "
+            f"have no valid answer (flagged above {above:.0%}); they count as wrong answers"
+        )
+    verdicts = aletheia.get("pair_verdicts", 0)
+    if verdicts and aletheia["pair_verdicts_invalid"] / verdicts > above:
+        flags.append(
+            f"mostly invalid: {aletheia['pair_verdicts_invalid'] / verdicts:.0%} of {verdicts} "
+            f"pair-prompt answers have no valid letter (flagged above {above:.0%}); tau-b rests on "
+            f"{aletheia['lists_scored']} of {aletheia['lists']} lists, pairwise accuracy on "
+            f"{aletheia['pairwise_counted']} pair answers"
+        )
+    return flags
+
+
 def score_split(
-    instances: list[dict[str, Any]], grouped: dict[int, InstanceResponses]
+    instances: list[dict[str, Any]],
+    grouped: dict[int, InstanceResponses],
+    invalid_flag_above: float = 0.5,
 ) -> tuple[dict[str, Any], list[Judged]]:
-    """{"aletheia": ..., "vote_share": ...} for one split, and its judged rows (for flips)."""
+    """{"aletheia", "vote_share", "baselines", "flags"} for one split, and its judged rows."""
     judged = judged_rows(instances, grouped)
     lists = ranked_lists(instances, grouped)
+    aletheia = aletheia_metrics(judged, lists)
     return {
-        "aletheia": aletheia_metrics(judged, lists),
+        "aletheia": aletheia,
         "vote_share": split_metrics(judged),
+        "baselines": baselines(judged, lists),
+        "flags": invalid_flags(aletheia, invalid_flag_above),
     }, judged

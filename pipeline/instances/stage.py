@@ -27,7 +27,8 @@ from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 ASSEMBLE_VERSION = "2"  # 2: Aletheia selection, token caps, prompt_id = problem
-ADVERSARIAL_VERSION = "2"  # 2: per-row construction, modification column
+ADVERSARIAL_VERSION = "3"  # 2: per-row construction, modification column; 3: not_rejudged total
+ADVERSARIAL_EDITS_VERSION = "1"
 STATS_FILE = "stats.json"
 
 
@@ -107,44 +108,111 @@ def assemble(
     return stats
 
 
+def _adversarial_rows(instances: Path) -> list[dict[str, Any]]:
+    return read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
+
+
+def adversarial_edits(
+    instances: Path, problems: Path, out_dir: Path, config: AdversarialConfig
+) -> dict[str, Any]:
+    """Plan the bias edits (no sandbox) and write the edited programs for the judge shards:
+    `<out_dir>/edits.parquet` (CANDIDATE_SCHEMA, one row per distinct edited program) and
+    stats.json (edits planned per bias type).
+
+    `adversarial(..., judged_edits=<that file judged>)` re-plans the same edits (same
+    config and seed, same plan) and reads their verdicts back.
+    """
+    from pipeline.instances.adversarial.rejudge import edit_candidates, planned_edits
+    from schemas.candidate import CANDIDATE_SCHEMA
+    from schemas.tables import models_to_table
+
+    instances, problems, out_dir = Path(instances), Path(problems), Path(out_dir)
+    # The judge settings do not change the plan: not part of this key.
+    keyed = config.model_dump(mode="json", exclude={"judge"})
+    key = stage_key(
+        "adversarial-edits", ADVERSARIAL_EDITS_VERSION, keyed, [instances, problems], config.seed
+    )
+    if is_done(out_dir, key):
+        return read_stats(out_dir)
+    rows = _adversarial_rows(instances)
+    planned, counts = planned_edits(rows, config)
+    known = set(pl.read_parquet(problems, columns=["problem_id"])["problem_id"].to_list())
+    for edit in planned:
+        if edit.problem_id not in known:
+            raise ValueError(
+                f"{instances.name}: instance {rows[edit.row]['instance_id']}: problem_id "
+                f"{edit.problem_id!r} is not in {problems} (its edits could not be judged)"
+            )
+    cands = edit_candidates(planned, rows)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_parquet(
+        models_to_table(cands, CANDIDATE_SCHEMA), out_dir / "edits.parquet", CANDIDATE_SCHEMA
+    )
+    by_bias: dict[str, int] = {}
+    for e in planned:
+        by_bias[e.bias] = by_bias.get(e.bias, 0) + 1
+    stats = {
+        "construction": config.construction,
+        "split": config.split,
+        "instances_in": len(rows),
+        "edits_planned": len(planned),
+        "distinct_programs": len(cands),
+        "edits_planned_by_bias": dict(sorted(by_bias.items())),
+        "planning_by_bias": {k: dict(sorted(counts[k].items())) for k in sorted(counts)},
+        "output": "edits.parquet",
+    }
+    _write_stats(out_dir, STATS_FILE, stats)
+    mark_done(out_dir, key, "adversarial-edits", stats)
+    return stats
+
+
 def adversarial(
     instances: Path,
     problems: Path,
     out: Path,
     config: AdversarialConfig,
     client: Any = None,
+    judged_edits: Path | None = None,
 ) -> dict[str, Any]:
     """Adv / Mixed: write `<out>/<config.split>.parquet` (INSTANCE_SCHEMA) and stats.json.
 
-    `client` is a sandbox client for the re-judge; None starts one (only if there is an
-    edit to judge) and closes it afterwards.
+    `judged_edits`: the judged table (JUDGED_CANDIDATE_SCHEMA) of `adversarial_edits`'
+    output, judged by the judge shards; each edit's verdict is read from it by (problem_id,
+    candidate_id), and an edit it lacks is counted `not_rejudged`. None: judge the edits
+    here, through `client` (a sandbox client; None starts one only if there is an edit to
+    judge, and closes it afterwards). Both give the same rows.
     """
     from pipeline.instances.adversarial.apply import apply_edits, sandbox_rejudge
+    from pipeline.instances.adversarial.rejudge import table_rejudge
     from pipeline.judge.stage import load_problems
 
     instances, problems, out = Path(instances), Path(problems), Path(out)
+    inputs = [instances, problems] + ([Path(judged_edits)] if judged_edits is not None else [])
     # Whether a progress bar is shown does not change the output: not part of the key.
     keyed = config.model_dump(mode="json", exclude={"judge": {"progress"}})
-    key = stage_key("adversarial", ADVERSARIAL_VERSION, keyed, [instances, problems], config.seed)
+    key = stage_key("adversarial", ADVERSARIAL_VERSION, keyed, inputs, config.seed)
     if is_done(out, key):
         return read_stats(out)
-    rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
-    problem_models = load_problems(problems)
-    own = client is None
-    try:
+    rows = _adversarial_rows(instances)
+    if judged_edits is not None:
+        out_rows, stats = apply_edits(rows, config, table_rejudge(Path(judged_edits)))
+    else:
+        problem_models = load_problems(problems)
+        own = client is None
+        try:
 
-        def rejudge(edits: list[Any]) -> list[Any]:
-            nonlocal client
-            if client is None:
-                from sandbox import SandboxClient
+            def rejudge(edits: list[Any]) -> list[Any]:
+                nonlocal client
+                if client is None:
+                    from sandbox import SandboxClient
 
-                client = SandboxClient()
-            return sandbox_rejudge(problem_models, client, config)(edits)
+                    client = SandboxClient()
+                return sandbox_rejudge(problem_models, client, config)(edits)
 
-        out_rows, stats = apply_edits(rows, config, rejudge)
-    finally:
-        if own and client is not None:
-            client.close()
+            out_rows, stats = apply_edits(rows, config, rejudge)
+        finally:
+            if own and client is not None:
+                client.close()
     table = pa.Table.from_pylist(out_rows, schema=INSTANCE_SCHEMA)
     require(instance_violations(table), f"adversarial {config.split}")
     out.mkdir(parents=True, exist_ok=True)

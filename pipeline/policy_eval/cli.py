@@ -66,7 +66,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("check-references")
     def check_references_cmd(
-        problems: Annotated[Path, typer.Option("--problems", exists=True, dir_okay=False)],
+        problems: Annotated[Path, typer.Option("--problems", exists=True, dir_okay=False,
+                                               help="problems Parquet (from `problems ingest`)")],
         out: Annotated[Path, typer.Option("--out", help="folder for the verified set and the report")],
     ) -> None:
         """Run every reference solution in the sandbox; quarantine problems whose reference fails."""

@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
     def ingest_cmd(
         source: Annotated[list[str], typer.Option(
             "--source", "-s",
-            help="KIND[:LOCATION][#SPLIT], repeatable. KIND: " + ", ".join(ADAPTERS)
+            help="KIND[:LOCATION]\\[#SPLIT], repeatable. KIND: " + ", ".join(ADAPTERS)
             + ". LOCATION: Hub id, folder, file or glob (parquet/jsonl).")],
         out: Annotated[Path, typer.Option("--out", "-o", help="problems Parquet to write")],
         generated_tests: Annotated[bool, typer.Option(
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         problems_path: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
         out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
         benchmark: Annotated[list[str] | None, typer.Option(
-            help="benchmark statements: an `mbpp[:PATH][#SPLIT]` spec, or parquet/jsonl with "
+            help="benchmark statements: an `mbpp[:PATH]\\[#SPLIT]` spec, or parquet/jsonl with "
                  "statement|prompt|question_content|"
                  "question|text; repeatable")] = None,
         heldout_fraction: Annotated[float, typer.Option(help="fraction of eligible clusters held out")] = 0.1,

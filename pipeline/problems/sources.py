@@ -31,7 +31,7 @@ from pipeline.problems.adapters.code_contests import CodeContestsAdapter
 from pipeline.problems.adapters.codeforces import CodeforcesAdapter
 from pipeline.problems.adapters.humaneval import HumanEvalAdapter, load_humaneval_rows
 from pipeline.problems.adapters.livecodebench import LiveCodeBenchAdapter
-from pipeline.problems.adapters.mbpp import MbppAdapter, load_mbpp_rows
+from pipeline.problems.adapters.mbpp import MbppAdapter, load_mbpp_source
 from pipeline.problems.adapters.native import BundledAdapter, NativeAdapter
 from pipeline.problems.adapters.taco_apps import AppsAdapter, TacoAdapter
 from pipeline.problems.errors import SourceError
@@ -168,8 +168,8 @@ def load_source(spec: SourceSpec, adapter: Adapter, split: str, cache_dir: str |
         rows = load_humaneval_rows(spec.location)
         return LoadedSource(rows, sorted(rows[0]) if rows else [])
     if spec.kind == "mbpp":  # all four MBPP splits at once, the split kept as a column
-        rows = load_mbpp_rows(spec.location, split, cache_dir)
-        return LoadedSource(rows, sorted({k for r in rows for k in r}))
+        rows, malformed = load_mbpp_source(spec.location, split, cache_dir)
+        return LoadedSource(rows, sorted({k for r in rows for k in r}), malformed)
     if spec.kind == "bundled":
         try:
             bundled = importlib.import_module("pipeline.problems.bundled")

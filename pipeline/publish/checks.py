@@ -7,10 +7,12 @@ to publish a dataset that breaks one, naming the offending rows.
 
   1. every instance has exactly one AC candidate, none SE (and the gold letter points at it);
   2. no problem, nor a near-duplicate of one, is in both a train config and an eval config
-     (clusters recomputed from the published statements with the split stage's own
+     (clusters recomputed from every published statement with the split stage's own
      clustering and threshold, pipeline/splits/dedup.py);
   6. every row says where it came from (non-empty provenance, one entry per candidate).
-Plus a DPO check: the chosen response's last \\boxed{} is the gold letter, the rejected's is not."""
+Plus a DPO check: the chosen response picks the gold letter and the rejected one does not,
+both read with the one answer reader (pipeline/common/answers.py: the first \\boxed{} after
+the last </think>, exactly one valid letter), as DPO, rewards and evaluation read them."""
 
 from __future__ import annotations
 
@@ -216,17 +218,17 @@ def _problem_rows(tables: dict[str, pa.Table], side: str) -> dict[str, list[tupl
     return out
 
 
-def _texts(tables: dict[str, pa.Table], side: str) -> dict[str, str]:
-    """problem_id -> statement text shown to the verifier, for one side."""
-    out: dict[str, str] = {}
+def _texts(tables: dict[str, pa.Table], side: str) -> list[tuple[str, str]]:
+    """Every distinct (problem_id, statement text) published on one side, sorted. A train
+    problem ships its instances' `query` and its Train-Questions `query`; both are checked."""
+    out: set[tuple[str, str]] = set()
     for name, table in tables.items():
         if CONFIG_BY_NAME[name].side != side:
             continue
-        for pid, q in zip(
-            table.column("problem_id").to_pylist(), table.column("query").to_pylist()
-        ):
-            out.setdefault(pid, q)
-    return out
+        out.update(
+            zip(table.column("problem_id").to_pylist(), table.column("query").to_pylist())
+        )
+    return sorted(out)
 
 
 def check_train_eval_disjoint(
@@ -252,24 +254,27 @@ def check_train_eval_disjoint(
         where = ", ".join(f"{c}[{r}]" for c, r in train_rows[pid][:3])
         flag(pid, f"problem also in train side ({where})")
 
-    train_text = _texts(tables, "train")
-    eval_text = {k: v for k, v in _texts(tables, "eval").items() if k not in train_rows}
-    train_ids, eval_ids = sorted(train_text), sorted(eval_text)
+    train_docs = _texts(tables, "train")
+    eval_docs = [(p, q) for p, q in _texts(tables, "eval") if p not in train_rows]
     params = config.near_dup.dedup_params()
     from pipeline.splits.dedup import links_across  # datasketch: slow to import, only when checking
 
-    links = links_across(
-        [train_text[p] for p in train_ids], [eval_text[p] for p in eval_ids], params
-    )
-    for link in sorted(links, key=lambda k: eval_ids[k.right]):
-        train_pid, jac = train_ids[link.left], link.jaccard
+    links = links_across([q for _, q in train_docs], [q for _, q in eval_docs], params)
+    flagged: set[str] = set()
+    # One report per eval problem: its link with the highest direct Jaccard.
+    for link in sorted(links, key=lambda k: (eval_docs[k.right][0], -k.jaccard)):
+        eval_pid = eval_docs[link.right][0]
+        if eval_pid in flagged:
+            continue
+        flagged.add(eval_pid)
+        train_pid, jac = train_docs[link.left][0], link.jaccard
         how = (
             f"statement near-duplicate of train problem {train_pid} (Jaccard {jac:.2f})"
             if jac >= params.threshold
             else f"near-duplicate cluster shared with train problem {train_pid} through a "
             f"chain of near-duplicates (direct Jaccard {jac:.2f})"
         )
-        flag(eval_ids[link.right], how)
+        flag(eval_pid, how)
     return res
 
 

@@ -36,7 +36,9 @@ def register(app: typer.Typer) -> None:
         private: Annotated[bool, typer.Option(help="create the repo private")] = False,
         max_shard_mb: Annotated[
             int | None,
-            typer.Option(help="target Parquet shard size (MiB); default: the run config's"),
+            typer.Option(
+                help="target Parquet shard size (MiB); default: the run config's publish.max_shard_bytes"
+            ),
         ] = None,
     ) -> None:
         """Re-check the invariants, write the card + shards + plots, and (with --push) release.

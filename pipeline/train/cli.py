@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         out: Annotated[
-            Path, typer.Option("--out", help="where report.json, report.md and responses/ go")
+            Path, typer.Option("--out", help="where report.json, report.md and responses.jsonl go")
         ],
         model: Annotated[
             Path | None, typer.Option("--model", help="model folder (merged LoRA or full weights)")

@@ -118,10 +118,55 @@ def _steady_state(logged: list[dict[str, Any]], per_step: int) -> dict[str, Any]
     return out
 
 
+_LABELS = {
+    "grpo": "GRPO-Think, full FT",
+    "grpo_lora": "GRPO (GSPO ratios), LoRA r=16",
+    "dpo": "DPO-Think, full FT",
+    "sft": "SFT on chosen responses",
+}
+
+
+def _num(v: float | None, digits: int = 0) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}".replace(",", " ")
+
+
+def markdown_table(files: list[Path]) -> str:
+    """docs/training.md's table, rendered from throughput.json files (one per run, or a
+    file with `runs: [...]`), so the page can be checked against the measurements."""
+    runs: list[dict[str, Any]] = []
+    for f in files:
+        doc = json.loads(Path(f).read_text())
+        runs += doc.get("runs", [doc])
+    lines = [
+        (
+            "| run | budget | batch/step | steps | steady s/step | steady tokens/s "
+            "| generated tokens/s | peak GPU memory |"
+        ),
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for run in runs:
+        env, argv = run["env"], run["env"].get("argv", {})
+        for r in run["results"]:
+            if r["name"] not in _LABELS:
+                continue
+            grpo = r["method"] == "grpo"
+            batch = argv.get("grpo_batch" if grpo else "dpo_batch")
+            rate = r.get("steady_steps_per_s")
+            lines.append(
+                f"| {_LABELS[r['name']]} | {env['grpo_budget'] if grpo else '–'} | {batch} "
+                f"| {r['steps']} | {_num(1 / rate if rate else None, 2)} "
+                f"| {_num(r.get('steady_tokens_per_s'))} "
+                f"| {_num(r.get('steady_generated_tokens_per_s'))} "
+                f"| {_num(r.get('peak_gpu_memory_gib'), 1)} GiB |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", type=Path, required=True, help="dataset folder (train + dpo configs)")
-    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--table", type=Path, nargs="+", help="print the markdown table of these files")
+    p.add_argument("--data", type=Path, help="dataset folder (train + dpo configs)")
+    p.add_argument("--out", type=Path)
     p.add_argument("--hidden", type=int, default=512)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--budget", type=int, default=1024, help="GRPO max_completion_length")
@@ -138,6 +183,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     p.add_argument("--eval-tokens", type=int, default=512)
     a = p.parse_args(argv)
+    if a.table:
+        print(markdown_table(a.table), end="")
+        return
+    if a.data is None or a.out is None:
+        p.error("--data and --out are required (or --table FILE...)")
 
     from pipeline.models.tiny import build_tiny_model
 
@@ -190,23 +240,33 @@ def main(argv: list[str] | None = None) -> None:
             "sft": {"max_length": 4096},
         },
     }
-    results = []
+    results: list[dict[str, Any]] = []
     for name in a.only:
         cfg = TrainConfig.model_validate(
             base | runs[name] | {"name": name, "output_dir": a.out / name}
         )
         results.append(measure(cfg))
         print(json.dumps(results[-1]), flush=True)
+        _write(a, results)  # after every run: a time limit must not lose the finished ones
     if a.eval_k:
         results.append(measure_eval(model, a))
         print(json.dumps(results[-1]), flush=True)
+        _write(a, results)
+
+
+def _write(a: argparse.Namespace, results: list[dict[str, Any]]) -> None:
     import torch
+    import transformers
+    import trl
 
     env = {
         "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
         "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "trl": trl.__version__,
         "model": {"hidden": a.hidden, "layers": a.layers},
         "grpo_budget": a.budget,
+        "argv": vars(a) | {"data": str(a.data), "out": str(a.out)},
     }
     (a.out / "throughput.json").write_text(json.dumps({"env": env, "results": results}, indent=2))
 

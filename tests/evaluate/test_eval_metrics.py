@@ -82,8 +82,14 @@ def test_ndcg() -> None:
 def test_flip_rates_per_bias_type() -> None:
     # a1 pairs with I1 by source_instance_id: majority B (right) -> A (wrong): flip, correct->wrong
     a1 = Judged(
-        "p1", "B", I1.pass_rates, ("A", "A", "B"), (None, "authority", None), "q1",
-        instance_id="a1", source_instance_id="i1",
+        "p1",
+        "B",
+        I1.pass_rates,
+        ("A", "A", "B"),
+        (None, "authority", None),
+        "q1",
+        instance_id="a1",
+        source_instance_id="i1",
     )
     # a2 has no source_instance_id; pairs with I2 by (problem, n, gold): majority B -> B: no flip
     a2 = Judged(
@@ -92,9 +98,38 @@ def test_flip_rates_per_bias_type() -> None:
     # a3 matches nothing
     a3 = Judged("zzz", "C", (0.0, 0.0, 1.0), ("C",), (None, None, "authority"), "q9")
     got = flip_rates([a1, a2, a3], ITEMS)
-    assert got["authority"] == {"n": 2.0, "flip_rate": 0.5, "correct_to_wrong": 0.5}
-    assert got["self_declared"] == {"n": 1.0, "flip_rate": 0.0, "correct_to_wrong": 0.0}
+    assert got["authority"] == {"n": 2.0, "valid": 2.0, "flip_rate": 0.5, "correct_to_wrong": 0.5}
+    assert got["self_declared"] == {
+        "n": 1.0, "valid": 1.0, "flip_rate": 0.0, "correct_to_wrong": 0.0,
+    }  # fmt: skip
     assert got["unpaired"] == {"n": 1.0}
+
+
+def test_flip_rate_without_a_valid_pair_is_undefined_not_zero() -> None:
+    # Both sides all invalid: no decision on either side, so nothing could flip or not flip.
+    h = Judged("p", "A", (1.0, 0.0, 0.0), (None, None), problem_id="q", instance_id="h")
+    a = Judged(
+        "p", "A", (1.0, 0.0, 0.0), (None, None), (None, "authority", None), "q",
+        instance_id="a", source_instance_id="h",
+    )  # fmt: skip
+    got = flip_rates([a], [h])["authority"]
+    assert (got["n"], got["valid"]) == (1.0, 0.0)
+    assert math.isnan(got["flip_rate"]) and math.isnan(got["correct_to_wrong"])
+    # One side valid, the other not: still no pair to judge a flip on.
+    h_valid = Judged("p", "A", (1.0, 0.0, 0.0), ("A", None), problem_id="q", instance_id="h")
+    assert flip_rates([a], [h_valid])["authority"]["valid"] == 0.0
+
+
+def test_ranking_metrics_leave_out_instances_with_no_valid_response() -> None:
+    # An all-invalid instance has vote shares 0, 0, 0: before, NDCG scored the list order
+    # (here 1.0: the gold is first) and every pair a 0.5 tie. Now it is left out and counted.
+    none_valid = Judged("p", "A", (1.0, 0.5, 0.0), (None, None, None))
+    m = split_metrics([none_valid])
+    assert math.isnan(m["ndcg"]) and m["ndcg_instances"] == 0
+    assert math.isnan(m["pairwise_accuracy"]) and m["pairwise_pairs"] == 0
+    m = split_metrics([none_valid, I1])
+    assert m["ndcg"] == pytest.approx(1.0) and m["ndcg_instances"] == 1
+    assert m["pairwise_accuracy"] == 1.0 and m["pairwise_pairs"] == 3
 
 
 def test_split_metrics_has_every_metric() -> None:

@@ -66,24 +66,49 @@ def test_markdown_puts_the_aletheia_protocol_first() -> None:
         "best_of_k_accuracy": 1.0,
         "invalid_rate": 0.0,
         "lists": 2,
+        "lists_scored": 2,
         "kendall_tau_b": -1.0,
         "ndcg": 0.9,
         "pairwise_accuracy": 0.75,
+        "pairwise_counted": 4,
         "transitivity": nan,
     }
     vote = {
         "instances": 3, "k": 4, "top1_accuracy": 0.5, "self_consistency_accuracy": 2 / 3,
-        "pairwise_accuracy": 0.75, "kendall_tau_b": nan, "kendall_tau_b_instances": 0,
-        "ndcg": 0.9, "accuracy_by_gold_position": {"A": 1.0, "C": 0.0},
+        "best_of_n_accuracy": 1.0, "invalid_rate": 0.0, "pairwise_accuracy": 0.75,
+        "pairwise_pairs": 6, "kendall_tau_b": nan, "kendall_tau_b_instances": 0, "ndcg": 0.9,
+        "ndcg_instances": 3, "accuracy_by_gold_position": {"A": 1.0, "C": 0.0},
+    }  # fmt: skip
+    random = {"aletheia": {"top1_accuracy": 1 / 3, "kendall_tau_b": -0.25},
+              "vote_share": {"top1_accuracy": 1 / 3}}  # fmt: skip
+    best = {"letter": "C", "aletheia": aletheia | {"top1_accuracy": 0.25}, "vote_share": vote}
+    always_a = {"letter": "A", "aletheia": aletheia | {"top1_accuracy": 0.0}, "vote_share": vote}
+    split = {
+        "aletheia": aletheia, "vote_share": vote, "flags": ["mostly invalid: 90% of ..."],
+        "baselines": {"random": random, "always_a": always_a, "best_letter": best},
     }  # fmt: skip
     md = to_markdown(
-        {"model": "m", "config": {"k": 4, "style": "think"},
-         "splits": {"heldout": {"aletheia": aletheia, "vote_share": vote}}}
-    )  # fmt: skip
-    assert (
-        "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 2 | -1.000 | 0.900 | 0.750 | - |" in md
+        {"model": "m", "config": {"k": 4, "style": "think"}, "splits": {"heldout": split}}
     )
-    assert "| heldout | 3 | 4 | 0.500 | 0.667 | 0.750 | - | 0 | 0.900 |" in md
+    assert (
+        "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 2 | 2 | -1.000 | 0.900 | 0.750 | 4 | - |"
+        in md
+    )
+    assert (
+        "| heldout | 3 | 4 | 0.500 | 0.667 | 1.000 | 0.000 | 0.750 | 6 | - | 0 | 0.900 | 3 |" in md
+    )
+    # the baselines sit under the split's row, each in the section's own columns
+    aletheia_table = md[md.index("## Aletheia protocol") : md.index("## Vote-share")]
+    assert "| ↳ random verifier (expected) |  |  | 0.333 |  |" in aletheia_table
+    assert "| -0.250 |" in aletheia_table
+    assert "| ↳ always A | 3 | 4 | 0.000 |" in aletheia_table
+    assert "| ↳ always C (best letter) | 3 | 4 | 0.250 |" in aletheia_table
+    # the flag: at the top of the report and of each section, before the table
+    warning = "> **Warning** (heldout): mostly invalid: 90% of ..."
+    assert md.count(warning) == 1 and md.index(warning) < md.index("## Aletheia protocol")
+    short = "> **Warning** (heldout): mostly invalid answers (see the top)"
+    assert md.count(short) == 2
+    assert aletheia_table.index(short) < aletheia_table.index("| split |")
     assert "| heldout | 1.000 | 0.000 |" in md  # gold positions A and C (the letters present)
     assert md.index("Aletheia protocol") < md.index("Vote-share")
 

@@ -9,9 +9,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.common.parquet import write_parquet
 from pipeline.evaluate import evaluate
 from pipeline.evaluate.responses import ResponsesError, read_responses
 from pipeline.train.data import read_config
+from schemas import INSTANCE_SCHEMA
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -27,7 +29,7 @@ def test_hand_written_responses_score_as_worked_out(tmp_path: Path, eval_dataset
     rows = _heldout(eval_dataset_dir)
     r0 = rows[0]  # sum2-r0: pass rates A=1.0 B=0.25 C=0.0, gold A
     assert (r0["chosen_answer"], r0["pass_rates"]) == ("A", [1.0, 0.25, 0.0])
-    base = {"split": "heldout", "row": 0, "prompt_id": r0["prompt_id"]}
+    base = {"split": "heldout", "instance_id": r0["instance_id"]}
     listwise = ["<think>\nB\n</think>\n\\boxed{B}", "\\boxed{A}", "\\boxed{A}", "no box"]
     pairs = {(0, 1): "\\boxed{A}", (0, 2): "\\boxed{B}", (1, 2): "\\boxed{A}"}  # A>B, C>A, B>C
     resp = [base | {"sample": s, "response": t} for s, t in enumerate(listwise)]
@@ -49,8 +51,7 @@ def test_parquet_responses_are_read_too(tmp_path: Path, eval_dataset_dir: Path) 
         [
             {
                 "split": "heldout",
-                "row": 0,
-                "prompt_id": r0["prompt_id"],
+                "instance_id": r0["instance_id"],
                 "pair": None,
                 "sample": 0,
                 "response": "\\boxed{A}",
@@ -67,6 +68,12 @@ def test_parquet_responses_are_read_too(tmp_path: Path, eval_dataset_dir: Path) 
     [
         ({"prompt_id": "other"}, "field prompt_id"),
         ({"row": 999}, "field row: split has 9 rows"),
+        ({"instance_id": "nope"}, "field instance_id: 'nope' is not a row of split heldout"),
+        (
+            {"instance_id": "sum2-r1-heldout"},
+            "field row: 0, but instance_id 'sum2-r1-heldout' is row 1",
+        ),
+        ({"row": None}, "line 1: field .*give instance_id"),
         ({"split": "nope"}, "unknown dataset config 'nope'"),
         ({"pair": [0, 3]}, "field pair"),
         ({"pair": [2, 1]}, "line 1: field pair"),
@@ -104,3 +111,66 @@ def test_a_sample_given_twice_is_an_error(tmp_path: Path, eval_dataset_dir: Path
     (tmp_path / "bad.jsonl").write_text("{oops\n")
     with pytest.raises(ResponsesError, match="line 1: not JSON"):
         read_responses(tmp_path / "bad.jsonl")
+
+
+def _heldout_keyed_by_problem(eval_dataset_dir: Path, root: Path) -> Path:
+    """The fixture's heldout split as a build writes it now: prompt_id = the problem's id, so
+    the 3 rows of each problem share it."""
+    rows = [r | {"prompt_id": r["problem_id"]} for r in _heldout(eval_dataset_dir)]
+    write_parquet(
+        pa.Table.from_pylist(rows, schema=INSTANCE_SCHEMA), root / "heldout" / "x.parquet"
+    )
+    return root
+
+
+def test_responses_keyed_by_instance_id_follow_the_row_wherever_it_is(
+    tmp_path: Path, eval_dataset_dir: Path
+) -> None:
+    rows = _heldout(eval_dataset_dir)
+    # the same answers in two orders of the file: instance_id, not the line, names the row
+    resp = [
+        {
+            "split": "heldout",
+            "instance_id": r["instance_id"],
+            "response": f"\\boxed{{{r['chosen_answer']}}}",
+        }
+        for r in rows
+    ]
+    for name, order in (("fwd", resp), ("rev", resp[::-1])):
+        report = evaluate(
+            None,
+            eval_dataset_dir,
+            tmp_path / name,
+            responses=_write(tmp_path / f"{name}.jsonl", order),
+        )
+        assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0
+        assert report["warnings"] == []
+    written = [
+        json.loads(x) for x in (tmp_path / "fwd" / "responses.jsonl").read_text().splitlines()
+    ]
+    assert set(written[0]) == {"split", "instance_id", "pair", "sample", "response"}
+
+
+def test_an_old_file_keyed_by_row_and_a_shared_prompt_id_is_read_with_a_warning(
+    tmp_path: Path, eval_dataset_dir: Path
+) -> None:
+    data = _heldout_keyed_by_problem(eval_dataset_dir, tmp_path / "data")
+    r0 = _heldout(eval_dataset_dir)[0]
+    old = [{"split": "heldout", "row": 0, "prompt_id": r0["problem_id"], "sample": 0,
+            "response": "\\boxed{A}"}]  # fmt: skip
+    report = evaluate(None, data, tmp_path / "out", responses=_write(tmp_path / "old.jsonl", old))
+    assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0  # r0's gold is A
+    [warning] = report["warnings"]
+    assert "heldout: 1 responses rows are keyed by row number and prompt_id" in warning
+    assert "write instance_id" in warning
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "> **Note**: heldout: 1 responses rows are keyed by row number" in md
+    # the fixture's own heldout has one row per prompt_id: an old file there is unambiguous
+    old_unique = [old[0] | {"prompt_id": r0["prompt_id"]}]
+    report = evaluate(
+        None,
+        eval_dataset_dir,
+        tmp_path / "out2",
+        responses=_write(tmp_path / "o2.jsonl", old_unique),
+    )
+    assert report["warnings"] == []

@@ -163,6 +163,9 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
         "sample-shard",
         "judge-shard",
         "assemble",
+        "adversarial-edits",
+        "mixed-judge-shard",  # the re-judges of the bias edits, as judge shards
+        "adv-judge-shard",
         "adversarial",
         "tiny-model",
         "dpo-responses-shard",
@@ -172,7 +175,8 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
     states = {k: v for k, v in _states(build["runs3"]).items() if k in stages}
     assert set(states) == stages
     assert all(set(v) == {"Cached"} for v in states.values()), states
-    assert len(states["judge-shard"]) == build["cfg"]["runner"]["judge_shards"]  # each shard
+    for stage in ("judge-shard", "mixed-judge-shard", "adv-judge-shard"):  # each shard
+        assert len(states[stage]) == build["cfg"]["runner"]["judge_shards"], stage
     # dpo and mixed_dpo, each in runner.dpo_shards shards
     assert len(states["dpo-responses-shard"]) == 2 * build["cfg"]["runner"]["dpo_shards"]
     assert build["after_third"] == build["before"]
@@ -191,6 +195,13 @@ def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
     for key in (f"flowtest-{stage}-progress" for stage in progress):
         assert latest[key].type == "progress" and float(latest[key].data) == 100.0
     assert latest["flowtest-judged-counts"].type == "table"
+    judged = latest["flowtest-judged-counts"].data
+    judged = json.loads(judged) if isinstance(judged, str) else judged
+    assert [r["count"] for r in judged if r["split"] == "judge quarantine"] == [0]
+    for section in ("mixed", "adv"):  # edits per bias type, rejected by the re-judge or not
+        rejected = latest[f"flowtest-{section}-rejected-edits"]
+        rows = json.loads(rejected.data) if isinstance(rejected.data, str) else rejected.data
+        assert sum(r["accepted"] for r in rows) > 0 and sum(r["not_rejudged"] for r in rows) == 0
     table = latest["flowtest-dataset-counts"]
     assert table.type == "table"
     rows = json.loads(table.data) if isinstance(table.data, str) else table.data

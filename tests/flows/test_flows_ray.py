@@ -41,7 +41,10 @@ def test_judge_shards_on_a_local_ray_cluster(
     runner = make_task_runner(cfg.runner)
     assert type(runner).__name__ == "RayTaskRunner"
     out = judge_shards.with_options(task_runner=runner)(
-        cfg.model_dump(mode="json"), candidates, problems
+        cfg.model_dump(mode="json"),
+        candidates["outputs"]["candidates"],
+        problems,
+        str(work / "judged.parquet"),
     )
 
     judged = pl.read_parquet(out["outputs"]["judged"]).sort("candidate_id")
@@ -130,7 +133,7 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
             cfg_json, splits
         )
         judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
-            cfg_json, candidates, problems
+            cfg_json, candidates["outputs"]["candidates"], problems, str(work / "judged.parquet")
         )
 
         head_id, gpu_id = cluster.head_node.node_id, gpu.node_id

@@ -13,11 +13,14 @@ import pytest
 from pipeline.instances.adversarial.apply import select_rows, shape_ok
 from pipeline.instances.adversarial.catalogue import BY_NAME, CATALOGUE, bias_types
 from pipeline.instances.adversarial.edits import insert_header, rename_locals, statement_line_ends
+from pipeline.instances.adversarial.plan import PlannedEdit
+from pipeline.instances.adversarial.rejudge import EditPlanError, edit_candidates
 from pipeline.instances.adversarial.syntax import (
     differs_in_comments_only,
     has_error,
     renaming_between,
 )
+from schemas.ids import candidate_id_for
 from tests.instances.programs import PROGRAMS
 
 LANGS = ["python", "cpp", "java"]
@@ -192,3 +195,34 @@ def test_cpp_rename_leaves_qualified_names_alone() -> None:
     assert edited is not None
     assert "std::count(v_v.begin(), v_v.end(), 1)" in edited and "v_count = std::count" in edited
     assert renaming_between("cpp", code, edited) == {"count": "v_count", "v": "v_v"}
+
+
+class _SameIdEdit(PlannedEdit):
+    """Test double: a planned edit with a forced candidate_id, standing in for a hash
+    collision (two different programs under one id), which no real input can produce."""
+
+    @property
+    def candidate_id(self) -> str:
+        return "c_collision"
+
+
+def _edit(after: str, cls: type[PlannedEdit] = PlannedEdit, row: int = 0) -> PlannedEdit:
+    return cls(
+        row=row, position=1, plan=row, bias="authority", problem_id="p_1", language="python",
+        origin="reference", generator="reference:test", tier="weak", before="print(1)\n",
+        after=after, verdict="WA", pass_rate=0.0,
+    )  # fmt: skip
+
+
+def test_edit_candidates_keep_one_row_per_program_and_refuse_an_ambiguous_id() -> None:
+    rows = [{"instance_id": f"i_{i}", "candidate_ids": ["c_a", "c_b"]} for i in range(2)]
+    # The same program twice (trailing spaces differ: the same normalised code) -> one row.
+    same = edit_candidates([_edit("# ok\nprint(1)\n"), _edit("# ok  \nprint(1)\n", row=1)], rows)
+    assert [(c.candidate_id, c.code, c.parent_candidate_id) for c in same] == [
+        (candidate_id_for("python", "# ok\nprint(1)\n"), "# ok\nprint(1)\n", "c_b")
+    ]
+    with pytest.raises(EditPlanError, match="instance i_1 position 1"):
+        edit_candidates(
+            [_edit("# a\nprint(1)\n", _SameIdEdit), _edit("# b\nprint(1)\n", _SameIdEdit, 1)],
+            rows,
+        )

@@ -13,16 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.instances.adversarial.apply import targets
 from pipeline.instances.adversarial.catalogue import BY_NAME
+from pipeline.instances.adversarial.rejudge import planned_edits
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, SplitSpec
-from pipeline.instances.stage import adversarial, assemble, build_dpo
+from pipeline.instances.stage import adversarial, adversarial_edits, assemble, build_dpo
 from pipeline.judge.stage import JudgeConfig, judge_candidates, judge_request, load_problems
 from pipeline.problems.bundled import load_bundled
 from pipeline.sampling.mutants import mutant_candidates
@@ -351,14 +353,10 @@ def test_mixed_gives_one_bias_type_to_the_configured_share_only(
     assert all(all(t is None for t in b["adversarial"]) for _, b in untouched)
 
 
-def test_an_edit_that_changes_behaviour_is_rejected(
-    work: dict[str, Any], sandbox_client: Any
-) -> None:
+def _probe_heldout(work: dict[str, Any]) -> Path:
+    """The probe problem's one Heldout row (both line-number programs beside the correct one)."""
     tmp = work["tmp"]
     probe = work["judged"].filter(pl.col("problem_id") == work["probe_id"])
-    by_code = {r["code"]: r for r in probe.to_dicts()}
-    assert by_code[PROBE_LINENO]["verdict"] == "WA" and by_code[PROBE_LINENO]["passed"] == 0
-    assert by_code[PROBE_LINENO_C]["verdict"] == "WA" and by_code[PROBE_LINENO_C]["passed"] == 2
     problems = pl.from_arrow(pq.read_table(tmp / "all_problems.parquet"))
     cfg = AssembleConfig(  # balanced: the one 3-candidate row with both probe programs
         selection="balanced",
@@ -369,7 +367,18 @@ def test_an_edit_that_changes_behaviour_is_rejected(
         probe, problems, pl.DataFrame({"problem_id": [work["probe_id"]], "split": ["heldout"]}), cfg
     )
     assert tables["heldout"].num_rows == 1
-    write_parquet(tables["heldout"], tmp / "probe" / "heldout.parquet", INSTANCE_SCHEMA)
+    return write_parquet(tables["heldout"], tmp / "probe" / "heldout.parquet", INSTANCE_SCHEMA)
+
+
+def test_an_edit_that_changes_behaviour_is_rejected(
+    work: dict[str, Any], sandbox_client: Any
+) -> None:
+    tmp = work["tmp"]
+    probe = work["judged"].filter(pl.col("problem_id") == work["probe_id"])
+    by_code = {r["code"]: r for r in probe.to_dicts()}
+    assert by_code[PROBE_LINENO]["verdict"] == "WA" and by_code[PROBE_LINENO]["passed"] == 0
+    assert by_code[PROBE_LINENO_C]["verdict"] == "WA" and by_code[PROBE_LINENO_C]["passed"] == 2
+    _probe_heldout(work)
     stats = adversarial(
         tmp / "probe" / "heldout.parquet",
         tmp / "all_problems.parquet",
@@ -388,6 +397,120 @@ def test_an_edit_that_changes_behaviour_is_rejected(
             assert tag is None  # the rejected edit left the program as it was
         else:
             assert tag == "reverse_authority" and code.endswith(PROBE_CORRECT)
+
+
+# --- the re-judge as judge shards: edits file -> judge stage -> judged table -> rows -------
+
+
+def _sharded_inputs(
+    case: str, assembled: dict[str, Any], work: dict[str, Any]
+) -> tuple[Path, Path, AdversarialConfig]:
+    """(instances, problems, config) of one case: Adv on a few Heldout rows, Mixed with the
+    per-candidate construction on Train, and the probe row whose edits the re-judge rejects."""
+    tmp = work["tmp"]
+    if case == "adv":
+        path = tmp / "shard_cases" / "heldout3.parquet"
+        heldout = _table(assembled["dir"] / "heldout.parquet").slice(0, 3)
+        write_parquet(heldout, path, INSTANCE_SCHEMA)
+        return path, tmp / "problems.parquet", AdversarialConfig(seed=3)
+    if case == "mixed_per_candidate":
+        path = tmp / "shard_cases" / "train12.parquet"
+        write_parquet(
+            _table(assembled["dir"] / "train.parquet").slice(0, 12), path, INSTANCE_SCHEMA
+        )
+        cfg = AdversarialConfig.mixed(seed=1, construction="per_candidate", share=0.5)
+        return path, tmp / "problems.parquet", cfg
+    cfg = AdversarialConfig(bias_types=["authority", "reverse_authority"])
+    return _probe_heldout(work), tmp / "all_problems.parquet", cfg
+
+
+def _judge_edits(
+    instances: Path, problems: Path, cfg: AdversarialConfig, out: Path, client: Any
+) -> dict[str, Any]:
+    """What the flow does with judge shards, in one shard: plan, then the judge stage."""
+    edits = adversarial_edits(instances, problems, out / "edits", cfg)
+    judge_candidates(
+        out / "edits" / "edits.parquet",
+        problems,
+        out / "judged-edits.parquet",
+        cfg.judge,
+        client=client,
+    )
+    return edits
+
+
+@pytest.mark.parametrize("case", ["adv", "mixed_per_candidate", "probe"])
+def test_rejudge_from_a_judged_table_gives_identical_output(
+    case: str, assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
+) -> None:
+    instances, problems, cfg = _sharded_inputs(case, assembled, work)
+    base = work["tmp"] / "shard_cases" / case
+    edits = _judge_edits(instances, problems, cfg, base, sandbox_client)
+    sharded = adversarial(
+        instances, problems, base / "sharded", cfg, judged_edits=base / "judged-edits.parquet"
+    )
+    in_process = adversarial(instances, problems, base / "in_process", cfg, sandbox_client)
+    name = f"{cfg.split}.parquet"
+    assert (base / "sharded" / name).read_bytes() == (base / "in_process" / name).read_bytes()
+    assert sharded == in_process
+    assert sharded["edits_planned"] == edits["edits_planned"] > 0
+    assert sharded["edits_not_rejudged"] == 0  # every planned edit found in the judged table
+    assert sum(edits["edits_planned_by_bias"].values()) == edits["edits_planned"]
+    table = pl.read_parquet(base / "edits" / "edits.parquet")
+    assert table.height == edits["distinct_programs"]
+    assert table.select("problem_id", "candidate_id").is_unique().all()
+    rows = _table(instances).to_pylist()
+    planned, _ = planned_edits(rows, cfg)
+    assert set(table.select("problem_id", "candidate_id").iter_rows()) == {
+        (e.problem_id, e.candidate_id) for e in planned
+    }
+    assert set(table["code"]) == {e.after for e in planned}  # the edited programs themselves
+    if case == "probe":  # the rejections come out the same way too
+        assert sharded["by_bias"]["authority"]["copies_rejected_by_rejudge"] == 1
+
+
+def test_edits_missing_from_the_judged_table_are_counted_not_rejudged(
+    assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
+) -> None:
+    instances, problems, cfg = _sharded_inputs("adv", assembled, work)
+    base = work["tmp"] / "shard_cases" / "missing"
+    _judge_edits(instances, problems, cfg, base, sandbox_client)
+    full = adversarial(
+        instances, problems, base / "full", cfg, judged_edits=base / "judged-edits.parquet"
+    )
+    judged = pl.read_parquet(base / "judged-edits.parquet")
+    gone = judged["problem_id"][0]  # one problem's verdicts never came back
+    judged.filter(pl.col("problem_id") != gone).write_parquet(base / "partial.parquet")
+    stats = adversarial(
+        instances, problems, base / "partial", cfg, judged_edits=base / "partial.parquet"
+    )
+    planned, _ = planned_edits(_table(instances).to_pylist(), cfg)
+    lacking = sum(1 for e in planned if e.problem_id == gone)
+    assert stats["edits_not_rejudged"] == lacking > 0
+    assert sum(c.get("not_rejudged", 0) for c in stats["by_bias"].values()) == lacking
+    assert stats["edits_planned"] == full["edits_planned"]  # planned, then counted, not lost
+    out = _table(base / "partial" / "adv.parquet").to_pylist()
+    full_rows = _table(base / "full" / "adv.parquet").to_pylist()
+    assert [r for r in out if r["problem_id"] == gone] == []  # no copy kept without a verdict
+    assert out == [r for r in full_rows if r["problem_id"] != gone]
+
+
+def test_a_program_two_plans_produce_is_judged_once(
+    assembled: dict[str, Any], work: dict[str, Any]
+) -> None:
+    """Every Heldout row twice (a second instance_id): `minified` ignores its RNG, so each
+    copy's edits are the same programs; the edits file holds each once."""
+    rows = _table(assembled["dir"] / "heldout.parquet").to_pylist()
+    twice = rows + [{**r, "instance_id": r["instance_id"] + "-again"} for r in rows]
+    path = work["tmp"] / "shard_cases" / "twice.parquet"
+    write_parquet(pa.Table.from_pylist(twice, schema=INSTANCE_SCHEMA), path, INSTANCE_SCHEMA)
+    cfg = AdversarialConfig(bias_types=["minified"])
+    stats = adversarial_edits(path, work["tmp"] / "problems.parquet", path.parent / "twice", cfg)
+    table = pl.read_parquet(path.parent / "twice" / "edits.parquet")
+    planned, _ = planned_edits(twice, cfg)
+    keys = {(e.problem_id, e.candidate_id) for e in planned}
+    assert stats["edits_planned"] == len(planned) >= 2 * len(keys) > 0
+    assert stats["distinct_programs"] == table.height == len(keys)
 
 
 def test_mixed_dpo_from_real_tiny_model_responses(

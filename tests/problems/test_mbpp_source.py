@@ -177,3 +177,23 @@ def test_reference_check_quarantines_the_wrong_reference(tmp_path: Path, sandbox
     kept = table_to_models(pq.read_table(tmp_path / "check" / "problems.verified.parquet"), Problem)
     assert len(kept) == 15 and "17" not in {p.source_id for p in kept}
     assert pq.read_table(tmp_path / "check" / "problems.verified.quarantine.parquet").num_rows == 1
+
+
+def test_malformed_mbpp_line_is_quarantined_and_the_rest_ingested(tmp_path: Path) -> None:
+    """MBPP files are JSON lines too: one bad line costs that line (file, line number,
+    reason in the quarantine, counted in the report), not the source."""
+    path = tmp_path / "mbpp.jsonl"
+    good = [json.dumps(FULL_ROWS[0]), json.dumps(FULL_ROWS[1])]
+    path.write_text(good[0] + "\n" + good[1][:30] + "\n" + good[1] + "\n")
+    out = tmp_path / "out" / "problems.parquet"
+    stats = ingest([f"mbpp:{path}"], out, IngestConfig(), show_progress=False)
+    problems = {p.source_id for p in table_to_models(pq.read_table(out), Problem)}
+    quarantine = {q["source_row_id"]: q for q in pq.read_table(output_paths(out)["quarantine"]).to_pylist()}
+    assert sorted(problems) == ["12", "700"]
+    assert list(quarantine) == [f"{path}:2"]
+    assert quarantine[f"{path}:2"]["reason"].startswith(f"malformed JSON line 2 of {path}: not valid JSON")
+    assert stats["malformed_lines"] == 1 and stats["per_source"][f"mbpp:{path}"]["malformed_lines"] == 1
+    # As a decontamination benchmark a partly unreadable file is still refused: skipping a
+    # line there would silently weaken the check.
+    with pytest.raises(SourceError, match="line 2"):
+        load_mbpp_rows(str(path), "test")

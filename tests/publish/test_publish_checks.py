@@ -173,3 +173,59 @@ def test_missing_provenance_is_refused(build_dir: Path, tmp_path: Path) -> None:
 def test_dpo_chosen_must_pick_the_gold_letter(build_dir: Path, tmp_path: Path) -> None:
     rewrite(build_dir, "mixed_dpo", _edit_row(2, chosen=lambda r: r["rejected"]))
     assert "mixed_dpo[2]" in _refused(build_dir, tmp_path)
+
+
+def test_dpo_check_reads_answers_with_the_one_shared_rule() -> None:
+    """The DPO check reads a response as the DPO builder, rewards and evaluation do: the first
+    box after the last `</think>`, exactly one valid letter. Each row below is judged by hand
+    from that rule (pipeline/common/answers.py); a "last box anywhere, letters upper-cased"
+    reader (the check's old one) gets rows 1, 2, 4 and 7 wrong."""
+    import pyarrow as pa
+
+    from pipeline.instances.dpo import responses
+    from pipeline.publish import checks
+
+    think = "<think>\nB looks wrong, maybe \\boxed{A}\n</think>\n"
+    rows = [  # (chosen, rejected, gold, k, refused?)
+        (think + "\\boxed{B}", think + "\\boxed{A}", "B", 2, False),  # 0: box in thinking ignored
+        (think + "\\boxed{B} or \\boxed{A}", "\\boxed{A}", "B", 2, False),  # 1: first box counts
+        ("\\boxed{ b }", "\\boxed{A}", "B", 2, True),  # 2: not exactly a letter: no answer
+        ("\\boxed{\\text{B}}", "\\boxed{A}", "B", 2, True),  # 3: wrapped letter is invalid
+        ("\\boxed{B}", think + "\\boxed{B}\n\\boxed{A}", "B", 2, True),  # 4: rejected picks gold
+        ("\\boxed{B}", "\\boxed{(B)}", "B", 2, False),  # 5: "(B)" is no answer, so not gold
+        ("\\boxed{A}", "\\boxed{C}", "A", 2, False),  # 6: C is not an option of 2: invalid
+        ("\\boxed{C}", "\\boxed{A}", "C", 2, True),  # 7: the gold letter itself out of range
+    ]
+    table = pa.table({
+        "instance_id": [f"i_{n}" for n in range(len(rows))],
+        "chosen": [r[0] for r in rows],
+        "rejected": [r[1] for r in rows],
+        "chosen_answer": [r[2] for r in rows],
+        "rejected_answer": ["A" if r[2] != "A" else "B" for r in rows],
+        "num_candidates": [r[3] for r in rows],
+    })
+    result = checks.check_dpo_pairs({"dpo": table})
+    assert result.checked_rows == len(rows)
+    assert sorted(v.row for v in result.violations) == [n for n, r in enumerate(rows) if r[4]]
+    # One reader: the publish check and the DPO builder call the same function.
+    assert checks.parse_answer is responses.parse_answer
+
+
+def test_every_published_statement_of_a_train_problem_is_checked(
+    build_dir: Path, tmp_path: Path
+) -> None:
+    """A train problem ships two texts: its instances' `query` and its Train-Questions `query`
+    (the statement a policy is shown in RLVR). A near-duplicate of an eval statement in
+    the second one leaks as much as in the first, so both are clustered."""
+    import pyarrow.parquet as pq
+
+    final = build_dir / "final"
+    train_pid = pq.read_table(final / "train.parquet").column("problem_id")[0].as_py()
+    heldout = pq.read_table(final / "heldout.parquet").to_pylist()
+    eval_pid, eval_query = heldout[0]["problem_id"], heldout[0]["query"]
+    questions = pq.read_table(final / "train_questions.parquet").column("problem_id").to_pylist()
+    near = _replace_words(eval_query, TWO_WORDS)  # Jaccard 0.706 with the eval statement
+    rewrite(build_dir, "train_questions", _edit_row(questions.index(train_pid), query=near))
+    msg = _refused(build_dir, tmp_path)
+    assert f"heldout[0] {eval_pid}" in msg
+    assert f"near-duplicate of train problem {train_pid} (Jaccard 0.71)" in msg

@@ -3,7 +3,8 @@
 Built here with the lead's schemas (the instance/DPO stages build the same rows from
 the bundled problems); every config lands in the published layout `<dir>/<config>/`.
 The candidates are real programs: for each problem one correct program and wrong
-ones whose pass rates are the fractions of the tests they really pass.
+ones whose pass rates are the fractions of the tests they really pass (tests/train/test_rowgen.py
+judges them in the sandbox to keep that true).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ PROBLEMS = [
         "sum2",
         "Read two integers a and b and print a + b.",
         "a, b = map(int, input().split())\nprint(a + b)\n",
-        [("a, b = map(int, input().split())\nprint(a - b)\n", 0.25), ("print(0)\n", 0.0)],
+        [("a, b = map(int, input().split())\nprint(a - b)\n", 0.25), ("print(-1)\n", 0.0)],
         [("1 2\n", "3\n"), ("0 0\n", "0\n"), ("5 7\n", "12\n"), ("10 -3\n", "7\n")],
     ),
     (
@@ -39,7 +40,10 @@ PROBLEMS = [
         "square",
         "Read an integer n and print n squared.",
         "n = int(input())\nprint(n * n)\n",
-        [("n = int(input())\nprint(n * 2)\n", 0.25), ("n = int(input())\nprint(n)\n", 0.25)],
+        [
+            ("n = int(input())\nprint(n + 2)\n", 0.25),
+            ("n = int(input())\nprint(n * n + n)\n", 0.25),
+        ],
         [("2\n", "4\n"), ("3\n", "9\n"), ("0\n", "0\n"), ("1\n", "1\n")],
     ),
 ]

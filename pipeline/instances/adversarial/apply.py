@@ -206,6 +206,9 @@ def apply_edits(
         instances_in=len(rows),
         rows_out=len(out),
         rows_with_edits=sum(1 for r in out if r["modification"] is not None),
+        # Edits no verdict came back for (a judged table that lacks them, or not judgeable):
+        # each rejected and counted, never dropped unseen.
+        edits_not_rejudged=sum(c.get("not_rejudged", 0) for c in counts.values()),
         by_bias={k: dict(sorted(counts[k].items())) for k in sorted(counts)},
         rows_by_modification={
             k: sum(1 for r in out if r["modification"] == k)

@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from pipeline.problems.adapters.base import Adapter, AdapterContext, require_text
 from pipeline.problems.errors import RowError, SourceError
+from pipeline.problems.jsonl import MalformedLine, malformed_lines
 
 HUB_ID = "google-research-datasets/mbpp"
 HUB_CONFIGS = ("full", "sanitized")
@@ -50,32 +51,45 @@ def mbpp_split(task_id: int) -> str:
     raise RowError("task_id", f"task_id {task_id} is outside MBPP's 1..974")
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for i, line in enumerate(f):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise SourceError("mbpp", f"{path}: line {i + 1} is not JSON ({e.msg})") from e
-    return rows
+def _read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[MalformedLine]]:
+    """The JSON-object lines of `path`, and the lines that are not (left out, reported)."""
+    bad = malformed_lines(path)
+    skip = {b.line for b in bad}
+    with path.open("rb") as f:
+        rows = [json.loads(raw) for n, raw in enumerate(f, start=1) if n not in skip and raw.strip()]
+    return rows, bad
 
 
 def load_mbpp_rows(location: str | None, split: str, cache_dir: str | None = None) -> list[dict[str, Any]]:
-    """Rows of MBPP (a local .jsonl/.json, or the Hub dataset `full`/`sanitized`), all or one split."""
+    """Rows of MBPP (a local .jsonl/.json, or the Hub dataset `full`/`sanitized`), all or one split.
+
+    Strict: a malformed line is an error (a decontamination benchmark must be read whole).
+    Ingest reads through `load_mbpp_source`, which quarantines such lines instead."""
+    rows, bad = load_mbpp_source(location, split, cache_dir)
+    if bad:
+        raise SourceError("mbpp", f"{bad[0].file}: line {bad[0].line}: {bad[0].reason}")
+    return rows
+
+
+def load_mbpp_source(
+    location: str | None, split: str, cache_dir: str | None = None
+) -> tuple[list[dict[str, Any]], list[MalformedLine]]:
+    """`load_mbpp_rows`, with a local file's malformed JSON lines left out and returned."""
+    malformed: list[MalformedLine] = []
     if split != ALL and split not in SPLITS:
         raise SourceError("mbpp", f"unknown MBPP split {split!r}; known: {', '.join(SPLITS)} (or none for all)")
     if location and location not in HUB_CONFIGS:
         path = Path(location)
         if not path.is_file():
             raise SourceError("mbpp", f"no MBPP file at {path} (give a .jsonl in MBPP's shape, or `full`/`sanitized`)")
-        rows = _read_jsonl(path) if path.suffix in (".jsonl", ".json") else _read_parquet(path)
+        if path.suffix in (".jsonl", ".json"):
+            rows, malformed = _read_jsonl(path)
+        else:
+            rows = _read_parquet(path)
     else:
         rows = _load_hub(location or "full", cache_dir)
     if split == ALL:
-        return rows
+        return rows, malformed
     out = []
     for r in rows:
         try:
@@ -83,7 +97,7 @@ def load_mbpp_rows(location: str | None, split: str, cache_dir: str | None = Non
                 out.append(r)
         except (KeyError, TypeError, ValueError, RowError):
             out.append(r)  # a bad task_id is quarantined by the adapter, never dropped here
-    return out
+    return out, malformed
 
 
 def _read_parquet(path: Path) -> list[dict[str, Any]]:
