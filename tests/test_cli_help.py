@@ -80,10 +80,6 @@ def _words(text: str) -> list[str]:
 def test_help_text_is_whole(
     root: typer.Typer, prefix: list[str], cmd: click.Command, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if prefix[:1] == ["dpo"]:
-        # `aletheia dpo` belongs to the DPO branch, whose --model help ends "adds to the
-        # config's"; it passes once that branch's fix is in.
-        pytest.xfail("aletheia dpo's help is fixed on the DPO branch")
     monkeypatch.setattr(typer.rich_utils, "MAX_WIDTH", 2000)  # one line per paragraph
     result = CliRunner().invoke(root, [*prefix, "--help"])
     assert result.exit_code == 0, result.output
