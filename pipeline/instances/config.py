@@ -224,6 +224,8 @@ class JudgeModelSpec(BaseModel):
 
     Shorthand kept from earlier configs: `model_path: P` means `model: P`, and
     `backend: transformers` (a bare word) means `backend: {type: transformers}`.
+    `backend: {type: vllm}` is UNTESTED HERE (vLLM cannot be installed on our machines):
+    such a judge is validated and preflighted (its interpreter), not run.
     """
 
     model_config = ConfigDict(extra="forbid")
