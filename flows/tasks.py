@@ -351,16 +351,6 @@ def adversarial_task(
     )
 
 
-@task(name="dpo", tags=["gpu"])
-def dpo_task(instances: str, instances_digest: str, config: dict, out_dir: str, code: str) -> dict:
-    from pipeline.instances.config import DPOConfig
-    from pipeline.instances.stage import build_dpo
-
-    cfg = DPOConfig.model_validate(config)
-    stats = build_dpo(Path(instances), Path(out_dir), cfg)
-    return result(cfg.name, {"dpo": Path(out_dir) / f"{cfg.name}.parquet"}, stats)
-
-
 @task(name="dpo-responses-shard", tags=["gpu"])
 def dpo_responses_task(
     instances_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
