@@ -113,7 +113,10 @@ class Report:
             f"sample: {r.sample_shards} shard(s) on {r.kind}",
             f"judge: {r.judge_shards} shard(s) on {r.kind}, at most {r.max_parallel_shards} at once",
             "assemble (train, heldout, strong, hard)",
-            f"mixed (share {cfg.mixed.share}) and adv (share {cfg.adv.share}): bias edits, re-judged",
+            (
+                f"mixed (share {cfg.mixed.share}) and adv (share {cfg.adv.share}): bias edits, "
+                f"re-judged as {r.judge_shards} judge shard(s) each"
+            ),
             (
                 f"dpo and mixed_dpo: {len(cfg.dpo.judges)} verifier model(s) x "
                 f"{cfg.dpo.samples_per_judge} samples, {r.dpo_shards} shard(s) each on {r.kind}"
