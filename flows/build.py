@@ -14,6 +14,7 @@ Work-dir layout (`<out_dir>/work/`):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,23 @@ def _source_digest(sources: list[str]) -> str:
 # --- shard fan-out subflows -------------------------------------------------------------
 
 
+def _collect(
+    submits: list[Callable[[], Any]],
+    cfg: RunConfig,
+    progress: Progress,
+    note: Callable[[dict[str, Any]], str],
+) -> tuple[list[dict[str, Any]], list[Any]]:
+    """Run shard submits (at most `runner.max_parallel_shards` at once), advancing the
+    progress artifact as each finishes: the shard results and where each ran."""
+    results, ran_on = [], []
+    for fut in bounded(submits, cfg.runner.max_parallel_shards):
+        r = fut.result()
+        results.append(r)
+        ran_on.append(r.get("ran_on"))
+        progress.advance(note=note(r))
+    return results, ran_on
+
+
 @flow(name="sample-shards")
 def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, Any]:
     cfg = load_run_config(config)
@@ -79,12 +97,10 @@ def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, A
             )
 
     submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
-    parts, ran_on = [], []
-    for fut in bounded(submits, cfg.runner.max_parallel_shards):
-        r = fut.result()
-        parts.append(Path(r["outputs"]["candidates"]))
-        ran_on.append(r.get("ran_on"))
-        progress.advance(note=f"{r['stats'].get('candidates', '?')} candidates")
+    results, ran_on = _collect(
+        submits, cfg, progress, lambda r: f"{r['stats'].get('candidates', '?')} candidates"
+    )
+    parts = [Path(r["outputs"]["candidates"]) for r in results]
     merge_shards(sorted(parts), out, CANDIDATE_SCHEMA)
     return T.result("sample", {"candidates": out}, {"shards": n, "shards_ran_on": ran_on})
 
@@ -136,13 +152,11 @@ def judge_shards(
             )
 
     submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
-    parts, se, ran_on = [], 0, []
-    for fut in bounded(submits, cfg.runner.max_parallel_shards):
-        r = fut.result()
-        parts.append(Path(r["outputs"]["judged"]))
-        se += int(r["stats"].get("se", 0) or 0)
-        ran_on.append(r.get("ran_on"))
-        progress.advance(note=f"{r['stats'].get('judged_rows', '?')} rows")
+    results, ran_on = _collect(
+        submits, cfg, progress, lambda r: f"{r['stats'].get('judged_rows', '?')} rows"
+    )
+    parts = [Path(r["outputs"]["judged"]) for r in results]
+    se = sum(int(r["stats"].get("se", 0) or 0) for r in results)
     merge_shards(sorted(parts), out_path, JUDGED_CANDIDATE_SCHEMA)
     quarantine = quarantine_path(out_path)
     quarantined = merge_quarantines([quarantine_path(p) for p in sorted(parts)], quarantine)
@@ -305,12 +319,9 @@ def dpo_shards(
             )
 
     submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
-    parts, ran_on = [], []
-    for fut in bounded(submits, cfg.runner.max_parallel_shards):
-        r = fut.result()
-        parts.append(r)
-        ran_on.append(r.get("ran_on"))
-        progress.advance(note=f"{r['stats']['judges'].get('responses', '?')} responses")
+    parts, ran_on = _collect(
+        submits, cfg, progress, lambda r: f"{r['stats']['judges'].get('responses', '?')} responses"
+    )
     parts.sort(key=lambda r: r["outputs"]["judges"])  # completion order must not matter
     out = T.configured(T.dpo_pairs_task, cfg, [base / f"{name}.parquet"])(
         str(src),

@@ -221,22 +221,9 @@ def apply_edits(
 def sandbox_rejudge(problems: dict[str, Any], client: Any, config: AdversarialConfig) -> Rejudge:
     """Re-judge through the judge stage (same requests, limits and comparison as the originals)."""
     from pipeline.judge.stage import judge_rows
-    from schemas.candidate import Candidate
 
     def rejudge(edits: list[PlannedEdit]) -> list[Outcome | None]:
-        cands = [
-            Candidate(
-                candidate_id=e.candidate_id,
-                problem_id=e.problem_id,
-                language=e.language,  # type: ignore[arg-type]
-                code=e.after,
-                extraction="ok",
-                origin=e.origin,  # type: ignore[arg-type]
-                generator=e.generator,
-                tier=e.tier,  # type: ignore[arg-type]
-            )
-            for e in edits
-        ]
+        cands = [e.as_candidate() for e in edits]
         judged = judge_rows(cands, problems, client, config.judge)
         by_key = {
             (r["problem_id"], r["candidate_id"]): Outcome(r["verdict"], float(r["pass_rate"]))

@@ -19,6 +19,7 @@ from pipeline.instances.adversarial.syntax import (
 )
 from pipeline.instances.config import AdversarialConfig
 from pipeline.instances.rng import hash64
+from schemas.candidate import Candidate
 from schemas.ids import candidate_id_for
 
 
@@ -41,6 +42,20 @@ class PlannedEdit:
     @property
     def candidate_id(self) -> str:
         return candidate_id_for(self.language, self.after)
+
+    def as_candidate(self, parent_candidate_id: str | None = None) -> Candidate:
+        """The edited program as a candidate row for the judge stage."""
+        return Candidate(
+            candidate_id=self.candidate_id,
+            problem_id=self.problem_id,
+            language=self.language,  # type: ignore[arg-type]
+            code=self.after,
+            extraction="ok",
+            origin=self.origin,  # type: ignore[arg-type]
+            generator=self.generator,
+            tier=self.tier,  # type: ignore[arg-type]
+            parent_candidate_id=parent_candidate_id,
+        )
 
 
 def _docstring_only(language: str, before: str, after: str) -> bool:

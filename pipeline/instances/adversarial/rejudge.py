@@ -63,19 +63,7 @@ def edit_candidates(planned: list[PlannedEdit], rows: list[dict[str, Any]]) -> l
                 )
             continue
         seen[key] = edit
-        out.append(
-            Candidate(
-                candidate_id=edit.candidate_id,
-                problem_id=edit.problem_id,
-                language=edit.language,  # type: ignore[arg-type]
-                code=edit.after,
-                extraction="ok",
-                origin=edit.origin,  # type: ignore[arg-type]
-                generator=edit.generator,
-                tier=edit.tier,  # type: ignore[arg-type]
-                parent_candidate_id=rows[edit.row]["candidate_ids"][edit.position],
-            )
-        )
+        out.append(edit.as_candidate(rows[edit.row]["candidate_ids"][edit.position]))
     return out
 
 
