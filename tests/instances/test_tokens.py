@@ -16,7 +16,7 @@ from pipeline.instances.assemble import _drop_long_prompts
 from pipeline.instances.config import AssembleConfig
 from pipeline.instances.tokens import TokenCounter
 
-WORDS = "read the array sort it print sum of pairs modulo prime query graph edge tree".split()
+WORDS = ["read", "the", "array", "sort", "print", "sum", "of", "pairs", "modulo", "graph", "tree"]
 
 
 def _rows(n: int, seed: int = 0) -> list[tuple[str, list[str], list[str]]]:
@@ -27,7 +27,8 @@ def _rows(n: int, seed: int = 0) -> list[tuple[str, list[str], list[str]]]:
         k = rng.randint(2, 5)
         query = f"Problem {i}: " + " ".join(rng.choices(WORDS, k=rng.randint(5, 400)))
         cands = [
-            "def f(x):\n" + "    x += 1\n" * rng.randint(1, 120) + "    return x\n" for _ in range(k)
+            "def f(x):\n" + "    x += 1\n" * rng.randint(1, 120) + "    return x\n"
+            for _ in range(k)
         ]
         langs = [rng.choice(["python", "cpp", "java"]) for _ in range(k)]
         rows.append((query, cands, langs))
