@@ -181,6 +181,8 @@ def bench_contest(
             else:
                 b, e = bare(), engine()
             pairs.append((e, b))
+            tag = "warm-up" if r == 0 else f"round {r}"
+            print(f"    {tag:<8} engine {e:6.1f} s  bare {b:6.1f} s  ({e / b:.2f}x)", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     measured = pairs[1:]
