@@ -67,8 +67,10 @@ class TokenCounter:
     def count_texts(self, texts: Sequence[str], batch_size: int = BATCH_SIZE) -> list[int]:
         """Tokens per text, special tokens counted as Aletheia did (the call adds BOS).
 
-        One tokenizer call per `batch_size` texts: a fast tokenizer encodes a batch in Rust,
-        on several threads, far cheaper than one call per text; only the lengths are kept."""
+        One tokenizer call per `batch_size` texts: a fast tokenizer encodes a batch in Rust and
+        spreads it over free cores; only the lengths are kept. Where the encoding itself
+        dominates (long prompts, busy cores) this gains little: bench/bench_tokens.py measured
+        1.02x on the shared 2-core machine."""
         out: list[int] = []
         for start in range(0, len(texts), batch_size):
             enc = self.tokenizer(
