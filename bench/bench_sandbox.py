@@ -248,9 +248,10 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
         return None
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "lang_java", Path(__file__).resolve().parents[1] / "sandbox" / "runner" / "lang_java.py"
-    )
+    runner_dir = Path(__file__).resolve().parents[1] / "sandbox" / "runner"
+    if str(runner_dir) not in sys.path:
+        sys.path.append(str(runner_dir))  # the runner's modules import each other by bare name
+    spec = importlib.util.spec_from_file_location("lang_java", runner_dir / "lang_java.py")
     lang_java = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(
         lang_java
