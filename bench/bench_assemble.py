@@ -43,6 +43,7 @@ TARGETS = {2: 12_500, 3: 12_500, 4: 12_500, 5: 12_500}
 def bench_config(targets: dict[int, int] | None) -> AssembleConfig:
     return AssembleConfig(
         seed=0,
+        tokenizer=None,  # no length caps here: the default tokenizer is not downloadable offline
         splits=[
             SplitSpec(
                 name="train",

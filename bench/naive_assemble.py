@@ -119,9 +119,10 @@ def build_split(
     slots.sort(key=lambda s: (s["slot_hash"], s["slot_id"]))
     per_problem: dict[str, int] = defaultdict(int)
     capped = []
+    cap = spec.max_instances_per_problem  # None: no cap, as in the stage
     for s in slots:
         per_problem[s["problem_id"]] += 1
-        if per_problem[s["problem_id"]] <= spec.max_instances_per_problem:
+        if cap is None or per_problem[s["problem_id"]] <= cap:
             capped.append(s)
     sized = _assign_sizes(capped, spec, config)
     position_salt = purpose_salt(config.seed, spec.name, "position")
