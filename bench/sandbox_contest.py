@@ -10,6 +10,7 @@ the sources include only <cstdio>) and count it.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import shutil
@@ -91,6 +92,57 @@ def make_candidates(n: int, nonce: str) -> list[tuple[str, str, bool]]:
     return out
 
 
+def _manifest(tmp: Path, r: int, cands: list, files: list, python: str) -> Path:
+    """The bare workers' job list for one round: each candidate's command (compiled first for
+    C++) and its tests' files."""
+    manifest = []
+    for i, (lang, src, _) in enumerate(cands):
+        if lang == "python":
+            path = tmp / f"r{r}c{i}.py"
+            path.write_text(src)
+            manifest.append({"cmd": [python, str(path)], "compile": None, "tests": files})
+        else:
+            path = tmp / f"r{r}c{i}.cpp"
+            path.write_text(src)
+            binary = str(tmp / f"r{r}c{i}")
+            manifest.append(
+                {
+                    "cmd": [binary],
+                    "tests": files,
+                    "compile": ["g++", *CPP_FLAGS, str(path), "-o", binary],
+                }
+            )
+    out = tmp / f"manifest{r}.json"
+    out.write_text(json.dumps(manifest))
+    return out
+
+
+def _engine_round(client: SandboxClient, reqs: list[JudgeRequest], want: int) -> float:
+    t = time.perf_counter()
+    results = client.judge(reqs, use_cache=False)
+    sec = time.perf_counter() - t
+    got = sum(res.verdict == "AC" for res in results)
+    assert got == want, [(res.verdict, res.error) for res in results]
+    return sec
+
+
+def _bare_round(manifest: Path, workers: int, python: str, want: int) -> float:
+    t = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [python, "-c", BARE_WORKER, str(manifest), str(w), str(workers), str(RUNNER)],
+            stdout=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for w in range(workers)
+    ]
+    accepted = sum(int(p.communicate()[0]) for p in procs)
+    sec = time.perf_counter() - t
+    assert accepted == want, (accepted, want)
+    return sec
+
+
 def bench_contest(
     client: SandboxClient,
     workers: int,
@@ -98,8 +150,12 @@ def bench_contest(
     n_tests: int,
     test_mb: float,
     python: str,
-    rounds: int = 2,
+    rounds: int = 3,
 ) -> dict:
+    """A warm-up round, then `rounds` measured ones; in each, both sides judge the same fresh
+    candidates back to back, which side goes first alternating. The warm-up round's engine side
+    also sends the tests to each container's store (once per container and problem): it is
+    reported apart as the one-off cost, the measured rounds show the per-candidate cost."""
     tests = make_tests(n_tests, test_mb, seed=n_tests)
     tmp = Path(tempfile.mkdtemp(prefix="aletheia-contest-"))
     files = []
@@ -107,68 +163,37 @@ def bench_contest(
         (tmp / f"{j}.in").write_text(t.input)
         (tmp / f"{j}.out").write_text(t.output)
         files.append([str(tmp / f"{j}.in"), str(tmp / f"{j}.out")])
-    engine = bare = 0.0
+    pairs: list[tuple[float, float]] = []  # (engine s, bare s); [0] is the warm-up
     try:
-        for r in range(rounds):
+        for r in range(rounds + 1):
             cands = make_candidates(n_cands, uuid.uuid4().hex)
             want = sum(ok for _, _, ok in cands)
             reqs = [
                 JudgeRequest(language=lang, source=src, tests=tests, time_limit_s=10)
                 for lang, src, _ in cands
             ]
-            t = time.perf_counter()
-            results = client.judge(reqs, use_cache=False)
-            engine += time.perf_counter() - t
-            got = sum(res.verdict == "AC" for res in results)
-            assert got == want, [(res.verdict, res.error) for res in results]
+            manifest = _manifest(tmp, r, cands, files, python)
 
-            manifest = []
-            for i, (lang, src, _) in enumerate(cands):
-                if lang == "python":
-                    path = tmp / f"r{r}c{i}.py"
-                    path.write_text(src)
-                    manifest.append({"cmd": [python, str(path)], "compile": None, "tests": files})
-                else:
-                    path = tmp / f"r{r}c{i}.cpp"
-                    path.write_text(src)
-                    binary = str(tmp / f"r{r}c{i}")
-                    manifest.append(
-                        {
-                            "cmd": [binary],
-                            "tests": files,
-                            "compile": ["g++", *CPP_FLAGS, str(path), "-o", binary],
-                        }
-                    )
-            (tmp / "manifest.json").write_text(json.dumps(manifest))
-            t = time.perf_counter()
-            procs = [
-                subprocess.Popen(
-                    [
-                        python,
-                        "-c",
-                        BARE_WORKER,
-                        str(tmp / "manifest.json"),
-                        str(w),
-                        str(workers),
-                        str(RUNNER),
-                    ],
-                    stdout=subprocess.PIPE,
-                    text=True,
-                    start_new_session=True,
-                )
-                for w in range(workers)
-            ]
-            accepted = sum(int(p.communicate()[0]) for p in procs)
-            bare += time.perf_counter() - t
-            assert accepted == want, (accepted, want)
+            engine = functools.partial(_engine_round, client, reqs, want)
+            bare = functools.partial(_bare_round, manifest, workers, python, want)
+            if r % 2 == 0:  # the warm-up (r = 0) starts with the engine: it fills the stores
+                e, b = engine(), bare()
+            else:
+                b, e = bare(), engine()
+            pairs.append((e, b))
+            tag = "warm-up" if r == 0 else f"round {r}"
+            print(f"    {tag:<8} engine {e:6.1f} s  bare {b:6.1f} s  ({e / b:.2f}x)", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    total_tests = rounds * n_cands * n_tests
+    measured = pairs[1:]
     return {
-        "engine_s": engine,
-        "bare_s": bare,
+        "engine_s": sum(e for e, _ in measured),
+        "bare_s": sum(b for _, b in measured),
+        "ratios": [e / b for e, b in measured],
+        "warmup": pairs[0],
         "candidates": rounds * n_cands,
-        "tests": total_tests,
+        "tests": rounds * n_cands * n_tests,
+        "store_mb": sum(len(t.input) + len(t.output) for t in tests) / 2**20,
     }
 
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pipeline.common.hashing import canonical_json, sha256_text
+from pipeline.common.hashing import canonical_json, sha256_file, sha256_text
 from pipeline.errors import UserError, describe
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from pipeline.judge.stage import JudgeConfig
@@ -127,6 +127,46 @@ DATA_SECTIONS = {
 }
 
 
+def _is_template_file(key: str, value: str) -> bool:
+    """Whether a `*_template` value names a file. Prompt and system templates are always
+    files; a sample source's `chat_template` is a file only when it has no `{` and exists
+    (otherwise it is inline Jinja text, as `ModelSource.chat_template_text` reads it)."""
+    if key != "chat_template":
+        return True
+    return "{" not in value and Path(value).is_file()
+
+
+def hash_template_files(data: Any, where: str = "") -> Any:
+    """`data` (a config dump) with every template file it names replaced by the file's
+    content hash, so the build id follows what a template says, not where it lives: editing
+    a template changes the build id; the same bytes at another path keep it (the rows would
+    be the same). A named template file that does not exist is an error naming the field."""
+    if isinstance(data, dict):
+        out = {}
+        for key, value in data.items():
+            at = f"{where}.{key}" if where else str(key)
+            if isinstance(value, str) and str(key).endswith("_template"):
+                out[key] = _template_digest(at, str(key), value)
+            else:
+                out[key] = hash_template_files(value, at)
+        return out
+    if isinstance(data, list):
+        return [hash_template_files(v, f"{where}[{i}]") for i, v in enumerate(data)]
+    return data
+
+
+def _template_digest(at: str, key: str, value: str) -> str:
+    if not _is_template_file(key, value):
+        return value  # inline template text: already part of the config
+    path = Path(value)
+    if not path.is_file():
+        raise ValueError(
+            f"{at}: template file {value!r} not found (relative to {Path.cwd()}); the build "
+            "id hashes its content"
+        )
+    return "sha256:" + sha256_file(path)
+
+
 def default_sample() -> SampleConfig:
     """No model: the sources' reference solutions and mutants of the correct ones."""
     return SampleConfig(
@@ -137,7 +177,8 @@ def default_sample() -> SampleConfig:
 class RunConfig(_Section):
     name: str = "aletheia"
     seed: int = 0  # propagated to every stage section that does not set its own
-    build_id: str | None = None  # None = derived from this config's content
+    # None = derived from this config's content (template files by their content, not path)
+    build_id: str | None = None
     sources: list[str] = Field(default_factory=lambda: ["bundled"])
     out_dir: Path = Path("out/aletheia")  # work/ (intermediate tables) and hub/ (the release)
     # The verifier prompt of the dataset side (DPO rows' `prompt`, and the prompt measured
@@ -188,7 +229,7 @@ class RunConfig(_Section):
         """Fill the run-wide seed and build id into sections that did not set their own."""
         self._stamp_policy_revisions()
         if self.build_id is None:
-            data = self.model_dump(mode="json", include=DATA_SECTIONS)
+            data = hash_template_files(self.model_dump(mode="json", include=DATA_SECTIONS))
             self.build_id = "b_" + sha256_text(canonical_json(data))[:12]
         for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
             if "seed" in type(section).model_fields and "seed" not in section.model_fields_set:

@@ -13,7 +13,6 @@ container; a result is SE only when that keeps failing.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -282,11 +281,12 @@ class SandboxClient:
         return COMPILE_BUDGET_S * (2 if checker else 1) + 10 + len(req.tests) * per_test
 
     def _store_line(self, req: JudgeRequest) -> bytes:
-        """The store request's JSON line, encoded once per test set for all containers."""
+        """The store request (its JSON line + the raw tests), encoded once per test set for all
+        containers."""
         with self._store_lock:
             line = self._store_lines.get(req.tests_ref)
             if line is None:
-                line = json.dumps(req.store_wire()).encode() + b"\n"
+                line = req.store_wire()
                 self._store_lines[req.tests_ref] = line
                 while len(self._store_lines) > 4:  # problem order: few sets are active at once
                     self._store_lines.pop(next(iter(self._store_lines)))

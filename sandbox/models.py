@@ -135,9 +135,21 @@ class JudgeRequest(BaseModel):
         d["op"] = "judge"
         return d
 
-    def store_wire(self) -> dict:
-        """The runner's store request: this request's test set, kept in the container by hash."""
-        return {"op": "store", "tests_ref": self.tests_ref, "tests": self._wire_tests()}
+    def store_wire(self) -> bytes:
+        """The runner's store request: this request's test set, kept in the container by hash.
+        One JSON line naming each test's byte sizes, then the tests' raw bytes (no JSON escaping
+        or decoding of megabytes on either side)."""
+        blobs: list[bytes] = []
+        sizes: list[list[int]] = []
+        stdio = self.mode == "stdio"
+        for t in self.tests:
+            inp = t.input.encode("utf-8", "surrogatepass") if stdio else b""
+            out = t.output.encode("utf-8", "surrogatepass") if stdio else b""
+            code = None if stdio or t.code is None else t.code.encode("utf-8", "surrogatepass")
+            sizes.append([len(inp), len(out), -1 if code is None else len(code)])
+            blobs += [inp, out, code or b""]
+        head = {"op": "store", "tests_ref": self.tests_ref, "sizes": sizes}
+        return json.dumps(head).encode() + b"\n" + b"".join(blobs)
 
     def _wire_tests(self) -> list[dict]:
         if self.mode == "stdio":

@@ -470,16 +470,11 @@ def _drop_long_prompts(
     """Aletheia's prompt cap: rows whose verifier prompt exceeds `max_prompt_tokens`."""
     if counter is None or config.max_prompt_tokens is None or inst.height == 0:
         return inst
-    n_tokens = [
-        counter.prompt_tokens(
-            r["query"],
-            r["candidates"],
-            r["candidate_languages"],
-            config.prompt_template,
-            config.system_template,
-        )
-        for r in inst.select("query", "candidates", "candidate_languages").iter_rows(named=True)
-    ]
+    n_tokens = counter.prompt_tokens_many(
+        inst.select("query", "candidates", "candidate_languages").iter_rows(),
+        config.prompt_template,
+        config.system_template,
+    )
     too_long = pl.Series(n_tokens, dtype=pl.Int64) > config.max_prompt_tokens
     stats["dropped_prompt_too_long"] = int(too_long.sum())
     return inst.filter(~too_long)

@@ -3,8 +3,10 @@
 Protocol: one JSON object per line on stdin, one JSON answer per line on stdout.
   {"op": "ping"}                      -> {"ok": true, "version": ...}
   {"op": "selftest"}                  -> {"ok": bool, "languages": {lang: verdicts}}
-  {"op": "store", "tests_ref": H, "tests": [...]}
-                                      -> {"ok": true, "bytes": n}   (a test set, kept by its hash H)
+  {"op": "store", "tests_ref": H, "sizes": [[in, out, code], ...]} + the raw bytes
+                                      -> {"ok": true, "bytes": n}   (a test set, kept by its hash H;
+                                         each test's input, output and code (-1: none) bytes follow
+                                         the JSON line, unescaped)
   {"op": "judge", "language", "mode", "source", "tests" | "tests_ref", "time_limit_s",
    "memory_limit_mb", "compare", "output_limit_mb"}
                                       -> {"ok": true, "compile_ok", "compile_output", "compile_cached",
@@ -34,9 +36,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkers
 import compare
 from execute import Limits, Outcome, run_limited, sweep, wipe
-from store import StoredTest, TestStore, decode_tests
+from store import StoredTest, TestStore, decode_tests, read_tests
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 # One executor module per language (runner/lang_<name>.py): adding a language is adding a file.
 LANGS = {
     m.LANG: m
@@ -384,12 +386,17 @@ def judge(req: dict) -> dict:
     return resp
 
 
-def store(req: dict) -> dict:
-    ref = req.get("tests_ref")
-    if not isinstance(ref, str) or not isinstance(req.get("tests"), list):
-        return {"ok": False, "error": "store needs tests_ref (str) and tests (list)"}
-    size = STORE.put(ref, decode_tests(req["tests"]))
-    del req["tests"]
+def store(req: dict, stream) -> dict:
+    """Keep a test set whose raw bytes follow the request line on `stream`."""
+    ref, sizes = req.get("tests_ref"), req.get("sizes")
+    if not isinstance(ref, str) or not isinstance(sizes, list):
+        # The frame's length is unknown, so the stream is out of step: exit (healthy false).
+        return {
+            "ok": False,
+            "error": "store needs tests_ref (str) and sizes (list)",
+            "healthy": False,
+        }
+    size = STORE.put(ref, read_tests(stream, sizes))
     _trim_heap()
     return {"ok": True, "bytes": size, "sets": len(STORE)}
 
@@ -453,7 +460,7 @@ def main() -> None:
             elif op == "judge":
                 resp = judge(req)
             elif op == "store":
-                resp = store(req)
+                resp = store(req, stdin)
             else:
                 resp = {"ok": False, "error": f"unknown op {op!r}"}
         except Exception as exc:  # noqa: BLE001 - report, then let the pool replace this container

@@ -70,6 +70,38 @@ def decode_tests(raw: list[dict]) -> list[StoredTest]:
     return out
 
 
+def read_tests(stream, sizes: list) -> list[StoredTest]:
+    """A store request's raw test bytes, read from `stream` straight into sealed memfds.
+
+    `sizes` holds [input bytes, output bytes, code bytes (-1: no code)] per test; the bytes
+    follow the request's JSON line in that order. No JSON on this path: megabytes of tests are
+    neither escaped by the host nor decoded into strings here. A short or malformed frame
+    raises (the stream is then out of step: the runner exits and the pool replaces it)."""
+    out: list[StoredTest] = []
+    try:
+        for entry in sizes:
+            n_in, n_out, n_code = (int(x) for x in entry)
+            if n_in < 0 or n_out < 0 or n_code < -1:
+                raise ValueError(f"bad test sizes {entry!r}")
+            inp, exp = _read_exact(stream, n_in), _read_exact(stream, n_out)
+            code = (
+                None if n_code < 0 else _read_exact(stream, n_code).decode("utf-8", "surrogatepass")
+            )
+            out.append(StoredTest(_sealed("in", inp), n_in, _sealed("out", exp), n_out, code))
+    except BaseException:
+        for t in out:
+            t.close()
+        raise
+    return out
+
+
+def _read_exact(stream, n: int) -> bytes:
+    data = stream.read(n) if n else b""
+    if len(data) != n:
+        raise EOFError(f"store request ended after {len(data)} of {n} bytes")
+    return data
+
+
 class TestStore:
     __test__ = False  # not a pytest class
 

@@ -363,3 +363,26 @@ def test_closed_pool_leaves_no_containers_on_host():
         check=True,
     ).stdout.split()
     assert not set(names) & set(out)
+
+
+def test_limits_reach_the_candidate(one_container):
+    """The per-test limits (set by limit-exec between vfork and exec) are the candidate's own:
+    time limit 2 s -> RLIMIT_CPU 3/4 s; 256 MB -> address space and stack; output 32 MB -> file
+    size; 64 processes; no core dumps; first pick of the OOM killer; the runner is its parent."""
+    client, _, _ = one_container
+    src = """
+        import os
+        names = {"Max cpu time": 0, "Max address space": 0, "Max stack size": 0,
+                 "Max file size": 0, "Max processes": 0, "Max core file size": 0}
+        got = {}
+        for line in open('/proc/self/limits'):
+            for name in names:
+                if line.startswith(name + " "):
+                    soft, hard = line[len(name):].split()[:2]
+                    got[name] = soft + "/" + hard
+        print(*[got[n] for n in names], open('/proc/self/oom_score_adj').read().strip(), os.getppid())
+        """
+    want = "3/4 268435456/268435456 268435456/268435456 33554432/33554432 64/64 0/0 1000 1\n"
+    req = py(src, tl=2.0, output=want).model_copy(update={"output_limit_mb": 32})
+    [result] = client.judge([req])
+    assert result.verdict == "AC", [t.stderr_tail for t in result.tests]

@@ -116,6 +116,41 @@ def test_store_keeps_sets_sealed_and_drops_the_least_recently_used():
         assert f.read() == b"1 2\n"
 
 
+def test_store_frame_carries_raw_bytes_to_sealed_memfds():
+    """The client's store request (a JSON line of sizes + raw bytes) read as the runner reads it."""
+    import io
+    import json
+    import os
+
+    tests = [
+        TestCase(input="1 2\n", output="3\n"),
+        TestCase(
+            input='q"\\\n\u00e9\ud800', output=""
+        ),  # JSON-special, non-ASCII, a lone surrogate
+    ]
+    frame = JudgeRequest(language="python", source="x", tests=tests).store_wire()
+    head, _, raw = frame.partition(b"\n")
+    meta = json.loads(head)
+    assert meta["op"] == "store" and meta["sizes"] == [[4, 2, -1], [9, 0, -1]]
+    stream = io.BytesIO(raw + b"NEXT")
+    got = store.read_tests(stream, meta["sizes"])
+    assert [(t.input(), t.output()) for t in got] == [
+        (b"1 2\n", b"3\n"),
+        (b'q"\\\n\xc3\xa9\xed\xa0\x80', b""),
+    ]
+    assert stream.read() == b"NEXT"  # exactly the frame is consumed
+    fn = JudgeRequest(
+        language="python", source="x", mode="function", tests=[TestCase(code="assert f() == 1")]
+    ).store_wire()
+    head, _, raw = fn.partition(b"\n")
+    [t] = store.read_tests(io.BytesIO(raw), json.loads(head)["sizes"])
+    assert t.code == "assert f() == 1" and t.input() == b""
+    before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(EOFError):  # a short frame: an error, and no descriptor left open
+        store.read_tests(io.BytesIO(b"1 2\n3"), [[4, 2, -1], [5, 5, -1]])
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
 def test_compare_fast_path_agrees_with_tokens():
     assert compare.tokens_equal(b"1 2\n3\n", b"1 2\n3\n")
     assert compare.tokens_equal(b"1 2\n3", b"1 2\n3\n\n")  # trailing whitespace only

@@ -1,0 +1,72 @@
+"""The run's build id follows the content of every template file the config names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import RunConfig, load_run_config
+
+USER = "[Q]\n{question}\n[/Q]\n{candidates}\nOptions: {valid_options}\n"
+SYSTEM = "Answer with one of {valid_options}.\n"
+CHAT = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
+
+
+def _model_source(chat_template: str) -> dict:
+    return {
+        "kind": "model",
+        "name": "tiny",
+        "model": "some/model",
+        "tier": "weak",
+        "chat_template": chat_template,
+    }
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["prompt_template", "assemble.prompt_template", "dpo.prompt_template", "dpo.system_template"],
+)
+def test_editing_a_template_changes_the_build_id(tmp_path: Path, where: str) -> None:
+    tpl = tmp_path / "t.txt"
+    tpl.write_text(SYSTEM if where.endswith("system_template") else USER)
+    section, _, field = where.rpartition(".")
+    raw: dict = {section: {field: str(tpl)}} if section else {field: str(tpl)}
+    if section == "dpo" and field == "system_template":
+        raw["dpo"]["variants"] = ["instruct"]
+    before = load_run_config(raw).build_id
+    assert load_run_config(raw).build_id == before  # deterministic
+    tpl.write_text(tpl.read_text() + "Be brief.\n")
+    assert load_run_config(raw).build_id != before
+
+
+def test_chat_template_file_content_counts(tmp_path: Path) -> None:
+    tpl = tmp_path / "chat.jinja"
+    tpl.write_text(CHAT)
+    raw = {"sample": {"sources": [_model_source(str(tpl))]}}
+    before = load_run_config(raw).build_id
+    tpl.write_text(CHAT.replace("\n", " "))
+    assert load_run_config(raw).build_id != before
+    # Inline Jinja text is part of the config itself.
+    inline = load_run_config({"sample": {"sources": [_model_source(CHAT)]}}).build_id
+    assert inline != load_run_config({"sample": {"sources": [_model_source(CHAT + " ")]}}).build_id
+
+
+def test_same_content_at_another_path_keeps_the_build_id(tmp_path: Path) -> None:
+    """Decided: the id names the rows, and the rows depend on the template's text only."""
+    a, b = tmp_path / "a.txt", tmp_path / "sub" / "b.txt"
+    b.parent.mkdir()
+    a.write_text(USER)
+    b.write_text(USER)
+    assert RunConfig(prompt_template=str(a)).build_id == RunConfig(prompt_template=str(b)).build_id
+    assert RunConfig(prompt_template=str(a)).build_id != RunConfig().build_id
+
+
+def test_missing_template_file_names_the_field(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"dpo\.prompt_template: template file .*nope\.txt"):
+        RunConfig.model_validate({"dpo": {"prompt_template": str(tmp_path / "nope.txt")}})
+
+
+def test_an_explicit_build_id_reads_no_template(tmp_path: Path) -> None:
+    cfg = RunConfig(build_id="b_fixed", prompt_template=str(tmp_path / "absent.txt"))
+    assert cfg.build_id == "b_fixed" == cfg.assemble.build_id
