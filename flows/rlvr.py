@@ -14,13 +14,21 @@ from prefect import flow, task
 from flows.tasks import jsonable, retry_transient
 
 
-@task(name="evaluate-policy", tags=["gpu"], retries=1, retry_delay_seconds=30, retry_condition_fn=retry_transient)
+@task(
+    name="evaluate-policy",
+    tags=["gpu"],
+    retries=1,
+    retry_delay_seconds=30,
+    retry_condition_fn=retry_transient,
+)
 def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
     """Resumable by itself: finished samples are kept in out_dir/shards."""
     from pipeline.policy_eval.config import PolicyEvalConfig
     from pipeline.policy_eval.run import evaluate_policy
 
-    return jsonable(evaluate_policy(PolicyEvalConfig.model_validate(config), Path(problems), Path(out_dir)))
+    return jsonable(
+        evaluate_policy(PolicyEvalConfig.model_validate(config), Path(problems), Path(out_dir))
+    )
 
 
 @task(name="prepare-problems")
@@ -38,12 +46,24 @@ def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
     train = split_problems(problems, cfg.train_split, cfg.train_limit)
     split_problems(problems, cfg.eval_split)  # fails early when the eval split is empty
     data_dir = write_train_questions(train, cfg.work / "data")
-    return {"problems": str(problems), "data_dir": str(data_dir), "base_model": base_model(cfg, train),
-            "train_problems": len(train)}
+    return {
+        "problems": str(problems),
+        "data_dir": str(data_dir),
+        "base_model": base_model(cfg, train),
+        "train_problems": len(train),
+    }
 
 
-@task(name="train-policy", tags=["gpu"], retries=1, retry_delay_seconds=60, retry_condition_fn=retry_transient)
-def train_policy_task(study: dict[str, Any], reward: str, algorithm: str, model: str, data_dir: str) -> dict:
+@task(
+    name="train-policy",
+    tags=["gpu"],
+    retries=1,
+    retry_delay_seconds=60,
+    retry_condition_fn=retry_transient,
+)
+def train_policy_task(
+    study: dict[str, Any], reward: str, algorithm: str, model: str, data_dir: str
+) -> dict:
     """Resumable by itself: a restarted run continues from the newest TRL checkpoint."""
     from pipeline.policy_eval.study import StudyConfig, train_config
     from pipeline.train.run import train
@@ -53,7 +73,9 @@ def train_policy_task(study: dict[str, Any], reward: str, algorithm: str, model:
 
 
 @task(name="compare-policies")
-def compare_task(study: dict[str, Any], eval_dirs: list[str], metrics: dict[str, str]) -> dict[str, Any]:
+def compare_task(
+    study: dict[str, Any], eval_dirs: list[str], metrics: dict[str, str]
+) -> dict[str, Any]:
     from pipeline.policy_eval.compare import write_comparison
     from pipeline.policy_eval.study import StudyConfig, training_curves, write_study_summary
 
@@ -66,7 +88,9 @@ def compare_task(study: dict[str, Any], eval_dirs: list[str], metrics: dict[str,
 
 
 @flow(name="evaluate-policy", log_prints=True)
-def evaluate_policy_flow(policy_config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
+def evaluate_policy_flow(
+    policy_config: dict[str, Any], problems: str, out_dir: str
+) -> dict[str, Any]:
     """Sample k completions per problem of a split, judge them, report pass@k and diagnostics."""
     return evaluate_policy_task(policy_config, problems, out_dir)
 
@@ -92,5 +116,9 @@ def rlvr_study(study_config: str = "configs/rlvr/demo.yaml") -> dict[str, Any]:
         eval_dirs.append(str(evals / run))
         evaluate_policy_task(pol_cfg, prep["problems"], eval_dirs[-1])
     cmp = compare_task(study, eval_dirs, metrics)
-    return {"out_dir": str(cfg.out_dir), "base_model": prep["base_model"], "rows": cmp["rows"],
-            "differences": cmp["differences"]}
+    return {
+        "out_dir": str(cfg.out_dir),
+        "base_model": prep["base_model"],
+        "rows": cmp["rows"],
+        "differences": cmp["differences"],
+    }

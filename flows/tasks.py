@@ -160,7 +160,9 @@ def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
             if why:
                 log.error(
                     "%s failed: %s (%s); not retried: fix the machine or path and run again",
-                    task.name, why, exc,
+                    task.name,
+                    why,
+                    exc,
                 )
             else:
                 log.info(

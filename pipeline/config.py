@@ -72,7 +72,6 @@ class RunnerSection(_Section):
     sample_placement: ShardPlacement = Field(default_factory=ShardPlacement)
     judge_placement: ShardPlacement = Field(default_factory=ShardPlacement)
 
-
     @model_validator(mode="after")
     def _dpo_like_sampling(self) -> RunnerSection:
         if self.dpo_shards is None:

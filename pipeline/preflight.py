@@ -271,7 +271,11 @@ def _judges(cfg: RunConfig) -> list[tuple[str, Any]]:
     """(config path, spec) of every DPO verifier model the build samples."""
     out = [(f"dpo.judges.{j.name}", j) for j in cfg.dpo.judges]
     fb = cfg.dpo.fallback_judge
-    if fb is not None and cfg.dpo.construction == "on_policy" and cfg.dpo.fallback == "strong_judge":
+    if (
+        fb is not None
+        and cfg.dpo.construction == "on_policy"
+        and cfg.dpo.fallback == "strong_judge"
+    ):
         out.append((f"dpo.fallback_judge.{fb.name}", fb))
     return out
 

@@ -23,7 +23,9 @@ def models_to_table(rows: Iterable[BaseModel], schema: pa.Schema) -> pa.Table:
 
 def table_to_models(table: pa.Table, model: type[M]) -> list[M]:
     names = set(model.model_fields)
-    return [model.model_validate({k: v for k, v in r.items() if k in names}) for r in table.to_pylist()]
+    return [
+        model.model_validate({k: v for k, v in r.items() if k in names}) for r in table.to_pylist()
+    ]
 
 
 def validate_table(table: pa.Table, schema: pa.Schema, name: str = "table") -> pa.Table:

@@ -32,22 +32,41 @@ def main() -> None:
     ap.add_argument("--max-tokens", type=int, default=64)
     a = ap.parse_args()
     train = [p for p in load_problems(a.problems).values() if p.source_split == "train"]
-    spec = PolicyFit(name="mbpp-gpu", dir=a.out / "policy", languages=["python"], steps=a.steps,
-                     hidden_size=a.hidden, num_layers=a.layers)
+    spec = PolicyFit(
+        name="mbpp-gpu",
+        dir=a.out / "policy",
+        languages=["python"],
+        steps=a.steps,
+        hidden_size=a.hidden,
+        num_layers=a.layers,
+    )
     t0 = time.perf_counter()
     model = fit_policy(spec, examples_from_problems(train, spec))
     fit_s = time.perf_counter() - t0
-    cfg = PolicyEvalConfig(model=str(model), name="mbpp-gpu", samples=a.samples, k=[1, 5, 10, a.samples],
-                           temperature=1.0, max_tokens=a.max_tokens, progress=False,
-                           backend={"type": "transformers", "device": "cuda", "batch_size": 64})
+    cfg = PolicyEvalConfig(
+        model=str(model),
+        name="mbpp-gpu",
+        samples=a.samples,
+        k=[1, 5, 10, a.samples],
+        temperature=1.0,
+        max_tokens=a.max_tokens,
+        progress=False,
+        backend={"type": "transformers", "device": "cuda", "batch_size": 64},
+    )
     result: dict = {"train_problems": len(train), "fit_s": fit_s}
-    for split in ("test", "train"):  # test: the study's split; train: the fitted programs, as a sanity check
+    for split in (
+        "test",
+        "train",
+    ):  # test: the study's split; train: the fitted programs, as a sanity check
         run = cfg.model_copy(update={"split": split})
         t1 = time.perf_counter()
         out = evaluate_policy(run, a.problems, a.out / f"eval-{split}", sample_only=True)
         (a.out / f"config-{split}.json").write_text(run.model_dump_json(indent=2))
-        result[split] = {"sample_s": time.perf_counter() - t1, "sampled": out["sampled"],
-                         "generation_errors": out["stats"]["generation_errors"]}
+        result[split] = {
+            "sample_s": time.perf_counter() - t1,
+            "sampled": out["sampled"],
+            "generation_errors": out["stats"]["generation_errors"],
+        }
     print(json.dumps(result, default=str))
 
 

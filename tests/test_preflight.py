@@ -131,11 +131,20 @@ def test_dpo_judges_are_checked_like_policy_sources(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     dpo = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["dpo"]
     dpo["judges"] = [
-        {"name": "offline", "model": str(tmp_path / "no-weights"),
-         "backend": {"type": "vllm", "python": str(tmp_path / "venv-vllm/bin/python")}},
-        {"name": "served", "backend": {"type": "openai", "base_url": f"http://127.0.0.1:{port}/v1"}},
-        {"name": "present", "model": str(tmp_path),
-         "backend": {"type": "vllm", "python": sys.executable}},
+        {
+            "name": "offline",
+            "model": str(tmp_path / "no-weights"),
+            "backend": {"type": "vllm", "python": str(tmp_path / "venv-vllm/bin/python")},
+        },
+        {
+            "name": "served",
+            "backend": {"type": "openai", "base_url": f"http://127.0.0.1:{port}/v1"},
+        },
+        {
+            "name": "present",
+            "model": str(tmp_path),
+            "backend": {"type": "vllm", "python": sys.executable},
+        },
     ]
     dpo["strong_judge"] = "present"
     report = preflight(load_run_config(_demo(tmp_path, dpo=dpo)), docker=False)

@@ -41,7 +41,11 @@ def test_problem_round_trips_through_arrow() -> None:
 def test_problem_rejects_tests_that_do_not_match_mode() -> None:
     with pytest.raises(ValueError, match=r"tests\[0\]: stdio tests need both input and output"):
         Problem(
-            problem_id="p", source="s", source_id="1", statement="x", test_mode="stdio",
+            problem_id="p",
+            source="s",
+            source_id="1",
+            statement="x",
+            test_mode="stdio",
             tests=[TestCase(input="1")],
         )
 
@@ -53,12 +57,28 @@ def test_unknown_fields_are_an_error_not_a_silent_drop() -> None:
 
 def test_validate_table_names_the_null_column_and_row() -> None:
     inst = Instance(
-        prompt_id="p", query="q", generator="g", language="python", num_candidates=2,
-        candidates=["a", "b"], chosen_position=1, chosen_answer="B", pass_rates=[0.5, 1.0],
-        easy_hard="easy", weak_strong="weak", source="s", instance_id="i_1", problem_id="p", candidate_ids=["1", "2"],
-        candidate_origins=["policy"] * 2, candidate_generators=["m"] * 2,
-        candidate_languages=["python"] * 2, verdicts=["WA", "AC"], adversarial=[None, None],
-        split="train", build_id="b",
+        prompt_id="p",
+        query="q",
+        generator="g",
+        language="python",
+        num_candidates=2,
+        candidates=["a", "b"],
+        chosen_position=1,
+        chosen_answer="B",
+        pass_rates=[0.5, 1.0],
+        easy_hard="easy",
+        weak_strong="weak",
+        source="s",
+        instance_id="i_1",
+        problem_id="p",
+        candidate_ids=["1", "2"],
+        candidate_origins=["policy"] * 2,
+        candidate_generators=["m"] * 2,
+        candidate_languages=["python"] * 2,
+        verdicts=["WA", "AC"],
+        adversarial=[None, None],
+        split="train",
+        build_id="b",
     )
     table = models_to_table([inst, inst], INSTANCE_SCHEMA)
     broken = table.set_column(1, "query", pa.array(["q", None], pa.string()))

@@ -37,7 +37,9 @@ ResponseStyle = Literal["think", "instruct"]
 _THINK_CLOSE = "</think>"
 _FIRST_BOX = re.compile(r"\\boxed\{(.*?)\}", re.DOTALL)
 # Wrappers that lenient reading peels off: \text{B}, \mathrm{B}, \textbf{B}, ...
-_WRAPPER = re.compile(r"^\\(?:text|mathrm|mathbf|textbf|texttt|mbox|textsf)\s*\{(.*)\}?$", re.DOTALL)
+_WRAPPER = re.compile(
+    r"^\\(?:text|mathrm|mathbf|textbf|texttt|mbox|textsf)\s*\{(.*)\}?$", re.DOTALL
+)
 _LENIENT_LETTER = re.compile(
     r"^(?:candidate|option|answer)?\s*[\s(\[*]*([A-Za-z])[\s)\].:*]*$", re.IGNORECASE
 )
@@ -94,7 +96,10 @@ def well_formed(text: str, num_candidates: int, style: ResponseStyle) -> bool:
     box = _box_of(valid_options(num_candidates))
     content = text.strip()
     if style == "think":
-        return re.match(rf"^<think>(?!.*<think>)(.*?)</think>\s*{box}$", content, re.DOTALL) is not None
+        return (
+            re.match(rf"^<think>(?!.*<think>)(.*?)</think>\s*{box}$", content, re.DOTALL)
+            is not None
+        )
     if style == "instruct":
         return re.search(rf"{box}$", content) is not None
     raise ValueError(f"style: {style!r} is not 'think' or 'instruct'")

@@ -26,7 +26,9 @@ def stage_key(
     inputs: Iterable[str | Path] = (),
     seed: int | None = None,
 ) -> str:
-    return sha256_text(stage, version, canonical_json(config or {}), sha256_files(inputs), str(seed))
+    return sha256_text(
+        stage, version, canonical_json(config or {}), sha256_files(inputs), str(seed)
+    )
 
 
 def is_done(out_dir: str | Path, key: str) -> bool:

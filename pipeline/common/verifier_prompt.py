@@ -100,7 +100,9 @@ def format_candidates(candidates: list[str], languages: list[str]) -> str:
     for letter, code, language in zip(letters, candidates, languages, strict=True):
         fence = _fence(code)
         body = code.rstrip("\n")
-        blocks.append(f"[CANDIDATE_{letter}]\n{fence}{language}\n{body}\n{fence}\n[/CANDIDATE_{letter}]")
+        blocks.append(
+            f"[CANDIDATE_{letter}]\n{fence}{language}\n{body}\n{fence}\n[/CANDIDATE_{letter}]"
+        )
     return "\n\n".join(blocks)
 
 
@@ -108,14 +110,18 @@ def _placeholders(template: str) -> set[str]:
     try:
         return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
     except ValueError as exc:  # a lone brace
-        raise TemplateError(f"malformed template ({exc}); write literal braces as {{{{ and }}}}") from exc
+        raise TemplateError(
+            f"malformed template ({exc}); write literal braces as {{{{ and }}}}"
+        ) from exc
 
 
 def check_template(template: str, allowed: frozenset[str], where: str) -> str:
     """Return `template` if its placeholders are exactly `allowed`, else raise TemplateError."""
     names = _placeholders(template)
     if unknown := names - allowed:
-        raise TemplateError(f"{where}: unknown placeholder(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
+        raise TemplateError(
+            f"{where}: unknown placeholder(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
+        )
     if missing := allowed - names:
         raise TemplateError(f"{where}: missing placeholder(s) {sorted(missing)}")
     return template
@@ -163,7 +169,11 @@ def build_messages(
             {"role": "user", "content": user.format(**slots).strip()},
             {"role": "assistant", "content": THINK_PREFILL},
         ]
-    system = load_template(spec.system_template, "system") if spec.system_template else INSTRUCT_SYSTEM_TEMPLATE
+    system = (
+        load_template(spec.system_template, "system")
+        if spec.system_template
+        else INSTRUCT_SYSTEM_TEMPLATE
+    )
     user = load_template(spec.template) if spec.template else INSTRUCT_USER_TEMPLATE
     return [
         {"role": "system", "content": system.format(valid_options=options).strip()},

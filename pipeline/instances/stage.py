@@ -223,9 +223,7 @@ def adversarial(
     return stats
 
 
-def build_dpo(
-    instances: Path, out: Path, config: DPOConfig, backend: Any = None
-) -> dict[str, Any]:
+def build_dpo(instances: Path, out: Path, config: DPOConfig, backend: Any = None) -> dict[str, Any]:
     """DPO / Mixed-DPO in one process: write `<out>/<config.name>.parquet` (DPO_SCHEMA) and
     stats.json, with the responses under `<out>/responses/` (one shard of every instance).
 

@@ -88,8 +88,16 @@ def problem_digest(problem: Problem) -> str:
     """What about a problem decides a verdict: tests, limits, comparison."""
     payload = problem.model_dump(
         mode="json",
-        include={"tests", "test_mode", "time_limit_s", "memory_limit_mb", "compare_mode",
-                 "float_abs_tol", "float_rel_tol", "checker"},
+        include={
+            "tests",
+            "test_mode",
+            "time_limit_s",
+            "memory_limit_mb",
+            "compare_mode",
+            "float_abs_tol",
+            "float_rel_tol",
+            "checker",
+        },
     )
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -100,8 +108,14 @@ def program_key(
     """Distinct (problem + its tests, language, normalised code, judge settings)."""
     h = hashlib.sha256()
     digest = memo.digest(problem) if memo is not None else problem_digest(problem)
-    for part in (candidate.problem_id, digest, candidate.language,
-                 normalize_code(candidate.code), str(config.time_limit_scale), str(config.max_tests)):
+    for part in (
+        candidate.problem_id,
+        digest,
+        candidate.language,
+        normalize_code(candidate.code),
+        str(config.time_limit_scale),
+        str(config.max_tests),
+    ):
         h.update(part.encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
     return h.hexdigest()
@@ -154,7 +168,8 @@ def verdict_columns(result: Any, problem: Problem, config: JudgeConfig) -> dict[
         "test_verdicts": [t.verdict for t in result.tests],
         "test_times_s": [float(t.time_s) for t in result.tests],
         "test_memory_kb": [int(t.memory_kb) for t in result.tests],
-        "compile_output": result.compile_output or (result.error if result.verdict == "SE" else None),
+        "compile_output": result.compile_output
+        or (result.error if result.verdict == "SE" else None),
         "sandbox_image": result.image or "",
         "time_limit_s": time_limit,
         "memory_limit_mb": memory,
@@ -163,7 +178,9 @@ def verdict_columns(result: Any, problem: Problem, config: JudgeConfig) -> dict[
 
 
 def skip_reason(
-    candidate: Candidate, problem: Problem | None, config: JudgeConfig | None = None,
+    candidate: Candidate,
+    problem: Problem | None,
+    config: JudgeConfig | None = None,
     _checked: dict[tuple[str, str], str | None] | None = None,
 ) -> str | None:
     """Why a candidate is not judged (None: it is judged)."""
@@ -217,7 +234,9 @@ def _judge_programs(
         requests = [judge_request(*todo[k], config, memo) for k in chunk]
         results = client.judge(requests, progress=config.progress)
         if len(results) != len(requests):
-            raise RuntimeError(f"sandbox returned {len(results)} results for {len(requests)} requests")
+            raise RuntimeError(
+                f"sandbox returned {len(results)} results for {len(requests)} requests"
+            )
         fresh = {}
         for k, r in zip(chunk, results):
             if getattr(r, "checker_error", None):
@@ -231,7 +250,9 @@ def _judge_programs(
 
 
 def judge_rows(
-    candidates: list[Candidate], problems: dict[str, Problem], client: Any,
+    candidates: list[Candidate],
+    problems: dict[str, Problem],
+    client: Any,
     config: JudgeConfig | None = None,
 ) -> list[dict[str, Any]]:
     """Judge in memory: one row (candidate fields + verdict columns) per judgeable candidate,
@@ -273,8 +294,11 @@ def _load_checkpoints(folder: Path) -> dict[str, dict[str, Any]]:
 def _save_checkpoint(folder: Path, fresh: dict[str, dict[str, Any]]) -> None:
     rows = [{"program_key": k, **v} for k, v in sorted(fresh.items())]
     name = hashlib.sha256("".join(sorted(fresh)).encode()).hexdigest()[:16]
-    write_parquet(pa.Table.from_pylist(rows, schema=_KEY_SCHEMA), folder / f"chunk-{name}.parquet",
-                  _KEY_SCHEMA)
+    write_parquet(
+        pa.Table.from_pylist(rows, schema=_KEY_SCHEMA),
+        folder / f"chunk-{name}.parquet",
+        _KEY_SCHEMA,
+    )
 
 
 # ---------------------------------------------------------------------- the stage
@@ -313,7 +337,9 @@ def judge_candidates(
             group = skipped_by_group.setdefault(f"{c.generator} | {c.language}", {})
             group[reason] = group.get(reason, 0) + 1
             if reason == "unknown_problem":
-                log.error("candidate %s: problem %s not in %s", c.candidate_id, c.problem_id, problems)
+                log.error(
+                    "candidate %s: problem %s not in %s", c.candidate_id, c.problem_id, problems
+                )
             continue
         assert problem is not None
         key = program_key(c, problem, config, memo)
@@ -332,8 +358,13 @@ def judge_candidates(
     checker_errors: dict[str, str] = {}
     try:
         verdicts = _judge_programs(
-            todo, client, config, done=done, on_chunk=lambda fresh: _save_checkpoint(folder, fresh),
-            memo=memo, checker_errors=checker_errors,
+            todo,
+            client,
+            config,
+            done=done,
+            on_chunk=lambda fresh: _save_checkpoint(folder, fresh),
+            memo=memo,
+            checker_errors=checker_errors,
         )
     finally:
         if own_client and client is not None:
@@ -348,14 +379,19 @@ def judge_candidates(
         else:
             rows.append({**c.model_dump(mode="python"), **verdicts[k]})
     _write_quarantine(quarantine_path(out), probs, checker_errors)
-    table = pa.Table.from_pylist(rows, schema=JUDGED_CANDIDATE_SCHEMA) if rows else (
-        JUDGED_CANDIDATE_SCHEMA.empty_table()
+    table = (
+        pa.Table.from_pylist(rows, schema=JUDGED_CANDIDATE_SCHEMA)
+        if rows
+        else (JUDGED_CANDIDATE_SCHEMA.empty_table())
     )
     write_parquet(table, out, JUDGED_CANDIDATE_SCHEMA)
     se = sum(1 for r in rows if r["verdict"] == "SE")
     if se:
-        log.warning("%d judged row(s) are SE (sandbox failure): written with verdict SE, excluded "
-                    "downstream", se)
+        log.warning(
+            "%d judged row(s) are SE (sandbox failure): written with verdict SE, excluded "
+            "downstream",
+            se,
+        )
     stats = {
         "candidates": len(cands),
         "judged_rows": len(rows),
@@ -386,8 +422,12 @@ def _write_quarantine(path: Path, problems: dict[str, Problem], reasons: dict[st
         return
     rows = [
         Quarantine(
-            stage="judge", source=problems[pid].source, source_row_id=problems[pid].source_id,
-            field="checker", reason=reason, raw=json.dumps({"problem_id": pid}),
+            stage="judge",
+            source=problems[pid].source,
+            source_row_id=problems[pid].source_id,
+            field="checker",
+            reason=reason,
+            raw=json.dumps({"problem_id": pid}),
         ).model_dump()
         for pid, reason in sorted(reasons.items())
     ]
@@ -401,7 +441,10 @@ def _merge_groups(
     base = candidate_summary(c.model_dump() for c in cands)
     judged = verdict_summary(rows)
     return {
-        k: {**base[k], **judged.get(k, {"judged": 0, "verdicts": {}, "pass_rates": {}}),
-            "not_judged": skipped.get(k, {})}
+        k: {
+            **base[k],
+            **judged.get(k, {"judged": 0, "verdicts": {}, "pass_rates": {}}),
+            "not_judged": skipped.get(k, {}),
+        }
         for k in base
     }

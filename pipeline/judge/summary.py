@@ -35,8 +35,13 @@ def group_key(row: Mapping[str, Any]) -> str:
 def candidate_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per generator x language: count, extraction statuses and failures, tokens."""
     out: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"count": 0, "extraction": Counter(), "extraction_failures": 0,
-                 "prompt_tokens": 0, "completion_tokens": 0}
+        lambda: {
+            "count": 0,
+            "extraction": Counter(),
+            "extraction_failures": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+        }
     )
     for r in rows:
         g = out[group_key(r)]
@@ -60,7 +65,10 @@ def verdict_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, An
         if r["verdict"] != "SE":  # an SE says nothing about the program
             g["pass_rates"][pass_rate_bin(r["pass_rate"])] += 1
     return {
-        k: {"judged": v["judged"], "verdicts": dict(sorted(v["verdicts"].items())),
-            "pass_rates": {name: v["pass_rates"].get(name, 0) for name, _, _ in PASS_RATE_BINS}}
+        k: {
+            "judged": v["judged"],
+            "verdicts": dict(sorted(v["verdicts"].items())),
+            "pass_rates": {name: v["pass_rates"].get(name, 0) for name, _, _ in PASS_RATE_BINS},
+        }
         for k, v in sorted(out.items())
     }

@@ -18,8 +18,21 @@ from pipeline.policy_eval.report import fmt, read_report
 from pipeline.policy_eval.run import PROBLEMS_FILE
 from pipeline.policy_eval.severity import SEVERITIES
 
-COLUMNS = ("pass@1", "tokens_mean", "chars_mean", "truncated", "ruff_error", "ruff_warning",
-           "ruff_convention", "AC", "WA", "RE", "TLE", "CE", "NO_PROGRAM")
+COLUMNS = (
+    "pass@1",
+    "tokens_mean",
+    "chars_mean",
+    "truncated",
+    "ruff_error",
+    "ruff_warning",
+    "ruff_convention",
+    "AC",
+    "WA",
+    "RE",
+    "TLE",
+    "CE",
+    "NO_PROGRAM",
+)
 
 
 def summary_row(report: dict[str, Any]) -> dict[str, Any]:
@@ -56,13 +69,19 @@ def compare_reports(folders: list[Path], *, resamples: int = 2000, seed: int = 0
     for rep, table in zip(reports[1:], tables[1:], strict=True):
         common = sorted(set(base_table) & set(table))
         if not common:
-            raise ValueError(f"{rep['policy']} and {base['policy']} share no problem: nothing to compare")
+            raise ValueError(
+                f"{rep['policy']} and {base['policy']} share no problem: nothing to compare"
+            )
         entry: dict[str, Any] = {"policy": rep["policy"], "problems": len(common)}
         for k in ks:
             if k not in next(iter(table.values())):
                 continue
             d, lo, hi = paired_bootstrap_difference(
-                [base_table[p][k] for p in common], [table[p][k] for p in common], resamples=resamples, seed=seed)
+                [base_table[p][k] for p in common],
+                [table[p][k] for p in common],
+                resamples=resamples,
+                seed=seed,
+            )
             entry[k] = {"difference": d, "ci_low": lo, "ci_high": hi}
         diffs.append(entry)
     return {
@@ -74,19 +93,41 @@ def compare_reports(folders: list[Path], *, resamples: int = 2000, seed: int = 0
 
 
 def to_markdown(cmp: dict[str, Any]) -> str:
-    ks = sorted({c for r in cmp["rows"] for c in r if c.startswith("pass@")}, key=lambda c: int(c[5:]))
-    cols = ks + [c for c in COLUMNS if not c.startswith("pass@") and any(c in r for r in cmp["rows"])]
-    lines = ["# Policy comparison", "", (f"Baseline: {cmp['baseline']}. Ruff columns: violations per 100 "
-             "lines by severity; outcome columns: share of samples."), "",
-             "| policy | " + " | ".join(cols) + " |", "| --- |" + " ---: |" * len(cols)]
-    lines += ["| " + r["policy"] + " | " + " | ".join(fmt(r.get(c)) for c in cols) + " |" for r in cmp["rows"]]
-    lines += ["", "## Differences from the baseline", "", "| policy | metric | difference | interval |",
-              "| --- | --- | ---: | --- |"]
+    ks = sorted(
+        {c for r in cmp["rows"] for c in r if c.startswith("pass@")}, key=lambda c: int(c[5:])
+    )
+    cols = ks + [
+        c for c in COLUMNS if not c.startswith("pass@") and any(c in r for r in cmp["rows"])
+    ]
+    lines = [
+        "# Policy comparison",
+        "",
+        (
+            f"Baseline: {cmp['baseline']}. Ruff columns: violations per 100 "
+            "lines by severity; outcome columns: share of samples."
+        ),
+        "",
+        "| policy | " + " | ".join(cols) + " |",
+        "| --- |" + " ---: |" * len(cols),
+    ]
+    lines += [
+        "| " + r["policy"] + " | " + " | ".join(fmt(r.get(c)) for c in cols) + " |"
+        for r in cmp["rows"]
+    ]
+    lines += [
+        "",
+        "## Differences from the baseline",
+        "",
+        "| policy | metric | difference | interval |",
+        "| --- | --- | ---: | --- |",
+    ]
     for d in cmp["differences"]:
         for k, v in d.items():
             if isinstance(v, dict):
-                lines.append(f"| {d['policy']} | {k} | {fmt(v['difference'])} | "
-                             f"[{fmt(v['ci_low'])}, {fmt(v['ci_high'])}] |")
+                lines.append(
+                    f"| {d['policy']} | {k} | {fmt(v['difference'])} | "
+                    f"[{fmt(v['ci_low'])}, {fmt(v['ci_high'])}] |"
+                )
     lines += ["", f"Intervals: {cmp['interval']}.", ""]
     return "\n".join(lines)
 

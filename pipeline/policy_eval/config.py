@@ -27,7 +27,9 @@ class PolicyEvalConfig(BaseModel):
     name: str | None = None  # the name in reports (default: the model path)
     backend: BackendOptions = Field(default_factory=TransformersOptions)
     split: str | None = "test"  # problems whose source_split is this; None: every problem
-    limit: int | None = Field(None, ge=1)  # first N problems of the split (by source_id), for quick runs
+    limit: int | None = Field(
+        None, ge=1
+    )  # first N problems of the split (by source_id), for quick runs
     samples: int = Field(1, ge=1)  # completions per problem (n of pass@k)
     k: list[int] = Field(default_factory=lambda: [1])
     temperature: float = Field(0.2, ge=0)
@@ -35,7 +37,9 @@ class PolicyEvalConfig(BaseModel):
     max_tokens: int = Field(512, ge=1)
     seed: int = 0
     system_prompt: bool = True
-    lint_select: list[str] = Field(default_factory=lambda: ["E", "F", "W", "B"])  # as RLVR's lint reward
+    lint_select: list[str] = Field(
+        default_factory=lambda: ["E", "F", "W", "B"]
+    )  # as RLVR's lint reward
     time_limit_scale: float = Field(1.0, gt=0)
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     progress: bool = True

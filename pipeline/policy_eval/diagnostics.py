@@ -35,7 +35,11 @@ def _dist(values: Sequence[float]) -> dict[str, float | None]:
     if not values:
         return {"mean": None, "median": None, "p90": None}
     x = np.asarray(values, dtype=float)
-    return {"mean": float(x.mean()), "median": float(np.median(x)), "p90": float(np.quantile(x, 0.9))}
+    return {
+        "mean": float(x.mean()),
+        "median": float(np.median(x)),
+        "p90": float(np.quantile(x, 0.9)),
+    }
 
 
 def per_problem(samples: Sequence[dict[str, Any]], ks: Sequence[int]) -> list[dict[str, Any]]:
@@ -47,20 +51,37 @@ def per_problem(samples: Sequence[dict[str, Any]], ks: Sequence[int]) -> list[di
     for pid in sorted(groups, key=lambda p: (groups[p][0]["source_id"], p)):
         rows = groups[pid]
         n, c = len(rows), sum(r["verdict"] == "AC" for r in rows)
-        out.append({"problem_id": pid, "source_id": rows[0]["source_id"], "n": n, "c": c,
-                    **{f"pass@{k}": pass_at_k(n, c, k) for k in ks if k <= n}})
+        out.append(
+            {
+                "problem_id": pid,
+                "source_id": rows[0]["source_id"],
+                "n": n,
+                "c": c,
+                **{f"pass@{k}": pass_at_k(n, c, k) for k in ks if k <= n},
+            }
+        )
     return out
 
 
-def pass_metrics(problems: Sequence[dict[str, Any]], ks: Sequence[int], boot: Any) -> dict[str, Any]:
+def pass_metrics(
+    problems: Sequence[dict[str, Any]], ks: Sequence[int], boot: Any
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k in ks:
         vals = [p[f"pass@{k}"] for p in problems if f"pass@{k}" in p]
-        lo, hi = bootstrap_interval(vals, resamples=boot.resamples, confidence=boot.confidence, seed=boot.seed)
-        out[f"pass@{k}"] = {"value": float(np.mean(vals)) if vals else None, "ci_low": lo, "ci_high": hi,
-                            "problems": len(vals)}
-    out["interval"] = (f"percentile bootstrap over problems, {boot.resamples} resamples, "
-                       f"{boot.confidence:.0%}, seed {boot.seed}")
+        lo, hi = bootstrap_interval(
+            vals, resamples=boot.resamples, confidence=boot.confidence, seed=boot.seed
+        )
+        out[f"pass@{k}"] = {
+            "value": float(np.mean(vals)) if vals else None,
+            "ci_low": lo,
+            "ci_high": hi,
+            "problems": len(vals),
+        }
+    out["interval"] = (
+        f"percentile bootstrap over problems, {boot.resamples} resamples, "
+        f"{boot.confidence:.0%}, seed {boot.seed}"
+    )
     return out
 
 
@@ -69,7 +90,9 @@ def length_metrics(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {
         "tokens": _dist(tokens),
         "chars": _dist([s["completion_chars"] for s in samples]),
-        "truncated_share": (sum(bool(s["truncated"]) for s in samples) / len(samples)) if samples else None,
+        "truncated_share": (sum(bool(s["truncated"]) for s in samples) / len(samples))
+        if samples
+        else None,
         "samples": len(samples),
         "samples_with_token_counts": len(tokens),
     }
@@ -88,15 +111,20 @@ def ruff_metrics(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
         sev[severity_of(f)] += c
 
     def rates(count: int) -> dict[str, float | int | None]:
-        return {"count": count, "per_program": count / programs if programs else None,
-                "per_100_lines": 100 * count / lines if lines else None}
+        return {
+            "count": count,
+            "per_program": count / programs if programs else None,
+            "per_100_lines": 100 * count / lines if lines else None,
+        }
 
     total = sum(fam.values())
     return {
         "programs": programs,
         "lines": lines,
         "total": rates(total),
-        "clean_share": (sum(1 for s in linted if not s["ruff_families"]) / programs) if programs else None,
+        "clean_share": (sum(1 for s in linted if not s["ruff_families"]) / programs)
+        if programs
+        else None,
         "by_severity": {s: rates(sev.get(s, 0)) for s in SEVERITIES},
         "by_family": {f: {**rates(c), "severity": severity_of(f)} for f, c in sorted(fam.items())},
     }
@@ -109,7 +137,9 @@ def error_metrics(samples: Sequence[dict[str, Any]], top: int = 10) -> dict[str,
     exc = Counter(s["exception"] for s in samples if s.get("exception"))
     return {
         "samples": n,
-        "by_type": {v: {"count": counts.get(v, 0), "share": counts.get(v, 0) / n if n else None}
-                    for v in (*ERROR_TYPES, *extra)},
+        "by_type": {
+            v: {"count": counts.get(v, 0), "share": counts.get(v, 0) / n if n else None}
+            for v in (*ERROR_TYPES, *extra)
+        },
         "top_exceptions": [{"name": k, "count": c} for k, c in exc.most_common(top)],
     }

@@ -34,11 +34,18 @@ def bootstrap_interval(
 
 
 def paired_bootstrap_difference(
-    a: Sequence[float], b: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+    a: Sequence[float],
+    b: Sequence[float],
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> tuple[float, float, float]:
     """mean(b - a) over the same problems, and its percentile bootstrap interval (problems resampled)."""
     if len(a) != len(b):
-        raise ValueError(f"paired difference needs the same problems on both sides ({len(a)} vs {len(b)})")
+        raise ValueError(
+            f"paired difference needs the same problems on both sides ({len(a)} vs {len(b)})"
+        )
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     lo, hi = bootstrap_interval(d, resamples=resamples, confidence=confidence, seed=seed)
     return (float(d.mean()) if d.size else float("nan"), lo, hi)

@@ -31,35 +31,76 @@ def _pass_line(name: str, m: dict[str, Any]) -> str:
 
 def to_markdown(report: dict[str, Any]) -> str:
     r = report
-    lines = [f"# Policy report: {r['policy']}", "",
-             (f"{r['problems']} problems (split `{r['split']}`), {r['samples_per_problem']} sample(s) each; "
-             f"sampling {json.dumps(r['sampling'])}."), "",
-             "## Pass@k", "", "| metric | value | interval | problems |", "| --- | ---: | --- | ---: |"]
+    lines = [
+        f"# Policy report: {r['policy']}",
+        "",
+        (
+            f"{r['problems']} problems (split `{r['split']}`), {r['samples_per_problem']} sample(s) each; "
+            f"sampling {json.dumps(r['sampling'])}."
+        ),
+        "",
+        "## Pass@k",
+        "",
+        "| metric | value | interval | problems |",
+        "| --- | ---: | --- | ---: |",
+    ]
     lines += [_pass_line(k, v) for k, v in r["pass"].items() if k.startswith("pass@")]
-    lines += ["", f"Interval: {r['pass']['interval']}.", "", "## Generation length", "",
-              "| unit | mean | median | p90 |", "| --- | ---: | ---: | ---: |"]
+    lines += [
+        "",
+        f"Interval: {r['pass']['interval']}.",
+        "",
+        "## Generation length",
+        "",
+        "| unit | mean | median | p90 |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     for unit in ("tokens", "chars"):
         d = r["length"][unit]
-        lines.append(f"| {unit} | {fmt(d['mean'], 1)} | {fmt(d['median'], 1)} | {fmt(d['p90'], 1)} |")
-    lines += ["", f"Truncated (hit max_tokens): {fmt(r['length']['truncated_share'])}.", "",
-              "## Ruff profile", "",
-              (f"{r['ruff']['programs']} programs, {r['ruff']['lines']} non-blank lines, rules "
-              f"{','.join(r['ruff']['select'])}; clean share {fmt(r['ruff']['clean_share'])}."), "",
-              "| group | count | per program | per 100 lines |", "| --- | ---: | ---: | ---: |"]
+        lines.append(
+            f"| {unit} | {fmt(d['mean'], 1)} | {fmt(d['median'], 1)} | {fmt(d['p90'], 1)} |"
+        )
+    lines += [
+        "",
+        f"Truncated (hit max_tokens): {fmt(r['length']['truncated_share'])}.",
+        "",
+        "## Ruff profile",
+        "",
+        (
+            f"{r['ruff']['programs']} programs, {r['ruff']['lines']} non-blank lines, rules "
+            f"{','.join(r['ruff']['select'])}; clean share {fmt(r['ruff']['clean_share'])}."
+        ),
+        "",
+        "| group | count | per program | per 100 lines |",
+        "| --- | ---: | ---: | ---: |",
+    ]
     t = r["ruff"]["total"]
     lines.append(f"| all | {t['count']} | {fmt(t['per_program'])} | {fmt(t['per_100_lines'])} |")
     for s in SEVERITIES:
         v = r["ruff"]["by_severity"][s]
-        lines.append(f"| severity {s} | {v['count']} | {fmt(v['per_program'])} | {fmt(v['per_100_lines'])} |")
+        lines.append(
+            f"| severity {s} | {v['count']} | {fmt(v['per_program'])} | {fmt(v['per_100_lines'])} |"
+        )
     for f, v in r["ruff"]["by_family"].items():
-        lines.append(f"| family {f} ({v['severity']}) | {v['count']} | {fmt(v['per_program'])} | "
-                     f"{fmt(v['per_100_lines'])} |")
+        lines.append(
+            f"| family {f} ({v['severity']}) | {v['count']} | {fmt(v['per_program'])} | "
+            f"{fmt(v['per_100_lines'])} |"
+        )
     lines += ["", "## Execution outcomes", "", "| type | count | share |", "| --- | ---: | ---: |"]
-    lines += [f"| {k} | {v['count']} | {fmt(v['share'])} |" for k, v in r["errors"]["by_type"].items()]
+    lines += [
+        f"| {k} | {v['count']} | {fmt(v['share'])} |" for k, v in r["errors"]["by_type"].items()
+    ]
     exc = r["errors"]["top_exceptions"]
-    lines += ["", "Most common runtime exceptions: "
-              + (", ".join(f"{e['name']} ({e['count']})" for e in exc) if exc else "none") + ".", ""]
-    lines += ["Tables: `samples.parquet` (one row per sample), `per_problem.parquet` (n, c, pass@k).", ""]
+    lines += [
+        "",
+        "Most common runtime exceptions: "
+        + (", ".join(f"{e['name']} ({e['count']})" for e in exc) if exc else "none")
+        + ".",
+        "",
+    ]
+    lines += [
+        "Tables: `samples.parquet` (one row per sample), `per_problem.parquet` (n, c, pass@k).",
+        "",
+    ]
     return "\n".join(lines)
 
 

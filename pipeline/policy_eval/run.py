@@ -34,7 +34,9 @@ PROBLEMS_FILE = "per_problem.parquet"
 
 def select_problems(problems: dict[str, Problem], config: PolicyEvalConfig) -> list[Problem]:
     """The split's problems (by source_split), ordered by source id, first `limit` of them."""
-    chosen = [p for p in problems.values() if config.split is None or p.source_split == config.split]
+    chosen = [
+        p for p in problems.values() if config.split is None or p.source_split == config.split
+    ]
     if not chosen:
         splits = sorted({str(p.source_split) for p in problems.values()})
         raise ValueError(f"no problem has source_split={config.split!r}; the file has {splits}")
@@ -48,15 +50,23 @@ def _num(source_id: str) -> tuple[int, str]:
 
 def model_source(config: PolicyEvalConfig) -> ModelSource:
     return ModelSource(
-        name=config.display_name, model=config.model, tier="weak", backend=config.backend,
-        languages=["python"], samples_per_problem=config.samples, temperature=config.temperature,
-        top_p=config.top_p, max_tokens=config.max_tokens, seed=config.seed,
+        name=config.display_name,
+        model=config.model,
+        tier="weak",
+        backend=config.backend,
+        languages=["python"],
+        samples_per_problem=config.samples,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_tokens=config.max_tokens,
+        seed=config.seed,
         system_prompt=config.system_prompt,
     )
 
 
-def _judge(rows: list[dict[str, Any]], problems: dict[str, Problem], config: PolicyEvalConfig,
-           client: Any) -> dict[int, Any]:
+def _judge(
+    rows: list[dict[str, Any]], problems: dict[str, Problem], config: PolicyEvalConfig, client: Any
+) -> dict[int, Any]:
     """Index -> JudgeResult for every row with a program (each distinct program once)."""
     jc = JudgeConfig(time_limit_scale=config.time_limit_scale, progress=config.progress)
     first: dict[tuple[str, str], int] = {}
@@ -80,62 +90,99 @@ def _judge(rows: list[dict[str, Any]], problems: dict[str, Problem], config: Pol
     finally:
         if own:
             client.close()
-    by_key = {(rows[i]["problem_id"], rows[i]["code"]): res for i, res in zip(order, results, strict=True)}
+    by_key = {
+        (rows[i]["problem_id"], rows[i]["code"]): res for i, res in zip(order, results, strict=True)
+    }
     return {i: by_key[(r["problem_id"], r["code"])] for i, r in enumerate(rows) if r["code"]}
 
 
-def sample_facts(rows: list[dict[str, Any]], problems: dict[str, Problem], verdicts: dict[int, Any],
-                 lint_select: list[str]) -> list[dict[str, Any]]:
+def sample_facts(
+    rows: list[dict[str, Any]],
+    problems: dict[str, Problem],
+    verdicts: dict[int, Any],
+    lint_select: list[str],
+) -> list[dict[str, Any]]:
     """One flat row per sample: what the report aggregates and the per-sample table keeps."""
     coded = [i for i, r in enumerate(rows) if r["code"]]
     # Extraction strips the fence's last newline; put it back so W292 is not charged for it.
-    lints = dict(zip(coded, lint_python([rows[i]["code"].rstrip("\n") + "\n" for i in coded], lint_select),
-                     strict=True))
+    lints = dict(
+        zip(
+            coded,
+            lint_python([rows[i]["code"].rstrip("\n") + "\n" for i in coded], lint_select),
+            strict=True,
+        )
+    )
     out = []
     for i, r in enumerate(rows):
         res = verdicts.get(i)
-        failing = next((t for t in res.tests if t.verdict != "AC"), None) if res is not None else None
+        failing = (
+            next((t for t in res.tests if t.verdict != "AC"), None) if res is not None else None
+        )
         lint = lints.get(i)
         text = r["completion"] or ""
-        out.append({
-            "problem_id": r["problem_id"],
-            "source_id": problems[r["problem_id"]].source_id,
-            "sample_index": r["sample_index"],
-            "completion": text,
-            "code": r["code"],
-            "extraction": r["extraction"],
-            "completion_chars": len(text),
-            "completion_tokens": r["completion_tokens"],
-            "finish_reason": r["finish_reason"],
-            "truncated": r["finish_reason"] == "length",
-            "verdict": res.verdict if res is not None else dg.NO_PROGRAM,
-            "passed": res.passed if res is not None else 0,
-            "total": res.total if res is not None else len(problems[r["problem_id"]].tests),
-            "exception": dg.exception_name(failing.stderr_tail) if failing is not None else None,
-            "code_lines": dg.code_lines(r["code"]) if r["code"] else 0,
-            "ruff_families": dict(lint.by_prefix) if lint is not None else None,
-        })
+        out.append(
+            {
+                "problem_id": r["problem_id"],
+                "source_id": problems[r["problem_id"]].source_id,
+                "sample_index": r["sample_index"],
+                "completion": text,
+                "code": r["code"],
+                "extraction": r["extraction"],
+                "completion_chars": len(text),
+                "completion_tokens": r["completion_tokens"],
+                "finish_reason": r["finish_reason"],
+                "truncated": r["finish_reason"] == "length",
+                "verdict": res.verdict if res is not None else dg.NO_PROGRAM,
+                "passed": res.passed if res is not None else 0,
+                "total": res.total if res is not None else len(problems[r["problem_id"]].tests),
+                "exception": dg.exception_name(failing.stderr_tail)
+                if failing is not None
+                else None,
+                "code_lines": dg.code_lines(r["code"]) if r["code"] else 0,
+                "ruff_families": dict(lint.by_prefix) if lint is not None else None,
+            }
+        )
     return out
 
 
-_SAMPLE_SCHEMA = pa.schema([
-    ("problem_id", pa.string()), ("source_id", pa.string()), ("sample_index", pa.int32()),
-    ("completion", pa.string()), ("code", pa.string()), ("extraction", pa.string()),
-    ("completion_chars", pa.int64()), ("completion_tokens", pa.int64()), ("finish_reason", pa.string()),
-    ("truncated", pa.bool_()), ("verdict", pa.string()), ("passed", pa.int32()), ("total", pa.int32()),
-    ("exception", pa.string()), ("code_lines", pa.int32()), ("ruff_families", pa.string()),
-])
+_SAMPLE_SCHEMA = pa.schema(
+    [
+        ("problem_id", pa.string()),
+        ("source_id", pa.string()),
+        ("sample_index", pa.int32()),
+        ("completion", pa.string()),
+        ("code", pa.string()),
+        ("extraction", pa.string()),
+        ("completion_chars", pa.int64()),
+        ("completion_tokens", pa.int64()),
+        ("finish_reason", pa.string()),
+        ("truncated", pa.bool_()),
+        ("verdict", pa.string()),
+        ("passed", pa.int32()),
+        ("total", pa.int32()),
+        ("exception", pa.string()),
+        ("code_lines", pa.int32()),
+        ("ruff_families", pa.string()),
+    ]
+)
 
 
 def _sample_table(facts: list[dict[str, Any]]) -> pa.Table:
-    rows = [{**f, "ruff_families": None if f["ruff_families"] is None else json.dumps(f["ruff_families"],
-                                                                                     sort_keys=True)}
-            for f in facts]
+    rows = [
+        {
+            **f,
+            "ruff_families": None
+            if f["ruff_families"] is None
+            else json.dumps(f["ruff_families"], sort_keys=True),
+        }
+        for f in facts
+    ]
     return pa.Table.from_pylist(rows, schema=_SAMPLE_SCHEMA)
 
 
-def build_report(facts: list[dict[str, Any]], config: PolicyEvalConfig, problems_path: Path,
-                 n_problems: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def build_report(
+    facts: list[dict[str, Any]], config: PolicyEvalConfig, problems_path: Path, n_problems: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     table = dg.per_problem(facts, config.k)
     report = {
         "policy": config.display_name,
@@ -144,8 +191,12 @@ def build_report(facts: list[dict[str, Any]], config: PolicyEvalConfig, problems
         "split": config.split,
         "problems": n_problems,
         "samples_per_problem": config.samples,
-        "sampling": {"temperature": config.temperature, "top_p": config.top_p,
-                     "max_tokens": config.max_tokens, "seed": config.seed},
+        "sampling": {
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_tokens,
+            "seed": config.seed,
+        },
         "pass": dg.pass_metrics(table, config.k, config.bootstrap),
         "length": dg.length_metrics(facts),
         "ruff": {**dg.ruff_metrics(facts), "select": config.lint_select},
@@ -155,7 +206,12 @@ def build_report(facts: list[dict[str, Any]], config: PolicyEvalConfig, problems
 
 
 def evaluate_policy(
-    config: PolicyEvalConfig, problems: Path, out_dir: Path, *, client: Any = None, backend_factory: Any = None,
+    config: PolicyEvalConfig,
+    problems: Path,
+    out_dir: Path,
+    *,
+    client: Any = None,
+    backend_factory: Any = None,
     sample_only: bool = False,
 ) -> dict[str, Any]:
     """Evaluate one policy; writes out_dir/{report.json,report.md,samples.parquet,per_problem.parquet,*.png}.
@@ -172,13 +228,23 @@ def evaluate_policy(
         from pipeline.sampling.backends.factory import make_backend as backend_factory
     sampler.run(chosen, backend_factory)
     if sample_only:
-        return {"sampled": len(sampler.shard_rows()), "stats": sampler.stats, "shards": str(out_dir / "shards")}
+        return {
+            "sampled": len(sampler.shard_rows()),
+            "stats": sampler.stats,
+            "shards": str(out_dir / "shards"),
+        }
     wanted = {p.problem_id for p in chosen}
-    rows = [r for r in sampler.shard_rows() if r.pop("unit_status") == KEPT and r["problem_id"] in wanted]
+    rows = [
+        r
+        for r in sampler.shard_rows()
+        if r.pop("unit_status") == KEPT and r["problem_id"] in wanted
+    ]
     missing = len(chosen) * config.samples - len(rows)
     if missing:
-        raise RuntimeError(f"{missing} of {len(chosen) * config.samples} samples failed to generate "
-                           f"(see the log); run again to retry them (finished samples are kept)")
+        raise RuntimeError(
+            f"{missing} of {len(chosen) * config.samples} samples failed to generate "
+            f"(see the log); run again to retry them (finished samples are kept)"
+        )
     rows.sort(key=lambda r: (r["problem_id"], r["sample_index"]))
     verdicts = _judge(rows, all_problems, config, client)
     facts = sample_facts(rows, all_problems, verdicts, config.lint_select)

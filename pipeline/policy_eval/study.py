@@ -35,20 +35,29 @@ class StudyConfig(BaseModel):
 
     name: str = "rlvr-study"
     out_dir: Path
-    sources: list[str] = Field(default_factory=lambda: ["mbpp"])  # problem specs (pipeline.problems.sources)
+    sources: list[str] = Field(
+        default_factory=lambda: ["mbpp"]
+    )  # problem specs (pipeline.problems.sources)
     check_references: bool = True  # quarantine problems whose reference fails its own tests
     train_split: str = "train"
     eval_split: str = "test"
     train_limit: int | None = Field(None, ge=1)  # first N train problems (smoke runs)
     base_model: str | None = None  # path or hub id; None: fit `fit_policy` on the train split
-    fit_policy: dict[str, Any] | None = None  # pipeline.models.policy.PolicyFit fields except name/dir
-    evaluation: dict[str, Any] = Field(default_factory=dict)  # PolicyEvalConfig fields except model/name/split
-    train: dict[str, Any] = Field(default_factory=dict)  # TrainConfig fields; method/model/data/output set here
+    fit_policy: dict[str, Any] | None = (
+        None  # pipeline.models.policy.PolicyFit fields except name/dir
+    )
+    evaluation: dict[str, Any] = Field(
+        default_factory=dict
+    )  # PolicyEvalConfig fields except model/name/split
+    train: dict[str, Any] = Field(
+        default_factory=dict
+    )  # TrainConfig fields; method/model/data/output set here
     rewards: dict[str, dict[str, float]] = Field(default_factory=lambda: dict(PAPER_REWARDS))
     algorithms: list[Literal["grpo", "gspo"]] = Field(default_factory=lambda: ["grpo", "gspo"])
     # Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far smaller clip ranges).
     algorithm_rlvr: dict[str, dict[str, Any]] = Field(
-        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}})
+        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}}
+    )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> StudyConfig:
@@ -85,22 +94,41 @@ def prepare_problems(cfg: StudyConfig) -> Path:
 def split_problems(problems: Path, split: str, limit: int | None = None) -> list[Problem]:
     chosen = [p for p in load_problems(problems).values() if p.source_split == split]
     if not chosen:
-        raise ValueError(f"{problems}: no problem in split {split!r} (is the source split-aware, e.g. mbpp?)")
-    chosen.sort(key=lambda p: (int(p.source_id) if p.source_id.isdigit() else 1 << 62, p.problem_id))
+        raise ValueError(
+            f"{problems}: no problem in split {split!r} (is the source split-aware, e.g. mbpp?)"
+        )
+    chosen.sort(
+        key=lambda p: (int(p.source_id) if p.source_id.isdigit() else 1 << 62, p.problem_id)
+    )
     return chosen[:limit] if limit else chosen
 
 
 def write_train_questions(problems: list[Problem], data_dir: Path) -> Path:
     """The train split as a Train-Questions table (what RLVR reads); the query is the policy's prompt text."""
-    rows = [{
-        "problem_id": p.problem_id, "source": p.source, "source_id": p.source_id, "title": p.title,
-        "query": p.prompt_statement or p.statement, "test_mode": p.test_mode,
-        "tests": [t.model_dump() for t in p.tests], "entry_point": p.entry_point, "starter_code": p.starter_code,
-        "time_limit_s": p.time_limit_s, "memory_limit_mb": p.memory_limit_mb, "contest_date": p.contest_date,
-        "difficulty": p.difficulty, "license": p.license,
-    } for p in problems]
-    write_parquet(pa.Table.from_pylist(rows, schema=TRAIN_QUESTIONS_SCHEMA), data_dir / "train_questions.parquet",
-                  TRAIN_QUESTIONS_SCHEMA)
+    rows = [
+        {
+            "problem_id": p.problem_id,
+            "source": p.source,
+            "source_id": p.source_id,
+            "title": p.title,
+            "query": p.prompt_statement or p.statement,
+            "test_mode": p.test_mode,
+            "tests": [t.model_dump() for t in p.tests],
+            "entry_point": p.entry_point,
+            "starter_code": p.starter_code,
+            "time_limit_s": p.time_limit_s,
+            "memory_limit_mb": p.memory_limit_mb,
+            "contest_date": p.contest_date,
+            "difficulty": p.difficulty,
+            "license": p.license,
+        }
+        for p in problems
+    ]
+    write_parquet(
+        pa.Table.from_pylist(rows, schema=TRAIN_QUESTIONS_SCHEMA),
+        data_dir / "train_questions.parquet",
+        TRAIN_QUESTIONS_SCHEMA,
+    )
     return data_dir
 
 
@@ -112,34 +140,54 @@ def base_model(cfg: StudyConfig, train_problems: list[Problem]) -> str:
         raise ValueError("the study needs `base_model` or `fit_policy`")
     from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy
 
-    spec = PolicyFit(name=f"{cfg.name}-base", dir=cfg.work / "base-policy",
-                     **{"languages": ["python"], **cfg.fit_policy})
+    spec = PolicyFit(
+        name=f"{cfg.name}-base",
+        dir=cfg.work / "base-policy",
+        **{"languages": ["python"], **cfg.fit_policy},
+    )
     return str(fit_policy(spec, examples_from_problems(train_problems, spec)))
 
 
 def eval_config(cfg: StudyConfig, model: str, name: str) -> PolicyEvalConfig:
-    return PolicyEvalConfig.model_validate({**cfg.evaluation, "model": model, "name": name,
-                                            "split": cfg.eval_split})
+    return PolicyEvalConfig.model_validate(
+        {**cfg.evaluation, "model": model, "name": name, "split": cfg.eval_split}
+    )
 
 
 def train_config(cfg: StudyConfig, reward: str, algorithm: str, model: str, data_dir: Path) -> Any:
     from pipeline.train.config import TrainConfig
 
     base = json.loads(json.dumps(cfg.train, default=str))
-    rlvr = {**base.pop("rlvr", {}), **cfg.algorithm_rlvr.get(algorithm, {}), "algorithm": algorithm,
-            "rewards": cfg.rewards[reward]}
-    return TrainConfig.model_validate({
-        **base, "name": f"{cfg.name}-{reward}-{algorithm}", "method": "rlvr", "model": model,
-        "output_dir": cfg.out_dir / "train" / f"{reward}-{algorithm}",
-        "data": {"dir": data_dir, "config": "train_questions"}, "rlvr": rlvr,
-    })
+    rlvr = {
+        **base.pop("rlvr", {}),
+        **cfg.algorithm_rlvr.get(algorithm, {}),
+        "algorithm": algorithm,
+        "rewards": cfg.rewards[reward],
+    }
+    return TrainConfig.model_validate(
+        {
+            **base,
+            "name": f"{cfg.name}-{reward}-{algorithm}",
+            "method": "rlvr",
+            "model": model,
+            "output_dir": cfg.out_dir / "train" / f"{reward}-{algorithm}",
+            "data": {"dir": data_dir, "config": "train_questions"},
+            "rlvr": rlvr,
+        }
+    )
 
 
-CURVES = {"reward": "reward", "length (chars)": "rlvr/completion_chars", "Ruff violations / program":
-          "rlvr/ruff/violations", "pass@1 (rollouts)": "rlvr/pass_at_1"}
+CURVES = {
+    "reward": "reward",
+    "length (chars)": "rlvr/completion_chars",
+    "Ruff violations / program": "rlvr/ruff/violations",
+    "pass@1 (rollouts)": "rlvr/pass_at_1",
+}
 
 
-def training_curves(metrics: dict[str, Path], out: Path) -> dict[str, dict[str, list[float | None]]]:
+def training_curves(
+    metrics: dict[str, Path], out: Path
+) -> dict[str, dict[str, list[float | None]]]:
     """Reward, length and lint per step of every run: curves.png and curves.json."""
     import matplotlib
 
@@ -155,7 +203,12 @@ def training_curves(metrics: dict[str, Path], out: Path) -> dict[str, dict[str, 
         data[run] = {key: [r.get(key) for r in steps] for key in CURVES.values()}
         for ax, (title, key) in zip(axes, CURVES.items(), strict=True):
             ys = data[run][key]
-            ax.plot(range(1, len(ys) + 1), [float("nan") if y is None else y for y in ys], marker="o", label=run)
+            ax.plot(
+                range(1, len(ys) + 1),
+                [float("nan") if y is None else y for y in ys],
+                marker="o",
+                label=run,
+            )
             ax.set_title(title)
             ax.set_xlabel("step")
     axes[0].legend(fontsize=6)
@@ -169,11 +222,22 @@ def training_curves(metrics: dict[str, Path], out: Path) -> dict[str, dict[str, 
 def write_study_summary(cfg: StudyConfig, comparison: dict[str, Any], out: Path) -> Path:
     from pipeline.policy_eval.compare import to_markdown
 
-    text = [f"# {cfg.name}", "", (f"Problems: {', '.join(cfg.sources)}; train split `{cfg.train_split}`, "
+    text = [
+        f"# {cfg.name}",
+        "",
+        (
+            f"Problems: {', '.join(cfg.sources)}; train split `{cfg.train_split}`, "
             f"evaluated on `{cfg.eval_split}`. Runs: {len(cfg.runs())} (rewards {list(cfg.rewards)} x "
-            f"algorithms {cfg.algorithms}), each from the same base, evaluated with the same sampling."), "",
-            to_markdown(comparison), ("Training curves: `curves.png` (reward, length, Ruff, rollout pass@1 per "
-            "step), data in `curves.json`."), ""]
+            f"algorithms {cfg.algorithms}), each from the same base, evaluated with the same sampling."
+        ),
+        "",
+        to_markdown(comparison),
+        (
+            "Training curves: `curves.png` (reward, length, Ruff, rollout pass@1 per "
+            "step), data in `curves.json`."
+        ),
+        "",
+    ]
     path = out / "study.md"
     path.write_text("\n".join(text))
     return path

@@ -19,7 +19,7 @@ verified offline; a checker that crashes is reported by the sandbox, not passed.
 
 from __future__ import annotations
 
-_WRAPPER = '''import contextlib
+_WRAPPER = """import contextlib
 import io
 import sys
 
@@ -40,7 +40,7 @@ if _words:
     except ValueError:
         pass  # a verdict word ("ok", "wrong answer ..."): fall back to the exit code
 sys.exit(0 if _code == 0 else 1)
-'''
+"""
 
 
 def wrap_score_or_exit_checker(source: str) -> str:

@@ -23,15 +23,29 @@ from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.problem import PROBLEM_SCHEMA, Problem
 from schemas.tables import models_to_table, table_to_models
 
-REFERENCE_SCHEMA = pa.schema([
-    ("problem_id", pa.string()), ("source", pa.string()), ("source_id", pa.string()),
-    ("source_split", pa.string()), ("candidate_id", pa.string()), ("verdict", pa.string()),
-    ("passed", pa.int32()), ("total", pa.int32()), ("first_failing_test", pa.int32()), ("stderr", pa.string()),
-])
+REFERENCE_SCHEMA = pa.schema(
+    [
+        ("problem_id", pa.string()),
+        ("source", pa.string()),
+        ("source_id", pa.string()),
+        ("source_split", pa.string()),
+        ("candidate_id", pa.string()),
+        ("verdict", pa.string()),
+        ("passed", pa.int32()),
+        ("total", pa.int32()),
+        ("first_failing_test", pa.int32()),
+        ("stderr", pa.string()),
+    ]
+)
 
 
 def check_references(
-    problems: Path, out_dir: Path, *, client: Any = None, time_limit_scale: float = 1.0, progress: bool = True
+    problems: Path,
+    out_dir: Path,
+    *,
+    client: Any = None,
+    time_limit_scale: float = 1.0,
+    progress: bool = True,
 ) -> dict[str, Any]:
     """Writes references.parquet, problems.verified.parquet (+ .quarantine.parquet) and report.json."""
     out_dir = Path(out_dir)
@@ -55,11 +69,22 @@ def check_references(
     for c, r in zip(refs, results, strict=True):
         p = by_id[c.problem_id]
         bad = next((i for i, t in enumerate(r.tests) if t.verdict != "AC"), None)
-        rows.append({"problem_id": p.problem_id, "source": p.source, "source_id": p.source_id,
-                     "source_split": p.source_split, "candidate_id": c.candidate_id, "verdict": r.verdict,
-                     "passed": r.passed, "total": r.total, "first_failing_test": bad,
-                     "stderr": (r.tests[bad].stderr_tail[-500:] if bad is not None else None)
-                     or r.compile_output or r.error})
+        rows.append(
+            {
+                "problem_id": p.problem_id,
+                "source": p.source,
+                "source_id": p.source_id,
+                "source_split": p.source_split,
+                "candidate_id": c.candidate_id,
+                "verdict": r.verdict,
+                "passed": r.passed,
+                "total": r.total,
+                "first_failing_test": bad,
+                "stderr": (r.tests[bad].stderr_tail[-500:] if bad is not None else None)
+                or r.compile_output
+                or r.error,
+            }
+        )
     failing: dict[str, dict[str, Any]] = {}
     for row in rows:  # a problem fails when none of its correct-claimed references passes
         failing.setdefault(row["problem_id"], row)
@@ -67,20 +92,38 @@ def check_references(
             failing[row["problem_id"]] = {"verdict": "AC"}
     failed = {pid: r for pid, r in failing.items() if r["verdict"] != "AC"}
     quarantine = [
-        Quarantine(stage="reference_check", source=by_id[pid].source, source_row_id=by_id[pid].source_id,
-                   field="solutions",
-                   reason=(f"reference solution fails its own tests: verdict {r['verdict']} "
-                           f"({r['passed']}/{r['total']} passed; first failing test {r['first_failing_test']})"
-                           + (f"; stderr: {r['stderr'].strip().splitlines()[-1][:200]}" if r.get("stderr") else "")))
+        Quarantine(
+            stage="reference_check",
+            source=by_id[pid].source,
+            source_row_id=by_id[pid].source_id,
+            field="solutions",
+            reason=(
+                f"reference solution fails its own tests: verdict {r['verdict']} "
+                f"({r['passed']}/{r['total']} passed; first failing test {r['first_failing_test']})"
+                + (
+                    f"; stderr: {r['stderr'].strip().splitlines()[-1][:200]}"
+                    if r.get("stderr")
+                    else ""
+                )
+            ),
+        )
         for pid, r in sorted(failed.items(), key=lambda kv: by_id[kv[0]].source_id)
     ]
     kept = [p for p in probs if p.problem_id not in failed]
     stem = Path(problems).name.removesuffix(".parquet")
-    write_parquet(pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA), out_dir / "references.parquet",
-                  REFERENCE_SCHEMA)
-    write_parquet(models_to_table(kept, PROBLEM_SCHEMA), out_dir / f"{stem}.verified.parquet", PROBLEM_SCHEMA)
-    write_parquet(models_to_table(quarantine, QUARANTINE_SCHEMA),
-                  out_dir / f"{stem}.verified.quarantine.parquet", QUARANTINE_SCHEMA)
+    write_parquet(
+        pa.Table.from_pylist(rows, schema=REFERENCE_SCHEMA),
+        out_dir / "references.parquet",
+        REFERENCE_SCHEMA,
+    )
+    write_parquet(
+        models_to_table(kept, PROBLEM_SCHEMA), out_dir / f"{stem}.verified.parquet", PROBLEM_SCHEMA
+    )
+    write_parquet(
+        models_to_table(quarantine, QUARANTINE_SCHEMA),
+        out_dir / f"{stem}.verified.quarantine.parquet",
+        QUARANTINE_SCHEMA,
+    )
     checked = {r["problem_id"] for r in rows}
     report = {
         "problems": len(probs),

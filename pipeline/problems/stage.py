@@ -52,8 +52,12 @@ def _reason_kind(reason: str) -> str:
 
 def _progress(enabled: bool) -> Progress:
     return Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        disable=not enabled, transient=False,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not enabled,
+        transient=False,
     )
 
 
@@ -74,10 +78,15 @@ class ProblemCollector:
 
     def add(self, p: Problem) -> bool:
         if p.problem_id in self.seen:
-            self.duplicates.append(Quarantine(
-                stage="ingest", source=p.source, source_row_id=p.source_id, field="problem_id",
-                reason=f"duplicate problem_id {p.problem_id} (same source and source_id as an earlier row)",
-            ))
+            self.duplicates.append(
+                Quarantine(
+                    stage="ingest",
+                    source=p.source,
+                    source_row_id=p.source_id,
+                    field="problem_id",
+                    reason=f"duplicate problem_id {p.problem_id} (same source and source_id as an earlier row)",
+                )
+            )
             return False
         self.seen.add(p.problem_id)
         self._pending.append(p)
@@ -108,18 +117,29 @@ def _ingest_source(
     if loaded.columns is not None:
         missing = [c for c in adapter.required_columns if c not in loaded.columns]
         if missing:
-            raise SourceError(spec.text, f"missing column(s) {missing}; has {loaded.columns}", field=missing[0])
+            raise SourceError(
+                spec.text, f"missing column(s) {missing}; has {loaded.columns}", field=missing[0]
+            )
     quarantined = [  # lines that were not JSON objects: one quarantine row each, the rest read on
-        Quarantine(stage="ingest", source=adapter.name, source_row_id=m.row_id, field=None,
-                   reason=f"malformed JSON line {m.line} of {m.file}: {m.reason}",
-                   raw=m.raw[: config.quarantine_raw_chars])
+        Quarantine(
+            stage="ingest",
+            source=adapter.name,
+            source_row_id=m.row_id,
+            field=None,
+            reason=f"malformed JSON line {m.line} of {m.file}: {m.reason}",
+            raw=m.raw[: config.quarantine_raw_chars],
+        )
         for m in loaded.malformed
     ]
     kept = 0
     modes: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     n_tests = 0
-    rows = len(loaded) if config.limit_per_source is None else min(len(loaded), config.limit_per_source)
+    rows = (
+        len(loaded)
+        if config.limit_per_source is None
+        else min(len(loaded), config.limit_per_source)
+    )
     task = progress.add_task(spec.text, total=rows)
     for index, row in enumerate(loaded):
         if index >= rows:  # ingest.limit_per_source: the first N rows, in the source's order
@@ -179,9 +199,18 @@ def ingest(
     if not specs:
         raise ValueError("ingest needs at least one --source")
     inputs = sorted({p for s in specs for p in s.local_paths()})
-    key = stage_key(STAGE, VERSION, {"config": config.model_dump(mode="json"),
-                                     "sources": sorted(s.text for s in specs)}, inputs)
-    if not force and is_done(paths["stage_dir"], key) and paths["problems"].exists() and paths["quarantine"].exists():
+    key = stage_key(
+        STAGE,
+        VERSION,
+        {"config": config.model_dump(mode="json"), "sources": sorted(s.text for s in specs)},
+        inputs,
+    )
+    if (
+        not force
+        and is_done(paths["stage_dir"], key)
+        and paths["problems"].exists()
+        and paths["quarantine"].exists()
+    ):
         return {**read_stats(paths["stage_dir"]), "cached": True}
 
     collector = ProblemCollector()
@@ -197,7 +226,9 @@ def ingest(
     table = collector.table()
 
     write_parquet(table, paths["problems"], PROBLEM_SCHEMA)
-    write_parquet(models_to_table(quarantined, QUARANTINE_SCHEMA), paths["quarantine"], QUARANTINE_SCHEMA)
+    write_parquet(
+        models_to_table(quarantined, QUARANTINE_SCHEMA), paths["quarantine"], QUARANTINE_SCHEMA
+    )
     stats = {
         "problems": table.num_rows,
         "quarantined": len(quarantined),

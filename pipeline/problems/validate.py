@@ -27,10 +27,19 @@ def raw_text(row: dict[str, Any], limit: int) -> str:
 
 
 def quarantine_row(
-    source: str, row_id: str, field: str | None, reason: str, row: dict[str, Any], config: IngestConfig
+    source: str,
+    row_id: str,
+    field: str | None,
+    reason: str,
+    row: dict[str, Any],
+    config: IngestConfig,
 ) -> Quarantine:
     return Quarantine(
-        stage="ingest", source=source, source_row_id=row_id, field=field, reason=reason,
+        stage="ingest",
+        source=source,
+        source_row_id=row_id,
+        field=field,
+        reason=reason,
         raw=raw_text(row, config.quarantine_raw_chars),
     )
 
@@ -59,15 +68,23 @@ def _limits(fields: dict[str, Any], config: IngestConfig) -> tuple[float, int]:
     tl = config.default_time_limit_s if tl is None else float(tl)
     ml = config.default_memory_limit_mb if ml is None else float(ml)
     if not (config.min_time_limit_s <= tl <= config.max_time_limit_s):
-        raise Invalid("time_limit_s", f"absurd time limit {tl:g}s (allowed "
-                      f"{config.min_time_limit_s:g}..{config.max_time_limit_s:g})")
+        raise Invalid(
+            "time_limit_s",
+            f"absurd time limit {tl:g}s (allowed "
+            f"{config.min_time_limit_s:g}..{config.max_time_limit_s:g})",
+        )
     if not (config.min_memory_limit_mb <= ml <= config.max_memory_limit_mb):
-        raise Invalid("memory_limit_mb", f"absurd memory limit {ml:g} MB (allowed "
-                      f"{config.min_memory_limit_mb}..{config.max_memory_limit_mb})")
+        raise Invalid(
+            "memory_limit_mb",
+            f"absurd memory limit {ml:g} MB (allowed "
+            f"{config.min_memory_limit_mb}..{config.max_memory_limit_mb})",
+        )
     return tl, round(ml)
 
 
-def build_problem(source: str, row_id: str, fields: dict[str, Any], config: IngestConfig) -> Problem:
+def build_problem(
+    source: str, row_id: str, fields: dict[str, Any], config: IngestConfig
+) -> Problem:
     """Validate adapter output and build the Problem; raises Invalid(field, reason)."""
     statement = fields.get("statement") or ""
     if not statement.strip():
@@ -82,7 +99,8 @@ def build_problem(source: str, row_id: str, fields: dict[str, Any], config: Inge
         source_id=sid,
         problem_id=fields.get("problem_id") or problem_id_for(src, sid),
         statement=statement,
-        prompt_statement=fields.get("prompt_statement") or prompt_statement(statement, config.normalize),
+        prompt_statement=fields.get("prompt_statement")
+        or prompt_statement(statement, config.normalize),
         tests=tests,
         time_limit_s=time_limit,
         memory_limit_mb=memory_limit,

@@ -225,9 +225,7 @@ def _texts(tables: dict[str, pa.Table], side: str) -> list[tuple[str, str]]:
     for name, table in tables.items():
         if CONFIG_BY_NAME[name].side != side:
             continue
-        out.update(
-            zip(table.column("problem_id").to_pylist(), table.column("query").to_pylist())
-        )
+        out.update(zip(table.column("problem_id").to_pylist(), table.column("query").to_pylist()))
     return sorted(out)
 
 
@@ -278,9 +276,7 @@ def check_train_eval_disjoint(
     return res
 
 
-def run_checks(
-    tables: dict[str, pa.Table], config: CheckConfig | None = None
-) -> list[CheckResult]:
+def run_checks(tables: dict[str, pa.Table], config: CheckConfig | None = None) -> list[CheckResult]:
     return [
         check_one_correct(tables),
         check_train_eval_disjoint(tables, config),

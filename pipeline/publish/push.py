@@ -153,8 +153,9 @@ def push_folder(
     )
     # 2. Write: blobs (invisible until committed), the one commit, then the tag.
     if will_commit:
-        result.commit = result.head = _commit(api, folder, repo_id, branch, head, message,
-                                              upload, delete)
+        result.commit = result.head = _commit(
+            api, folder, repo_id, branch, head, message, upload, delete
+        )
     else:
         log.info("nothing changed on %s@%s: no commit", repo_id, head[:12])
     # The Hub has no commit-and-tag transaction: only a tag created by someone else between
@@ -184,7 +185,8 @@ def _commit(
         batch = additions[start : start + PREUPLOAD_BATCH]
         api.preupload_lfs_files(repo_id, additions=batch, repo_type=REPO_TYPE, revision=branch)
         log.info(
-            "pre-uploaded %d/%d file(s)", min(start + PREUPLOAD_BATCH, len(additions)),
+            "pre-uploaded %d/%d file(s)",
+            min(start + PREUPLOAD_BATCH, len(additions)),
             len(additions),
         )
     operations = additions + [CommitOperationDelete(path_in_repo=p) for p in delete]

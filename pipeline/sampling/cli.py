@@ -25,14 +25,26 @@ def summary_table(title: str, groups: dict[str, dict[str, Any]], *, judged: bool
     if judged:
         cols += ["not judged", "verdicts", "pass rates"]
     for c in cols:
-        t.add_column(c, justify="left" if c in ("generator", "language", "verdicts", "pass rates") else "right")
+        t.add_column(
+            c,
+            justify="left" if c in ("generator", "language", "verdicts", "pass rates") else "right",
+        )
     for key, g in groups.items():
         generator, _, language = key.partition(" | ")
-        row = [generator, language, str(g.get("count", 0)), str(g.get("extraction_failures", 0)),
-               str(g.get("prompt_tokens", 0)), str(g.get("completion_tokens", 0))]
+        row = [
+            generator,
+            language,
+            str(g.get("count", 0)),
+            str(g.get("extraction_failures", 0)),
+            str(g.get("prompt_tokens", 0)),
+            str(g.get("completion_tokens", 0)),
+        ]
         if judged:
-            row += [str(sum(g.get("not_judged", {}).values())), _hist(g.get("verdicts", {})),
-                    _hist(g.get("pass_rates", {}))]
+            row += [
+                str(sum(g.get("not_judged", {}).values())),
+                _hist(g.get("verdicts", {})),
+                _hist(g.get("pass_rates", {})),
+            ]
         t.add_row(*row)
     return t
 
@@ -57,8 +69,12 @@ def register(app: typer.Typer) -> None:
         console = _console()
         console.print(summary_table("sample", stats["by_generator_language"], judged=False))
         for name, s in stats["sources"].items():
-            console.print(f"  {name}: " + ", ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}"
-                                                    for k, v in s.items()))
+            console.print(
+                f"  {name}: "
+                + ", ".join(
+                    f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in s.items()
+                )
+            )
         if not stats.get("complete", True):
             console.print("[yellow]some units failed to generate: run again to retry them[/yellow]")
         console.print(f"wrote {out / CANDIDATES_FILE} ({stats['candidates']} candidates)")
@@ -67,10 +83,16 @@ def register(app: typer.Typer) -> None:
     def judge_cmd(
         candidates: Annotated[Path, typer.Option("--candidates", help="candidates Parquet")],
         problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-        out: Annotated[Path, typer.Option("--out", "-o", help="judged candidates Parquet to write")],
-        chunk_size: Annotated[int, typer.Option(help="programs per sandbox batch / checkpoint")] = 256,
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="judged candidates Parquet to write")
+        ],
+        chunk_size: Annotated[
+            int, typer.Option(help="programs per sandbox batch / checkpoint")
+        ] = 256,
         time_limit_scale: Annotated[float, typer.Option(help="multiply every time limit")] = 1.0,
-        pool_size: Annotated[int | None, typer.Option(help="sandbox containers (default: CPUs)")] = None,
+        pool_size: Annotated[
+            int | None, typer.Option(help="sandbox containers (default: CPUs)")
+        ] = None,
     ) -> None:
         """Judge every candidate in the Docker sandbox; distinct programs run once."""
         from pipeline.judge.stage import JudgeConfig, judge_candidates
@@ -81,6 +103,8 @@ def register(app: typer.Typer) -> None:
             stats = judge_candidates(candidates, problems, out, cfg, client=client)
         console = _console()
         console.print(summary_table("judge", stats["by_generator_language"], judged=True))
-        console.print(f"not judged: {_hist(stats['not_judged'])}; SE: {stats['se']}; "
-                      f"distinct programs: {stats['distinct_programs']}")
+        console.print(
+            f"not judged: {_hist(stats['not_judged'])}; SE: {stats['se']}; "
+            f"distinct programs: {stats['distinct_programs']}"
+        )
         console.print(f"wrote {out} ({stats['judged_rows']} rows)")

@@ -64,7 +64,9 @@ class VLLMOptions(_Strict):
     chunk_size: int = Field(64, ge=1)
 
 
-BackendOptions = Annotated[TransformersOptions | OpenAIOptions | VLLMOptions, Field(discriminator="type")]
+BackendOptions = Annotated[
+    TransformersOptions | OpenAIOptions | VLLMOptions, Field(discriminator="type")
+]
 
 
 # --------------------------------------------------------------------------- sources
@@ -98,8 +100,10 @@ class ModelSource(_Strict):
         if self.chat_template is None:
             return None
         p = Path(self.chat_template)
-        return p.read_text(encoding="utf-8") if "{" not in self.chat_template and p.is_file() else (
-            self.chat_template
+        return (
+            p.read_text(encoding="utf-8")
+            if "{" not in self.chat_template and p.is_file()
+            else (self.chat_template)
         )
 
 

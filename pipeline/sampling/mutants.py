@@ -58,8 +58,11 @@ def _line(node: ts.Node) -> int:
 
 def _binary_operator_nodes(root: ts.Node, language: str) -> Iterator[ts.Node]:
     """The operator tokens of binary expressions (Python comparisons included)."""
-    parents = {"python": ("comparison_operator", "binary_operator"), "cpp": ("binary_expression",),
-               "java": ("binary_expression",)}[language]
+    parents = {
+        "python": ("comparison_operator", "binary_operator"),
+        "cpp": ("binary_expression",),
+        "java": ("binary_expression",),
+    }[language]
     for n in _walk(root):
         if n.type in parents:
             for c in n.children:
@@ -73,8 +76,13 @@ def _swap_ops(root: ts.Node, language: str, table: dict[str, str], operator: str
         old = _text(tok)
         if old in table:
             new = table[old]
-            sites.append(Site(operator, (Edit(tok.start_byte, tok.end_byte, new),),
-                              f"{operator}: `{old}` -> `{new}` at line {_line(tok)}"))
+            sites.append(
+                Site(
+                    operator,
+                    (Edit(tok.start_byte, tok.end_byte, new),),
+                    f"{operator}: `{old}` -> `{new}` at line {_line(tok)}",
+                )
+            )
     return sites
 
 
@@ -104,9 +112,13 @@ def off_by_one(root: ts.Node, language: str) -> list[Site]:
                 continue
             stop = args[0] if len(args) == 1 else args[1]
             for delta in ("+ 1", "- 1"):
-                sites.append(Site("off_by_one", (Edit(stop.start_byte, stop.end_byte,
-                                                      f"({_text(stop)}) {delta}"),),
-                                  f"off_by_one: range stop `{_text(stop)}` {delta} at line {_line(stop)}"))
+                sites.append(
+                    Site(
+                        "off_by_one",
+                        (Edit(stop.start_byte, stop.end_byte, f"({_text(stop)}) {delta}"),),
+                        f"off_by_one: range stop `{_text(stop)}` {delta} at line {_line(stop)}",
+                    )
+                )
     return sites
 
 
@@ -123,8 +135,13 @@ def drop_branch(root: ts.Node, language: str) -> list[Site]:
             continue
         filler = "pass" if language == "python" else ";"
         cond = _text(n.child_by_field_name("condition") or n).strip()
-        sites.append(Site("drop_branch", (Edit(n.start_byte, n.end_byte, filler),),
-                          f"drop_branch: removed `if {cond[:60]}` at line {_line(n)}"))
+        sites.append(
+            Site(
+                "drop_branch",
+                (Edit(n.start_byte, n.end_byte, filler),),
+                f"drop_branch: removed `if {cond[:60]}` at line {_line(n)}",
+            )
+        )
     return sites
 
 
@@ -136,7 +153,9 @@ def _wide_int_nodes(root: ts.Node, language: str) -> list[tuple[ts.Node, str]]:
         if language == "cpp":
             words = t.split()
             if n.type == "sized_type_specifier" and "long" in words and "double" not in words:
-                rest = [w for w in words if w != "long"]  # long long int -> int, unsigned long -> unsigned
+                rest = [
+                    w for w in words if w != "long"
+                ]  # long long int -> int, unsigned long -> unsigned
                 out.append((n, " ".join(rest) or "int"))
             elif n.type in ("primitive_type", "type_identifier") and t in ("int64_t", "uint64_t"):
                 out.append((n, t.replace("64", "32")))
@@ -147,9 +166,14 @@ def _wide_int_nodes(root: ts.Node, language: str) -> list[tuple[ts.Node, str]]:
 
 def narrow_int(root: ts.Node, language: str) -> list[Site]:
     """C++ `long long`/`int64_t` -> `int`/`int32_t`, Java `long` -> `int`: one site each."""
-    return [Site("narrow_int", (Edit(n.start_byte, n.end_byte, new),),
-                 f"narrow_int: `{_text(n)}` -> `{new}` at line {_line(n)}")
-            for n, new in _wide_int_nodes(root, language)]
+    return [
+        Site(
+            "narrow_int",
+            (Edit(n.start_byte, n.end_byte, new),),
+            f"narrow_int: `{_text(n)}` -> `{new}` at line {_line(n)}",
+        )
+        for n, new in _wide_int_nodes(root, language)
+    ]
 
 
 def narrow_int_all(root: ts.Node, language: str) -> list[Site]:
@@ -185,7 +209,13 @@ OPERATORS: dict[str, Callable[[ts.Node, str], list[Site]]] = {
     "narrow_int_all": narrow_int_all,
     "swap_arithmetic": swap_arithmetic,
 }
-DEFAULT_OPERATORS = ("flip_comparison", "off_by_one", "drop_branch", "narrow_int_all", "swap_arithmetic")
+DEFAULT_OPERATORS = (
+    "flip_comparison",
+    "off_by_one",
+    "drop_branch",
+    "narrow_int_all",
+    "swap_arithmetic",
+)
 
 
 def apply_edits(code: str, edits: Iterable[Edit]) -> str:
@@ -195,8 +225,9 @@ def apply_edits(code: str, edits: Iterable[Edit]) -> str:
     return data.decode("utf-8")
 
 
-def mutate(code: str, language: str, *, operators: Iterable[str], rng: random.Random,
-           limit: int) -> list[tuple[Site, str]]:
+def mutate(
+    code: str, language: str, *, operators: Iterable[str], rng: random.Random, limit: int
+) -> list[tuple[Site, str]]:
     """Up to `limit` distinct parsing mutants, operators taken round-robin in a random order."""
     root = parse(code, language).root_node
     per_op: list[list[Site]] = []

@@ -43,7 +43,12 @@ def user_prompt(problem: Problem, language: str) -> str:
             "so do not read input or print the answer."
         )
         if problem.starter_code:
-            parts += ["Start from this signature:", f"```{tag}", problem.starter_code.rstrip(), "```"]
+            parts += [
+                "Start from this signature:",
+                f"```{tag}",
+                problem.starter_code.rstrip(),
+                "```",
+            ]
     else:
         parts.append(_STDIO_RULES[language])
     parts += ["", f"Answer with the complete program in one ```{tag} code block at the end."]

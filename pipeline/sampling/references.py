@@ -28,7 +28,9 @@ def reference_candidates(
             if wanted is not None and sol.language not in wanted:
                 continue
             if not sol.code.strip():
-                log.warning("problem %s: solutions[%d] has empty code; skipped", problem.problem_id, index)
+                log.warning(
+                    "problem %s: solutions[%d] has empty code; skipped", problem.problem_id, index
+                )
                 continue
             cid = candidate_id_for(sol.language, sol.code)
             key = (problem.problem_id, cid)

@@ -77,7 +77,9 @@ def source_fingerprint(source: ModelSource) -> str:
 
 
 def load_problems(path: Path) -> list[Problem]:
-    return sorted(table_to_models(read_parquet(path, PROBLEM_SCHEMA), Problem), key=lambda p: p.problem_id)
+    return sorted(
+        table_to_models(read_parquet(path, PROBLEM_SCHEMA), Problem), key=lambda p: p.problem_id
+    )
 
 
 class _Tokens:
@@ -93,7 +95,9 @@ class _Tokens:
 
     def chat(self, messages: list[dict[str, str]]) -> int:
         if self.tok.chat_template:
-            text = self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            text = self.tok.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
             return self.text(text)
         return self.text("\n".join(m["content"] for m in messages))
 
@@ -107,9 +111,15 @@ class ModelSampler:
         self.dir = shard_dir
         self.progress = progress
         self.stats: dict[str, Any] = {
-            "units_total": 0, "units_resumed": 0, "requests": 0, "generated": 0,
-            "filtered_prompt": 0, "filtered_completion": 0, "generation_errors": 0,
-            "skipped_function_mode_language": 0, "seconds": 0.0,
+            "units_total": 0,
+            "units_resumed": 0,
+            "requests": 0,
+            "generated": 0,
+            "filtered_prompt": 0,
+            "filtered_completion": 0,
+            "generation_errors": 0,
+            "skipped_function_mode_language": 0,
+            "seconds": 0.0,
         }
         self.tokens = _Tokens(source.filters.tokenizer) if source.filters else None
 
@@ -132,8 +142,11 @@ class ModelSampler:
             return
         ids = sorted(f"{r['problem_id']}|{r['language']}|{r['sample_index']}" for r in rows)
         name = sha256_text(*ids)[:16]
-        write_parquet(pa.Table.from_pylist(rows, schema=SHARD_SCHEMA), self.dir / f"shard-{name}.parquet",
-                      SHARD_SCHEMA)
+        write_parquet(
+            pa.Table.from_pylist(rows, schema=SHARD_SCHEMA),
+            self.dir / f"shard-{name}.parquet",
+            SHARD_SCHEMA,
+        )
 
     # -- planning
     def units(self, problems: Iterable[Problem]) -> list[Unit]:
@@ -147,12 +160,16 @@ class ModelSampler:
                     self.stats["skipped_function_mode_language"] += 1
                     continue
                 self.stats["units_total"] += s.samples_per_problem
-                missing = [i for i in range(s.samples_per_problem) if (p.problem_id, lang, i) not in done]
+                missing = [
+                    i for i in range(s.samples_per_problem) if (p.problem_id, lang, i) not in done
+                ]
                 self.stats["units_resumed"] += s.samples_per_problem - len(missing)
                 if not missing:
                     continue
                 messages = chat_messages(p, lang, system=s.system_prompt)
-                prompt_sha = sha256_text(canonical_json({"messages": messages, "template": template}))[:16]
+                prompt_sha = sha256_text(
+                    canonical_json({"messages": messages, "template": template})
+                )[:16]
                 seed = derive_seed(s.seed, p.problem_id, lang, prompt_sha)
                 if missing[0] != 0:  # a partial unit (samples_per_problem was raised): new seeds
                     seed = derive_seed(seed, "from", missing[0])
@@ -161,12 +178,20 @@ class ModelSampler:
 
     def request(self, unit: Unit) -> GenerationRequest:
         s = self.source
-        return GenerationRequest(request_id=unit.request_id, messages=unit.messages,
-                                 n=len(unit.sample_indexes), temperature=s.temperature, top_p=s.top_p,
-                                 max_tokens=s.max_tokens, seed=unit.seed)
+        return GenerationRequest(
+            request_id=unit.request_id,
+            messages=unit.messages,
+            n=len(unit.sample_indexes),
+            temperature=s.temperature,
+            top_p=s.top_p,
+            max_tokens=s.max_tokens,
+            seed=unit.seed,
+        )
 
     # -- rows
-    def _row(self, unit: Unit, index: int, result: GenerationResult | None, gen: Any, status: str) -> dict:
+    def _row(
+        self, unit: Unit, index: int, result: GenerationResult | None, gen: Any, status: str
+    ) -> dict:
         s = self.source
         text = gen.text if gen is not None else None
         code, extraction = "", "no_code"
@@ -176,19 +201,38 @@ class ModelSampler:
         if code:
             cid = candidate_id_for(unit.language, code)
         else:  # no program: an id from the completion, so rows stay distinct (never judged)
-            cid = candidate_id_for(unit.language, f"\x00no-program\x00{s.name}\x00{index}\x00{text or ''}")
+            cid = candidate_id_for(
+                unit.language, f"\x00no-program\x00{s.name}\x00{index}\x00{text or ''}"
+            )
         prompt_tokens = gen.prompt_tokens if gen is not None else None
         completion_tokens = gen.completion_tokens if gen is not None else None
         if self.tokens is not None and text is not None:  # fill counts the server did not give
-            prompt_tokens = prompt_tokens if prompt_tokens is not None else self.tokens.chat(unit.messages)
-            completion_tokens = completion_tokens if completion_tokens is not None else self.tokens.text(text)
+            prompt_tokens = (
+                prompt_tokens if prompt_tokens is not None else self.tokens.chat(unit.messages)
+            )
+            completion_tokens = (
+                completion_tokens if completion_tokens is not None else self.tokens.text(text)
+            )
         row = Candidate(
-            candidate_id=cid, problem_id=unit.problem.problem_id, language=unit.language, code=code,
-            completion=text, extraction=extraction, origin="policy", generator=s.name,
-            generator_revision=(result.model_revision if result else None) or s.revision, tier=s.tier,
-            backend=result.backend if result else s.backend.type, temperature=s.temperature,
-            top_p=s.top_p, max_tokens=s.max_tokens, seed=unit.seed, sample_index=index,
-            prompt_sha=unit.prompt_sha, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
+            candidate_id=cid,
+            problem_id=unit.problem.problem_id,
+            language=unit.language,
+            code=code,
+            completion=text,
+            extraction=extraction,
+            origin="policy",
+            generator=s.name,
+            generator_revision=(result.model_revision if result else None) or s.revision,
+            tier=s.tier,
+            backend=result.backend if result else s.backend.type,
+            temperature=s.temperature,
+            top_p=s.top_p,
+            max_tokens=s.max_tokens,
+            seed=unit.seed,
+            sample_index=index,
+            prompt_sha=unit.prompt_sha,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
             finish_reason=gen.finish_reason if gen is not None else None,
         ).model_dump(mode="python")
         row["unit_status"] = status
@@ -200,11 +244,20 @@ class ModelSampler:
         for index, gen in zip(unit.sample_indexes, result.generations):
             if gen.finish_reason.startswith("error"):
                 self.stats["generation_errors"] += 1
-                log.warning("%s %s sample %d: %s", self.source.name, unit.request_id, index, gen.finish_reason)
+                log.warning(
+                    "%s %s sample %d: %s",
+                    self.source.name,
+                    unit.request_id,
+                    index,
+                    gen.finish_reason,
+                )
                 continue  # not written: retried by the next run
             status = KEPT
-            too_long = f and f.max_completion_tokens and self.tokens is not None and (
-                self.tokens.text(gen.text) > f.max_completion_tokens
+            too_long = (
+                f
+                and f.max_completion_tokens
+                and self.tokens is not None
+                and (self.tokens.text(gen.text) > f.max_completion_tokens)
             )
             if too_long:
                 status = "filtered_completion"
@@ -223,7 +276,9 @@ class ModelSampler:
             for u in units:
                 if self.tokens.chat(u.messages) > f.max_prompt_tokens:
                     self.stats["filtered_prompt"] += len(u.sample_indexes)
-                    dropped_rows += [self._row(u, i, None, None, "filtered_prompt") for i in u.sample_indexes]
+                    dropped_rows += [
+                        self._row(u, i, None, None, "filtered_prompt") for i in u.sample_indexes
+                    ]
                 else:
                     kept.append(u)
             self._write_shard(dropped_rows)
@@ -262,7 +317,9 @@ def sample(
 ) -> dict[str, Any]:
     """The sample stage. Writes out_dir/candidates.parquet and out_dir/sample_stats.json."""
     out_dir = Path(out_dir)
-    key = stage_key(STAGE, VERSION, config.model_dump(mode="json", exclude={"progress"}), [problems])
+    key = stage_key(
+        STAGE, VERSION, config.model_dump(mode="json", exclude={"progress"}), [problems]
+    )
     if is_done(out_dir, key):
         return read_stats(out_dir)
     factory = backend_factory or _default_factory
@@ -272,8 +329,11 @@ def sample(
     incomplete = False
     for source in config.sources:
         if isinstance(source, ModelSource):
-            sampler = ModelSampler(source, out_dir / "shards" / f"{_slug(source.name)}-{source_fingerprint(source)}",
-                                   config.progress)
+            sampler = ModelSampler(
+                source,
+                out_dir / "shards" / f"{_slug(source.name)}-{source_fingerprint(source)}",
+                config.progress,
+            )
             sampler.run(probs, factory)
             shard = sampler.shard_rows()
             rows += [r for r in shard if r.pop("unit_status") == KEPT]
@@ -284,17 +344,41 @@ def sample(
             rows += [c.model_dump(mode="python") for c in refs]
             source_stats[f"reference:{source.tier}"] = {"candidates": len(refs)}
         elif isinstance(source, MutantSource):
-            parents = [r for r in reference_candidates(probs, tier=source.tier, languages=source.languages)
-                       if r.reference_correct]
-            muts = mutant_candidates(parents, operators=source.operators, per_candidate=source.per_candidate,
-                                     seed=source.seed, tier=source.tier)
+            parents = [
+                r
+                for r in reference_candidates(probs, tier=source.tier, languages=source.languages)
+                if r.reference_correct
+            ]
+            muts = mutant_candidates(
+                parents,
+                operators=source.operators,
+                per_candidate=source.per_candidate,
+                seed=source.seed,
+                tier=source.tier,
+            )
             rows += [c.model_dump(mode="python") for c in muts]
-            source_stats[f"mutant:{source.tier}"] = {"parents": len(parents), "candidates": len(muts)}
+            source_stats[f"mutant:{source.tier}"] = {
+                "parents": len(parents),
+                "candidates": len(muts),
+            }
 
     rows, folded = _fold_duplicates(rows)
-    rows.sort(key=lambda r: (r["origin"], r["generator"], r["tier"], r["problem_id"], r["language"],
-                             r["sample_index"], r["candidate_id"]))
-    table = pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA) if rows else CANDIDATE_SCHEMA.empty_table()
+    rows.sort(
+        key=lambda r: (
+            r["origin"],
+            r["generator"],
+            r["tier"],
+            r["problem_id"],
+            r["language"],
+            r["sample_index"],
+            r["candidate_id"],
+        )
+    )
+    table = (
+        pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA)
+        if rows
+        else CANDIDATE_SCHEMA.empty_table()
+    )
     write_parquet(table, out_dir / CANDIDATES_FILE, CANDIDATE_SCHEMA)
     stats = {
         "candidates": len(rows),
@@ -305,7 +389,9 @@ def sample(
     }
     (out_dir / STATS_FILE).write_text(json.dumps(stats, indent=2, default=str))
     if incomplete:
-        log.warning("sample: some units failed to generate; run again to retry them (finished work is kept)")
+        log.warning(
+            "sample: some units failed to generate; run again to retry them (finished work is kept)"
+        )
     else:
         mark_done(out_dir, key, STAGE, stats)
     return stats

@@ -26,11 +26,16 @@ def eligible_for_heldout(dates: Sequence[dt.date | None], eval_after: dt.date | 
 
 
 def assign_cluster(
-    cluster_id: str, dates: Sequence[dt.date | None], seed: int, heldout_fraction: float,
+    cluster_id: str,
+    dates: Sequence[dt.date | None],
+    seed: int,
+    heldout_fraction: float,
     eval_after: dt.date | None,
 ) -> tuple[str, str | None]:
     """('train' | 'heldout', why-not-heldout note or None)."""
     if not eligible_for_heldout(dates, eval_after):
         undated = any(d is None for d in dates)
-        return "train", ("undated (treated as before eval_after)" if undated else "dated on/before eval_after")
+        return "train", (
+            "undated (treated as before eval_after)" if undated else "dated on/before eval_after"
+        )
     return ("heldout", None) if unit_draw(cluster_id, seed) < heldout_fraction else ("train", None)

@@ -23,9 +23,13 @@ class NearDupConfig(BaseModel):
     shingles_within_sentences: bool = True  # reordered sentences keep the same shingles
 
     def dedup_params(self) -> DedupParams:
-        return DedupParams(shingle_size=self.shingle_size, threshold=self.threshold,
-                           lsh_threshold=min(self.lsh_threshold, self.threshold),
-                           num_perm=self.num_perm, within_sentences=self.shingles_within_sentences)
+        return DedupParams(
+            shingle_size=self.shingle_size,
+            threshold=self.threshold,
+            lsh_threshold=min(self.lsh_threshold, self.threshold),
+            num_perm=self.num_perm,
+            within_sentences=self.shingles_within_sentences,
+        )
 
 
 class SplitConfig(NearDupConfig):

@@ -50,7 +50,9 @@ def _statement_of(row: dict, path: Path, i: int) -> str:
         v = row.get(c)
         if isinstance(v, str) and v.strip():
             return v
-    raise BenchmarkError(f"{path}: row {i} has none of the columns {list(STATEMENT_COLUMNS)} with text")
+    raise BenchmarkError(
+        f"{path}: row {i} has none of the columns {list(STATEMENT_COLUMNS)} with text"
+    )
 
 
 def read_benchmark_statements(path: Path) -> list[str]:
@@ -114,8 +116,13 @@ def build_index(paths: list[Path], n: int, hasher: TokenHasher) -> BenchmarkInde
             chunks.append(h)
             for v in h.tolist():
                 index.origin.setdefault(v, f"{Path(path).name}:{i}")
-        index.files.append({"path": str(path), "statements": len(statements),
-                            "new_ngrams": len(index.origin) - before})
+        index.files.append(
+            {
+                "path": str(path),
+                "statements": len(statements),
+                "new_ngrams": len(index.origin) - before,
+            }
+        )
     if chunks:
         index.hashes = np.unique(np.concatenate(chunks))
     return index
@@ -128,7 +135,9 @@ class Contamination:
     origin: str  # "benchmark_file:row" of that n-gram
 
 
-def find_contamination(text: str, index: BenchmarkIndex, hasher: TokenHasher) -> Contamination | None:
+def find_contamination(
+    text: str, index: BenchmarkIndex, hasher: TokenHasher
+) -> Contamination | None:
     if not len(index.hashes):
         return None
     w = words(text, mask_variables=False)

@@ -66,15 +66,21 @@ def shingle_sets(texts: Sequence[str], params: DedupParams) -> list[np.ndarray]:
 
 def _shingle_sets(docs: Sequence[Words], params: DedupParams) -> list[np.ndarray]:
     hasher = TokenHasher()
-    return [ngram_hashes(w, hasher.ids(w.tokens), params.shingle_size,
-                         within_sentences=params.within_sentences) for w in docs]
+    return [
+        ngram_hashes(
+            w, hasher.ids(w.tokens), params.shingle_size, within_sentences=params.within_sentences
+        )
+        for w in docs
+    ]
 
 
 def minhashes(shingles: Sequence[np.ndarray], params: DedupParams) -> Iterator[MinHash]:
     # Shingles are already 64-bit hashes; datasketch's default scheme takes 32-bit values.
     return MinHash.generator(
         ((s & np.uint64(_MASK32)).tolist() for s in shingles),
-        num_perm=params.num_perm, seed=params.minhash_seed, hashfunc=lambda v: v,
+        num_perm=params.num_perm,
+        seed=params.minhash_seed,
+        hashfunc=lambda v: v,
     )
 
 
@@ -102,8 +108,14 @@ def cluster_texts(
         if j != i:
             uf.union(i, j)
             result.exact_pairs += 1
-        shingles.append(ngram_hashes(w, hasher.ids(w.tokens), params.shingle_size,
-                                     within_sentences=params.within_sentences))
+        shingles.append(
+            ngram_hashes(
+                w,
+                hasher.ids(w.tokens),
+                params.shingle_size,
+                within_sentences=params.within_sentences,
+            )
+        )
         tick("shingles", 1)
 
     # 2. MinHash LSH candidates, verified by exact Jaccard
@@ -150,8 +162,12 @@ def links_across(left: Sequence[str], right: Sequence[str], params: DedupParams)
     input, so a chain of near-duplicates that crosses the two sides is found too.
     Texts with no words cannot be compared and are left out, as the split stage does.
     """
-    usable = [(s, i) for s, texts in (("L", left), ("R", right))
-              for i, t in enumerate(texts) if words(t).tokens]
+    usable = [
+        (s, i)
+        for s, texts in (("L", left), ("R", right))
+        for i, t in enumerate(texts)
+        if words(t).tokens
+    ]
     docs = [left[i] if s == "L" else right[i] for s, i in usable]
     cluster_of = cluster_texts(docs, params).cluster_of
     first_left: dict[int, int] = {}

@@ -30,7 +30,11 @@ def check_no_cluster_leak(split_dir: Path) -> None:
         raise InvariantError(f"clusters in more than one split: {leaks[:10]} ({len(leaks)} in all)")
     ids = {p: r["split"] for r in rows for p in [r["problem_id"]]}
     for name in ("train", "heldout"):
-        for pid in pq.read_table(Path(split_dir) / f"{name}.parquet", columns=["problem_id"]).column(0).to_pylist():
+        for pid in (
+            pq.read_table(Path(split_dir) / f"{name}.parquet", columns=["problem_id"])
+            .column(0)
+            .to_pylist()
+        ):
             if ids.get(pid) != name:
                 raise InvariantError(f"{pid} is in {name}.parquet but assigned {ids.get(pid)!r}")
 

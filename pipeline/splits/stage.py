@@ -44,8 +44,14 @@ from schemas.problem import PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA, TRAIN_QUEST
 
 STAGE = "splits"
 VERSION = "1"
-OUTPUTS = ("train.parquet", "heldout.parquet", "train_questions.parquet", "assignments.parquet",
-           "quarantine.parquet", "report.json")
+OUTPUTS = (
+    "train.parquet",
+    "heldout.parquet",
+    "train_questions.parquet",
+    "assignments.parquet",
+    "quarantine.parquet",
+    "report.json",
+)
 
 
 def ingest_quarantine_path(problems: Path) -> Path:
@@ -75,8 +81,17 @@ class _Rows:
 def _load(problems: Path) -> _Rows:
     table = read_parquet(problems, PROBLEM_SCHEMA)
     table = table.take(pc.sort_indices(table, [("problem_id", "ascending")]))
-    cols = {c: table.column(c).to_pylist() for c in
-            ("problem_id", "source", "source_id", "statement", "prompt_statement", "contest_date")}
+    cols = {
+        c: table.column(c).to_pylist()
+        for c in (
+            "problem_id",
+            "source",
+            "source_id",
+            "statement",
+            "prompt_statement",
+            "contest_date",
+        )
+    }
     counts = Counter(cols["problem_id"])
     dup = next((p for p, k in counts.items() if k > 1), None)
     if dup is not None:
@@ -85,7 +100,9 @@ def _load(problems: Path) -> _Rows:
     return _Rows(table, cols, [None] * n, [None] * n)
 
 
-def _cluster(rows: _Rows, config: SplitConfig, show_progress: bool) -> tuple[DedupResult, list[dict]]:
+def _cluster(
+    rows: _Rows, config: SplitConfig, show_progress: bool
+) -> tuple[DedupResult, list[dict]]:
     """Near-duplicate clusters; rows with no words are quarantined (they cannot be compared)."""
     texts = [rows.cols[config.text_field][i] or rows.cols["statement"][i] for i in range(rows.n)]
     usable, quarantine = [], []
@@ -94,15 +111,33 @@ def _cluster(rows: _Rows, config: SplitConfig, show_progress: bool) -> tuple[Ded
             usable.append(i)
         else:
             rows.drop(i, "quarantined: statement has no words to compare")
-            quarantine.append({"stage": "split", "source": rows.cols["source"][i],
-                               "source_row_id": rows.cols["source_id"][i], "field": config.text_field,
-                               "reason": "statement has no words: cannot check near-duplicates", "raw": None})
+            quarantine.append(
+                {
+                    "stage": "split",
+                    "source": rows.cols["source"][i],
+                    "source_row_id": rows.cols["source_id"][i],
+                    "field": config.text_field,
+                    "reason": "statement has no words: cannot check near-duplicates",
+                    "raw": None,
+                }
+            )
     params = config.dedup_params()
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), disable=not show_progress) as progress:
-        tasks = {s: progress.add_task(f"dedup: {s}", total=len(usable)) for s in ("shingles", "minhash", "query")}
-        result = cluster_texts([texts[i] for i in usable], params,
-                               on_progress=lambda s, k: progress.advance(tasks[s], k))
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        disable=not show_progress,
+    ) as progress:
+        tasks = {
+            s: progress.add_task(f"dedup: {s}", total=len(usable))
+            for s in ("shingles", "minhash", "query")
+        }
+        result = cluster_texts(
+            [texts[i] for i in usable],
+            params,
+            on_progress=lambda s, k: progress.advance(tasks[s], k),
+        )
     pids = rows.cols["problem_id"]
     rows.cluster_of = [cluster_id_for([p]) for p in pids]  # quarantined rows: their own cluster
     for root_members in clusters_from(result.cluster_of).values():
@@ -119,8 +154,13 @@ def _assign(rows: _Rows, config: SplitConfig) -> dict[str, int]:
     notes: Counter[str] = Counter()
     for cid in sorted(rows.members):
         idx = rows.members[cid]
-        split, note = assign_cluster(cid, [rows.cols["contest_date"][i] for i in idx], config.seed,
-                                     config.heldout_fraction, config.eval_after)
+        split, note = assign_cluster(
+            cid,
+            [rows.cols["contest_date"][i] for i in idx],
+            config.seed,
+            config.heldout_fraction,
+            config.eval_after,
+        )
         for i in idx:
             rows.split[i] = split
             if note:  # provenance: why this row could not be heldout
@@ -147,15 +187,20 @@ def _decontaminate(rows: _Rows, config: SplitConfig, index: BenchmarkIndex) -> d
             heldout_overlapping += 1
             continue
         shared_examples[hit.example] += 1
-        rows.drop(i, f"benchmark overlap: shares {hit.shared} word {config.decontam_ngram}-gram(s) "
-                     f"with {hit.origin}, e.g. '{hit.example}'")
+        rows.drop(
+            i,
+            f"benchmark overlap: shares {hit.shared} word {config.decontam_ngram}-gram(s) "
+            f"with {hit.origin}, e.g. '{hit.example}'",
+        )
         contaminated.setdefault(rows.cluster_of[i], pids[i])
     mates = 0
     if config.decontaminate_clusters:
         for cid, source_pid in sorted(contaminated.items()):
             for i in rows.members[cid]:
                 if rows.split[i] == "train":
-                    rows.drop(i, f"near-duplicate (cluster {cid}) of benchmark-contaminated {source_pid}")
+                    rows.drop(
+                        i, f"near-duplicate (cluster {cid}) of benchmark-contaminated {source_pid}"
+                    )
                     mates += 1
     return {
         "ngram": config.decontam_ngram,
@@ -163,8 +208,9 @@ def _decontaminate(rows: _Rows, config: SplitConfig, index: BenchmarkIndex) -> d
         "dropped_from_train": sum(shared_examples.values()),
         "dropped_as_cluster_mates": mates,
         "heldout_overlapping_kept": heldout_overlapping,
-        "most_common_shared_ngrams": [[g, c] for g, c in sorted(
-            shared_examples.items(), key=lambda kv: (-kv[1], kv[0]))[:20]],
+        "most_common_shared_ngrams": [
+            [g, c] for g, c in sorted(shared_examples.items(), key=lambda kv: (-kv[1], kv[0]))[:20]
+        ],
     }
 
 
@@ -178,12 +224,22 @@ def _train_questions(train: pa.Table, config: SplitConfig) -> pa.Table:
         if key in seen:
             continue
         seen.add(key)
-        out.append({**{f.name: r.get(f.name) for f in TRAIN_QUESTIONS_SCHEMA if f.name != "query"},
-                    "query": query})
-    return pa.Table.from_pylist(out, schema=TRAIN_QUESTIONS_SCHEMA) if out else TRAIN_QUESTIONS_SCHEMA.empty_table()
+        out.append(
+            {
+                **{f.name: r.get(f.name) for f in TRAIN_QUESTIONS_SCHEMA if f.name != "query"},
+                "query": query,
+            }
+        )
+    return (
+        pa.Table.from_pylist(out, schema=TRAIN_QUESTIONS_SCHEMA)
+        if out
+        else TRAIN_QUESTIONS_SCHEMA.empty_table()
+    )
 
 
-def _write_tables(rows: _Rows, out_dir: Path, config: SplitConfig, quarantine: list[pa.Table]) -> dict[str, int]:
+def _write_tables(
+    rows: _Rows, out_dir: Path, config: SplitConfig, quarantine: list[pa.Table]
+) -> dict[str, int]:
     out_dir.mkdir(parents=True, exist_ok=True)
     counts = {}
     for name in ("train", "heldout"):
@@ -196,8 +252,17 @@ def _write_tables(rows: _Rows, out_dir: Path, config: SplitConfig, quarantine: l
             write_parquet(tq, out_dir / "train_questions.parquet", TRAIN_QUESTIONS_SCHEMA)
             counts["train_questions"] = tq.num_rows
     assignments = pa.Table.from_pylist(
-        [{"problem_id": rows.cols["problem_id"][i], "cluster_id": rows.cluster_of[i], "split": rows.split[i],
-          "reason": rows.reason[i]} for i in range(rows.n)], schema=SPLIT_ASSIGNMENT_SCHEMA)
+        [
+            {
+                "problem_id": rows.cols["problem_id"][i],
+                "cluster_id": rows.cluster_of[i],
+                "split": rows.split[i],
+                "reason": rows.reason[i],
+            }
+            for i in range(rows.n)
+        ],
+        schema=SPLIT_ASSIGNMENT_SCHEMA,
+    )
     write_parquet(assignments, out_dir / "assignments.parquet", SPLIT_ASSIGNMENT_SCHEMA)
     q = pa.concat_tables(quarantine)
     write_parquet(q, out_dir / "quarantine.parquet", QUARANTINE_SCHEMA)
@@ -216,10 +281,14 @@ def split_problems(
     """Cluster, assign splits and decontaminate; returns the report (also written as report.json)."""
     config = config or SplitConfig()
     problems, out_dir = Path(problems), Path(out_dir)
-    benchmarks = [resolve_benchmark(b, out_dir / ".benchmarks") for b in config.benchmarks]  # files or mbpp specs
+    benchmarks = [
+        resolve_benchmark(b, out_dir / ".benchmarks") for b in config.benchmarks
+    ]  # files or mbpp specs
     for f in (problems, *benchmarks):
         if not f.exists():
-            raise FileNotFoundError(f"no Parquet file at {f}" if f == problems else f"no benchmark file at {f}")
+            raise FileNotFoundError(
+                f"no Parquet file at {f}" if f == problems else f"no benchmark file at {f}"
+            )
     ingest_q = ingest_quarantine_path(problems)
     inputs = [problems, *benchmarks] + ([ingest_q] if ingest_q.exists() else [])
     key = stage_key(STAGE, VERSION, config, inputs, seed=config.seed)
@@ -232,18 +301,31 @@ def split_problems(
     date_notes = _assign(rows, config)
     decontamination = _decontaminate(rows, config, index)
 
-    quarantine = [pq.read_table(ingest_q).select(QUARANTINE_SCHEMA.names).cast(QUARANTINE_SCHEMA)] \
-        if ingest_q.exists() else []
+    quarantine = (
+        [pq.read_table(ingest_q).select(QUARANTINE_SCHEMA.names).cast(QUARANTINE_SCHEMA)]
+        if ingest_q.exists()
+        else []
+    )
     quarantine.append(pa.Table.from_pylist(stage_quarantine, schema=QUARANTINE_SCHEMA))
     counts = _write_tables(rows, out_dir, config, quarantine)
 
     pids, sources = rows.cols["problem_id"], rows.cols["source"]
-    dropped = [{"problem_id": pids[i], "source": sources[i], "source_id": rows.cols["source_id"][i],
-                "reason": rows.reason[i]} for i in range(rows.n) if rows.split[i] == "dropped"]
+    dropped = [
+        {
+            "problem_id": pids[i],
+            "source": sources[i],
+            "source_id": rows.cols["source_id"][i],
+            "reason": rows.reason[i],
+        }
+        for i in range(rows.n)
+        if rows.split[i] == "dropped"
+    ]
     per_source: dict[str, Counter[str]] = defaultdict(Counter)
     for i in range(rows.n):
         per_source[sources[i]][rows.split[i] or "dropped"] += 1
-    multi = {cid: [pids[i] for i in idx] for cid, idx in sorted(rows.members.items()) if len(idx) > 1}
+    multi = {
+        cid: [pids[i] for i in idx] for cid, idx in sorted(rows.members.items()) if len(idx) > 1
+    }
     report = {
         "input": problems.name,
         "config": config.model_dump(mode="json"),
@@ -259,11 +341,15 @@ def split_problems(
             "members": multi,
         },
         "decontamination": decontamination,
-        "date_cut": {"eval_after": str(config.eval_after) if config.eval_after else None,
-                     "kept_out_of_heldout": date_notes},
+        "date_cut": {
+            "eval_after": str(config.eval_after) if config.eval_after else None,
+            "kept_out_of_heldout": date_notes,
+        },
         "dropped": dropped,
     }
     (out_dir / "report.json").write_text(json.dumps(report, indent=2, sort_keys=True) + "\n")
-    stats = {k: report[k] for k in ("counts", "per_source")} | {"clusters_with_duplicates": len(multi)}
+    stats = {k: report[k] for k in ("counts", "per_source")} | {
+        "clusters_with_duplicates": len(multi)
+    }
     mark_done(out_dir, key, STAGE, stats)  # last: a folder without it is unfinished
     return {**report, "cached": False}

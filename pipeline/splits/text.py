@@ -70,7 +70,9 @@ class TokenHasher:
                     t = tokens[i]
                     v = cache.get(t)
                     if v is None:
-                        v = int.from_bytes(hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little")
+                        v = int.from_bytes(
+                            hashlib.blake2b(t.encode("utf-8"), digest_size=8).digest(), "little"
+                        )
                         cache[t] = v
                     vals[i] = v
         return np.array(vals, dtype=np.uint64)

@@ -14,7 +14,9 @@ def register(app: typer.Typer) -> None:
     def train_cmd(
         config: Annotated[
             Path,
-            typer.Option("--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"),
+            typer.Option(
+                "--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"
+            ),
         ],
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""

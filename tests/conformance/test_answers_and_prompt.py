@@ -44,7 +44,12 @@ def test_parse_answer_follows_aletheia(text: str, n: int, expected: str | None) 
 
 @pytest.mark.parametrize(
     "text,n,expected",
-    [("\\boxed{ B }", 2, "B"), ("\\boxed{\\text{B}}", 2, "B"), ("\\boxed{(C)}", 3, "C"), ("\\boxed{AB}", 2, None)],
+    [
+        ("\\boxed{ B }", 2, "B"),
+        ("\\boxed{\\text{B}}", 2, "B"),
+        ("\\boxed{(C)}", 3, "C"),
+        ("\\boxed{AB}", 2, None),
+    ],
 )
 def test_lenient_reading_is_an_option(text: str, n: int, expected: str | None) -> None:
     assert parse_answer(text, n, lenient=True) == expected
@@ -98,7 +103,10 @@ def test_instruct_prompt_is_system_plus_user_without_think_tags() -> None:
     assert [m["role"] for m in msgs] == ["system", "user"]
     assert "A, B" in msgs[0]["content"] and "\\boxed{X}" in msgs[0]["content"]
     assert "<think>" not in msgs[0]["content"] + msgs[1]["content"]
-    assert msgs[1]["content"].startswith("The problem") and "[QUESTION]\nq\n[/QUESTION]" in msgs[1]["content"]
+    assert (
+        msgs[1]["content"].startswith("The problem")
+        and "[QUESTION]\nq\n[/QUESTION]" in msgs[1]["content"]
+    )
     assert prefill(msgs) == ""
 
 
@@ -114,7 +122,11 @@ def test_user_template_drops_in(tmp_path) -> None:
 
 @pytest.mark.parametrize(
     "text,message",
-    [("{question} {candidates}", "missing"), ("{question} {candidates} {valid_options} {x}", "unknown"), ("{question", "malformed")],
+    [
+        ("{question} {candidates}", "missing"),
+        ("{question} {candidates} {valid_options} {x}", "unknown"),
+        ("{question", "malformed"),
+    ],
 )
 def test_bad_template_is_named(tmp_path, text: str, message: str) -> None:
     path = tmp_path / f"t{abs(hash(text))}.txt"
@@ -131,7 +143,8 @@ def test_fence_outgrows_backticks_in_code() -> None:
 
 @pytest.mark.parametrize("options", [["A", "B"], ["A", "B", "C", "D", "E"]])
 @pytest.mark.parametrize(
-    "text", ["x\n\\boxed{A}", "\\boxed{B}", "\\boxed{E}", "x\\boxed{AB}", "\\boxed{A} more", "no box"]
+    "text",
+    ["x\n\\boxed{A}", "\\boxed{B}", "\\boxed{E}", "x\\boxed{AB}", "\\boxed{A} more", "no box"],
 )
 def test_vllm_worker_copy_of_the_regex_agrees(options: list[str], text: str) -> None:
     """The vLLM worker runs without our package and keeps a copy of answer_regex."""

@@ -28,10 +28,16 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
     from flows.rlvr import rlvr_study
 
     cfg = yaml.safe_load((REPO / "configs" / "rlvr" / "demo.yaml").read_text())
-    cfg.update(out_dir=str(tmp_path / "study"), base_model=str(mbpp_policy), fit_policy=None,
-               sources=[f"mbpp:{REPO / 'data' / 'mbpp_demo' / 'mbpp_demo.jsonl'}"])
+    cfg.update(
+        out_dir=str(tmp_path / "study"),
+        base_model=str(mbpp_policy),
+        fit_policy=None,
+        sources=[f"mbpp:{REPO / 'data' / 'mbpp_demo' / 'mbpp_demo.jsonl'}"],
+    )
     cfg["evaluation"].update(samples=2, k=[1, 2], max_tokens=48)
-    cfg["train"]["optim"].update(max_steps=1, per_device_train_batch_size=16)  # 4 prompts x 4 rollouts
+    cfg["train"]["optim"].update(
+        max_steps=1, per_device_train_batch_size=16
+    )  # 4 prompts x 4 rollouts
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))  # the runs keep the config's order
 
@@ -45,10 +51,22 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
     cmp = json.loads((study / "comparison.json").read_text())
     assert [r["policy"] for r in cmp["rows"]] == ["base", *RUNS]
     for row in cmp["rows"]:  # the paper-style columns, for every policy
-        for col in ("pass@1", "pass@2", "chars_mean", "tokens_mean", "ruff_error", "ruff_warning", "AC", "NO_PROGRAM"):
+        for col in (
+            "pass@1",
+            "pass@2",
+            "chars_mean",
+            "tokens_mean",
+            "ruff_error",
+            "ruff_warning",
+            "AC",
+            "NO_PROGRAM",
+        ):
             assert col in row, (row["policy"], col)
     assert [d["policy"] for d in cmp["differences"]] == RUNS
-    assert all(d["pass@1"]["ci_low"] <= d["pass@1"]["difference"] <= d["pass@1"]["ci_high"] for d in cmp["differences"])
+    assert all(
+        d["pass@1"]["ci_low"] <= d["pass@1"]["difference"] <= d["pass@1"]["ci_high"]
+        for d in cmp["differences"]
+    )
     assert (study / "study.md").read_text().count("| unit_test-grpo |") >= 1
 
     base = json.loads((study / "eval" / "base" / "report.json").read_text())
@@ -63,15 +81,26 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
     assert sorted(curves) == sorted(RUNS)
     verdicts: dict[str, float] = {}
     for run in RUNS:
-        steps = [json.loads(line) for line in (study / "train" / run / "metrics.jsonl").read_text().splitlines()]
+        steps = [
+            json.loads(line)
+            for line in (study / "train" / run / "metrics.jsonl").read_text().splitlines()
+        ]
         step = [s for s in steps if "loss" in s][-1]
         assert curves[run]["reward"] == [step["reward"]]
-        shares = {k.removeprefix("rlvr/verdict/"): v for k, v in step.items() if k.startswith("rlvr/verdict/")}
+        shares = {
+            k.removeprefix("rlvr/verdict/"): v
+            for k, v in step.items()
+            if k.startswith("rlvr/verdict/")
+        }
         assert sum(shares.values()) == pytest.approx(1.0)
         for k, v in shares.items():
             verdicts[k] = verdicts.get(k, 0.0) + v
         if run.startswith("unit_test"):  # pass fraction >= the all-pass share, <= the judged share
-            assert shares.get("AC", 0.0) - 1e-6 <= step["reward"] <= 1 - shares.get("NO_CODE", 0.0) + 1e-6
+            assert (
+                shares.get("AC", 0.0) - 1e-6
+                <= step["reward"]
+                <= 1 - shares.get("NO_CODE", 0.0) + 1e-6
+            )
         if run.startswith("ruff"):  # a lint penalty is never positive
             assert step["reward"] <= 0.0
     assert verdicts.get("AC", 0.0) > 0, verdicts

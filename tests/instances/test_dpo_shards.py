@@ -222,8 +222,11 @@ def test_openai_judge_against_a_real_server(
                     {
                         "name": "served",
                         "model": str(tiny_model_dir),
-                        "backend": {"type": "openai", "base_url": server.base_url,
-                                    "concurrency": 2},
+                        "backend": {
+                            "type": "openai",
+                            "base_url": server.base_url,
+                            "concurrency": 2,
+                        },
                     }
                 ],
                 "variants": ["instruct"],
@@ -242,10 +245,12 @@ def test_openai_judge_against_a_real_server(
         r["finish_reason"] for r in responses
     ]
     # generated for real (the random tiny model's tokens may decode to no visible text)
-    assert all(r["completion_tokens"] and r["finish_reason"] in ("length", "stop") for r in responses)
+    assert all(
+        r["completion_tokens"] and r["finish_reason"] in ("length", "stop") for r in responses
+    )
     assert stats["responses_by_judge"]["served"]["responses"] == 12
     rows = read_parquet(tmp_path / "out" / "dpo.parquet", DPO_SCHEMA).to_pylist()
     right = stats["responses_by_judge"]["served"]["correct"]
-    assert len(rows) == stats["pairs"] and (right > 0 or stats["instances_short_of_pairs"] == {
-        "no_correct_response_instruct": 6
-    })
+    assert len(rows) == stats["pairs"] and (
+        right > 0 or stats["instances_short_of_pairs"] == {"no_correct_response_instruct": 6}
+    )

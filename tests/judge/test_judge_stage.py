@@ -18,14 +18,27 @@ from tests.sampling.problems_fixture import SUM_PY, function_problem, sum_proble
 pytestmark = pytest.mark.docker
 
 
-def _policy(problem_id: str, language: str, code: str, extraction: str, generator="tiny-model", i=0):
+def _policy(
+    problem_id: str, language: str, code: str, extraction: str, generator="tiny-model", i=0
+):
     from schemas.ids import candidate_id_for
 
     return Candidate(
-        candidate_id=candidate_id_for(language, code), problem_id=problem_id, language=language,
-        code=code, completion=f"```{language}\n{code}\n```" if code else "no code here",
-        extraction=extraction, origin="policy", generator=generator, tier="weak",
-        backend="transformers", temperature=0.8, top_p=0.95, max_tokens=64, seed=i, sample_index=i,
+        candidate_id=candidate_id_for(language, code),
+        problem_id=problem_id,
+        language=language,
+        code=code,
+        completion=f"```{language}\n{code}\n```" if code else "no code here",
+        extraction=extraction,
+        origin="policy",
+        generator=generator,
+        tier="weak",
+        backend="transformers",
+        temperature=0.8,
+        top_p=0.95,
+        max_tokens=64,
+        seed=i,
+        sample_index=i,
     )
 
 
@@ -35,11 +48,15 @@ def inputs(tmp_path):
     refs = reference_candidates([sp, fp])
     cpp = [r for r in refs if r.language == "cpp"]
     mutants = mutant_candidates(cpp, operators=["narrow_int_all"])
-    cands = refs + mutants + [
-        _policy(sp.problem_id, "python", SUM_PY, "ok"),  # same code as a reference: judged once
-        _policy(sp.problem_id, "python", "", "no_code", i=1),
-        _policy(fp.problem_id, "cpp", "int double_(int x){return 2*x;}", "ok", i=2),
-    ]
+    cands = (
+        refs
+        + mutants
+        + [
+            _policy(sp.problem_id, "python", SUM_PY, "ok"),  # same code as a reference: judged once
+            _policy(sp.problem_id, "python", "", "no_code", i=1),
+            _policy(fp.problem_id, "cpp", "int double_(int x){return 2*x;}", "ok", i=2),
+        ]
+    )
     cpath, ppath = tmp_path / "candidates.parquet", tmp_path / "problems.parquet"
     write_parquet(models_to_table(cands, CANDIDATE_SCHEMA), cpath, CANDIDATE_SCHEMA)
     write_parquet(models_to_table([sp, fp], PROBLEM_SCHEMA), ppath, PROBLEM_SCHEMA)

@@ -26,6 +26,10 @@ def fit_demo_policy() -> Path:
 
     train = [p for p in load_problems(demo_problems()).values() if p.source_split == "train"]
     demo = yaml.safe_load((REPO / "configs" / "rlvr" / "demo.yaml").read_text())
-    spec = PolicyFit(name="mbpp-demo", dir=REPO / ".cache" / "test-policies" / "mbpp-demo", languages=["python"],
-                     **demo["fit_policy"])
+    spec = PolicyFit(
+        name="mbpp-demo",
+        dir=REPO / ".cache" / "test-policies" / "mbpp-demo",
+        languages=["python"],
+        **demo["fit_policy"],
+    )
     return fit_policy(spec, examples_from_problems(train, spec))

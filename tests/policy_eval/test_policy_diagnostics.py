@@ -9,24 +9,45 @@ from pipeline.policy_eval.config import BootstrapSettings, PolicyEvalConfig
 from pipeline.policy_eval.severity import severity_of
 
 
-def _fact(pid: str, verdict: str, *, chars: int = 10, tokens: int | None = 5, truncated: bool = False,
-          families: dict[str, int] | None = None, lines: int = 2, exc: str | None = None) -> dict:
-    return {"problem_id": pid, "source_id": pid, "verdict": verdict, "completion_chars": chars,
-            "completion_tokens": tokens, "truncated": truncated, "ruff_families": families,
-            "code_lines": lines, "exception": exc}
+def _fact(
+    pid: str,
+    verdict: str,
+    *,
+    chars: int = 10,
+    tokens: int | None = 5,
+    truncated: bool = False,
+    families: dict[str, int] | None = None,
+    lines: int = 2,
+    exc: str | None = None,
+) -> dict:
+    return {
+        "problem_id": pid,
+        "source_id": pid,
+        "verdict": verdict,
+        "completion_chars": chars,
+        "completion_tokens": tokens,
+        "truncated": truncated,
+        "ruff_families": families,
+        "code_lines": lines,
+        "exception": exc,
+    }
 
 
 FACTS = [
     _fact("11", "AC", chars=10, tokens=4, families={}),
     _fact("11", "WA", chars=20, tokens=8, families={"F": 1, "E": 2}, exc="AssertionError"),
-    _fact("12", "RE", chars=30, tokens=12, families={"syntax": 1, "N": 1}, lines=4, exc="NameError"),
+    _fact(
+        "12", "RE", chars=30, tokens=12, families={"syntax": 1, "N": 1}, lines=4, exc="NameError"
+    ),
     _fact("12", dg.NO_PROGRAM, chars=40, tokens=None, truncated=True, families=None, lines=0),
 ]
 
 
 def test_exception_name_is_the_last_traceback_line() -> None:
-    tb = ('Traceback (most recent call last):\n  File "test.py", line 1, in <module>\n'
-          "NameError: name 'foo' is not defined\n")
+    tb = (
+        'Traceback (most recent call last):\n  File "test.py", line 1, in <module>\n'
+        "NameError: name 'foo' is not defined\n"
+    )
     assert dg.exception_name(tb) == "NameError"
     assert dg.exception_name("Traceback ...\nAssertionError\n") == "AssertionError"
     assert dg.exception_name("numpy.linalg.LinAlgError: singular") == "LinAlgError"
@@ -44,7 +65,9 @@ def test_pass_metrics_per_problem_and_overall() -> None:
     assert [(p["problem_id"], p["n"], p["c"]) for p in table] == [("11", 2, 1), ("12", 2, 0)]
     assert table[0]["pass@1"] == pytest.approx(0.5) and table[0]["pass@2"] == pytest.approx(1.0)
     m = dg.pass_metrics(table, [1, 2], BootstrapSettings(resamples=200))
-    assert m["pass@1"]["value"] == pytest.approx(0.25) and m["pass@2"]["value"] == pytest.approx(0.5)
+    assert m["pass@1"]["value"] == pytest.approx(0.25) and m["pass@2"]["value"] == pytest.approx(
+        0.5
+    )
     assert m["pass@1"]["ci_low"] <= 0.25 <= m["pass@1"]["ci_high"]
 
 
@@ -52,16 +75,24 @@ def test_length_metrics() -> None:
     m = dg.length_metrics(FACTS)
     assert m["chars"]["mean"] == pytest.approx(25.0) and m["chars"]["median"] == pytest.approx(25.0)
     assert m["chars"]["p90"] == pytest.approx(37.0)  # numpy linear: 30 + 0.7 * (40 - 30)
-    assert m["tokens"]["mean"] == pytest.approx(8.0)  # (4 + 8 + 12) / 3: the sample without counts is left out
+    assert m["tokens"]["mean"] == pytest.approx(
+        8.0
+    )  # (4 + 8 + 12) / 3: the sample without counts is left out
     assert m["truncated_share"] == pytest.approx(0.25)
 
 
 def test_ruff_metrics_by_family_and_severity() -> None:
     m = dg.ruff_metrics(FACTS)
     assert m["programs"] == 3 and m["lines"] == 8  # the NO_PROGRAM sample has no program to lint
-    assert m["total"] == {"count": 5, "per_program": pytest.approx(5 / 3), "per_100_lines": pytest.approx(62.5)}
+    assert m["total"] == {
+        "count": 5,
+        "per_program": pytest.approx(5 / 3),
+        "per_100_lines": pytest.approx(62.5),
+    }
     sev = m["by_severity"]
-    assert sev["error"]["count"] == 2 and sev["error"]["per_100_lines"] == pytest.approx(25.0)  # F + syntax
+    assert sev["error"]["count"] == 2 and sev["error"]["per_100_lines"] == pytest.approx(
+        25.0
+    )  # F + syntax
     assert sev["warning"]["count"] == 2 and sev["convention"]["count"] == 1
     assert m["by_family"]["E"]["severity"] == "warning" and m["clean_share"] == pytest.approx(1 / 3)
 
@@ -69,9 +100,16 @@ def test_ruff_metrics_by_family_and_severity() -> None:
 def test_error_metrics() -> None:
     m = dg.error_metrics(FACTS)
     assert {k: v["count"] for k, v in m["by_type"].items() if v["count"]} == {
-        "AC": 1, "WA": 1, "RE": 1, dg.NO_PROGRAM: 1}
+        "AC": 1,
+        "WA": 1,
+        "RE": 1,
+        dg.NO_PROGRAM: 1,
+    }
     assert m["by_type"]["TLE"]["share"] == 0.0
-    assert m["top_exceptions"] == [{"name": "AssertionError", "count": 1}, {"name": "NameError", "count": 1}]
+    assert m["top_exceptions"] == [
+        {"name": "AssertionError", "count": 1},
+        {"name": "NameError", "count": 1},
+    ]
 
 
 def test_config_refuses_k_above_samples() -> None:

@@ -19,7 +19,9 @@ from schemas.problem import PROBLEM_SCHEMA, Problem
 from schemas.tables import table_to_models
 
 
-def run_ingest(specs: list[str], tmp_path: Path, **config) -> tuple[dict, dict[str, Problem], list[dict]]:
+def run_ingest(
+    specs: list[str], tmp_path: Path, **config
+) -> tuple[dict, dict[str, Problem], list[dict]]:
     out = tmp_path / "out" / "problems.parquet"
     stats = ingest(specs, out, IngestConfig(**config), show_progress=False)
     problems = table_to_models(pq.read_table(out), Problem)
@@ -33,16 +35,24 @@ def reasons(quarantine: list[dict]) -> dict[str, str]:
 
 def run_function_test(candidate: str, test_code: str) -> int:
     """Run our own test candidate + generated test code (trusted: both written here)."""
-    return subprocess.run([sys.executable, "-c", candidate + "\n" + test_code], check=False, capture_output=True,
-                          timeout=30).returncode
+    return subprocess.run(
+        [sys.executable, "-c", candidate + "\n" + test_code],
+        check=False,
+        capture_output=True,
+        timeout=30,
+    ).returncode
 
 
 def test_code_contests(code_contests_file: Path, tmp_path: Path) -> None:
     stats, problems, quarantine = run_ingest([f"code_contests:{code_contests_file}"], tmp_path)
     p = problems["1_A. Sum"]
     assert p.problem_id == problem_id_for("code_contests", "1_A. Sum")
-    assert [(t.input, t.output) for t in p.tests] == [("1 2\n", "3\n"), ("5 7\n", "12\n"), ("-1 1\n", "0\n"),
-                                                       ("100 200\n", "300\n")]
+    assert [(t.input, t.output) for t in p.tests] == [
+        ("1 2\n", "3\n"),
+        ("5 7\n", "12\n"),
+        ("-1 1\n", "0\n"),
+        ("100 200\n", "300\n"),
+    ]
     assert p.time_limit_s == 1.5 and p.memory_limit_mb == 256
     assert p.difficulty == "A" and "math" in p.tags and "platform:codeforces" in p.tags
     langs = sorted((s.language, s.correct) for s in p.solutions)
@@ -53,7 +63,10 @@ def test_code_contests(code_contests_file: Path, tmp_path: Path) -> None:
     src = stats["per_source"][f"code_contests:{code_contests_file}"]
     assert src["skipped_solutions_by_language"] == {"python2": 5, "unknown": 5}  # 1 each in 5 rows
     # defaults when the source gives no limits
-    assert problems["5_E. No limit"].time_limit_s == 2.0 and problems["5_E. No limit"].memory_limit_mb == 256
+    assert (
+        problems["5_E. No limit"].time_limit_s == 2.0
+        and problems["5_E. No limit"].memory_limit_mb == 256
+    )
     r = reasons(quarantine)
     assert r["2_B. No tests"] == "no tests"
     assert "absurd time limit" in r["3_C. Absurd"]
@@ -63,18 +76,28 @@ def test_code_contests(code_contests_file: Path, tmp_path: Path) -> None:
 
 
 def test_code_contests_without_generated_tests(code_contests_file: Path, tmp_path: Path) -> None:
-    _, problems, _ = run_ingest([f"code_contests:{code_contests_file}"], tmp_path, include_generated_tests=False)
+    _, problems, _ = run_ingest(
+        [f"code_contests:{code_contests_file}"], tmp_path, include_generated_tests=False
+    )
     assert len(problems["1_A. Sum"].tests) == 3
-    stats, problems, _ = run_ingest([f"code_contests:{code_contests_file}"], tmp_path / "2", max_tests_per_problem=2)
+    stats, problems, _ = run_ingest(
+        [f"code_contests:{code_contests_file}"], tmp_path / "2", max_tests_per_problem=2
+    )
     assert len(problems["1_A. Sum"].tests) == 2
-    assert stats["per_source"][f"code_contests:{code_contests_file}"]["notes"] == {"tests cut to max_tests_per_problem": 2}
+    assert stats["per_source"][f"code_contests:{code_contests_file}"]["notes"] == {
+        "tests cut to max_tests_per_problem": 2
+    }
 
 
 def test_taco(taco_file: Path, tmp_path: Path) -> None:
     _stats, problems, quarantine = run_ingest([f"taco:{taco_file}"], tmp_path)
     stdio = problems["train/0"]
     assert stdio.test_mode == "stdio"
-    assert [(t.input, t.output) for t in stdio.tests] == [("3\n", "6\n"), ("0\n", "0\n"), ("5", "10")]
+    assert [(t.input, t.output) for t in stdio.tests] == [
+        ("3\n", "6\n"),
+        ("0\n", "0\n"),
+        ("5", "10"),
+    ]
     assert stdio.time_limit_s == 1.0 and stdio.memory_limit_mb == 256
     assert stdio.contest_date == dt.date(2021, 3, 11) and stdio.tags == ["Mathematics"]
     assert stdio.solutions[0].language == "python" and stdio.solutions[0].correct
@@ -93,9 +116,11 @@ def test_apps(apps_file: Path, tmp_path: Path) -> None:
     assert problems["train/0"].difficulty == "introductory"
     fn = problems["train/1"]
     assert fn.entry_point == "twoSum" and "class Solution" in fn.starter_code
-    good = ("from typing import List\nclass Solution:\n    def twoSum(self, nums: List[int], target: int):\n"
-            "        seen = {}\n        for i, x in enumerate(nums):\n            if target - x in seen:\n"
-            "                return [seen[target - x], i]\n            seen[x] = i\n")
+    good = (
+        "from typing import List\nclass Solution:\n    def twoSum(self, nums: List[int], target: int):\n"
+        "        seen = {}\n        for i, x in enumerate(nums):\n            if target - x in seen:\n"
+        "                return [seen[target - x], i]\n            seen[x] = i\n"
+    )
     assert run_function_test(good, fn.tests[0].code) == 0
     assert run_function_test(good.replace("[seen[target - x], i]", "[i, i]"), fn.tests[0].code) != 0
     assert reasons(quarantine)["train/2"] == "tests[0] is missing its expected output"
@@ -106,7 +131,10 @@ def test_livecodebench(lcb_file: Path, tmp_path: Path) -> None:
     marker.unlink(missing_ok=True)
     _, problems, quarantine = run_ingest([f"livecodebench:{lcb_file}"], tmp_path)  # split: test
     stdio = problems["abc999_a"]
-    assert [(t.input, t.output) for t in stdio.tests] == [("1 2\n", "3\n"), ("5 5\n", "10\n")]  # compressed private
+    assert [(t.input, t.output) for t in stdio.tests] == [
+        ("1 2\n", "3\n"),
+        ("5 5\n", "10\n"),
+    ]  # compressed private
     assert stdio.contest_date == dt.date(2024, 5, 4) and stdio.tags == ["platform:atcoder"]
     assert "Sample Input" not in stdio.prompt_statement and "Constraints" in stdio.prompt_statement
     fn = problems["2999"]
@@ -125,13 +153,23 @@ def test_livecodebench(lcb_file: Path, tmp_path: Path) -> None:
 def test_codeforces(codeforces_file: Path, tmp_path: Path) -> None:
     _stats, problems, quarantine = run_ingest([f"codeforces:{codeforces_file}"], tmp_path)
     p = problems["2000/A"]
-    assert p.contest_date == dt.date(2025, 1, 1) and p.time_limit_s == 2.0 and p.memory_limit_mb == 256
+    assert (
+        p.contest_date == dt.date(2025, 1, 1) and p.time_limit_s == 2.0 and p.memory_limit_mb == 256
+    )
     assert len(p.tests) == 2 and p.difficulty == "800" and p.compare_mode == "tokens"
-    assert p.statement.index("Input\nn, then") < p.statement.index("Examples") < p.statement.index("Note")
+    assert (
+        p.statement.index("Input\nn, then")
+        < p.statement.index("Examples")
+        < p.statement.index("Note")
+    )
     assert "Examples" not in p.prompt_statement and "Note" in p.prompt_statement
     assert problems["2000/B"].compare_mode == "checker" and "checker" in problems["2000/B"].checker
     r = reasons(quarantine)
-    assert "not supported" in r["2000/C"] and "interactive" in r["2000/D"] and r["2000/E"] == "no tests"
+    assert (
+        "not supported" in r["2000/C"]
+        and "interactive" in r["2000/D"]
+        and r["2000/E"] == "no tests"
+    )
     assert "absurd memory limit" in r["2000/F"]
 
 
@@ -150,14 +188,36 @@ def test_humaneval_from_the_wheel(tmp_path: Path) -> None:
 
 def test_native_jsonl_roundtrip_and_bad_rows(tmp_path: Path) -> None:
     rows = [
-        {"source": "mine", "source_id": "a", "statement": "Echo the input line.", "test_mode": "stdio",
-         "tests": [{"input": "x\n", "output": "x\n"}], "contest_date": "2024-02-03"},
-        {"source": "mine", "source_id": "b", "statement": "Bad mode.", "test_mode": "stdio",
-         "tests": [{"code": "assert True"}]},
-        {"source": "mine", "source_id": "c", "statement": "Unknown column.", "test_mode": "stdio",
-         "tests": [{"input": "1", "output": "1"}], "colour": "red"},
-        {"source": "mine", "source_id": "a", "statement": "Same id again.", "test_mode": "stdio",
-         "tests": [{"input": "1", "output": "1"}]},
+        {
+            "source": "mine",
+            "source_id": "a",
+            "statement": "Echo the input line.",
+            "test_mode": "stdio",
+            "tests": [{"input": "x\n", "output": "x\n"}],
+            "contest_date": "2024-02-03",
+        },
+        {
+            "source": "mine",
+            "source_id": "b",
+            "statement": "Bad mode.",
+            "test_mode": "stdio",
+            "tests": [{"code": "assert True"}],
+        },
+        {
+            "source": "mine",
+            "source_id": "c",
+            "statement": "Unknown column.",
+            "test_mode": "stdio",
+            "tests": [{"input": "1", "output": "1"}],
+            "colour": "red",
+        },
+        {
+            "source": "mine",
+            "source_id": "a",
+            "statement": "Same id again.",
+            "test_mode": "stdio",
+            "tests": [{"input": "1", "output": "1"}],
+        },
     ]
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -169,14 +229,21 @@ def test_native_jsonl_roundtrip_and_bad_rows(tmp_path: Path) -> None:
     assert "Extra inputs are not permitted" in r[("c", "colour")]
     assert "duplicate problem_id" in r[("a", "problem_id")]
     # our own Parquet output is itself a valid source
-    _stats2, again, _ = run_ingest([f"parquet:{tmp_path / 'out' / 'problems.parquet'}"], tmp_path / "2")
+    _stats2, again, _ = run_ingest(
+        [f"parquet:{tmp_path / 'out' / 'problems.parquet'}"], tmp_path / "2"
+    )
     assert again["a"] == problems["a"]
 
 
 def test_malformed_jsonl_lines_are_quarantined_and_the_rest_ingested(tmp_path: Path) -> None:
     good = [
-        {"source": "mine", "source_id": sid, "statement": f"Echo {sid}.", "test_mode": "stdio",
-         "tests": [{"input": "x\n", "output": "x\n"}]}
+        {
+            "source": "mine",
+            "source_id": sid,
+            "statement": f"Echo {sid}.",
+            "test_mode": "stdio",
+            "tests": [{"input": "x\n", "output": "x\n"}],
+        }
         for sid in ("a", "b", "c")
     ]
     lines = [
@@ -198,7 +265,10 @@ def test_malformed_jsonl_lines_are_quarantined_and_the_rest_ingested(tmp_path: P
     assert "a JSON list, not an object" in bad[f"{path}:4"]["reason"]
     assert "not UTF-8" in bad[f"{path}:6"]["reason"]
     assert bad[f"{path}:2"]["raw"] == json.dumps(good[1])[:40]
-    assert stats["malformed_lines"] == 3 and stats["per_source"][f"jsonl:{path}"]["malformed_lines"] == 3
+    assert (
+        stats["malformed_lines"] == 3
+        and stats["per_source"][f"jsonl:{path}"]["malformed_lines"] == 3
+    )
     assert stats["quarantined"] == 3 and stats["problems"] == 3
 
 
@@ -223,7 +293,9 @@ def test_whole_source_failure_names_source_and_field(tmp_path: Path) -> None:
         ingest(["nosuch:x"], tmp_path / "o.parquet", show_progress=False)
 
 
-def test_ingest_is_cached_and_deterministic(code_contests_file: Path, taco_file: Path, tmp_path: Path) -> None:
+def test_ingest_is_cached_and_deterministic(
+    code_contests_file: Path, taco_file: Path, tmp_path: Path
+) -> None:
     specs = [f"code_contests:{code_contests_file}", f"taco:{taco_file}"]
     a, b = tmp_path / "a" / "problems.parquet", tmp_path / "b" / "problems.parquet"
     first = ingest(specs, a, show_progress=False)
@@ -244,13 +316,44 @@ def test_cli_ingest_flags(code_contests_file: Path, tmp_path: Path) -> None:
     app = typer.Typer()
     register(app)
     out = tmp_path / "p.parquet"
-    r = CliRunner().invoke(app, ["problems", "ingest", "-s", f"code_contests:{code_contests_file}", "-o", str(out),
-                                 "--no-generated-tests", "--keep-samples", "--max-solutions-per-language", "1"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "problems",
+            "ingest",
+            "-s",
+            f"code_contests:{code_contests_file}",
+            "-o",
+            str(out),
+            "--no-generated-tests",
+            "--keep-samples",
+            "--max-solutions-per-language",
+            "1",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "python2:5" in r.output  # skipped solutions are shown, per language
     p = {x.source_id: x for x in table_to_models(pq.read_table(out), Problem)}["1_A. Sum"]
     assert len(p.tests) == 3 and "Examples" in p.prompt_statement
-    assert sorted(s.language for s in p.solutions) == ["cpp", "java", "python", "python"]  # 1 per (lang, correct)
-    r = CliRunner().invoke(app, ["problems", "ingest", "-s", f"code_contests:{code_contests_file}", "-o", str(out),
-                                 "--no-generated-tests", "--keep-samples", "--max-solutions-per-language", "1"])
+    assert sorted(s.language for s in p.solutions) == [
+        "cpp",
+        "java",
+        "python",
+        "python",
+    ]  # 1 per (lang, correct)
+    r = CliRunner().invoke(
+        app,
+        [
+            "problems",
+            "ingest",
+            "-s",
+            f"code_contests:{code_contests_file}",
+            "-o",
+            str(out),
+            "--no-generated-tests",
+            "--keep-samples",
+            "--max-solutions-per-language",
+            "1",
+        ],
+    )
     assert "cached" in r.output

@@ -36,26 +36,40 @@ def _request(p: Problem, language: str, source: str):
     from sandbox.models import CompareSpec, JudgeRequest, TestCase
 
     return JudgeRequest(
-        language=language, source=source, mode=p.test_mode,
+        language=language,
+        source=source,
+        mode=p.test_mode,
         tests=[TestCase(input=t.input, output=t.output, code=t.code) for t in p.tests],
-        time_limit_s=p.time_limit_s, memory_limit_mb=p.memory_limit_mb,
+        time_limit_s=p.time_limit_s,
+        memory_limit_mb=p.memory_limit_mb,
         compare=CompareSpec(mode=p.compare_mode, checker=p.checker),
     )
 
 
-def test_humaneval_canonical_solutions_pass_and_wrong_bodies_fail(sandbox_client, tmp_path: Path) -> None:
+def test_humaneval_canonical_solutions_pass_and_wrong_bodies_fail(
+    sandbox_client, tmp_path: Path
+) -> None:
     problems = sorted(_problems(["humaneval"], tmp_path).values(), key=lambda p: p.source_id)
     good = [_request(p, "python", p.solutions[0].code) for p in problems]
     bad = [_request(p, "python", p.starter_code + "    return None\n") for p in problems[:20]]
     results = sandbox_client.judge(good + bad, use_cache=False)
-    failing = [p.source_id for p, r in zip(problems, results[: len(good)], strict=True) if r.verdict != "AC"]
+    failing = [
+        p.source_id
+        for p, r in zip(problems, results[: len(good)], strict=True)
+        if r.verdict != "AC"
+    ]
     assert failing == []
-    assert all(r.verdict != "AC" for r in results[len(good):])
+    assert all(r.verdict != "AC" for r in results[len(good) :])
 
 
 def test_source_reference_solutions_in_the_sandbox(
-    sandbox_client, code_contests_file: Path, taco_file: Path, apps_file: Path, lcb_file: Path,
-    codeforces_file: Path, tmp_path: Path,
+    sandbox_client,
+    code_contests_file: Path,
+    taco_file: Path,
+    apps_file: Path,
+    lcb_file: Path,
+    codeforces_file: Path,
+    tmp_path: Path,
 ) -> None:
     cc = _problems([f"code_contests:{code_contests_file}"], tmp_path / "cc")["1_A. Sum"]
     taco = _problems([f"taco:{taco_file}"], tmp_path / "taco")
@@ -72,13 +86,27 @@ def test_source_reference_solutions_in_the_sandbox(
         (apps, "python", TWO_SUM.replace("[j, i]", "[i, j]"), False),
         (lcb["abc999_a"], "python", "a, b = map(int, input().split())\nprint(a + b)\n", True),
         (lcb["abc999_a"], "python", "print(3)\n", False),
-        (lcb["2999"], "python", "class Solution:\n    def maxOf(self, nums):\n        return max(nums)\n", True),
-        (lcb["2999"], "python", "class Solution:\n    def maxOf(self, nums):\n        return nums[0]\n", False),
+        (
+            lcb["2999"],
+            "python",
+            "class Solution:\n    def maxOf(self, nums):\n        return max(nums)\n",
+            True,
+        ),
+        (
+            lcb["2999"],
+            "python",
+            "class Solution:\n    def maxOf(self, nums):\n        return nums[0]\n",
+            False,
+        ),
         (cf["2000/A"], "python", min_py, True),
         (cf["2000/A"], "python", "input()\nprint(max(map(int, input().split())))\n", False),
     ]
-    results = sandbox_client.judge([_request(p, lang, src) for p, lang, src, _ in cases], use_cache=False)
-    got = [(p.source_id, lang, r.verdict) for (p, lang, _, _), r in zip(cases, results, strict=True)]
+    results = sandbox_client.judge(
+        [_request(p, lang, src) for p, lang, src, _ in cases], use_cache=False
+    )
+    got = [
+        (p.source_id, lang, r.verdict) for (p, lang, _, _), r in zip(cases, results, strict=True)
+    ]
     assert [r.verdict == "AC" for r in results] == [ok for *_, ok in cases], got
     assert sorted({s.language for s in cc.solutions}) == ["cpp", "java", "python"]
 
@@ -93,5 +121,7 @@ def test_codeforces_checker_through_the_sandbox(
         "print the minimum": ("input()\nprint(min(map(int, input().split())))\n", "AC"),
         "print the maximum": ("input()\nprint(max(map(int, input().split())))\n", "WA"),
     }
-    results = sandbox_client.judge([_request(p, "python", src) for src, _ in sources.values()], use_cache=False)
+    results = sandbox_client.judge(
+        [_request(p, "python", src) for src, _ in sources.values()], use_cache=False
+    )
     assert [r.verdict for r in results] == [v for _, v in sources.values()]

@@ -66,14 +66,19 @@ def test_prompt_statement_cuts_sample_sections_only() -> None:
     assert "Examples" not in out and "1 2 3" not in out
     assert out.startswith("You are given n numbers.") and "Print the sum." in out and "Note" in out
     at = prompt_statement(ATCODER, cfg)
-    assert "Sample" not in at and "Constraints\n1 <= N <= 100" in at and at.endswith("Standard Input.")
+    assert (
+        "Sample" not in at and "Constraints\n1 <= N <= 100" in at and at.endswith("Standard Input.")
+    )
 
 
 def test_prompt_statement_options_and_whitespace() -> None:
     keep = prompt_statement(CF, NormalizeConfig(cut_sample_io=False))
     assert "Examples" in keep and "1 2 3" in keep
     messy = "Sum   two\tnumbers.  \n\n\n\n  def f(x):\n      return x"
-    assert prompt_statement(messy, NormalizeConfig()) == "Sum two numbers.\n\n  def f(x):\n      return x"
+    assert (
+        prompt_statement(messy, NormalizeConfig())
+        == "Sum two numbers.\n\n  def f(x):\n      return x"
+    )
     # a statement that is nothing but samples is kept rather than emptied
     only = "Example 1:\nInput: 1\nOutput: 1"
     assert prompt_statement(only, NormalizeConfig()) == only
@@ -99,7 +104,9 @@ def test_safe_pickle_allows_data_and_refuses_code() -> None:
         decode_b64_zlib_pickle("aGVsbG8=")
     import base64
 
-    assert decode_b64_zlib_pickle(base64.b64encode(zlib.compress(pickle.dumps("[]"))).decode()) == "[]"
+    assert (
+        decode_b64_zlib_pickle(base64.b64encode(zlib.compress(pickle.dumps("[]"))).decode()) == "[]"
+    )
 
 
 def _run_checker(source: str, actual: str, tmp_path: Path) -> int:
@@ -108,8 +115,12 @@ def _run_checker(source: str, actual: str, tmp_path: Path) -> int:
         (tmp_path / name).write_text(text)
         files.append(str(tmp_path / name))
     (tmp_path / "checker.py").write_text(wrap_score_or_exit_checker(source))
-    return subprocess.run([sys.executable, str(tmp_path / "checker.py"), *files], check=False,
-                          capture_output=True, timeout=30).returncode
+    return subprocess.run(
+        [sys.executable, str(tmp_path / "checker.py"), *files],
+        check=False,
+        capture_output=True,
+        timeout=30,
+    ).returncode
 
 
 SCORE_CHECKER = "import sys\nexp=open(sys.argv[2]).read().split()\nact=open(sys.argv[3]).read().split()\nprint(1 if exp==act else 0)\n"
@@ -125,7 +136,11 @@ def test_checker_wrapper_maps_scores_and_exit_codes(tmp_path: Path) -> None:
 
 def test_limit_parsing() -> None:
     assert parse_time_limit("1 second") == 1.0 and parse_time_limit("2.5 seconds") == 2.5
-    assert parse_time_limit("500 ms") == 0.5 and parse_time_limit(3) == 3.0 and parse_time_limit(None) is None
+    assert (
+        parse_time_limit("500 ms") == 0.5
+        and parse_time_limit(3) == 3.0
+        and parse_time_limit(None) is None
+    )
     assert parse_memory_limit_mb("256 megabytes") == 256 and parse_memory_limit_mb("1 GB") == 1024
     with pytest.raises(RowError, match="unknown unit"):
         parse_time_limit("3 fortnights")
@@ -142,7 +157,9 @@ def test_spec_syntax() -> None:
 
 def test_local_snapshot_folder(code_contests_file: Path, tmp_path: Path) -> None:
     """A folder laid out like a downloaded Hub snapshot loads through datasets as-is."""
-    stats = ingest([f"code_contests:{code_contests_file.parent}"], tmp_path / "p.parquet", show_progress=False)
+    stats = ingest(
+        [f"code_contests:{code_contests_file.parent}"], tmp_path / "p.parquet", show_progress=False
+    )
     assert stats["problems"] == 2 and stats["quarantined"] == 3
 
 
@@ -153,8 +170,12 @@ def test_hub_id_without_network_is_a_clear_source_error(tmp_path: Path, monkeypa
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     with pytest.raises(SourceError, match="code_contests.*deepmind/code_contests"):
-        ingest(["code_contests"], tmp_path / "p.parquet",
-               IngestConfig(datasets_cache_dir=str(tmp_path / "cache")), show_progress=False)
+        ingest(
+            ["code_contests"],
+            tmp_path / "p.parquet",
+            IngestConfig(datasets_cache_dir=str(tmp_path / "cache")),
+            show_progress=False,
+        )
 
 
 def test_bundled_source(tmp_path: Path) -> None:

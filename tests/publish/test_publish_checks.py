@@ -95,9 +95,7 @@ def _replace_words(text: str, positions: list[int]) -> str:
 TWO_WORDS, FOUR_WORDS = [8, 20], [8, 20, 32, 44]
 
 
-def test_near_duplicate_at_the_split_threshold_is_refused(
-    build_dir: Path, tmp_path: Path
-) -> None:
+def test_near_duplicate_at_the_split_threshold_is_refused(build_dir: Path, tmp_path: Path) -> None:
     """Jaccard 0.706: a near-duplicate for the split stage (>= 0.7), so for publishing too."""
     near = _replace_words(_train_query(build_dir), TWO_WORDS)
     rewrite(build_dir, "hard", _edit_row(0, problem_id="p_fresh", query=near))
@@ -142,8 +140,13 @@ def test_split_assignments_are_not_trusted(build_dir: Path, tmp_path: Path) -> N
     assert disjoint["passed"] and disjoint["rows"] > 0
 
     path.unlink()
-    rewrite(build_dir, "hard", _edit_row(0, problem_id="p_fresh",
-                                         query=_replace_words(_train_query(build_dir), TWO_WORDS)))
+    rewrite(
+        build_dir,
+        "hard",
+        _edit_row(
+            0, problem_id="p_fresh", query=_replace_words(_train_query(build_dir), TWO_WORDS)
+        ),
+    )
     assert "hard[0] p_fresh" in _refused(build_dir, tmp_path / "again")
 
 
@@ -196,14 +199,16 @@ def test_dpo_check_reads_answers_with_the_one_shared_rule() -> None:
         ("\\boxed{A}", "\\boxed{C}", "A", 2, False),  # 6: C is not an option of 2: invalid
         ("\\boxed{C}", "\\boxed{A}", "C", 2, True),  # 7: the gold letter itself out of range
     ]
-    table = pa.table({
-        "instance_id": [f"i_{n}" for n in range(len(rows))],
-        "chosen": [r[0] for r in rows],
-        "rejected": [r[1] for r in rows],
-        "chosen_answer": [r[2] for r in rows],
-        "rejected_answer": ["A" if r[2] != "A" else "B" for r in rows],
-        "num_candidates": [r[3] for r in rows],
-    })
+    table = pa.table(
+        {
+            "instance_id": [f"i_{n}" for n in range(len(rows))],
+            "chosen": [r[0] for r in rows],
+            "rejected": [r[1] for r in rows],
+            "chosen_answer": [r[2] for r in rows],
+            "rejected_answer": ["A" if r[2] != "A" else "B" for r in rows],
+            "num_candidates": [r[3] for r in rows],
+        }
+    )
     result = checks.check_dpo_pairs({"dpo": table})
     assert result.checked_rows == len(rows)
     assert sorted(v.row for v in result.violations) == [n for n, r in enumerate(rows) if r[4]]

@@ -74,5 +74,7 @@ def function_problem() -> Problem:
         entry_point="double",
         starter_code="def double(x: int) -> int:",
         tests=[TestCase(code="assert double(2) == 4"), TestCase(code="assert double(-1) == -2")],
-        solutions=[Solution(language="python", code="def double(x):\n    return 2 * x\n", correct=True)],
+        solutions=[
+            Solution(language="python", code="def double(x):\n    return 2 * x\n", correct=True)
+        ],
     )

@@ -17,7 +17,9 @@ SERVE_PYTHON = REPO / ".venv-serve" / "bin" / "python"
 
 
 def ensure_serve_env() -> Path:
-    subprocess.run(["bash", str(REPO / "scripts" / "serve-env.sh")], check=True, capture_output=True)
+    subprocess.run(
+        ["bash", str(REPO / "scripts" / "serve-env.sh")], check=True, capture_output=True
+    )
     return SERVE_PYTHON
 
 

@@ -25,22 +25,57 @@ def app():
 @pytest.mark.docker
 def test_sample_then_judge(app, tiny_model_dir, tmp_path):
     problems = tmp_path / "problems.parquet"
-    write_parquet(models_to_table([sum_problem(), abs_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA)
-    cfg = {"progress": False, "sources": [
-        {"kind": "model", "name": "tiny", "model": str(tiny_model_dir), "tier": "weak",
-         "backend": {"type": "transformers", "device": "cpu"}, "languages": ["python"],
-         "samples_per_problem": 2, "max_tokens": 8},
-        {"kind": "reference"}, {"kind": "mutant", "per_candidate": 1}]}
+    write_parquet(
+        models_to_table([sum_problem(), abs_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA
+    )
+    cfg = {
+        "progress": False,
+        "sources": [
+            {
+                "kind": "model",
+                "name": "tiny",
+                "model": str(tiny_model_dir),
+                "tier": "weak",
+                "backend": {"type": "transformers", "device": "cpu"},
+                "languages": ["python"],
+                "samples_per_problem": 2,
+                "max_tokens": 8,
+            },
+            {"kind": "reference"},
+            {"kind": "mutant", "per_candidate": 1},
+        ],
+    }
     (tmp_path / "pool.yaml").write_text(yaml.safe_dump(cfg))
     runner = CliRunner(env={"COLUMNS": "250"})
-    res = runner.invoke(app, ["sample", "--config", str(tmp_path / "pool.yaml"), "--problems", str(problems),
-                              "--out", str(tmp_path / "s")])
+    res = runner.invoke(
+        app,
+        [
+            "sample",
+            "--config",
+            str(tmp_path / "pool.yaml"),
+            "--problems",
+            str(problems),
+            "--out",
+            str(tmp_path / "s"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "extraction failures" in res.output and "tiny" in res.output
     assert "mutant:" in res.output and "reference:test" in res.output
-    res = runner.invoke(app, ["judge", "--candidates", str(tmp_path / "s" / "candidates.parquet"),
-                              "--problems", str(problems), "--out", str(tmp_path / "judged.parquet"),
-                              "--pool-size", "2"])
+    res = runner.invoke(
+        app,
+        [
+            "judge",
+            "--candidates",
+            str(tmp_path / "s" / "candidates.parquet"),
+            "--problems",
+            str(problems),
+            "--out",
+            str(tmp_path / "judged.parquet"),
+            "--pool-size",
+            "2",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "AC:" in res.output and "pass rates" in res.output and "not judged" in res.output
     judged = read_parquet(tmp_path / "judged.parquet", JUDGED_CANDIDATE_SCHEMA).to_pylist()
@@ -49,6 +84,16 @@ def test_sample_then_judge(app, tiny_model_dir, tmp_path):
 
 def test_bad_config_is_a_clear_error(app, tmp_path):
     (tmp_path / "bad.yaml").write_text("sources:\n  - kind: model\n    name: x\n")
-    res = CliRunner().invoke(app, ["sample", "--config", str(tmp_path / "bad.yaml"), "--problems", "p",
-                                   "--out", str(tmp_path)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "sample",
+            "--config",
+            str(tmp_path / "bad.yaml"),
+            "--problems",
+            "p",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert res.exit_code == 2 and "error" in res.output

@@ -37,7 +37,11 @@ def test_extraction_failure_never_returns_code():
 
 def test_prompts_name_language_mode_and_signature():
     p = sum_problem()
-    for lang, words in {"python": "Python", "cpp": "int main()", "java": "public class Main"}.items():
+    for lang, words in {
+        "python": "Python",
+        "cpp": "int main()",
+        "java": "public class Main",
+    }.items():
         text = user_prompt(p, lang)
         assert words in text and p.statement in text and f"```{lang}" in text
     f = user_prompt(function_problem(), "python")

@@ -32,8 +32,13 @@ def server(tiny_model_dir):
 
 def _reqs():
     return [
-        GenerationRequest(request_id="chat", messages=[{"role": "user", "content": "Sum two ints."}],
-                          n=3, max_tokens=8, seed=5),
+        GenerationRequest(
+            request_id="chat",
+            messages=[{"role": "user", "content": "Sum two ints."}],
+            n=3,
+            max_tokens=8,
+            seed=5,
+        ),
         GenerationRequest(request_id="text", prompt="def solve():", n=2, max_tokens=6, seed=6),
     ]
 
@@ -68,16 +73,24 @@ class FaultProxy:
             body = await request.body()
             if self.script:
                 code = self.script.pop(0)
-                return JSONResponse({"error": f"injected {code}"}, status_code=code,
-                                    headers={"retry-after": "0"} if code == 429 else {})
+                return JSONResponse(
+                    {"error": f"injected {code}"},
+                    status_code=code,
+                    headers={"retry-after": "0"} if code == 429 else {},
+                )
             async with httpx.AsyncClient(timeout=60) as c:
-                r = await c.post(upstream + request.url.path.removeprefix("/v1"), content=body,
-                                 headers={"content-type": "application/json"})
+                r = await c.post(
+                    upstream + request.url.path.removeprefix("/v1"),
+                    content=body,
+                    headers={"content-type": "application/json"},
+                )
             return Response(r.content, status_code=r.status_code, media_type="application/json")
 
         app = Starlette(routes=[Route("/v1/{path:path}", handle, methods=["POST"])])
         self.port = free_port()
-        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error")
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self):
@@ -95,8 +108,13 @@ class FaultProxy:
 
 def test_retries_on_429_and_5xx_then_succeeds(server, tiny_model_dir):
     with FaultProxy(server.base_url, [429, 503, 500]) as proxy:
-        backend = OpenAIBackend(f"http://127.0.0.1:{proxy.port}", str(tiny_model_dir),
-                                concurrency=1, backoff_s=0.01, server_honours_n=False)
+        backend = OpenAIBackend(
+            f"http://127.0.0.1:{proxy.port}",
+            str(tiny_model_dir),
+            concurrency=1,
+            backoff_s=0.01,
+            server_honours_n=False,
+        )
         [res] = list(backend.generate([_reqs()[1]], progress=False))
     assert backend.retries_done == 3 and proxy.seen == 3 + 2
     assert all(not g.finish_reason.startswith("error") for g in res.generations)
@@ -104,8 +122,12 @@ def test_retries_on_429_and_5xx_then_succeeds(server, tiny_model_dir):
 
 def test_client_errors_are_recorded_not_retried(server, tiny_model_dir):
     with FaultProxy(server.base_url, [400]) as proxy:
-        backend = OpenAIBackend(f"http://127.0.0.1:{proxy.port}", str(tiny_model_dir),
-                                concurrency=1, server_honours_n=False)
+        backend = OpenAIBackend(
+            f"http://127.0.0.1:{proxy.port}",
+            str(tiny_model_dir),
+            concurrency=1,
+            server_honours_n=False,
+        )
         [res] = list(backend.generate([_reqs()[1]], progress=False))
     assert backend.retries_done == 0 and proxy.seen == 1
     assert [g.finish_reason[:15] for g in res.generations] == ["error:http_400:"] * 2
@@ -145,8 +167,9 @@ def test_assistant_prefill_is_continued_not_reopened():
 
 def test_managed_server_reports_a_crashing_command():
     port = free_port()
-    srv = ManagedServer(["python3", "-c", "import sys; print('boom'); sys.exit(3)"], port=port,
-                        startup_timeout_s=20)
+    srv = ManagedServer(
+        ["python3", "-c", "import sys; print('boom'); sys.exit(3)"], port=port, startup_timeout_s=20
+    )
     with pytest.raises(ServerStartError, match="code 3") as e:
         srv.start()
     assert "boom" in str(e.value)
@@ -163,13 +186,29 @@ def test_sample_stage_through_the_real_server(server, tiny_model_dir, tmp_path):
 
     problems = tmp_path / "problems.parquet"
     write_parquet(models_to_table([sum_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA)
-    cfg = SampleConfig.model_validate({"progress": False, "sources": [{
-        "kind": "model", "name": "served-tiny", "model": str(tiny_model_dir), "tier": "strong",
-        "backend": {"type": "openai", "base_url": server.base_url, "concurrency": 2},
-        "languages": ["python", "java"], "samples_per_problem": 2, "max_tokens": 6, "seed": 3}]})
+    cfg = SampleConfig.model_validate(
+        {
+            "progress": False,
+            "sources": [
+                {
+                    "kind": "model",
+                    "name": "served-tiny",
+                    "model": str(tiny_model_dir),
+                    "tier": "strong",
+                    "backend": {"type": "openai", "base_url": server.base_url, "concurrency": 2},
+                    "languages": ["python", "java"],
+                    "samples_per_problem": 2,
+                    "max_tokens": 6,
+                    "seed": 3,
+                }
+            ],
+        }
+    )
     stats = sample(cfg, problems, tmp_path / "out")
     rows = read_parquet(tmp_path / "out" / "candidates.parquet").to_pylist()
     assert stats["sources"]["served-tiny"]["generated"] == 4 and stats["complete"]
     assert len(rows) + stats["duplicates_folded"] == 4
     assert {r["backend"] for r in rows} == {"openai"} and {r["tier"] for r in rows} == {"strong"}
-    assert all(r["completion_tokens"] and r["prompt_tokens"] and r["seed"] is not None for r in rows)
+    assert all(
+        r["completion_tokens"] and r["prompt_tokens"] and r["seed"] is not None for r in rows
+    )

@@ -14,10 +14,15 @@ from tests.sampling.problems_fixture import SUM_CPP, SUM_JAVA, SUM_PY, abs_probl
 
 def test_references_carry_source_claims_and_dedupe():
     p = sum_problem()
-    p.solutions.append(Solution(language="python", code=SUM_PY + "\n\n", correct=True))  # same, normalised
+    p.solutions.append(
+        Solution(language="python", code=SUM_PY + "\n\n", correct=True)
+    )  # same, normalised
     refs = reference_candidates([p, abs_problem()], tier="strong", languages=["python", "cpp"])
     assert {(r.language, r.reference_correct) for r in refs if r.problem_id == p.problem_id} == {
-        ("python", True), ("python", False), ("cpp", True)}
+        ("python", True),
+        ("python", False),
+        ("cpp", True),
+    }
     assert len(refs) == 4  # java filtered, the duplicate folded
     for r in refs:
         assert r.origin == "reference" and r.generator == "reference:test" and r.tier == "strong"
@@ -72,7 +77,9 @@ def test_each_operator_does_its_edit(parents):
     assert any("if n == 0" in m.mutation and "exit()" not in m.code for m in dropped)
     flips = mutant_candidates([absp], operators=["flip_comparison"], per_candidate=10)
     assert {m.mutation.split(" at ")[0] for m in flips} == {
-        "flip_comparison: `==` -> `!=`", "flip_comparison: `>` -> `<=`"}
+        "flip_comparison: `==` -> `!=`",
+        "flip_comparison: `>` -> `<=`",
+    }
     obo = mutant_candidates([absp], operators=["off_by_one"], per_candidate=10)
     assert any("range(0, (n) + 1)" in m.code for m in obo) and any(">=" in m.code for m in obo)
     arith = mutant_candidates([absp], operators=["swap_arithmetic"], per_candidate=10)

@@ -28,13 +28,29 @@ def problems_path(tmp_path):
 
 
 def _config(model_dir, **model_kw):
-    model = {"kind": "model", "name": "tiny-qwen", "model": str(model_dir), "tier": "weak",
-             "backend": {"type": "transformers", "device": "cpu", "batch_size": 4},
-             "languages": ["python", "cpp"], "samples_per_problem": 2, "max_tokens": 12,
-             "seed": 11, "shard_requests": 1, **model_kw}
-    return SampleConfig.model_validate({"progress": False, "sources": [
-        model, {"kind": "reference", "tier": "weak"},
-        {"kind": "mutant", "tier": "weak", "per_candidate": 2, "seed": 1}]})
+    model = {
+        "kind": "model",
+        "name": "tiny-qwen",
+        "model": str(model_dir),
+        "tier": "weak",
+        "backend": {"type": "transformers", "device": "cpu", "batch_size": 4},
+        "languages": ["python", "cpp"],
+        "samples_per_problem": 2,
+        "max_tokens": 12,
+        "seed": 11,
+        "shard_requests": 1,
+        **model_kw,
+    }
+    return SampleConfig.model_validate(
+        {
+            "progress": False,
+            "sources": [
+                model,
+                {"kind": "reference", "tier": "weak"},
+                {"kind": "mutant", "tier": "weak", "per_candidate": 2, "seed": 1},
+            ],
+        }
+    )
 
 
 class CountingFactory:
@@ -89,37 +105,57 @@ def test_finished_stage_is_not_rerun(tiny_model_dir, problems_path, tmp_path):
     assert factory.requests == 0
 
 
-def test_crash_resumes_without_regenerating_and_matches_a_clean_run(tiny_model_dir, problems_path, tmp_path):
+def test_crash_resumes_without_regenerating_and_matches_a_clean_run(
+    tiny_model_dir, problems_path, tmp_path
+):
     crashing = CountingFactory(crash_after=3)
     with pytest.raises(KeyboardInterrupt):
         sample(_config(tiny_model_dir), problems_path, tmp_path / "out", backend_factory=crashing)
     assert crashing.requests == 5 and not (tmp_path / "out" / CANDIDATES_FILE).exists()
     resumed = CountingFactory()
-    stats = sample(_config(tiny_model_dir), problems_path, tmp_path / "out", backend_factory=resumed)
+    stats = sample(
+        _config(tiny_model_dir), problems_path, tmp_path / "out", backend_factory=resumed
+    )
     assert resumed.requests == 2  # only the units that had not finished
     assert stats["sources"]["tiny-qwen"]["units_resumed"] == 6
     sample(_config(tiny_model_dir), problems_path, tmp_path / "clean")
     a = pq.read_table(tmp_path / "out" / CANDIDATES_FILE)
     b = pq.read_table(tmp_path / "clean" / CANDIDATES_FILE)
     assert a.equals(b)  # same config and seed: the same candidates, crash or not
-    assert (tmp_path / "out" / CANDIDATES_FILE).read_bytes() == (tmp_path / "clean" / CANDIDATES_FILE).read_bytes()
+    assert (tmp_path / "out" / CANDIDATES_FILE).read_bytes() == (
+        tmp_path / "clean" / CANDIDATES_FILE
+    ).read_bytes()
 
 
 def test_token_filters_drop_and_count(tiny_model_dir, problems_path, tmp_path):
-    cfg = _config(tiny_model_dir, filters={"tokenizer": str(tiny_model_dir), "max_prompt_tokens": 100000,
-                                           "max_completion_tokens": 3})
+    cfg = _config(
+        tiny_model_dir,
+        filters={
+            "tokenizer": str(tiny_model_dir),
+            "max_prompt_tokens": 100000,
+            "max_completion_tokens": 3,
+        },
+    )
     stats = sample(cfg, problems_path, tmp_path / "a")
     src = stats["sources"]["tiny-qwen"]
     assert src["filtered_completion"] > 0 and src["filtered_prompt"] == 0
-    policy = [r for r in read_parquet(tmp_path / "a" / CANDIDATES_FILE).to_pylist() if r["origin"] == "policy"]
+    policy = [
+        r
+        for r in read_parquet(tmp_path / "a" / CANDIDATES_FILE).to_pylist()
+        if r["origin"] == "policy"
+    ]
     assert all(r["completion_tokens"] <= 3 for r in policy)
-    cfg = _config(tiny_model_dir, filters={"tokenizer": str(tiny_model_dir), "max_prompt_tokens": 5})
+    cfg = _config(
+        tiny_model_dir, filters={"tokenizer": str(tiny_model_dir), "max_prompt_tokens": 5}
+    )
     factory = CountingFactory()
     stats = sample(cfg, problems_path, tmp_path / "b", backend_factory=factory)
     assert stats["sources"]["tiny-qwen"]["filtered_prompt"] == 10 and factory.requests == 0
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "configs" / "pools").glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "configs" / "pools").glob("*.yaml")), ids=lambda p: p.name
+)
 def test_pool_configs_load(path):
     cfg = SampleConfig.from_yaml(path)
     assert cfg.sources

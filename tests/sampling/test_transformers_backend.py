@@ -45,7 +45,9 @@ def test_seeded_requests_repeat_and_respect_n_and_limits(backend):
             assert 0 < g.completion_tokens <= 24 and g.prompt_tokens > 0
             if g.finish_reason == "length":
                 assert g.completion_tokens == (24 if res.request_id == "a" else 16)
-    other = _run(backend, [_chat("a", "Print the sum of two integers.", n=3, max_tokens=24, seed=9)])
+    other = _run(
+        backend, [_chat("a", "Print the sum of two integers.", n=3, max_tokens=24, seed=9)]
+    )
     assert [g.text for g in other["a"].generations] != [g.text for g in first["a"].generations]
 
 
@@ -74,8 +76,17 @@ def test_greedy_is_the_argmax_continuation(backend, tiny_model_dir):
 
 @pytest.mark.parametrize("max_tokens", [1, 12, 40])
 def test_answer_choices_always_end_in_a_boxed_choice(backend, max_tokens):
-    reqs = [_chat(f"v{i}", f"Pick the correct candidate {i}.", n=3, max_tokens=max_tokens, seed=i,
-                  answer_choices=CHOICES[: 2 + i]) for i in range(3)]
+    reqs = [
+        _chat(
+            f"v{i}",
+            f"Pick the correct candidate {i}.",
+            n=3,
+            max_tokens=max_tokens,
+            seed=i,
+            answer_choices=CHOICES[: 2 + i],
+        )
+        for i in range(3)
+    ]
     for rid, res in _run(backend, reqs).items():
         allowed = CHOICES[: 2 + int(rid[1:])]
         for g in res.generations:
@@ -87,7 +98,9 @@ def test_answer_choices_always_end_in_a_boxed_choice(backend, max_tokens):
 
 def test_choice_is_the_models_own_greedy_pick(backend):
     """At temperature 0 the answer is the argmax of the model's logits over the choices' tokens."""
-    req = _chat("c", "Which candidate is correct?", temperature=0, max_tokens=10, answer_choices=CHOICES)
+    req = _chat(
+        "c", "Which candidate is correct?", temperature=0, max_tokens=10, answer_choices=CHOICES
+    )
     text = _run(backend, [req])["c"].generations[0].text
     head = text[: text.rindex(BOXED_OPEN) + len(BOXED_OPEN)]
     prompt_ids = backend.encode(backend.render_prompt(req))
@@ -152,8 +165,11 @@ def test_assistant_prefill_is_continued(backend):
     plain = backend.render_prompt(GenerationRequest(request_id="u", messages=user))
     assert plain.endswith("<|im_start|>assistant\n")
     req = GenerationRequest(
-        request_id="p", messages=user + [{"role": "assistant", "content": "<think>\n"}],
-        n=1, max_tokens=8, seed=0,
+        request_id="p",
+        messages=user + [{"role": "assistant", "content": "<think>\n"}],
+        n=1,
+        max_tokens=8,
+        seed=0,
     )
     rendered = backend.render_prompt(req)
     assert rendered.endswith("<|im_start|>assistant\n<think>\n")

@@ -26,17 +26,43 @@ def gpu_backend(tmp_path_factory):
 
 
 def test_gpu_generation_seeded_and_bf16(gpu_backend):
-    assert gpu_backend.device.type == "cuda" and next(gpu_backend.model.parameters()).dtype == torch.bfloat16
-    reqs = [GenerationRequest(request_id=f"r{i}", messages=[{"role": "user", "content": f"task {i}"}],
-                              n=4, max_tokens=48, seed=i) for i in range(8)]
-    a = {r.request_id: [g.text for g in r.generations] for r in gpu_backend.generate(reqs, progress=False)}
-    b = {r.request_id: [g.text for g in r.generations] for r in gpu_backend.generate(reqs, progress=False)}
+    assert (
+        gpu_backend.device.type == "cuda"
+        and next(gpu_backend.model.parameters()).dtype == torch.bfloat16
+    )
+    reqs = [
+        GenerationRequest(
+            request_id=f"r{i}",
+            messages=[{"role": "user", "content": f"task {i}"}],
+            n=4,
+            max_tokens=48,
+            seed=i,
+        )
+        for i in range(8)
+    ]
+    a = {
+        r.request_id: [g.text for g in r.generations]
+        for r in gpu_backend.generate(reqs, progress=False)
+    }
+    b = {
+        r.request_id: [g.text for g in r.generations]
+        for r in gpu_backend.generate(reqs, progress=False)
+    }
     assert a == b and len(a) == 8 and all(len(v) == 4 for v in a.values())
 
 
 def test_gpu_answer_choices(gpu_backend):
-    reqs = [GenerationRequest(request_id=f"v{i}", messages=[{"role": "user", "content": "Which one?"}],
-                              n=4, max_tokens=32, seed=i, answer_choices=["A", "B", "C", "D"]) for i in range(8)]
+    reqs = [
+        GenerationRequest(
+            request_id=f"v{i}",
+            messages=[{"role": "user", "content": "Which one?"}],
+            n=4,
+            max_tokens=32,
+            seed=i,
+            answer_choices=["A", "B", "C", "D"],
+        )
+        for i in range(8)
+    ]
     for res in gpu_backend.generate(reqs, progress=False):
         for g in res.generations:
             assert re.search(r"\\boxed\{[ABCD]\}$", g.text), g.text

@@ -16,13 +16,28 @@ pytestmark = pytest.mark.slow
 
 
 def _reqs(k=5):
-    return [GenerationRequest(request_id=f"r{i}", messages=[{"role": "user", "content": f"task {i}"}],
-                              n=2, max_tokens=6, seed=i) for i in range(k)]
+    return [
+        GenerationRequest(
+            request_id=f"r{i}",
+            messages=[{"role": "user", "content": f"task {i}"}],
+            n=2,
+            max_tokens=6,
+            seed=i,
+        )
+        for i in range(k)
+    ]
 
 
 def test_two_data_parallel_workers_match_the_in_process_backend(tiny_model_dir, tmp_path):
-    backend = VLLMBackend(tiny_model_dir, engine="transformers", gpus=[0, 1], tensor_parallel_size=1,
-                          chunk_size=2, work_dir=tmp_path, keep_files=True)
+    backend = VLLMBackend(
+        tiny_model_dir,
+        engine="transformers",
+        gpus=[0, 1],
+        tensor_parallel_size=1,
+        chunk_size=2,
+        work_dir=tmp_path,
+        keep_files=True,
+    )
     got = {r.request_id: r for r in backend.generate(_reqs(), progress=False)}
     assert set(got) == {f"r{i}" for i in range(5)}
     with TransformersBackend(tiny_model_dir, device="cpu") as ref:
@@ -67,11 +82,31 @@ def test_sample_stage_with_a_vllm_source(tiny_model_dir, tmp_path):
     from tests.sampling.problems_fixture import abs_problem, sum_problem
 
     problems = tmp_path / "problems.parquet"
-    write_parquet(models_to_table([sum_problem(), abs_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA)
-    cfg = SampleConfig.model_validate({"progress": False, "sources": [{
-        "kind": "model", "name": "tiny-vllm", "model": str(tiny_model_dir), "tier": "weak",
-        "backend": {"type": "vllm", "engine": "transformers", "gpus": [0, 1], "chunk_size": 1},
-        "languages": ["cpp"], "samples_per_problem": 2, "max_tokens": 6}]})
+    write_parquet(
+        models_to_table([sum_problem(), abs_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA
+    )
+    cfg = SampleConfig.model_validate(
+        {
+            "progress": False,
+            "sources": [
+                {
+                    "kind": "model",
+                    "name": "tiny-vllm",
+                    "model": str(tiny_model_dir),
+                    "tier": "weak",
+                    "backend": {
+                        "type": "vllm",
+                        "engine": "transformers",
+                        "gpus": [0, 1],
+                        "chunk_size": 1,
+                    },
+                    "languages": ["cpp"],
+                    "samples_per_problem": 2,
+                    "max_tokens": 6,
+                }
+            ],
+        }
+    )
     stats = sample(cfg, problems, tmp_path / "out")
     rows = read_parquet(tmp_path / "out" / "candidates.parquet").to_pylist()
     assert stats["sources"]["tiny-vllm"]["generated"] == 4

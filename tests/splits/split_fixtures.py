@@ -55,20 +55,38 @@ BASES: dict[str, str] = {
 
 # Planted near-duplicates of "walls" and "queue": reworded, renamed, reordered.
 VARIANTS: dict[str, tuple[str, str]] = {
-    "walls_reworded": ("walls", BASES["walls"]
-                       .replace("is painting a fence", "wants to paint a fence")
-                       .replace("Find the minimum number", "Compute the smallest number")),
-    "walls_renamed": ("walls", BASES["walls"].replace("Alice", "Carol").replace("She may", "Carol may")),
-    "queue_reordered": ("queue", " ".join(reversed([s.strip() + "." for s in BASES["queue"].split(". ") if s.strip()])).replace("..", ".")),
+    "walls_reworded": (
+        "walls",
+        BASES["walls"]
+        .replace("is painting a fence", "wants to paint a fence")
+        .replace("Find the minimum number", "Compute the smallest number"),
+    ),
+    "walls_renamed": (
+        "walls",
+        BASES["walls"].replace("Alice", "Carol").replace("She may", "Carol may"),
+    ),
+    "queue_reordered": (
+        "queue",
+        " ".join(
+            reversed([s.strip() + "." for s in BASES["queue"].split(". ") if s.strip()])
+        ).replace("..", "."),
+    ),
     "queue_renamed": ("queue", BASES["queue"].replace("bank", "clinic").replace("t_", "d_")),
 }
 
 
-def make_problem(source_id: str, statement: str, source: str = "test", date: dt.date | None = None) -> Problem:
+def make_problem(
+    source_id: str, statement: str, source: str = "test", date: dt.date | None = None
+) -> Problem:
     return Problem(
-        problem_id=problem_id_for(source, source_id), source=source, source_id=source_id,
-        statement=statement, prompt_statement=statement, test_mode="stdio",
-        tests=[{"input": "1\n", "output": "1\n"}], contest_date=date,
+        problem_id=problem_id_for(source, source_id),
+        source=source,
+        source_id=source_id,
+        statement=statement,
+        prompt_statement=statement,
+        test_mode="stdio",
+        tests=[{"input": "1\n", "output": "1\n"}],
+        contest_date=date,
     )
 
 
@@ -76,5 +94,3 @@ def planted_problems() -> list[Problem]:
     rows = [make_problem(k, v) for k, v in BASES.items()]
     rows += [make_problem(k, text) for k, (_, text) in VARIANTS.items()]
     return rows
-
-

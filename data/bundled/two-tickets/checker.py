@@ -17,7 +17,7 @@ def main() -> int:
     expected = read_tokens(sys.argv[2])
     actual = read_tokens(sys.argv[3])
     n, target = int(given[0]), int(given[1])
-    a = [int(x) for x in given[2:2 + n]]
+    a = [int(x) for x in given[2 : 2 + n]]
     if actual == ["-1"]:
         return 0 if expected == ["-1"] else 1
     if len(actual) != 2:

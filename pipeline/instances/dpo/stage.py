@@ -146,8 +146,10 @@ def dpo_responses(
     else:
         fb = fallback_spec(config)
         if fb is None or judged is None:
-            raise ValueError("dpo responses: the fallback round needs fallback: strong_judge "
-                             "(on_policy) and the judges-round responses file")
+            raise ValueError(
+                "dpo responses: the fallback round needs fallback: strong_judge "
+                "(on_policy) and the judges-round responses file"
+            )
         specs, n = [fb], config.fallback_samples
     keyed = {
         "config": config.model_dump(
@@ -162,9 +164,7 @@ def dpo_responses(
         return read_stats(out_dir)
     rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
     right = _correct(rows, judged) if judged is not None else set()
-    todo = {
-        v: [r for r in rows if (r["instance_id"], v) not in right] for v in config.variants
-    }
+    todo = {v: [r for r in rows if (r["instance_id"], v) not in right] for v in config.variants}
     got: dict[tuple[str, str, str], list[Response]] = {}
     for spec in specs:  # one judge's model loaded at a time
         if not any(todo.values()):
@@ -229,7 +229,12 @@ def shard_responses(
     if fallback_spec(config) is not None:
         fb_dir = out_dir / "fallback"
         stats["fallback"] = dpo_responses(
-            instances, fb_dir, config, backend, round="fallback", judged=files[0],
+            instances,
+            fb_dir,
+            config,
+            backend,
+            round="fallback",
+            judged=files[0],
             progress=progress,
         )
         files.append(fb_dir / RESPONSES_FILE)
@@ -263,11 +268,15 @@ def load_responses(
         for i, rec in enumerate(read_parquet(f, DPO_RESPONSE_SCHEMA).to_pylist()):
             where = (rec["instance_id"], rec["variant"])
             if rec["judge_model"] not in rank:
-                raise ValueError(f"{f} row {i}: judge_model {rec['judge_model']!r} is not one "
-                                 f"of the configured judges {order}")
+                raise ValueError(
+                    f"{f} row {i}: judge_model {rec['judge_model']!r} is not one "
+                    f"of the configured judges {order}"
+                )
             if where not in out:
-                raise ValueError(f"{f} row {i}: instance_id {where[0]} / variant {where[1]} "
-                                 "is not among the instances and variants being paired")
+                raise ValueError(
+                    f"{f} row {i}: instance_id {where[0]} / variant {where[1]} "
+                    "is not among the instances and variants being paired"
+                )
             out[where].append(
                 Response(**{k: rec[k] for k in Response.__dataclass_fields__})  # type: ignore[arg-type]
             )
@@ -277,8 +286,10 @@ def load_responses(
         have = {r.judge_model for r in rs}
         missing = [j.name for j in config.judges if j.name not in have]
         if missing:
-            raise ValueError(f"dpo pairs: instance {iid} ({variant}) has no responses from "
-                             f"{missing} in the responses files: a responses shard is missing")
+            raise ValueError(
+                f"dpo pairs: instance {iid} ({variant}) has no responses from "
+                f"{missing} in the responses files: a responses shard is missing"
+            )
         fallback_used += bool(fb and fb.name in have)
     return out, fallback_used
 

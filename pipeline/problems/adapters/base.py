@@ -86,11 +86,21 @@ def parse_date(value: Any, ctx: AdapterContext, field_name: str) -> dt.date | No
 
 
 _UNIT_SECONDS = {"ms": 0.001, "millisecond": 0.001, "s": 1.0, "sec": 1.0, "second": 1.0}
-_UNIT_MB = {"kb": 1 / 1024, "kilobyte": 1 / 1024, "mb": 1.0, "megabyte": 1.0, "m": 1.0,
-            "gb": 1024.0, "gigabyte": 1024.0, "g": 1024.0}
+_UNIT_MB = {
+    "kb": 1 / 1024,
+    "kilobyte": 1 / 1024,
+    "mb": 1.0,
+    "megabyte": 1.0,
+    "m": 1.0,
+    "gb": 1024.0,
+    "gigabyte": 1024.0,
+    "g": 1024.0,
+}
 
 
-def parse_quantity(value: Any, units: dict[str, float], default_unit: float, name: str) -> float | None:
+def parse_quantity(
+    value: Any, units: dict[str, float], default_unit: float, name: str
+) -> float | None:
     """'2 seconds' / '1.5 s' / '256 megabytes' / 2 -> a number in the target unit; None if absent."""
     if value is None or value == "":
         return None
@@ -113,9 +123,7 @@ def parse_memory_limit_mb(value: Any, name: str = "memory_limit") -> float | Non
     return parse_quantity(value, _UNIT_MB, 1.0, name)
 
 
-def cap_solutions(
-    solutions: list[dict[str, Any]], ctx: AdapterContext
-) -> list[dict[str, Any]]:
+def cap_solutions(solutions: list[dict[str, Any]], ctx: AdapterContext) -> list[dict[str, Any]]:
     """Keep the first `max_solutions_per_language` per (language, correct); count the rest."""
     cap = ctx.config.max_solutions_per_language
     if cap is None:

@@ -24,11 +24,24 @@ LANGUAGE_CODES: dict[int, str] = {0: "unknown", 1: "python2", 2: "cpp", 3: "pyth
 SUPPORTED = {"python", "cpp", "java"}
 
 DIFFICULTIES = {
-    0: None, 1: "easy", 2: "medium", 3: "hard", 4: "harder", 5: "hardest", 6: "external",
+    0: None,
+    1: "easy",
+    2: "medium",
+    3: "hard",
+    4: "harder",
+    5: "hardest",
+    6: "external",
     **{7 + i: letter for i, letter in enumerate("ABCDEFGHIJKLMNOPQRSTUV")},
 }
-SOURCES = {0: "unknown", 1: "codechef", 2: "codeforces", 3: "hackerearth", 4: "codejam",
-           5: "atcoder", 6: "aizu"}
+SOURCES = {
+    0: "unknown",
+    1: "codechef",
+    2: "codeforces",
+    3: "hackerearth",
+    4: "codejam",
+    5: "atcoder",
+    6: "aizu",
+}
 
 
 def _tests(row: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -63,7 +76,9 @@ def _solutions(row: dict[str, Any], name: str, correct: bool, ctx: AdapterContex
 def _checker(row: dict[str, Any]) -> str | None:
     checker = row.get("checker")
     if checker is not None and not isinstance(checker, str):
-        raise RowError("checker", f"expected the checker's C++ source text, got {type(checker).__name__}")
+        raise RowError(
+            "checker", f"expected the checker's C++ source text, got {type(checker).__name__}"
+        )
     return checker
 
 

@@ -22,8 +22,11 @@ from pipeline.problems.errors import RowError
 def compose_statement(row: dict[str, Any]) -> str:
     """The statement as Codeforces shows it: legend, Input, Output, Examples, Note."""
     parts = [require_text(row, "description").strip()]
-    for heading, key in (("Input", "input_format"), ("Output", "output_format"),
-                         ("Interaction", "interaction_format")):
+    for heading, key in (
+        ("Input", "input_format"),
+        ("Output", "output_format"),
+        ("Interaction", "interaction_format"),
+    ):
         text = require_text(row, key).strip()
         if text:
             parts.append(f"{heading}\n{text}")
@@ -47,10 +50,15 @@ class CodeforcesAdapter(Adapter):
 
     def convert(self, row: dict[str, Any], row_id: str, ctx: AdapterContext) -> dict[str, Any]:
         if (row.get("input_mode") or "stdio") != "stdio":
-            raise RowError("input_mode", f"{row.get('input_mode')!r} I/O is not supported (stdio only)")
+            raise RowError(
+                "input_mode", f"{row.get('input_mode')!r} I/O is not supported (stdio only)"
+            )
         if (row.get("interaction_format") or "").strip():
             raise RowError("interaction_format", "interactive problems are not supported")
-        tests = [{"input": t.get("input"), "output": t.get("output")} for t in (row.get("official_tests") or [])]
+        tests = [
+            {"input": t.get("input"), "output": t.get("output")}
+            for t in (row.get("official_tests") or [])
+        ]
         if tests and row.get("official_tests_complete") is False:
             ctx.notes["official_tests incomplete (kept the published subset)"] += 1
         rating = row.get("rating")

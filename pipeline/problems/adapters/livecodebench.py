@@ -41,7 +41,9 @@ def decode_test_cases(value: Any, field: str) -> list[dict[str, Any]]:
         except UnsafePickleError as e:
             raise RowError(field, f"refused unsafe pickle payload: {e}") from e
         except ValueError as e:
-            raise RowError(field, f"undecodable test cases (neither JSON nor b64+zlib+pickle): {e}") from e
+            raise RowError(
+                field, f"undecodable test cases (neither JSON nor b64+zlib+pickle): {e}"
+            ) from e
         try:
             cases = json.loads(inner) if isinstance(inner, str) else inner
         except json.JSONDecodeError as e:
@@ -55,21 +57,34 @@ def _function_args(text: str, field: str, i: int) -> list[Any]:
     try:
         return [json.loads(line) for line in text.split("\n") if line.strip()]
     except json.JSONDecodeError as e:
-        raise RowError(field, f"test {i}: arguments are not one JSON value per line ({e.msg})") from e
+        raise RowError(
+            field, f"test {i}: arguments are not one JSON value per line ({e.msg})"
+        ) from e
 
 
 class LiveCodeBenchAdapter(Adapter):
     name = "livecodebench"
     default_hub_id = "livecodebench/code_generation_lite"
     default_split = "test"  # the only split it publishes
-    required_columns = ("question_id", "question_content", "public_test_cases", "private_test_cases")
+    required_columns = (
+        "question_id",
+        "question_content",
+        "public_test_cases",
+        "private_test_cases",
+    )
 
     def row_id(self, row: dict[str, Any], index: int, ctx: AdapterContext) -> str:
         return str(row["question_id"])
 
     def convert(self, row: dict[str, Any], row_id: str, ctx: AdapterContext) -> dict[str, Any]:
-        cases = [("public_test_cases", c) for c in decode_test_cases(row.get("public_test_cases"), "public_test_cases")]
-        cases += [("private_test_cases", c) for c in decode_test_cases(row.get("private_test_cases"), "private_test_cases")]
+        cases = [
+            ("public_test_cases", c)
+            for c in decode_test_cases(row.get("public_test_cases"), "public_test_cases")
+        ]
+        cases += [
+            ("private_test_cases", c)
+            for c in decode_test_cases(row.get("private_test_cases"), "private_test_cases")
+        ]
         metadata = parse_json_field(row, "metadata") or {}
         starter = row.get("starter_code") or None
         types = {str(c.get("testtype", "stdin")) for _, c in cases if isinstance(c, dict)}
@@ -92,7 +107,9 @@ class LiveCodeBenchAdapter(Adapter):
                     expected = json.loads(c["output"])
                 except json.JSONDecodeError as e:
                     raise RowError(field, f"test {i}: output is not JSON ({e.msg})") from e
-                tests.append({"code": function_test_code(entry, args, expected, starter_code=starter)})
+                tests.append(
+                    {"code": function_test_code(entry, args, expected, starter_code=starter)}
+                )
             else:
                 tests.append({"input": c["input"], "output": c["output"]})
         platform = row.get("platform")

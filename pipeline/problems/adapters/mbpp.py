@@ -35,7 +35,9 @@ ALL = "all"
 
 # The policy sees the task and the first assert (the usual MBPP prompting); our own words.
 # Placeholders: {text} (the task), {test} (the first assert). Override per adapter instance.
-DEFAULT_PROMPT_TEMPLATE = "{text}\n\nYour function must make this check pass:\n```python\n{test}\n```"
+DEFAULT_PROMPT_TEMPLATE = (
+    "{text}\n\nYour function must make this check pass:\n```python\n{test}\n```"
+)
 
 
 def mbpp_split(task_id: int) -> str:
@@ -56,11 +58,15 @@ def _read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[MalformedLine]]:
     bad = malformed_lines(path)
     skip = {b.line for b in bad}
     with path.open("rb") as f:
-        rows = [json.loads(raw) for n, raw in enumerate(f, start=1) if n not in skip and raw.strip()]
+        rows = [
+            json.loads(raw) for n, raw in enumerate(f, start=1) if n not in skip and raw.strip()
+        ]
     return rows, bad
 
 
-def load_mbpp_rows(location: str | None, split: str, cache_dir: str | None = None) -> list[dict[str, Any]]:
+def load_mbpp_rows(
+    location: str | None, split: str, cache_dir: str | None = None
+) -> list[dict[str, Any]]:
     """Rows of MBPP (a local .jsonl/.json, or the Hub dataset `full`/`sanitized`), all or one split.
 
     Strict: a malformed line is an error (a decontamination benchmark must be read whole).
@@ -77,11 +83,16 @@ def load_mbpp_source(
     """`load_mbpp_rows`, with a local file's malformed JSON lines left out and returned."""
     malformed: list[MalformedLine] = []
     if split != ALL and split not in SPLITS:
-        raise SourceError("mbpp", f"unknown MBPP split {split!r}; known: {', '.join(SPLITS)} (or none for all)")
+        raise SourceError(
+            "mbpp", f"unknown MBPP split {split!r}; known: {', '.join(SPLITS)} (or none for all)"
+        )
     if location and location not in HUB_CONFIGS:
         path = Path(location)
         if not path.is_file():
-            raise SourceError("mbpp", f"no MBPP file at {path} (give a .jsonl in MBPP's shape, or `full`/`sanitized`)")
+            raise SourceError(
+                "mbpp",
+                f"no MBPP file at {path} (give a .jsonl in MBPP's shape, or `full`/`sanitized`)",
+            )
         if path.suffix in (".jsonl", ".json"):
             rows, malformed = _read_jsonl(path)
         else:
@@ -113,7 +124,9 @@ def _load_hub(config: str, cache_dir: str | None) -> list[dict[str, Any]]:
     try:
         dd = datasets.load_dataset(HUB_ID, config, cache_dir=cache_dir)
     except Exception as e:
-        raise SourceError("mbpp", f"cannot load {HUB_ID} ({config}): {type(e).__name__}: {e}") from e
+        raise SourceError(
+            "mbpp", f"cannot load {HUB_ID} ({config}): {type(e).__name__}: {e}"
+        ) from e
     return [row for name in dd for row in dd[name]]
 
 
@@ -133,7 +146,11 @@ def _defined_names(code: str) -> set[str]:
         tree = ast.parse(code)
     except SyntaxError:
         return set()
-    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return {
+        n.name
+        for n in tree.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
 
 
 def entry_point(tests: list[str], reference: str) -> str:
@@ -146,7 +163,9 @@ def entry_point(tests: list[str], reference: str) -> str:
     for name in called:
         if not hasattr(builtins, name):
             return name
-    raise RowError("test_list", "no function call found in the asserts (cannot tell the entry point)")
+    raise RowError(
+        "test_list", "no function call found in the asserts (cannot tell the entry point)"
+    )
 
 
 def _setup_code(row: dict[str, Any]) -> str:
@@ -173,7 +192,9 @@ class MbppAdapter(Adapter):
     default_split = ALL
     required_columns: ClassVar[tuple[str, ...]] = ("task_id", "code", "test_list")
 
-    def __init__(self, prompt_template: str = DEFAULT_PROMPT_TEMPLATE, challenge_tests: bool = False) -> None:
+    def __init__(
+        self, prompt_template: str = DEFAULT_PROMPT_TEMPLATE, challenge_tests: bool = False
+    ) -> None:
         if "{text}" not in prompt_template:
             raise ValueError("an MBPP prompt template needs a {text} placeholder")
         self.prompt_template = prompt_template
@@ -211,6 +232,8 @@ class MbppAdapter(Adapter):
             "time_limit_s": 10.0,  # MBPP asserts are tiny; this only guards against hangs
             "tags": ["mbpp", f"mbpp:{split}"],
             "source_split": split,
-            "solutions": [{"language": "python", "code": reference, "correct": True}] if reference.strip() else [],
+            "solutions": [{"language": "python", "code": reference, "correct": True}]
+            if reference.strip()
+            else [],
             "license": "cc-by-4.0",
         }

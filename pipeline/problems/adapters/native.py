@@ -23,7 +23,9 @@ class NativeAdapter(Adapter):
         # Unknown columns reach Problem's validator (extra="forbid") and quarantine the row.
         fields = {k: v for k, v in row.items() if v is not None or k in _FIELDS}
         if isinstance(fields.get("tests"), list):  # parquet gives every struct key; drop nulls
-            fields["tests"] = [{k: v for k, v in t.items() if v is not None} for t in fields["tests"]]
+            fields["tests"] = [
+                {k: v for k, v in t.items() if v is not None} for t in fields["tests"]
+            ]
         return fields
 
 

@@ -27,7 +27,9 @@ from pipeline.problems.errors import RowError
 from pipeline.problems.function_tests import function_test_code
 
 
-def _tests_from_input_output(row: dict[str, Any], starter: str | None) -> tuple[str, list, str | None]:
+def _tests_from_input_output(
+    row: dict[str, Any], starter: str | None
+) -> tuple[str, list, str | None]:
     io = parse_json_field(row, "input_output")
     if io is None:
         return "stdio", [], None
@@ -60,7 +62,11 @@ def _solutions(row: dict[str, Any]) -> list[dict[str, Any]]:
     sols = parse_json_field(row, "solutions") or []
     if not isinstance(sols, list):
         raise RowError("solutions", "expected a JSON list of programs")
-    return [{"language": "python", "code": s, "correct": True} for s in sols if isinstance(s, str) and s.strip()]
+    return [
+        {"language": "python", "code": s, "correct": True}
+        for s in sols
+        if isinstance(s, str) and s.strip()
+    ]
 
 
 def _tags(value: Any) -> list[str]:

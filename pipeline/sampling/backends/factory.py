@@ -33,29 +33,53 @@ def make_backend(source: ModelSource) -> Backend:
     if isinstance(opts, TransformersOptions):
         from pipeline.sampling.backends.transformers_backend import TransformersBackend
 
-        return TransformersBackend(source.model, device=opts.device, dtype=opts.dtype,
-                                   batch_size=opts.batch_size, revision=source.revision,
-                                   chat_template=template, model_name=source.name)
+        return TransformersBackend(
+            source.model,
+            device=opts.device,
+            dtype=opts.dtype,
+            batch_size=opts.batch_size,
+            revision=source.revision,
+            chat_template=template,
+            model_name=source.name,
+        )
     if isinstance(opts, VLLMOptions):
         from pipeline.sampling.backends.vllm_backend import VLLMBackend
 
-        return VLLMBackend(source.model, python=opts.python, gpus=opts.gpus,
-                           tensor_parallel_size=opts.tensor_parallel_size, engine=opts.engine,
-                           engine_args=opts.engine_args, revision=source.revision,
-                           chat_template=template, model_name=source.name, chunk_size=opts.chunk_size)
+        return VLLMBackend(
+            source.model,
+            python=opts.python,
+            gpus=opts.gpus,
+            tensor_parallel_size=opts.tensor_parallel_size,
+            engine=opts.engine,
+            engine_args=opts.engine_args,
+            revision=source.revision,
+            chat_template=template,
+            model_name=source.name,
+            chunk_size=opts.chunk_size,
+        )
     assert isinstance(opts, OpenAIOptions)
     from pipeline.sampling.backends.openai_backend import OpenAIBackend
 
     api_key = os.environ.get(opts.api_key_env) if opts.api_key_env else None
     if opts.api_key_env and not api_key:
-        raise ValueError(f"source {source.name}: environment variable {opts.api_key_env} is not set")
+        raise ValueError(
+            f"source {source.name}: environment variable {opts.api_key_env} is not set"
+        )
 
     def client(base_url: str, model: str) -> OpenAIBackend:
-        return OpenAIBackend(base_url, model, api_key=api_key, concurrency=opts.concurrency,
-                             max_retries=opts.max_retries, timeout_s=opts.timeout_s,
-                             server_honours_n=opts.server_honours_n, guided=opts.guided,
-                             chat_template=template, extra_body=opts.extra_body,
-                             model_revision=source.revision)
+        return OpenAIBackend(
+            base_url,
+            model,
+            api_key=api_key,
+            concurrency=opts.concurrency,
+            max_retries=opts.max_retries,
+            timeout_s=opts.timeout_s,
+            server_honours_n=opts.server_honours_n,
+            guided=opts.guided,
+            chat_template=template,
+            extra_body=opts.extra_body,
+            model_revision=source.revision,
+        )
 
     if opts.base_url is not None:
         return client(opts.base_url, source.model)
@@ -67,9 +91,16 @@ def make_backend(source: ModelSource) -> Backend:
     port = free_port()
     env = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, serve.gpus))} if serve.gpus else {}
     server = ManagedServer(
-        vllm_serve_command(source.model, python=serve.python, port=port,
-                           tensor_parallel_size=serve.tensor_parallel_size, served_name=source.model,
-                           extra_args=serve.extra_args),
-        port=port, env=env, startup_timeout_s=serve.startup_timeout_s,
+        vllm_serve_command(
+            source.model,
+            python=serve.python,
+            port=port,
+            tensor_parallel_size=serve.tensor_parallel_size,
+            served_name=source.model,
+            extra_args=serve.extra_args,
+        ),
+        port=port,
+        env=env,
+        startup_timeout_s=serve.startup_timeout_s,
     ).start()
     return ServedBackend(server, client(server.base_url, source.model))

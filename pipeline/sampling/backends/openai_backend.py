@@ -84,7 +84,9 @@ class OpenAIBackend(Backend):
         self.retries_done = 0  # for stats and tests
 
     # ----------------------------------------------------------------- payloads
-    def _payload(self, req: GenerationRequest, n: int, seed: int | None) -> tuple[str, dict[str, Any]]:
+    def _payload(
+        self, req: GenerationRequest, n: int, seed: int | None
+    ) -> tuple[str, dict[str, Any]]:
         body: dict[str, Any] = {
             "model": self.model,
             "n": n,
@@ -118,7 +120,9 @@ class OpenAIBackend(Backend):
         return "/completions", body
 
     # ----------------------------------------------------------------- HTTP
-    async def _post(self, client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _post(
+        self, client: httpx.AsyncClient, path: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
         """POST with retries; returns the JSON answer or raises httpx.HTTPStatusError (no retry)."""
         attempt = 0
         while True:
@@ -135,7 +139,11 @@ class OpenAIBackend(Backend):
             if attempt > self.max_retries:
                 raise RuntimeError(f"gave up after {self.max_retries} retries ({why})")
             self.retries_done += 1
-            wait = delay if delay is not None else self.backoff_s * 2 ** (attempt - 1) * (0.5 + random.random())
+            wait = (
+                delay
+                if delay is not None
+                else self.backoff_s * 2 ** (attempt - 1) * (0.5 + random.random())
+            )
             log.debug("retrying %s in %.2fs (%s)", path, wait, why)
             await asyncio.sleep(min(wait, 60.0))
 
@@ -176,7 +184,9 @@ class OpenAIBackend(Backend):
 
     async def _run(self, requests: Sequence[GenerationRequest], out: queue.Queue) -> None:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        limits = httpx.Limits(
+            max_connections=self.concurrency, max_keepalive_connections=self.concurrency
+        )
         sem = asyncio.Semaphore(self.concurrency)
         async with httpx.AsyncClient(
             base_url=self.base_url, headers=headers, timeout=self.timeout_s, limits=limits
@@ -244,7 +254,11 @@ def _generations(answer: dict[str, Any], path: str) -> list[Generation]:
     single = len(choices) == 1  # usage is per request: per-sample counts only when one sample
     gens = []
     for c in choices:
-        text = (c.get("message") or {}).get("content") if path == "/chat/completions" else c.get("text")
+        text = (
+            (c.get("message") or {}).get("content")
+            if path == "/chat/completions"
+            else c.get("text")
+        )
         gens.append(
             Generation(
                 text=text or "",

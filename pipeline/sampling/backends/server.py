@@ -46,7 +46,11 @@ class ManagedServer:
         self.env = {**os.environ, **(env or {})}
         self.health_path = health_path
         self.startup_timeout_s = startup_timeout_s
-        self.log_path = Path(log_path) if log_path else Path(tempfile.mkstemp(prefix="server-", suffix=".log")[1])
+        self.log_path = (
+            Path(log_path)
+            if log_path
+            else Path(tempfile.mkstemp(prefix="server-", suffix=".log")[1])
+        )
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -62,7 +66,11 @@ class ManagedServer:
     def start(self) -> Self:
         with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
-                self.command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+                self.command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                start_new_session=True,
             )
         deadline = time.monotonic() + self.startup_timeout_s
         url = f"http://{self.host}:{self.port}{self.health_path}"
@@ -79,13 +87,17 @@ class ManagedServer:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise ServerStartError(f"server not healthy after {self.startup_timeout_s}s at {url}\n{self.log_tail()}")
+        raise ServerStartError(
+            f"server not healthy after {self.startup_timeout_s}s at {url}\n{self.log_tail()}"
+        )
 
     def stop(self, grace_s: float = 20.0) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
         try:
-            os.killpg(self.proc.pid, signal.SIGTERM)  # the session we created: the server and its children
+            os.killpg(
+                self.proc.pid, signal.SIGTERM
+            )  # the session we created: the server and its children
             self.proc.wait(timeout=grace_s)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -101,11 +113,27 @@ class ManagedServer:
 
 
 def transformers_serve_command(
-    model: str | Path, *, python: str | Path, port: int, host: str = "127.0.0.1", device: str = "cpu"
+    model: str | Path,
+    *,
+    python: str | Path,
+    port: int,
+    host: str = "127.0.0.1",
+    device: str = "cpu",
 ) -> list[str]:
     """`transformers serve` preloading `model` (from an environment with transformers[serving])."""
-    return [str(python), "-m", "transformers.cli.transformers", "serve", str(model),
-            "--host", host, "--port", str(port), "--device", device]
+    return [
+        str(python),
+        "-m",
+        "transformers.cli.transformers",
+        "serve",
+        str(model),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--device",
+        device,
+    ]
 
 
 def vllm_serve_command(
@@ -120,8 +148,19 @@ def vllm_serve_command(
 ) -> list[str]:
     """`vllm serve` in vLLM's own environment. UNTESTED HERE: vLLM cannot be installed on our
     CI or GPU test machines; the process management around it is tested with transformers serve."""
-    cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-           "--host", host, "--port", str(port), "--tensor-parallel-size", str(tensor_parallel_size)]
+    cmd = [
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--tensor-parallel-size",
+        str(tensor_parallel_size),
+    ]
     if served_name:
         cmd += ["--served-model-name", served_name]
     return cmd + list(extra_args or [])

@@ -108,7 +108,9 @@ class TransformersBackend(Backend):
         self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
         if chat_template is not None:
             self.tokenizer.chat_template = chat_template
-        self.model = AutoModelForCausalLM.from_pretrained(str(model), revision=revision, dtype=dtype)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            str(model), revision=revision, dtype=dtype
+        )
         self.model.to(self.device).eval()
         self.max_positions = int(getattr(self.model.config, "max_position_embeddings", 1 << 30))
         # transformers 5.x renamed `past_key_values` to `cache`; accept either version.
@@ -143,7 +145,10 @@ class TransformersBackend(Backend):
             )
         cont = continues_final_message(request.messages)
         return self.tokenizer.apply_chat_template(
-            request.messages, tokenize=False, add_generation_prompt=not cont, continue_final_message=cont
+            request.messages,
+            tokenize=False,
+            add_generation_prompt=not cont,
+            continue_final_message=cont,
         )
 
     def encode(self, text: str) -> list[int]:
@@ -175,8 +180,14 @@ class TransformersBackend(Backend):
             choice_texts = list(request.answer_choices)
             choices = [self.encode(c) for c in choice_texts]
             if any(not c for c in choices) or len(set(map(tuple, choices))) != len(choices):
-                raise ValueError(f"request {request.request_id}: answer_choices must be distinct, non-empty")
-            reserve = len(self.encode(BOXED_OPEN)) + max(map(len, choices)) + len(self.encode(BOXED_CLOSE))
+                raise ValueError(
+                    f"request {request.request_id}: answer_choices must be distinct, non-empty"
+                )
+            reserve = (
+                len(self.encode(BOXED_OPEN))
+                + max(map(len, choices))
+                + len(self.encode(BOXED_CLOSE))
+            )
             free_budget = max(0, request.max_tokens - reserve)
         base_seed = request.seed if request.seed is not None else derive_seed(request.request_id)
         rows = []
@@ -357,7 +368,9 @@ class TransformersBackend(Backend):
         if row.choices is not None:
             text = "".join(row.text_parts)
             if row.chosen is None:
-                raise RuntimeError("constrained decoding ended without a choice")  # a bug, not input
+                raise RuntimeError(
+                    "constrained decoding ended without a choice"
+                )  # a bug, not input
         else:
             text = self._decode(row.tokens)
         return Generation(

@@ -59,7 +59,9 @@ class VLLMBackend(Backend):
         if engine not in ("vllm", "transformers"):
             raise ValueError(f"engine must be vllm or transformers, got {engine!r}")
         if gpus is not None and (not gpus or len(gpus) % tensor_parallel_size):
-            raise ValueError(f"{len(gpus or [])} GPUs do not split into groups of {tensor_parallel_size}")
+            raise ValueError(
+                f"{len(gpus or [])} GPUs do not split into groups of {tensor_parallel_size}"
+            )
         self.model = str(model)
         self.python = str(python or sys.executable)
         self.gpus = list(gpus) if gpus is not None else None
@@ -84,10 +86,26 @@ class VLLMBackend(Backend):
         return [self.gpus[i : i + self.tp] for i in range(0, len(self.gpus), self.tp)]
 
     def _command(self, shard: Path, out_dir: Path) -> list[str]:
-        cmd = [self.python, str(WORKER_SCRIPT), "--requests", str(shard), "--out-dir", str(out_dir),
-               "--model", self.model, "--engine", self.engine,
-               "--tensor-parallel-size", str(self.tp), "--chunk-size", str(self.chunk_size),
-               "--batch-size", str(self.batch_size), "--engine-args", json.dumps(self.engine_args)]
+        cmd = [
+            self.python,
+            str(WORKER_SCRIPT),
+            "--requests",
+            str(shard),
+            "--out-dir",
+            str(out_dir),
+            "--model",
+            self.model,
+            "--engine",
+            self.engine,
+            "--tensor-parallel-size",
+            str(self.tp),
+            "--chunk-size",
+            str(self.chunk_size),
+            "--batch-size",
+            str(self.batch_size),
+            "--engine-args",
+            json.dumps(self.engine_args),
+        ]
         if self.revision:
             cmd += ["--revision", self.revision]
         if self.chat_template:
@@ -115,21 +133,31 @@ class VLLMBackend(Backend):
                 out_dir = wdir / "out"
                 out_dir.mkdir(parents=True)
                 shard = wdir / "requests.jsonl"
-                shard.write_text("".join(r.model_dump_json() + "\n" for r in shard_reqs), encoding="utf-8")
+                shard.write_text(
+                    "".join(r.model_dump_json() + "\n" for r in shard_reqs), encoding="utf-8"
+                )
                 env = dict(os.environ)
                 if group is not None:
                     env["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, group))
                 with open(wdir / "worker.log", "wb") as log:  # the child keeps its own descriptor
-                    proc = subprocess.Popen(self._command(shard, out_dir), stdout=log,
-                                            stderr=subprocess.STDOUT, env=env, start_new_session=True)
+                    proc = subprocess.Popen(
+                        self._command(shard, out_dir),
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        start_new_session=True,
+                    )
                 self._procs.append(proc)
                 workers.append((proc, out_dir, wdir / "worker.log"))
             seen: set[Path] = set()
             with Progress(disable=not progress, transient=True) as bar:
-                task = bar.add_task(f"generate {escape(self.model_name)} x{len(workers)} workers", total=len(requests))
+                task = bar.add_task(
+                    f"generate {escape(self.model_name)} x{len(workers)} workers",
+                    total=len(requests),
+                )
                 while True:
                     alive = [p.poll() is None for p, _, _ in workers]
-                    for (_, out_dir, _) in workers:
+                    for _, out_dir, _ in workers:
                         for chunk in sorted(out_dir.glob("results-*.jsonl")):
                             if chunk in seen:
                                 continue
@@ -145,7 +173,9 @@ class VLLMBackend(Backend):
             if failed:
                 code, log = failed[0]
                 tail = log.read_text(errors="replace")[-3000:]
-                raise WorkerFailed(f"{len(failed)} worker(s) failed; first exit code {code}:\n{tail}")
+                raise WorkerFailed(
+                    f"{len(failed)} worker(s) failed; first exit code {code}:\n{tail}"
+                )
         finally:
             self._stop_workers()
             if not self.keep_files:

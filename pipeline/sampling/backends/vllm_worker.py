@@ -51,15 +51,25 @@ def run_vllm(args: argparse.Namespace, requests: list[dict]) -> Iterator[list[di
     """UNTESTED HERE (see module doc). Yields chunks of result dicts."""
     from vllm import LLM, SamplingParams
 
-    llm = LLM(model=args.model, revision=args.revision, tensor_parallel_size=args.tensor_parallel_size,
-              seed=0, **json.loads(args.engine_args or "{}"))
+    llm = LLM(
+        model=args.model,
+        revision=args.revision,
+        tensor_parallel_size=args.tensor_parallel_size,
+        seed=0,
+        **json.loads(args.engine_args or "{}"),
+    )
     tokenizer = llm.get_tokenizer()
     if args.chat_template:
         tokenizer.chat_template = args.chat_template
 
     def params(r: dict):
-        kw = {"n": r["n"], "temperature": r["temperature"], "top_p": r["top_p"],
-              "max_tokens": r["max_tokens"], "seed": r.get("seed")}
+        kw = {
+            "n": r["n"],
+            "temperature": r["temperature"],
+            "top_p": r["top_p"],
+            "max_tokens": r["max_tokens"],
+            "seed": r.get("seed"),
+        }
         if r.get("answer_choices"):
             regex = answer_regex(r["answer_choices"])
             try:  # vLLM >= 0.10.2
@@ -76,23 +86,35 @@ def run_vllm(args: argparse.Namespace, requests: list[dict]) -> Iterator[list[di
         if r.get("messages") is not None:
             # Continue an assistant pre-fill (last turn the assistant's), as the other backends.
             cont = r["messages"][-1].get("role") == "assistant"
-            return tokenizer.apply_chat_template(r["messages"], tokenize=False,
-                                                 add_generation_prompt=not cont, continue_final_message=cont)
+            return tokenizer.apply_chat_template(
+                r["messages"],
+                tokenize=False,
+                add_generation_prompt=not cont,
+                continue_final_message=cont,
+            )
         return r["prompt"]
 
     for start in range(0, len(requests), args.chunk_size):
         batch = requests[start : start + args.chunk_size]
-        outs = llm.generate([prompt_text(r) for r in batch], [params(r) for r in batch], use_tqdm=False)
+        outs = llm.generate(
+            [prompt_text(r) for r in batch], [params(r) for r in batch], use_tqdm=False
+        )
         chunk = []
         for r, o in zip(batch, outs):
-            chunk.append({
-                "request_id": r["request_id"],
-                "generations": [
-                    {"text": c.text, "finish_reason": c.finish_reason or "stop",
-                     "prompt_tokens": len(o.prompt_token_ids or []), "completion_tokens": len(c.token_ids)}
-                    for c in o.outputs
-                ],
-            })
+            chunk.append(
+                {
+                    "request_id": r["request_id"],
+                    "generations": [
+                        {
+                            "text": c.text,
+                            "finish_reason": c.finish_reason or "stop",
+                            "prompt_tokens": len(o.prompt_token_ids or []),
+                            "completion_tokens": len(c.token_ids),
+                        }
+                        for c in o.outputs
+                    ],
+                }
+            )
         yield chunk
 
 
@@ -102,10 +124,16 @@ def run_transformers(args: argparse.Namespace, requests: list[dict]) -> Iterator
     from pipeline.sampling.backends.base import GenerationRequest
     from pipeline.sampling.backends.transformers_backend import TransformersBackend
 
-    backend = TransformersBackend(args.model, batch_size=args.batch_size, revision=args.revision,
-                                  chat_template=args.chat_template)
+    backend = TransformersBackend(
+        args.model,
+        batch_size=args.batch_size,
+        revision=args.revision,
+        chat_template=args.chat_template,
+    )
     for start in range(0, len(requests), args.chunk_size):
-        batch = [GenerationRequest.model_validate(r) for r in requests[start : start + args.chunk_size]]
+        batch = [
+            GenerationRequest.model_validate(r) for r in requests[start : start + args.chunk_size]
+        ]
         yield [
             {"request_id": res.request_id, "generations": [g.model_dump() for g in res.generations]}
             for res in backend.generate(batch, progress=False)
@@ -130,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out_dir, exist_ok=True)
     requests = read_requests(args.requests)
     done_ids: set[str] = set()
-    existing = sorted(f for f in os.listdir(args.out_dir) if f.startswith("results-") and f.endswith(".jsonl"))
+    existing = sorted(
+        f for f in os.listdir(args.out_dir) if f.startswith("results-") and f.endswith(".jsonl")
+    )
     for name in existing:  # a restarted worker skips what it already finished
         with open(os.path.join(args.out_dir, name), encoding="utf-8") as f:
             done_ids.update(json.loads(line)["request_id"] for line in f if line.strip())
@@ -142,8 +172,15 @@ def main(argv: list[str] | None = None) -> int:
         write_chunk(args.out_dir, index, chunk)
         index += 1
     with open(os.path.join(args.out_dir, "DONE"), "w") as f:
-        json.dump({"requests": len(requests), "generated": len(todo), "seconds": time.time() - t0,
-                   "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}, f)
+        json.dump(
+            {
+                "requests": len(requests),
+                "generated": len(todo),
+                "seconds": time.time() - t0,
+                "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+            },
+            f,
+        )
     return 0
 
 
