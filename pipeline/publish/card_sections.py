@@ -197,10 +197,17 @@ def contents_md(tables: dict[str, pa.Table], run_config: dict[str, Any]) -> str:
             "outputs a verifier meets in use."
         )
     if _tiny_verifier(run_config):
+        constrained = bool((run_config.get("dpo") or {}).get("constrain_answer"))
+        how = (
+            " Their answer format was constrained (`dpo.constrain_answer`) so that every "
+            "response ends in a valid `\\boxed{X}`; the letter is the model's own pick."
+            if constrained
+            else ""
+        )
         out.append(
             "**The verifier responses in `dpo` and `mixed_dpo` come from a tiny, randomly "
             "initialised model built locally**: they are real generations but random text, "
-            "useful only to test training code, not to train a verifier."
+            "useful only to test training code, not to train a verifier." + how
         )
     return "\n\n".join(out)
 

@@ -34,7 +34,10 @@ def test_contents_say_when_no_model_wrote_the_candidates_or_responses(tmp_path: 
     md = S.contents_md(_t(["bundled"], [["reference", "mutant", "mutant"]]), run)
     assert "mutant 2, reference 1" in md
     assert "No candidate in this build was sampled from a model" in md
-    assert "randomly initialised model" in md
+    assert "randomly initialised model" in md and "constrained" not in md
+    run["dpo"]["constrain_answer"] = True
+    constrained = S.contents_md(_t(["bundled"], [["reference"]]), run)
+    assert "answer format was constrained" in constrained and "\\boxed{X}" in constrained
     real = S.contents_md(_t(["taco"], [["policy", "policy"]]), {"dpo": {"judges": []}})
     assert "No candidate" not in real and "randomly" not in real
 
