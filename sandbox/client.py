@@ -148,6 +148,11 @@ class SandboxClient:
         """The image id (sha256:...) every verdict of this client comes from."""
         return self._image_id
 
+    @property
+    def stamp(self) -> str:
+        """The engine and what fixes its verdicts (see sandbox.engines)."""
+        return f"docker:{self._image_id}"
+
     def judge(
         self,
         requests: Iterable[JudgeRequest | dict],
