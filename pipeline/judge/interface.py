@@ -95,7 +95,7 @@ class SandboxSection(BaseModel):
             base: dict[str, Any] = {"pool_size": self.pool_size, "image": self.image}
         elif self.engine == "process":
             base = {"pool_size": self.pool_size}
-        else:
+        elif self.engine == "http":
             url = self.url or os.environ.get(URL_ENV)
             if not url:
                 raise UserError(
@@ -106,6 +106,8 @@ class SandboxSection(BaseModel):
             token = os.environ.get(self.token_env)
             if token:
                 base["token"] = token
+        else:  # an engine this version does not know: open_engine names it
+            base = {}
         return {**base, **self.options}
 
 
@@ -183,10 +185,19 @@ class JudgeSpec:
             ) from e
 
 
-def _first(e: ValidationError) -> str:
+# CompareSpec's fields as the problem columns they come from, for messages that name the row.
+_COMPARE_COLUMNS = {
+    "mode": "compare_mode",
+    "abs_tol": "float_abs_tol",
+    "rel_tol": "float_rel_tol",
+    "checker": "checker",
+}
+
+
+def _first(e: ValidationError, columns: Mapping[str, str] | None = None) -> str:
     err = e.errors()[0]
-    where = ".".join(map(str, err["loc"])) or "-"
-    return f"{err['msg']} (field {where})"
+    loc = [str((columns or {}).get(str(p), p)) for p in err["loc"]]
+    return f"{err['msg']} (field {'.'.join(loc) or '-'})"
 
 
 def _get(row: Problem | Mapping[str, Any], name: str) -> Any:
@@ -226,7 +237,9 @@ def judge_spec(
             checker=_get(problem, "checker"),
         )
     except ValidationError as e:
-        raise JudgeSpecError(f"problem {pid}: cannot judge its comparison: {_first(e)}") from e
+        raise JudgeSpecError(
+            f"problem {pid}: cannot judge its comparison: {_first(e, _COMPARE_COLUMNS)}"
+        ) from e
     return JudgeSpec(
         problem_id=pid,
         mode=mode,
