@@ -144,7 +144,9 @@ def test_verdict_columns_are_the_verdict_fields_with_the_engine_stamp() -> None:
     se = JudgeResult(verdict="SE", passed=0, total=2, pass_rate=0.0, error="pool died")
     assert verdict_columns(se, spec, "s")["compile_output"] == "pool died"
     assert first_failure(se) == (None, "pool died")
-    ok = JudgeResult(verdict="AC", passed=1, total=1, pass_rate=1.0, tests=[TestResult(verdict="AC")])
+    ok = JudgeResult(
+        verdict="AC", passed=1, total=1, pass_rate=1.0, tests=[TestResult(verdict="AC")]
+    )
     assert first_failure(ok) == (None, None)
 
 
