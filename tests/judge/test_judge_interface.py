@@ -259,3 +259,26 @@ def test_rlvr_refuses_a_problem_it_cannot_judge_before_training(tmp_path: Path) 
     table = pa.Table.from_pylist([row], schema=TRAIN_QUESTIONS_SCHEMA)
     with pytest.raises(ValueError, match=r"train_questions row 0 \(problem_id=bad\).*checker"):
         question_rows(table, "python")
+
+
+def test_preflight_checks_the_configured_engine_not_docker(monkeypatch) -> None:
+    """`build-train --engine http` on a machine without a server address: one finding that says
+    what to set, and no Docker check (the http engine needs no Docker here)."""
+    from pipeline.config import load_run_config
+    from pipeline.preflight import preflight
+
+    monkeypatch.delenv("ALETHEIA_SANDBOX_URL", raising=False)
+    cfg = load_run_config("configs/demo.yaml")
+    http = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine("http")})
+    findings = preflight(http).findings
+    assert [f.check for f in findings if "ALETHEIA_SANDBOX_URL" in f.message] == ["config"]
+    assert not [f for f in findings if f.check == "docker"]
+
+
+def test_train_takes_an_engine_only_for_rlvr(capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.cli import main
+
+    with pytest.raises(SystemExit) as code:
+        main(["train", "--config", "configs/train/demo-dpo.yaml", "--engine", "process"])
+    assert code.value.code == 2
+    assert "--engine judges RLVR rewards; method dpo judges no program" in capsys.readouterr().err
