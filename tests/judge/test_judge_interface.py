@@ -282,3 +282,23 @@ def test_train_takes_an_engine_only_for_rlvr(capsys: pytest.CaptureFixture[str])
         main(["train", "--config", "configs/train/demo-dpo.yaml", "--engine", "process"])
     assert code.value.code == 2
     assert "--engine judges RLVR rewards; method dpo judges no program" in capsys.readouterr().err
+
+
+def test_the_rlvr_study_judges_every_step_with_its_sandbox(tmp_path: Path) -> None:
+    """The study's `sandbox` reaches the rewards and the evaluations, under their own keys."""
+    from pipeline.policy_eval.study import StudyConfig, eval_config, train_config
+
+    study = StudyConfig.model_validate(
+        {
+            "out_dir": tmp_path,
+            "sandbox": {"engine": "process", "pool_size": 3},
+            "train": {"rlvr": {"sandbox": {"pool_size": 2, "batch_timeout_s": 60}}},
+            "evaluation": {"samples": 1},
+        }
+    )
+    rewards = train_config(study, "unit_test", "grpo", "m", tmp_path).rlvr.sandbox
+    assert (rewards.engine, rewards.pool_size, rewards.batch_timeout_s) == ("process", 2, 60)
+    evaluation = eval_config(study, "m", "base").sandbox
+    assert (evaluation.engine, evaluation.pool_size) == ("process", 3)
+    moved = study.sandbox.with_engine("docker")
+    assert (moved.engine, moved.pool_size) == ("docker", 3)
