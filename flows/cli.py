@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
+from pipeline.judge.engine_option import EngineOpt
+
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="run config YAML (see configs/)")]
 DryRunOpt = Annotated[
     bool,
@@ -32,8 +34,11 @@ LimitOpt = Annotated[
 ]
 
 
-def _prepare(config: Path, limit: int | None, dry_run: bool) -> dict[str, Any] | None:
-    """The validated config as the flow parameter, or None after a dry run."""
+def _prepare(
+    config: Path, limit: int | None, dry_run: bool, engine: str | None = None
+) -> dict[str, Any] | None:
+    """The validated config as the flow parameter, or None after a dry run. `engine`
+    overrides the config's sandbox.engine (not part of the build id)."""
     import yaml
 
     from pipeline.config import load_run_config
@@ -44,6 +49,7 @@ def _prepare(config: Path, limit: int | None, dry_run: bool) -> dict[str, Any] |
         raw = yaml.safe_load(config.read_text()) or {}
         raw["ingest"] = {**(raw.get("ingest") or {}), "limit_per_source": limit}
         cfg = load_run_config(raw)
+    cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
     report = preflight(cfg)
     if dry_run:
         typer.echo("\n".join(report.lines()))
@@ -58,9 +64,10 @@ def register(app: typer.Typer) -> None:
         config: ConfigOpt = Path("configs/demo.yaml"),
         dry_run: DryRunOpt = False,
         limit: LimitOpt = None,
+        engine: EngineOpt = None,
     ) -> None:
         """Build every config (train, ..., adv) and the Hub folder, like the deployment does."""
-        param = _prepare(config, limit, dry_run)
+        param = _prepare(config, limit, dry_run, engine)
         from flows.build import build_aletheia_train
 
         out = build_aletheia_train(param)
@@ -71,9 +78,10 @@ def register(app: typer.Typer) -> None:
         config: ConfigOpt = Path("configs/demo.yaml"),
         dry_run: DryRunOpt = False,
         limit: LimitOpt = None,
+        engine: EngineOpt = None,
     ) -> None:
         """Build the eval configs only (heldout, strong, hard, adv)."""
-        param = _prepare(config, limit, dry_run)
+        param = _prepare(config, limit, dry_run, engine)
         from flows.build import build_aletheia_eval
 
         out = build_aletheia_eval(param)

@@ -96,11 +96,15 @@ def evaluate_policy_flow(
 
 
 @flow(name="rlvr-study", log_prints=True)
-def rlvr_study(study_config: str = "configs/rlvr/demo.yaml") -> dict[str, Any]:
-    """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison table."""
+def rlvr_study(
+    study_config: str = "configs/rlvr/demo.yaml", engine: str | None = None
+) -> dict[str, Any]:
+    """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison
+    table. `engine`: the judge engine (overrides the study's sandbox.engine)."""
     from pipeline.policy_eval.study import StudyConfig, eval_config
 
     cfg = StudyConfig.from_yaml(study_config)
+    cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
     study = cfg.model_dump(mode="json")
     prep = prepare_task(study)
     evals = cfg.out_dir / "eval"

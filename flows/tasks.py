@@ -270,18 +270,19 @@ def judge_task(
     out: str,
     code: str,
 ) -> dict:
+    from pipeline.judge.interface import SandboxSection, open_judge
     from pipeline.judge.stage import JudgeConfig, judge_candidates
-    from sandbox import SandboxClient
 
-    with SandboxClient(pool_size=sandbox.get("pool_size"), image=sandbox.get("image")) as client:
+    with open_judge(SandboxSection.model_validate(sandbox)) as engine:
         stats = judge_candidates(
             Path(candidates),
             Path(problems["outputs"]["problems"]),
             Path(out),
             JudgeConfig.model_validate(config),
-            client=client,
+            client=engine,
         )
-        stats["sandbox_image"] = str(getattr(client, "image", "") or "")
+        stats["sandbox_image"] = str(getattr(engine, "image", "") or "")
+        stats["judge_stamp"] = engine.stamp
     return result("judge", {"judged": Path(out)}, stats)
 
 
@@ -342,12 +343,10 @@ def adversarial_task(
     if judged_edits is not None:
         stats = adversarial(*args, judged_edits=Path(judged_edits["outputs"]["judged"]))
     else:
-        from sandbox import SandboxClient
+        from pipeline.judge.interface import SandboxSection, open_judge
 
-        with SandboxClient(
-            pool_size=sandbox.get("pool_size"), image=sandbox.get("image")
-        ) as client:
-            stats = adversarial(*args, client=client)
+        with open_judge(SandboxSection.model_validate(sandbox)) as engine:
+            stats = adversarial(*args, client=engine)
     return result(
         f"adversarial-{cfg.split}", {cfg.split: Path(out_dir) / f"{cfg.split}.parquet"}, stats
     )

@@ -38,7 +38,7 @@ COMMANDS: dict[str, _Entry] = {
     ),
     "judge": _Entry(
         "pipeline.sampling.cli",
-        "Judge every candidate in the Docker sandbox; distinct programs run once.",
+        "Judge every candidate in the sandbox; distinct programs run once.",
     ),
     "assemble": _Entry(
         "pipeline.instances.cli",

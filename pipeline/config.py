@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pipeline.common.hashing import canonical_json, sha256_file, sha256_text
 from pipeline.errors import UserError, describe
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
+from pipeline.judge.interface import SandboxSection
 from pipeline.judge.stage import JudgeConfig
 from pipeline.models.policy import PolicyFit, spec_digest
 from pipeline.problems.config import IngestConfig
@@ -29,11 +30,6 @@ from pipeline.splits.config import SplitConfig
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class SandboxSection(_Section):
-    pool_size: int | None = Field(None, ge=1)  # containers per judging process; None = CPU count
-    image: str | None = None  # None = the current image definition, built if missing
 
 
 class ShardPlacement(_Section):

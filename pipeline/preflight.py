@@ -8,7 +8,8 @@ first and refuses to start on a fatal finding. Checked, without touching the net
   local Hugging Face cache (never fetched here); the vLLM environments exist; an
   OpenAI-compatible server named by `base_url` accepts connections and its key variable is set;
 - Hub: `repo_id` and `HF_TOKEN` when `hub.push` is on;
-- Docker: the engine answers and the sandbox image exists (or will be built);
+- Docker (sandbox.engine docker): the engine answers and the sandbox image exists (or will
+  be built); the http engine: a server address is configured;
 - Ray: prefect-ray is installed when `runner.kind: ray`.
 
 Then the plan: stages, shards, problems, expected candidates and tests.
@@ -387,13 +388,22 @@ def _check_runner(cfg: RunConfig, report: Report) -> None:
         report.add("config", f"train: {cfg.train} not found")
 
 
+def _check_judge(cfg: RunConfig, report: Report) -> None:
+    """What can be known of the judge engine without starting it (the http server's address)."""
+    try:
+        cfg.sandbox.engine_options()
+    except ValueError as e:
+        report.add("config", str(e))
+
+
 def preflight(cfg: RunConfig, *, docker: bool = True) -> Report:
     report = Report(cfg)
     _check_sources(cfg, report)
     _check_models(cfg, report)
     _check_hub(cfg, report)
-    if docker:
+    if docker and cfg.sandbox.engine == "docker":  # other engines need no Docker
         _check_docker(cfg, report)
+    _check_judge(cfg, report)
     _check_runner(cfg, report)
     return report
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import pyarrow as pa
 from pydantic import Field, model_validator
 
 from schemas.common import Language, Record, TestMode
+from schemas.tables import SchemaError, validate_table
 
 
 class TestCase(Record):
@@ -108,9 +110,33 @@ SPLIT_ASSIGNMENT_SCHEMA = pa.schema(
     ]
 )
 
+# The problem columns that decide a verdict: everything the judge's request builder reads
+# (pipeline/judge/interface.py). Every table a judge is built from carries all of them.
+JUDGE_FIELDS: tuple[str, ...] = (
+    "test_mode",
+    "tests",
+    "time_limit_s",
+    "memory_limit_mb",
+    "compare_mode",
+    "float_abs_tol",
+    "float_rel_tol",
+    "checker",
+)
+
 # Train-Questions: each unique problem of Train once, for on-policy sampling and RLVR. Its
 # columns are the problem's own (same types, taken from PROBLEM_SCHEMA so the two cannot
-# drift apart) plus `query`, the statement the policy is shown.
+# drift apart) plus `query`, the statement the policy is shown. It carries every judge field,
+# so RLVR rewards judge a program exactly as the judge stage does.
+#
+# Schema versions (in the Parquet metadata, `aletheia.schema_version`):
+#   1  problem ids, query, tests and limits, no comparison (files without the metadata)
+#   2  + compare_mode, float_abs_tol, float_rel_tol, checker
+# A version-1 file is read (see `train_questions_table`) only when every row is a
+# function-mode problem: the sandbox's function mode runs the tests' asserts and never
+# compares output, so the comparison columns cannot change a verdict and get the problem
+# defaults (tokens, no tolerances, no checker). A version-1 file with a stdio row is an error.
+TRAIN_QUESTIONS_VERSION = 2
+_TRAIN_QUESTIONS_NEW_IN_2 = ("compare_mode", "float_abs_tol", "float_rel_tol", "checker")
 TRAIN_QUESTIONS_SCHEMA = pa.schema(
     [
         *(PROBLEM_SCHEMA.field(n) for n in ("problem_id", "source", "source_id", "title")),
@@ -124,10 +150,57 @@ TRAIN_QUESTIONS_SCHEMA = pa.schema(
                 "starter_code",
                 "time_limit_s",
                 "memory_limit_mb",
+                "compare_mode",
+                "float_abs_tol",
+                "float_rel_tol",
+                "checker",
                 "contest_date",
                 "difficulty",
                 "license",
             )
         ),
-    ]
+    ],
+    metadata={
+        b"aletheia.schema": b"train_questions",
+        b"aletheia.schema_version": str(TRAIN_QUESTIONS_VERSION).encode(),
+    },
 )
+
+
+def train_question_row(problem: dict[str, Any], query: str) -> dict[str, Any]:
+    """One Train-Questions row from a problem's columns (a PROBLEM_SCHEMA row or a Problem's
+    dump) and the statement the policy is shown: the one place such a row is made."""
+    return {
+        f.name: query if f.name == "query" else problem.get(f.name) for f in TRAIN_QUESTIONS_SCHEMA
+    }
+
+
+def train_questions_table(table: pa.Table, name: str = "train_questions") -> pa.Table:
+    """A Train-Questions table read from a file, checked and cast to the current schema.
+
+    A version-1 file (no comparison columns) gets the problem defaults when every row is a
+    function-mode problem (the comparison cannot enter those verdicts); otherwise it is a
+    SchemaError naming the file, the first stdio row and what to do.
+    """
+    missing = [c for c in _TRAIN_QUESTIONS_NEW_IN_2 if c not in table.column_names]
+    if missing and "test_mode" in table.column_names:
+        modes = table.column("test_mode").to_pylist()
+        stdio = next((i for i, m in enumerate(modes) if m != "function"), None)
+        if stdio is not None:
+            pid = (
+                table.column("problem_id")[stdio].as_py()
+                if "problem_id" in table.column_names
+                else "?"
+            )
+            raise SchemaError(
+                f"{name}: a Train-Questions file of schema version 1 (no {', '.join(missing)}); "
+                f"row {stdio} (problem_id={pid}) is a {modes[stdio]} problem, whose verdicts "
+                f"depend on its comparison: rebuild the file with this version (the splits "
+                f"stage, `aletheia problems split`)"
+            )
+        defaults = {"compare_mode": "tokens"}
+        for column in missing:
+            field = TRAIN_QUESTIONS_SCHEMA.field(column)
+            value = defaults.get(column)
+            table = table.append_column(field, pa.array([value] * table.num_rows, field.type))
+    return validate_table(table, TRAIN_QUESTIONS_SCHEMA, name=name)

@@ -36,5 +36,8 @@ VERDICT_FIELDS: list[pa.Field] = [
     pa.field("time_limit_s", pa.float64(), nullable=False),
     pa.field("memory_limit_mb", pa.int32(), nullable=False),
     pa.field("judge_cache_key", pa.string(), nullable=False),
+    # The engine that judged the row and what fixes its verdicts (`JudgeEngine.stamp`, e.g.
+    # docker:<image id>): one judged table never mixes engines.
+    pa.field("judge_stamp", pa.string(), nullable=False),
 ]
 JUDGED_CANDIDATE_SCHEMA = pa.schema(CANDIDATE_FIELDS + VERDICT_FIELDS)

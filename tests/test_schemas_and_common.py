@@ -123,4 +123,4 @@ def test_train_questions_columns_are_the_problem_columns_plus_query() -> None:
             assert f.type == "string" and not f.nullable
         else:  # same name, type and nullability as in the problems table
             assert PROBLEM_SCHEMA.field(f.name) == f, f.name
-    assert TRAIN_QUESTIONS_SCHEMA.names[4] == "query" and len(TRAIN_QUESTIONS_SCHEMA) == 14
+    assert TRAIN_QUESTIONS_SCHEMA.names[4] == "query" and len(TRAIN_QUESTIONS_SCHEMA) == 18

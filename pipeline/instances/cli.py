@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.judge.engine_option import EngineOpt
+
 console = Console(stderr=True)
 
 ConfigOpt = Annotated[
@@ -99,10 +101,12 @@ def adversarial_cmd(
     mixed: Annotated[
         bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
     ] = False,
+    engine: EngineOpt = None,
 ) -> None:
     """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
     from pipeline.instances.config import AdversarialConfig
     from pipeline.instances.stage import adversarial
+    from pipeline.judge.interface import SandboxSection
 
     try:
         if config:
@@ -110,7 +114,9 @@ def adversarial_cmd(
         else:
             cfg = AdversarialConfig.mixed() if mixed else AdversarialConfig()
         cfg.judge.progress = True
-        stats = adversarial(instances, problems, out, cfg)
+        stats = adversarial(
+            instances, problems, out, cfg, sandbox=SandboxSection(engine=engine or "docker")
+        )
     except (ValueError, FileNotFoundError, TypeError) as e:
         raise _fail(e) from e
     console.print(_bias_table(stats))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow as pa
@@ -25,6 +25,10 @@ from pipeline.instances.checks import disjoint_problem_violations, instance_viol
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
+
+if TYPE_CHECKING:
+    from pipeline.judge.interface import SandboxSection
+    from sandbox.engines import JudgeEngine
 
 ASSEMBLE_VERSION = "2"  # 2: Aletheia selection, token caps, prompt_id = problem
 ADVERSARIAL_VERSION = "3"  # 2: per-row construction, modification column; 3: not_rejudged total
@@ -171,16 +175,17 @@ def adversarial(
     problems: Path,
     out: Path,
     config: AdversarialConfig,
-    client: Any = None,
+    client: JudgeEngine | None = None,
     judged_edits: Path | None = None,
+    sandbox: SandboxSection | None = None,
 ) -> dict[str, Any]:
     """Adv / Mixed: write `<out>/<config.split>.parquet` (INSTANCE_SCHEMA) and stats.json.
 
     `judged_edits`: the judged table (JUDGED_CANDIDATE_SCHEMA) of `adversarial_edits`'
     output, judged by the judge shards; each edit's verdict is read from it by (problem_id,
     candidate_id), and an edit it lacks is counted `not_rejudged`. None: judge the edits
-    here, through `client` (a sandbox client; None starts one only if there is an edit to
-    judge, and closes it afterwards). Both give the same rows.
+    here, through `client` (a judge engine; None opens the one `sandbox` names, only if there
+    is an edit to judge, and closes it afterwards). Both give the same rows.
     """
     from pipeline.instances.adversarial.apply import apply_edits, sandbox_rejudge
     from pipeline.instances.adversarial.rejudge import table_rejudge
@@ -204,9 +209,9 @@ def adversarial(
             def rejudge(edits: list[Any]) -> list[Any]:
                 nonlocal client
                 if client is None:
-                    from sandbox import SandboxClient
+                    from pipeline.judge.interface import open_judge
 
-                    client = SandboxClient()
+                    client = open_judge(sandbox)
                 return sandbox_rejudge(problem_models, client, config)(edits)
 
             out_rows, stats = apply_edits(rows, config, rejudge)

@@ -92,6 +92,7 @@ def synthetic_judged(
             "time_limit_s": 2.0,
             "memory_limit_mb": 256,
             "judge_cache_key": ids,
+            "judge_stamp": "synthetic",
         },
         schema_overrides={"test_verdicts": pl.List(pl.String), "test_memory_kb": pl.List(pl.Int64)},
     )
@@ -175,6 +176,7 @@ _DEFAULTS: dict[str, object] = {
     "sandbox_image": "synthetic",
     "time_limit_s": 2.0,
     "memory_limit_mb": 256,
+    "judge_stamp": "synthetic",
 }
 
 

@@ -21,28 +21,37 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.judge.interface import (
+    JudgeSpec,
+    JudgeSpecError,
+    SandboxSection,
+    judge_spec,
+    memory_limit_for,
+    open_judge,
+    verdict_columns,
+)
 from pipeline.judge.summary import candidate_summary, verdict_summary
+from sandbox.engines import JudgeEngine
+from sandbox.models import JudgeRequest
 from schemas.candidate import CANDIDATE_SCHEMA, Candidate
 from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.ids import normalize_code
-from schemas.problem import PROBLEM_SCHEMA, Problem
-from schemas.tables import table_to_models
+from schemas.problem import JUDGE_FIELDS, PROBLEM_SCHEMA, Problem
+from schemas.tables import SchemaError, table_to_models
 from schemas.verdict import JUDGED_CANDIDATE_SCHEMA, VERDICT_FIELDS
 
 log = logging.getLogger(__name__)
 
 JUDGEABLE_EXTRACTION = ("ok", "fallback", "not_applicable")
 VERDICT_COLUMNS = [f.name for f in VERDICT_FIELDS]
-# The sandbox's per-test memory ceiling; a problem asking for more is judged at this and says so.
-SANDBOX_MAX_MEMORY_MB = 1024
 
 
 class JudgeConfig(BaseModel):
@@ -57,48 +66,31 @@ class JudgeConfig(BaseModel):
 # ---------------------------------------------------------------------- requests
 class ProblemMemo:
     """Per-problem values every candidate of a problem shares, computed once: the digest of its
-    tests (hashing megabytes per candidate would cost more than judging) and its sandbox tests
-    (the same TestCase objects in every request, so the sandbox hashes them once too)."""
+    tests (hashing megabytes per candidate would cost more than judging) and its judge spec
+    (the same sandbox test objects in every request, so the sandbox hashes them once too)."""
 
     def __init__(self) -> None:
         self._digests: dict[str, str] = {}
-        self._tests: dict[str, list[Any]] = {}
+        self._specs: dict[str, JudgeSpec] = {}
 
     def digest(self, problem: Problem) -> str:
         if problem.problem_id not in self._digests:
             self._digests[problem.problem_id] = problem_digest(problem)
         return self._digests[problem.problem_id]
 
-    def tests(self, problem: Problem, config: JudgeConfig) -> list[Any]:
-        if problem.problem_id not in self._tests:
-            self._tests[problem.problem_id] = sandbox_tests(problem, config)
-        return self._tests[problem.problem_id]
+    def spec(self, problem: Problem, config: JudgeConfig) -> JudgeSpec:
+        if problem.problem_id not in self._specs:
+            self._specs[problem.problem_id] = spec_for(problem, config)
+        return self._specs[problem.problem_id]
 
 
-def sandbox_tests(problem: Problem, config: JudgeConfig) -> list[Any]:
-    from sandbox import TestCase as SbTest
-
-    tests = problem.tests[: config.max_tests] if config.max_tests else problem.tests
-    if problem.test_mode == "function":
-        return [SbTest(code=t.code) for t in tests]
-    return [SbTest(input=t.input or "", output=t.output or "") for t in tests]
+def spec_for(problem: Problem, config: JudgeConfig) -> JudgeSpec:
+    return judge_spec(problem, time_limit_scale=config.time_limit_scale, max_tests=config.max_tests)
 
 
 def problem_digest(problem: Problem) -> str:
     """What about a problem decides a verdict: tests, limits, comparison."""
-    payload = problem.model_dump(
-        mode="json",
-        include={
-            "tests",
-            "test_mode",
-            "time_limit_s",
-            "memory_limit_mb",
-            "compare_mode",
-            "float_abs_tol",
-            "float_rel_tol",
-            "checker",
-        },
-    )
+    payload = problem.model_dump(mode="json", include=set(JUDGE_FIELDS))
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -121,60 +113,15 @@ def program_key(
     return h.hexdigest()
 
 
-def limits_for(problem: Problem, config: JudgeConfig) -> tuple[float, int]:
-    time_limit = min(60.0, problem.time_limit_s * config.time_limit_scale)
-    return time_limit, min(problem.memory_limit_mb, SANDBOX_MAX_MEMORY_MB)
-
-
 def judge_request(
     candidate: Candidate, problem: Problem, config: JudgeConfig, memo: ProblemMemo | None = None
-) -> Any:
-    """The sandbox request for one candidate (raises ValueError naming the row if impossible)."""
-    from sandbox import CompareSpec, JudgeRequest
-
-    sb_tests = memo.tests(problem, config) if memo is not None else sandbox_tests(problem, config)
-    time_limit, memory = limits_for(problem, config)
+) -> JudgeRequest:
+    """The sandbox request for one candidate (ValueError naming the row if impossible)."""
     try:
-        return JudgeRequest(
-            language=candidate.language,
-            source=candidate.code,
-            mode=problem.test_mode,
-            tests=sb_tests,
-            time_limit_s=time_limit,
-            memory_limit_mb=memory,
-            compare=CompareSpec(
-                mode=problem.compare_mode,  # type: ignore[arg-type]
-                abs_tol=problem.float_abs_tol,
-                rel_tol=problem.float_rel_tol,
-                checker=problem.checker,
-            ),
-        )
-    except ValidationError as e:
-        first = e.errors()[0]
-        raise ValueError(
-            f"candidate {candidate.candidate_id} ({candidate.generator}) on problem "
-            f"{problem.problem_id}: cannot build a judge request: {first['msg']} "
-            f"(field {'.'.join(map(str, first['loc'])) or '-'})"
-        ) from e
-
-
-def verdict_columns(result: Any, problem: Problem, config: JudgeConfig) -> dict[str, Any]:
-    time_limit, memory = limits_for(problem, config)
-    return {
-        "verdict": result.verdict,
-        "passed": result.passed,
-        "total": result.total,
-        "pass_rate": float(result.pass_rate),
-        "test_verdicts": [t.verdict for t in result.tests],
-        "test_times_s": [float(t.time_s) for t in result.tests],
-        "test_memory_kb": [int(t.memory_kb) for t in result.tests],
-        "compile_output": result.compile_output
-        or (result.error if result.verdict == "SE" else None),
-        "sandbox_image": result.image or "",
-        "time_limit_s": time_limit,
-        "memory_limit_mb": memory,
-        "judge_cache_key": result.cache_key or "",
-    }
+        spec = memo.spec(problem, config) if memo is not None else spec_for(problem, config)
+        return spec.request(candidate.language, candidate.code)
+    except JudgeSpecError as e:
+        raise ValueError(f"candidate {candidate.candidate_id} ({candidate.generator}): {e}") from e
 
 
 def skip_reason(
@@ -216,11 +163,11 @@ def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
 
 def _judge_programs(
     todo: dict[str, tuple[Candidate, Problem]],
-    client: Any,
+    client: JudgeEngine,
     config: JudgeConfig,
     *,
     done: dict[str, dict[str, Any]],
-    on_chunk: Any = None,
+    on_chunk: Callable[[dict[str, dict[str, Any]]], None] | None = None,
     memo: ProblemMemo | None = None,
     checker_errors: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -239,10 +186,11 @@ def _judge_programs(
             )
         fresh = {}
         for k, r in zip(chunk, results):
-            if getattr(r, "checker_error", None):
-                checker_errors[todo[k][1].problem_id] = r.checker_error
+            problem = todo[k][1]
+            if r.checker_error:
+                checker_errors[problem.problem_id] = r.checker_error
             else:
-                fresh[k] = verdict_columns(r, todo[k][1], config)
+                fresh[k] = verdict_columns(r, memo.spec(problem, config), client.stamp)
         done.update(fresh)
         if on_chunk is not None and fresh:
             on_chunk(fresh)
@@ -252,7 +200,7 @@ def _judge_programs(
 def judge_rows(
     candidates: list[Candidate],
     problems: dict[str, Problem],
-    client: Any,
+    client: JudgeEngine,
     config: JudgeConfig | None = None,
 ) -> list[dict[str, Any]]:
     """Judge in memory: one row (candidate fields + verdict columns) per judgeable candidate,
@@ -283,12 +231,36 @@ def _checkpoint_dir(out: Path) -> Path:
 _KEY_SCHEMA = pa.schema([pa.field("program_key", pa.string(), nullable=False), *VERDICT_FIELDS])
 
 
-def _load_checkpoints(folder: Path) -> dict[str, dict[str, Any]]:
-    done: dict[str, dict[str, Any]] = {}
+Checkpoints = dict[str, dict[str, dict[str, Any]]]  # program key -> judge stamp -> verdict columns
+
+
+def _load_checkpoints(folder: Path) -> Checkpoints:
+    """Every checkpointed verdict, by program and by the engine that judged it. A chunk written
+    before verdicts carried their engine's stamp is left out (its programs are judged again)."""
+    done: Checkpoints = {}
     for part in sorted(folder.glob("chunk-*.parquet")):
-        for row in read_parquet(part, _KEY_SCHEMA).to_pylist():
-            done[row.pop("program_key")] = row
+        try:
+            rows = read_parquet(part, _KEY_SCHEMA).to_pylist()
+        except SchemaError as e:
+            log.warning("%s: judged again (an older checkpoint format: %s)", part.name, e)
+            continue
+        for row in rows:
+            done.setdefault(row.pop("program_key"), {})[row["judge_stamp"]] = row
     return done
+
+
+def _resumable(
+    checkpoints: Checkpoints, keys: Iterable[str], stamp: str | None
+) -> dict[str, dict[str, Any]]:
+    """The checkpointed verdicts a run may reuse: those of the engine at hand (`stamp`), or,
+    with no engine opened, of the one engine every checkpoint came from. Verdicts of another
+    engine are never mixed into a table."""
+    if stamp is None:
+        stamps = {st for k in keys for st in checkpoints.get(k, {})}
+        if len(stamps) != 1:
+            return {}
+        [stamp] = stamps
+    return {k: checkpoints[k][stamp] for k in keys if stamp in checkpoints.get(k, {})}
 
 
 def _save_checkpoint(folder: Path, fresh: dict[str, dict[str, Any]]) -> None:
@@ -315,9 +287,13 @@ def judge_candidates(
     problems: Path,
     out: Path,
     config: JudgeConfig | None = None,
-    client: Any = None,
+    client: JudgeEngine | None = None,
+    sandbox: SandboxSection | None = None,
 ) -> dict[str, Any]:
-    """The judge stage. Writes `out` (JUDGED_CANDIDATE_SCHEMA) and returns its stats."""
+    """The judge stage. Writes `out` (JUDGED_CANDIDATE_SCHEMA) and returns its stats.
+
+    `client`: the judge engine to use; None opens the one `sandbox` names (docker by default),
+    only when something is left to judge, and closes it at the end."""
     config = config or JudgeConfig()
     out = Path(out)
     cands = load_candidates(Path(candidates))
@@ -347,14 +323,13 @@ def judge_candidates(
         keyed.append((c, key))
 
     folder = _checkpoint_dir(out)
-    done = _load_checkpoints(folder) if folder.exists() else {}
-    resumed = sum(1 for k in todo if k in done)
-
+    checkpoints = _load_checkpoints(folder) if folder.exists() else {}
     own_client = client is None
+    done = _resumable(checkpoints, todo, None if own_client else client.stamp)
     if own_client and any(k not in done for k in todo):
-        from sandbox import SandboxClient
-
-        client = SandboxClient()
+        client = open_judge(sandbox)
+        done = _resumable(checkpoints, todo, client.stamp)
+    resumed = len(done)
     checker_errors: dict[str, str] = {}
     try:
         verdicts = _judge_programs(
@@ -400,6 +375,14 @@ def judge_candidates(
         "not_judged": dict(sorted(skipped.items())),
         "se": se,
         "problems_quarantined": dict(sorted(checker_errors.items())),
+        # Judged at the sandbox's memory range instead of their own limit (see judge_spec).
+        "problems_memory_capped": sorted(
+            {
+                p.problem_id
+                for _, p in todo.values()
+                if memory_limit_for(p.memory_limit_mb) != p.memory_limit_mb
+            }
+        ),
         "by_generator_language": _merge_groups(cands, rows, skipped_by_group),
     }
     # Finished: checkpoints are no longer needed (the output holds every verdict).

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from pipeline.judge.engine_option import EngineOpt
+
 
 def register(app: typer.Typer) -> None:
     @app.command("evaluate-policy")
@@ -52,9 +54,10 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option(
                 "--sample-only",
-                help="sample into OUT/shards and stop (judge later, on a machine with Docker)",
+                help="sample into OUT/shards and stop (judge later, on a machine with a judge)",
             ),
         ] = False,
+        engine: EngineOpt = None,
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
         from pipeline.policy_eval.config import PolicyEvalConfig
@@ -73,6 +76,7 @@ def register(app: typer.Typer) -> None:
                 "split": None if split == "all" else split,
             }
         )
+        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
         report = evaluate_policy(cfg, problems, out, sample_only=sample_only)
         if sample_only:
             typer.echo(json.dumps(report, indent=2, default=str))
@@ -106,11 +110,12 @@ def register(app: typer.Typer) -> None:
                 "--config", "-c", exists=True, dir_okay=False, help="study YAML in configs/rlvr/"
             ),
         ] = Path("configs/rlvr/demo.yaml"),
+        engine: EngineOpt = None,
     ) -> None:
         """Base policy + RLVR per (reward, algorithm), each evaluated alike; one comparison table."""
         from flows.rlvr import rlvr_study
 
-        out = rlvr_study(str(config))
+        out = rlvr_study(str(config), engine=engine)
         typer.echo(Path(out["out_dir"], "study.md").read_text())
 
     @app.command("check-references")
@@ -127,8 +132,11 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path, typer.Option("--out", help="folder for the verified set and the report")
         ],
+        engine: EngineOpt = None,
     ) -> None:
         """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
+        from pipeline.judge.interface import SandboxSection
         from pipeline.problems.reference_check import check_references
 
-        typer.echo(json.dumps(check_references(problems, out), indent=2))
+        sandbox = SandboxSection(engine=engine or "docker")
+        typer.echo(json.dumps(check_references(problems, out, sandbox=sandbox), indent=2))

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pipeline.judge.interface import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 
 
@@ -41,6 +42,7 @@ class PolicyEvalConfig(BaseModel):
         default_factory=lambda: ["E", "F", "W", "B"]
     )  # as RLVR's lint reward
     time_limit_scale: float = Field(1.0, gt=0)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)  # the judge (engine, pool)
     bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
     progress: bool = True
 

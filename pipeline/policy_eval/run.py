@@ -16,14 +16,21 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.stage import JudgeConfig, judge_request, load_problems
+from pipeline.judge.interface import (
+    JudgeSpec,
+    first_failure,
+    judge_spec,
+    open_judge,
+    verdict_columns,
+)
+from pipeline.judge.stage import load_problems
 from pipeline.policy_eval import diagnostics as dg
 from pipeline.policy_eval.config import PolicyEvalConfig
 from pipeline.policy_eval.report import write_policy_report
 from pipeline.sampling.config import ModelSource
 from pipeline.sampling.stage import KEPT, ModelSampler
 from pipeline.train.lint import lint_python
-from schemas.candidate import Candidate
+from sandbox.engines import JudgeEngine
 from schemas.problem import Problem
 
 log = logging.getLogger(__name__)
@@ -65,41 +72,52 @@ def model_source(config: PolicyEvalConfig) -> ModelSource:
 
 
 def _judge(
-    rows: list[dict[str, Any]], problems: dict[str, Problem], config: PolicyEvalConfig, client: Any
-) -> dict[int, Any]:
-    """Index -> JudgeResult for every row with a program (each distinct program once)."""
-    jc = JudgeConfig(time_limit_scale=config.time_limit_scale, progress=config.progress)
+    rows: list[dict[str, Any]],
+    problems: dict[str, Problem],
+    config: PolicyEvalConfig,
+    client: JudgeEngine | None,
+) -> tuple[dict[int, dict[str, Any]], str | None]:
+    """(index -> verdict facts for every row with a program, the judge's stamp). Each
+    distinct program is judged once; the verdict columns come from the judge interface, and
+    `exception` names what the first failing test raised."""
     first: dict[tuple[str, str], int] = {}
     for i, r in enumerate(rows):
         if r["code"]:
             first.setdefault((r["problem_id"], r["code"]), i)
     order = sorted(first.values())
     if not order:
-        return {}
-    requests = []
+        return {}, None
+    specs: dict[str, JudgeSpec] = {}
     for i in order:
-        cand = Candidate.model_validate({k: v for k, v in rows[i].items() if k != "unit_status"})
-        requests.append(judge_request(cand, problems[cand.problem_id], jc))
+        pid = rows[i]["problem_id"]
+        if pid not in specs:
+            specs[pid] = judge_spec(problems[pid], time_limit_scale=config.time_limit_scale)
+    requests = [
+        specs[rows[i]["problem_id"]].request(rows[i]["language"], rows[i]["code"]) for i in order
+    ]
     own = client is None
-    if own:
-        from sandbox import SandboxClient
-
-        client = SandboxClient()
+    engine = open_judge(config.sandbox) if client is None else client
     try:
-        results = client.judge(requests, progress=config.progress)
+        results = engine.judge(requests, progress=config.progress)
+        stamp = engine.stamp
     finally:
         if own:
-            client.close()
-    by_key = {
-        (rows[i]["problem_id"], rows[i]["code"]): res for i, res in zip(order, results, strict=True)
-    }
-    return {i: by_key[(r["problem_id"], r["code"])] for i, r in enumerate(rows) if r["code"]}
+            engine.close()
+    by_key = {}
+    for i, res in zip(order, results, strict=True):
+        key = (rows[i]["problem_id"], rows[i]["code"])
+        bad, stderr = first_failure(res)
+        by_key[key] = {
+            **verdict_columns(res, specs[key[0]], stamp),
+            "exception": dg.exception_name(stderr) if bad is not None else None,
+        }
+    return {i: by_key[(r["problem_id"], r["code"])] for i, r in enumerate(rows) if r["code"]}, stamp
 
 
 def sample_facts(
     rows: list[dict[str, Any]],
     problems: dict[str, Problem],
-    verdicts: dict[int, Any],
+    verdicts: dict[int, dict[str, Any]],
     lint_select: list[str],
 ) -> list[dict[str, Any]]:
     """One flat row per sample: what the report aggregates and the per-sample table keeps."""
@@ -115,9 +133,6 @@ def sample_facts(
     out = []
     for i, r in enumerate(rows):
         res = verdicts.get(i)
-        failing = (
-            next((t for t in res.tests if t.verdict != "AC"), None) if res is not None else None
-        )
         lint = lints.get(i)
         text = r["completion"] or ""
         out.append(
@@ -132,12 +147,10 @@ def sample_facts(
                 "completion_tokens": r["completion_tokens"],
                 "finish_reason": r["finish_reason"],
                 "truncated": r["finish_reason"] == "length",
-                "verdict": res.verdict if res is not None else dg.NO_PROGRAM,
-                "passed": res.passed if res is not None else 0,
-                "total": res.total if res is not None else len(problems[r["problem_id"]].tests),
-                "exception": dg.exception_name(failing.stderr_tail)
-                if failing is not None
-                else None,
+                "verdict": res["verdict"] if res is not None else dg.NO_PROGRAM,
+                "passed": res["passed"] if res is not None else 0,
+                "total": res["total"] if res is not None else len(problems[r["problem_id"]].tests),
+                "exception": res["exception"] if res is not None else None,
                 "code_lines": dg.code_lines(r["code"]) if r["code"] else 0,
                 "ruff_families": dict(lint.by_prefix) if lint is not None else None,
             }
@@ -210,7 +223,7 @@ def evaluate_policy(
     problems: Path,
     out_dir: Path,
     *,
-    client: Any = None,
+    client: JudgeEngine | None = None,
     backend_factory: Any = None,
     sample_only: bool = False,
 ) -> dict[str, Any]:
@@ -246,9 +259,10 @@ def evaluate_policy(
             f"(see the log); run again to retry them (finished samples are kept)"
         )
     rows.sort(key=lambda r: (r["problem_id"], r["sample_index"]))
-    verdicts = _judge(rows, all_problems, config, client)
+    verdicts, stamp = _judge(rows, all_problems, config, client)
     facts = sample_facts(rows, all_problems, verdicts, config.lint_select)
     report, table = build_report(facts, config, Path(problems), len(chosen))
+    report["judge_stamp"] = stamp  # which engine judged the samples
     write_parquet(_sample_table(facts), out_dir / SAMPLES_FILE, _SAMPLE_SCHEMA)
     write_parquet(pa.Table.from_pylist(table), out_dir / PROBLEMS_FILE)
     write_policy_report(report, facts, out_dir)

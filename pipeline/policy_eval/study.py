@@ -18,9 +18,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.parquet import write_parquet
+from pipeline.judge.interface import SandboxSection
 from pipeline.judge.stage import load_problems
 from pipeline.policy_eval.config import PolicyEvalConfig
-from schemas.problem import TRAIN_QUESTIONS_SCHEMA, Problem
+from schemas.problem import TRAIN_QUESTIONS_SCHEMA, Problem, train_question_row
 
 # The paper's three reward formulations, as this project's RLVR reward functions.
 PAPER_REWARDS: dict[str, dict[str, float]] = {
@@ -39,6 +40,9 @@ class StudyConfig(BaseModel):
         default_factory=lambda: ["mbpp"]
     )  # problem specs (pipeline.problems.sources)
     check_references: bool = True  # quarantine problems whose reference fails its own tests
+    # The judge of the whole study: the reference check, the rewards (under train.rlvr.sandbox's
+    # own keys) and every evaluation (under evaluation.sandbox's).
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
     train_split: str = "train"
     eval_split: str = "test"
     train_limit: int | None = Field(None, ge=1)  # first N train problems (smoke runs)
@@ -87,7 +91,7 @@ def prepare_problems(cfg: StudyConfig) -> Path:
 
     verified = cfg.work / "references" / "problems.verified.parquet"
     if not verified.exists():
-        check_references(problems, verified.parent, progress=False)
+        check_references(problems, verified.parent, sandbox=cfg.sandbox, progress=False)
     return verified
 
 
@@ -106,22 +110,7 @@ def split_problems(problems: Path, split: str, limit: int | None = None) -> list
 def write_train_questions(problems: list[Problem], data_dir: Path) -> Path:
     """The train split as a Train-Questions table (what RLVR reads); the query is the policy's prompt text."""
     rows = [
-        {
-            "problem_id": p.problem_id,
-            "source": p.source,
-            "source_id": p.source_id,
-            "title": p.title,
-            "query": p.prompt_statement or p.statement,
-            "test_mode": p.test_mode,
-            "tests": [t.model_dump() for t in p.tests],
-            "entry_point": p.entry_point,
-            "starter_code": p.starter_code,
-            "time_limit_s": p.time_limit_s,
-            "memory_limit_mb": p.memory_limit_mb,
-            "contest_date": p.contest_date,
-            "difficulty": p.difficulty,
-            "license": p.license,
-        }
+        train_question_row(p.model_dump(mode="python"), p.prompt_statement or p.statement)
         for p in problems
     ]
     write_parquet(
@@ -148,9 +137,20 @@ def base_model(cfg: StudyConfig, train_problems: list[Problem]) -> str:
     return str(fit_policy(spec, examples_from_problems(train_problems, spec)))
 
 
+def _with_study_sandbox(cfg: StudyConfig, own: dict[str, Any] | None) -> dict[str, Any]:
+    """A step's `sandbox` settings: the study's, under the step's own keys."""
+    return {**cfg.sandbox.model_dump(mode="json", exclude_unset=True), **(own or {})}
+
+
 def eval_config(cfg: StudyConfig, model: str, name: str) -> PolicyEvalConfig:
     return PolicyEvalConfig.model_validate(
-        {**cfg.evaluation, "model": model, "name": name, "split": cfg.eval_split}
+        {
+            **cfg.evaluation,
+            "sandbox": _with_study_sandbox(cfg, cfg.evaluation.get("sandbox")),
+            "model": model,
+            "name": name,
+            "split": cfg.eval_split,
+        }
     )
 
 
@@ -164,6 +164,7 @@ def train_config(cfg: StudyConfig, reward: str, algorithm: str, model: str, data
         "algorithm": algorithm,
         "rewards": cfg.rewards[reward],
     }
+    rlvr["sandbox"] = _with_study_sandbox(cfg, rlvr.get("sandbox"))
     return TrainConfig.model_validate(
         {
             **base,

@@ -17,8 +17,16 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.stage import JudgeConfig, judge_request
+from pipeline.judge.interface import (
+    SandboxSection,
+    first_failure,
+    judge_spec,
+    open_judge,
+    verdict_columns,
+)
 from pipeline.sampling.references import reference_candidates
+from sandbox.engines import JudgeEngine
+from sandbox.models import JudgeResult
 from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.problem import PROBLEM_SCHEMA, Problem
 from schemas.tables import models_to_table, table_to_models
@@ -43,32 +51,40 @@ def check_references(
     problems: Path,
     out_dir: Path,
     *,
-    client: Any = None,
+    client: JudgeEngine | None = None,
+    sandbox: SandboxSection | None = None,
     time_limit_scale: float = 1.0,
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Writes references.parquet, problems.verified.parquet (+ .quarantine.parquet) and report.json."""
+    """Writes references.parquet, problems.verified.parquet (+ .quarantine.parquet) and report.json.
+
+    `client`: the judge engine to use; None opens the one `sandbox` names (docker by default)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     probs = table_to_models(read_parquet(Path(problems), PROBLEM_SCHEMA), Problem)
     by_id = {p.problem_id: p for p in probs}
     refs = [c for c in reference_candidates(probs) if c.reference_correct]
-    config = JudgeConfig(time_limit_scale=time_limit_scale, progress=progress)
-    requests = [judge_request(c, by_id[c.problem_id], config) for c in refs]
-    own = client is None and bool(requests)
-    if own:
-        from sandbox import SandboxClient
-
-        client = SandboxClient()
-    try:
-        results = client.judge(requests, progress=progress) if requests else []
-    finally:
-        if own:
-            client.close()
+    specs = {
+        pid: judge_spec(by_id[pid], time_limit_scale=time_limit_scale)
+        for pid in sorted({c.problem_id for c in refs})
+    }
+    requests = [specs[c.problem_id].request(c.language, c.code) for c in refs]
+    results: list[JudgeResult] = []
+    stamp = None
+    if requests:
+        own = client is None
+        engine = open_judge(sandbox) if client is None else client
+        try:
+            results = engine.judge(requests, progress=progress)
+            stamp = engine.stamp
+        finally:
+            if own:
+                engine.close()
     rows = []
     for c, r in zip(refs, results, strict=True):
         p = by_id[c.problem_id]
-        bad = next((i for i, t in enumerate(r.tests) if t.verdict != "AC"), None)
+        columns = verdict_columns(r, specs[c.problem_id], stamp or "")
+        bad, stderr = first_failure(r)
         rows.append(
             {
                 "problem_id": p.problem_id,
@@ -76,13 +92,11 @@ def check_references(
                 "source_id": p.source_id,
                 "source_split": p.source_split,
                 "candidate_id": c.candidate_id,
-                "verdict": r.verdict,
-                "passed": r.passed,
-                "total": r.total,
+                "verdict": columns["verdict"],
+                "passed": columns["passed"],
+                "total": columns["total"],
                 "first_failing_test": bad,
-                "stderr": (r.tests[bad].stderr_tail[-500:] if bad is not None else None)
-                or r.compile_output
-                or r.error,
+                "stderr": stderr[-500:] if stderr else None,
             }
         )
     failing: dict[str, dict[str, Any]] = {}
@@ -133,6 +147,7 @@ def check_references(
         "reference_pass_rate": (len(checked) - len(failed)) / len(checked) if checked else None,
         "verdicts": dict(Counter(r["verdict"] for r in rows)),
         "quarantined": [{"source_id": q.source_row_id, "reason": q.reason} for q in quarantine],
+        "judge_stamp": stamp,  # which engine ran the references (None: none to run)
     }
     (out_dir / "reference_check.json").write_text(json.dumps(report, indent=2) + "\n")
     return report

@@ -9,6 +9,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.judge.engine_option import EngineOpt
+
 
 def _console() -> Console:
     return Console(stderr=True)  # made per command: it picks up the current stderr and COLUMNS
@@ -91,16 +93,17 @@ def register(app: typer.Typer) -> None:
         ] = 256,
         time_limit_scale: Annotated[float, typer.Option(help="multiply every time limit")] = 1.0,
         pool_size: Annotated[
-            int | None, typer.Option(help="sandbox containers (default: CPUs)")
+            int | None, typer.Option(help="programs judged at once (default: CPUs)")
         ] = None,
+        engine: EngineOpt = None,
     ) -> None:
-        """Judge every candidate in the Docker sandbox; distinct programs run once."""
+        """Judge every candidate in the sandbox; distinct programs run once."""
+        from pipeline.judge.interface import SandboxSection
         from pipeline.judge.stage import JudgeConfig, judge_candidates
-        from sandbox import SandboxClient
 
         cfg = JudgeConfig(chunk_size=chunk_size, time_limit_scale=time_limit_scale)
-        with SandboxClient(pool_size=pool_size) as client:
-            stats = judge_candidates(candidates, problems, out, cfg, client=client)
+        sandbox = SandboxSection(engine=engine or "docker", pool_size=pool_size)
+        stats = judge_candidates(candidates, problems, out, cfg, sandbox=sandbox)
         console = _console()
         console.print(summary_table("judge", stats["by_generator_language"], judged=True))
         console.print(

@@ -40,10 +40,15 @@ from pipeline.splits.decontam import (
 from pipeline.splits.dedup import DedupResult, cluster_texts, clusters_from
 from pipeline.splits.text import TokenHasher, normalized_text, words
 from schemas.common import QUARANTINE_SCHEMA
-from schemas.problem import PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA, TRAIN_QUESTIONS_SCHEMA
+from schemas.problem import (
+    PROBLEM_SCHEMA,
+    SPLIT_ASSIGNMENT_SCHEMA,
+    TRAIN_QUESTIONS_SCHEMA,
+    train_question_row,
+)
 
 STAGE = "splits"
-VERSION = "1"
+VERSION = "2"  # 2: train_questions carries the comparison (schema version 2)
 OUTPUTS = (
     "train.parquet",
     "heldout.parquet",
@@ -224,12 +229,7 @@ def _train_questions(train: pa.Table, config: SplitConfig) -> pa.Table:
         if key in seen:
             continue
         seen.add(key)
-        out.append(
-            {
-                **{f.name: r.get(f.name) for f in TRAIN_QUESTIONS_SCHEMA if f.name != "query"},
-                "query": query,
-            }
-        )
+        out.append(train_question_row(r, query))
     return (
         pa.Table.from_pylist(out, schema=TRAIN_QUESTIONS_SCHEMA)
         if out

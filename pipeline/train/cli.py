@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from pipeline.judge.engine_option import EngineOpt
+
 
 def register(app: typer.Typer) -> None:
     @app.command("train")
@@ -18,11 +20,21 @@ def register(app: typer.Typer) -> None:
                 "--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"
             ),
         ],
+        engine: EngineOpt = None,
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
         from pipeline.train import train
+        from pipeline.train.config import TrainConfig
 
-        summary = train(config)
+        cfg = TrainConfig.from_yaml(config)
+        if engine is not None:
+            if cfg.method != "rlvr":
+                raise typer.BadParameter(
+                    f"--engine judges RLVR rewards; method {cfg.method} judges no program"
+                )
+            sandbox = cfg.rlvr.sandbox.with_engine(engine)
+            cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"sandbox": sandbox})})
+        summary = train(cfg)
         typer.echo(json.dumps(summary, indent=2, default=str))
 
     @app.command("evaluate")

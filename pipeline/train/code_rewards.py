@@ -1,8 +1,10 @@
 """Execution rewards for code-policy RLVR, judged by the sandbox in batches.
 
 TRL calls each reward function in turn with the same completions; the first call of a
-step judges the whole batch (one `client.judge` call: the pool spreads it over its
-containers) and the others read the cached result. The rewards:
+step judges the whole batch (one `judge` call on the judge engine: the pool spreads it over
+its workers) and the others read the cached result. Each program is judged as the judge
+stage judges it: the one request builder of pipeline.judge.interface, from the problem's
+Train-Questions row (comparison mode, float tolerances, checker, limits). The rewards:
 
 - pass_fraction: passed / total tests.
 - all_pass: 1.0 when every test passes (verdict AC), else 0.0.
@@ -29,14 +31,18 @@ import concurrent.futures as cf
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.judge.interface import JudgeSpec, judge_spec, verdict_columns
 from pipeline.sampling.extraction import extract_code
 from pipeline.train.config import RlvrSettings
 from pipeline.train.lint import LintReport, lint_penalty, lint_python
 from pipeline.train.rewards import completion_text
+from sandbox.engines import JudgeEngine
+from sandbox.models import JudgeRequest
+from schemas.problem import JUDGE_FIELDS
 
 log = logging.getLogger(__name__)
 
@@ -80,33 +86,30 @@ def combined_reward(s: Scored, per_violation: float, lint_weight: float) -> floa
     return frac
 
 
-def judge_request(row: dict[str, Any], code: str, language: str) -> Any:
-    from sandbox import CompareSpec, JudgeRequest, TestCase
-
-    if row["test_mode"] == "function":
-        tests = [TestCase(code=t["code"]) for t in row["tests"]]
-    else:
-        tests = [TestCase(input=t["input"] or "", output=t["output"] or "") for t in row["tests"]]
-    return JudgeRequest(
-        language=language,
-        source=code,
-        mode=row["test_mode"],
-        tests=tests,
-        time_limit_s=row["time_limit_s"],
-        memory_limit_mb=row["memory_limit_mb"],
-        compare=CompareSpec(mode="tokens"),
-    )
-
-
 class SandboxRewardScorer:
-    """Scores a batch of completions once per step and serves every reward function from it."""
+    """Scores a batch of completions once per step and serves every reward function from it.
 
-    def __init__(self, client: Any, settings: RlvrSettings) -> None:
+    Requests come from the judge interface's one builder (pipeline.judge.interface), from the
+    problem's own row: its comparison (float tolerances, checker), limits (time scaled by
+    `rlvr.sandbox.time_limit_scale`, memory clamped to the sandbox's range), so a program
+    earns the verdict the judge stage would give it."""
+
+    def __init__(self, client: JudgeEngine, settings: RlvrSettings) -> None:
         self.client = client
         self.settings = settings
         self._key: str | None = None
         self._scored: list[Scored] = []
+        self._specs: dict[str, JudgeSpec] = {}  # problem_id -> its judge spec, built once
         self.failed_batches_in_a_row = 0
+
+    def spec(self, row: Mapping[str, Any]) -> JudgeSpec:
+        """The problem's judge spec (from its Train-Questions row), built once per problem."""
+        pid = row["problem_id"]
+        if pid not in self._specs:
+            self._specs[pid] = judge_spec(
+                row, time_limit_scale=self.settings.sandbox.time_limit_scale
+            )
+        return self._specs[pid]
 
     # -- scoring ------------------------------------------------------------------------
     def score(
@@ -122,7 +125,8 @@ class SandboxRewardScorer:
         language = self.settings.language
         codes = [extract_code(t, language).code for t in texts]
         todo = [i for i, c in enumerate(codes) if c.strip()]
-        verdicts = self._judge([judge_request(rows[i], codes[i], language) for i in todo])
+        specs = [self.spec(rows[i]) for i in todo]
+        verdicts = self._judge([s.request(language, codes[i]) for s, i in zip(specs, todo)], specs)
         # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
         lints = lint_python([codes[i].rstrip("\n") + "\n" for i in todo], self.settings.lint_select)
         scored = [Scored(NO_CODE, 0, len(r["tests"]), None) for r in rows]
@@ -135,7 +139,9 @@ class SandboxRewardScorer:
                 log_metric(name, value)
         return scored
 
-    def _judge(self, requests: list[Any]) -> list[tuple[str, int, int]]:
+    def _judge(
+        self, requests: list[JudgeRequest], specs: list[JudgeSpec]
+    ) -> list[tuple[str, int, int]]:
         if not requests:
             return []
         timeout = self.settings.sandbox.batch_timeout_s
@@ -151,7 +157,9 @@ class SandboxRewardScorer:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
         self.failed_batches_in_a_row = 0
-        return [(r.verdict, r.passed, r.total) for r in results]
+        stamp = self.client.stamp
+        columns = [verdict_columns(r, s, stamp) for r, s in zip(results, specs, strict=True)]
+        return [(c["verdict"], c["passed"], c["total"]) for c in columns]
 
     def _batch_failed(self, n: int, reason: str) -> list[tuple[str, int, int]]:
         self.failed_batches_in_a_row += 1
@@ -174,8 +182,13 @@ class SandboxRewardScorer:
         s = self.settings
 
         def _rows(kwargs: dict[str, Any], n: int) -> list[dict[str, Any]]:
-            cols = ("problem_id", "test_mode", "tests", "time_limit_s", "memory_limit_mb")
-            return [{c: kwargs[c][i] for c in cols} for i in range(n)]
+            missing = [c for c in ROW_COLUMNS if c not in kwargs]
+            if missing:
+                raise ValueError(
+                    f"RLVR rewards: the dataset has no column(s) {missing}; the rewards judge "
+                    f"each problem by its own row (Train-Questions schema version 2 has them)"
+                )
+            return [{c: kwargs[c][i] for c in ROW_COLUMNS} for i in range(n)]
 
         def make(
             name: str, fn: Callable[[Scored], float | None]
@@ -200,6 +213,8 @@ class SandboxRewardScorer:
 
 
 CODE_REWARDS: tuple[str, ...] = ("pass_fraction", "all_pass", "lint", "combined")
+# The dataset columns a reward needs per completion: the problem id and its judge fields.
+ROW_COLUMNS: tuple[str, ...] = ("problem_id", *JUDGE_FIELDS)
 
 
 def step_diagnostics(scored: Sequence[Scored], texts: Sequence[str]) -> dict[str, float]:

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.common.verifier_prompt import PromptSpec
+from pipeline.judge.interface import SandboxSection
 from pipeline.train.rewards import aletheia_overlong_buffer
 
 Method = Literal["grpo", "dpo", "sft", "rlvr"]
@@ -160,10 +161,14 @@ class SftSettings(_Section):
     completion_only_loss: bool = True
 
 
-class SandboxSettings(_Section):
-    pool_size: int = 4
+class SandboxSettings(SandboxSection):
+    """The judge RLVR rewards come from: a run config's `sandbox:` section (engine, pool, image,
+    http url) plus what training needs of it."""
+
+    pool_size: int | None = Field(4, ge=1)
     batch_timeout_s: float = 300.0  # one reward batch; past it the batch gets no reward signal
     max_failed_batches: int = 3  # consecutive failed batches before training stops loudly
+    time_limit_scale: float = Field(1.0, gt=0)  # as the judge stage's judge.time_limit_scale
 
 
 class RlvrSettings(_Section):

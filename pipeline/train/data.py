@@ -17,6 +17,7 @@ from datasets import Dataset
 from pipeline.common.parquet import read_parquet
 from pipeline.common.verifier_prompt import PromptSpec, build_messages, prefill
 from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
+from schemas.problem import train_questions_table
 
 _SCHEMAS = {
     "train": INSTANCE_SCHEMA,
@@ -45,7 +46,11 @@ def config_path(data_dir: str | Path, config: str) -> Path:
 def read_config(data_dir: str | Path, config: str, limit: int | None = None) -> pa.Table:
     if config not in _SCHEMAS:
         raise ValueError(f"unknown dataset config {config!r}; known: {sorted(_SCHEMAS)}")
-    table = read_parquet(config_path(data_dir, config), _SCHEMAS[config])
+    path = config_path(data_dir, config)
+    if config == "train_questions":  # older schema versions: read or refused with the reason
+        table = train_questions_table(read_parquet(path), name=str(path))
+    else:
+        table = read_parquet(path, _SCHEMAS[config])
     if table.num_rows == 0:
         raise ValueError(f"dataset config {config!r} under {data_dir} has no rows")
     return table.slice(0, limit) if limit else table

@@ -14,18 +14,21 @@ from typing import Any
 from datasets import Dataset
 from transformers import TrainerCallback
 
+from pipeline.judge.interface import judge_spec, open_judge
 from pipeline.sampling.prompts import chat_messages
-from pipeline.train.code_rewards import SandboxRewardScorer
+from pipeline.train.code_rewards import ROW_COLUMNS, SandboxRewardScorer
 from pipeline.train.common import base_trainer_args, peft_config, with_overrides
 from pipeline.train.config import TrainConfig
 from pipeline.train.data import read_config
 from pipeline.train.verifier import vllm_args
-from schemas.problem import Problem
-
-_KEEP = ("problem_id", "test_mode", "tests", "time_limit_s", "memory_limit_mb")
+from sandbox.engines import JudgeEngine
+from schemas.problem import JUDGE_FIELDS, Problem
 
 
 def question_rows(table: Any, language: str) -> Dataset:
+    """RLVR's dataset: the policy's prompt, plus the columns the rewards judge by (the
+    problem's judge fields, `ROW_COLUMNS`). Every row's judge request is checked here, so a
+    problem that cannot be judged stops training before the first step, naming the row."""
     rows = []
     for i, r in enumerate(table.to_pylist()):
         try:
@@ -35,41 +38,39 @@ def question_rows(table: Any, language: str) -> Dataset:
                 source_id=r["source_id"],
                 title=r["title"],
                 statement=r["query"],
-                test_mode=r["test_mode"],
                 tests=[{k: v for k, v in t.items() if v is not None} for t in r["tests"]],
-                entry_point=r["entry_point"],
-                starter_code=r["starter_code"],
-                time_limit_s=r["time_limit_s"],
-                memory_limit_mb=r["memory_limit_mb"],
+                **{k: r[k] for k in (*JUDGE_FIELDS, "entry_point", "starter_code") if k != "tests"},
             )
+            judge_spec(problem).request(language, "")
         except ValueError as e:
             raise ValueError(
                 f"train_questions row {i} (problem_id={r.get('problem_id')}): {e}"
             ) from e
-        rows.append({"prompt": chat_messages(problem, language), **{k: r[k] for k in _KEEP}})
+        rows.append({"prompt": chat_messages(problem, language), **{k: r[k] for k in ROW_COLUMNS}})
     return Dataset.from_list(rows)
 
 
-class _CloseClient(TrainerCallback):
-    def __init__(self, client: Any) -> None:
-        self.client = client
+class _CloseJudge(TrainerCallback):
+    def __init__(self, judge: JudgeEngine) -> None:
+        self.judge = judge
 
     def on_train_end(self, args, state, control, **kwargs):
-        self.client.close()
+        self.judge.close()
 
 
-def build_rlvr(cfg: TrainConfig, callbacks: list[Any], sandbox_client: Any = None) -> Any:
-    """A GRPOTrainer for the code policy. Without `sandbox_client` a pool is started (and closed at the end)."""
+def build_rlvr(
+    cfg: TrainConfig, callbacks: list[Any], sandbox_client: JudgeEngine | None = None
+) -> Any:
+    """A GRPOTrainer for the code policy. Without `sandbox_client` the judge that
+    `rlvr.sandbox` names is opened (and closed at the end)."""
     from trl import GRPOConfig, GRPOTrainer
 
     r = cfg.rlvr
     dataset = question_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit), r.language)
     callbacks = list(callbacks)
     if sandbox_client is None:
-        from sandbox import SandboxClient
-
-        sandbox_client = SandboxClient(pool_size=r.sandbox.pool_size)
-        callbacks.append(_CloseClient(sandbox_client))
+        sandbox_client = open_judge(r.sandbox)
+        callbacks.append(_CloseJudge(sandbox_client))
     scorer = SandboxRewardScorer(sandbox_client, r)
     names = list(r.rewards)
     gspo = r.algorithm == "gspo"

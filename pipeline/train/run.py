@@ -6,16 +6,19 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.train.common import save_final
 from pipeline.train.config import TrainConfig
 from pipeline.train.metrics_log import METRICS_FILE, JsonlMetricsCallback, read_metrics
 
+if TYPE_CHECKING:
+    from sandbox.engines import JudgeEngine
+
 log = logging.getLogger(__name__)
 
 
-def _builder(method: str, sandbox_client: Any) -> Any:
+def _builder(method: str, sandbox_client: JudgeEngine | None) -> Any:
     if method == "rlvr":
         from pipeline.train.rlvr import build_rlvr
 
@@ -27,13 +30,16 @@ def _builder(method: str, sandbox_client: Any) -> Any:
     ]
 
 
-def train(config: TrainConfig | str | Path, *, sandbox_client: Any = None) -> dict[str, Any]:
+def train(
+    config: TrainConfig | str | Path, *, sandbox_client: JudgeEngine | None = None
+) -> dict[str, Any]:
     """Train one model as `config` says; returns a summary (also written as summary.json).
 
     Output folder: `checkpoints/` (TRL's periodic checkpoints), `final/` (weights or LoRA
     adapter + tokenizer), `merged/` (LoRA merged into the base, when asked), the
     metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json`.
-    RLVR uses `sandbox_client` when given (else it starts and closes its own pool).
+    RLVR judges with `sandbox_client` when given (else it opens the judge engine that
+    `rlvr.sandbox` names, and closes it at the end).
     """
     cfg = config if isinstance(config, TrainConfig) else TrainConfig.from_yaml(config)
     out = cfg.output_dir

@@ -86,6 +86,8 @@ def test_stage_judges_distinct_programs_once_and_counts_the_rest(inputs, tmp_pat
     policy = by[("tiny-model", "python", None, "policy")]
     assert policy["verdict"] == "AC" and policy["judge_cache_key"]
     assert all(r["sandbox_image"] and len(r["test_times_s"]) == r["total"] for r in rows)
+    assert {r["judge_stamp"] for r in rows} == {sandbox_client.stamp}
+    assert sandbox_client.stamp == f"docker:{rows[0]['sandbox_image']}"
     group = stats["by_generator_language"]["reference:test | python"]
     assert group["verdicts"] == {"AC": 2, "WA": 1} and group["pass_rates"]["1"] == 2
     assert stats["by_generator_language"]["tiny-model | python"]["extraction_failures"] == 1
@@ -94,10 +96,12 @@ def test_stage_judges_distinct_programs_once_and_counts_the_rest(inputs, tmp_pat
 
 
 class _CrashAfter:
-    """Wraps the real client and raises after `n` batches: a crash mid-stage."""
+    """Wraps the real client and raises after `n` batches: a crash mid-stage. `stamp`: the
+    engine it claims to be (default: the real client's)."""
 
-    def __init__(self, client, n):
+    def __init__(self, client, n, stamp=None):
         self.client, self.n = client, n
+        self.stamp = stamp or client.stamp
 
     def judge(self, requests, progress=False):
         if self.n == 0:
@@ -117,6 +121,36 @@ def test_a_crashed_judge_run_resumes_from_its_checkpoints(inputs, tmp_path, sand
     assert stats["programs_resumed_from_checkpoint"] == 4
     assert stats["judged_rows"] == pq.read_table(out).num_rows
     assert not (tmp_path / ".judged.parquet.parts").exists()
+
+
+def test_checkpoints_of_another_engine_are_judged_again(inputs, tmp_path, sandbox_client):
+    """A run resumed on another engine never mixes engines in one table: the other engine's
+    checkpointed verdicts are judged again, this engine's are reused."""
+    cpath, ppath, _ = inputs
+    out = tmp_path / "judged.parquet"
+    config = JudgeConfig(chunk_size=2, progress=False)
+    other = _CrashAfter(sandbox_client, 2, stamp="process:elsewhere")
+    with pytest.raises(KeyboardInterrupt):
+        judge_candidates(cpath, ppath, out, config, client=other)  # 2 chunks stamped "process"
+    with pytest.raises(KeyboardInterrupt):  # 1 chunk of this engine, the process ones ignored
+        judge_candidates(cpath, ppath, out, config, client=_CrashAfter(sandbox_client, 1))
+    stats = judge_candidates(cpath, ppath, out, config, client=sandbox_client)
+    assert stats["programs_resumed_from_checkpoint"] == 2  # this engine's one chunk only
+    rows = read_parquet(out, JUDGED_CANDIDATE_SCHEMA).to_pylist()
+    assert {r["judge_stamp"] for r in rows} == {sandbox_client.stamp}
+
+
+def test_problems_over_the_memory_ceiling_are_judged_at_it_and_counted(tmp_path, sandbox_client):
+    big = sum_problem().model_copy(update={"memory_limit_mb": 2048})
+    refs = reference_candidates([big], languages=["python"])
+    cpath, ppath, out = tmp_path / "c.parquet", tmp_path / "p.parquet", tmp_path / "j.parquet"
+    write_parquet(models_to_table(refs, CANDIDATE_SCHEMA), cpath, CANDIDATE_SCHEMA)
+    write_parquet(models_to_table([big], PROBLEM_SCHEMA), ppath, PROBLEM_SCHEMA)
+    stats = judge_candidates(cpath, ppath, out, JudgeConfig(progress=False), client=sandbox_client)
+    assert stats["problems_memory_capped"] == [big.problem_id]
+    rows = read_parquet(out, JUDGED_CANDIDATE_SCHEMA).to_pylist()
+    assert sorted(r["verdict"] for r in rows) == ["AC", "WA"]
+    assert {r["memory_limit_mb"] for r in rows} == {1024}
 
 
 def test_judge_rows_in_memory(sandbox_client):

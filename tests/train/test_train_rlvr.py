@@ -26,6 +26,10 @@ SUM_ROW = {
     "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}],
     "time_limit_s": 2.0,
     "memory_limit_mb": 256,
+    "compare_mode": "tokens",
+    "float_abs_tol": None,
+    "float_rel_tol": None,
+    "checker": None,
 }
 GOOD = "Here:\n```python\na, b = map(int, input().split())\nprint(a + b)\n```"
 GOOD_WITH_UNUSED_IMPORT = (

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.instances.adversarial.catalogue import BY_NAME, bias_types
 from pipeline.instances.adversarial.plan import (
@@ -38,6 +38,10 @@ from pipeline.instances.adversarial.plan import (
 )
 from pipeline.instances.config import AdversarialConfig
 from schemas.ids import instance_id_for
+
+if TYPE_CHECKING:
+    from sandbox.engines import JudgeEngine
+    from schemas.problem import Problem
 
 STAGE = "adversarial"
 
@@ -218,7 +222,9 @@ def apply_edits(
     return out, stats
 
 
-def sandbox_rejudge(problems: dict[str, Any], client: Any, config: AdversarialConfig) -> Rejudge:
+def sandbox_rejudge(
+    problems: dict[str, Problem], client: JudgeEngine, config: AdversarialConfig
+) -> Rejudge:
     """Re-judge through the judge stage (same requests, limits and comparison as the originals)."""
     from pipeline.judge.stage import judge_rows
 

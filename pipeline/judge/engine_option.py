@@ -1,0 +1,19 @@
+"""`--engine`: the option every command that judges programs takes (one definition, one help)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pipeline.judge.interface import EngineName
+
+EngineOpt = Annotated[
+    EngineName | None,
+    typer.Option(
+        "--engine",
+        help="where programs are judged: docker (containers, the default), process (no "
+        "container runtime) or http (a `python -m sandbox serve` server at sandbox.url or "
+        "$ALETHEIA_SANDBOX_URL); overrides the config's sandbox.engine",
+    ),
+]
