@@ -10,11 +10,33 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import typer
+import typer.rich_utils
+from rich.table import Table
 from typer import _click as click  # typer 0.29 ships its own click; its types are these
 from typer.core import TyperCommand, TyperGroup
+
+
+class _HelpTable(Table):
+    """The options table of a help page, with every option name whole at any width.
+
+    Rich shrinks all the columns of a table too wide for the terminal, so at 80 columns
+    typer printed `--max-solution…`. Here the name columns never wrap or shrink; the type
+    and help columns wrap instead, and a help word longer than its column folds rather
+    than being cut.
+    """
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        super().add_row(*renderables, **kwargs)
+        for column in self.columns[:-2]:  # required mark, long/short names, negatives
+            column.no_wrap = True
+        self.columns[-1].overflow = "fold"
+
+
+# typer builds its help tables from this module-level name, once per page.
+typer.rich_utils.Table = _HelpTable  # type: ignore[misc]
 
 
 class _Entry(NamedTuple):

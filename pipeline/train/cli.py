@@ -1,4 +1,8 @@
-"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`."""
+"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`.
+
+Both check what the user gave (the config's keys, the model path) before torch and
+transformers are imported, so a mistake is one line within a second or two.
+"""
 
 from __future__ import annotations
 
@@ -13,16 +17,19 @@ def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
         config: Annotated[
-            Path,
-            typer.Option(
-                "--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"
-            ),
+            Path, typer.Option("--config", "-c", dir_okay=False, help="YAML in configs/train/")
         ],
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
-        from pipeline.train import train
+        from pipeline.errors import load_config
+        from pipeline.model_refs import require_model
+        from pipeline.train.config import TrainConfig
 
-        summary = train(config)
+        cfg = load_config(config, TrainConfig, what="training config")
+        require_model(cfg.model, f"{config}: model")
+        from pipeline.train.run import train
+
+        summary = train(cfg)
         typer.echo(json.dumps(summary, indent=2, default=str))
 
     @app.command("evaluate")
@@ -34,7 +41,8 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         out: Annotated[
-            Path, typer.Option("--out", help="where report.json, report.md and responses.jsonl go")
+            Path,
+            typer.Option("--out", "-o", help="where report.json, report.md and responses.jsonl go"),
         ],
         model: Annotated[
             Path | None, typer.Option("--model", help="model folder (merged LoRA or full weights)")
@@ -50,7 +58,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config: Annotated[
             Path | None,
-            typer.Option("--config", "-c", exists=True, dir_okay=False, help="EvalConfig YAML"),
+            typer.Option("--config", "-c", dir_okay=False, help="EvalConfig YAML"),
         ] = None,
         k: Annotated[
             int | None, typer.Option("--k", help="responses per instance (overrides the config)")
@@ -64,14 +72,19 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
-        from pipeline.evaluate import EvalConfig, evaluate
+        from pipeline.errors import load_config
+        from pipeline.evaluate.config import EvalConfig
+        from pipeline.model_refs import require_model
 
         if (model is None) == (responses is None):
             raise typer.BadParameter("give exactly one of --model or --responses")
-
-        cfg = EvalConfig.from_yaml(config) if config else EvalConfig()
+        cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
+        if model is not None:
+            require_model(model, "--model")
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
         updates = {key: v for key, v in given if v is not None}
         cfg = cfg.model_copy(update=updates) if updates else cfg
+        from pipeline.evaluate.run import evaluate
+
         report = evaluate(model, data, out, cfg, responses=responses)
         typer.echo(Path(report["files"]["markdown"]).read_text())
