@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import typer
 import typer.rich_utils
 from rich.table import Table
+from rich.text import Text
 from typer import _click as click  # typer 0.29 ships its own click; its types are these
 from typer.core import TyperCommand, TyperGroup
 
@@ -24,15 +25,17 @@ class _HelpTable(Table):
 
     Rich shrinks all the columns of a table too wide for the terminal, so at 80 columns
     typer printed `--max-solution…`. Here the name columns never wrap or shrink; the type
-    and help columns wrap instead, and a help word longer than its column folds rather
-    than being cut.
+    and help columns wrap instead, and a help word wider than its column folds onto the
+    next line rather than being cut.
     """
 
     def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        for part in getattr(renderables[-1], "renderables", ()) if renderables else ():
+            if isinstance(part, Text):  # the help cell: typer's Columns of Text
+                part.overflow = "fold"
         super().add_row(*renderables, **kwargs)
         for column in self.columns[:-2]:  # required mark, long/short names, negatives
             column.no_wrap = True
-        self.columns[-1].overflow = "fold"
 
 
 # typer builds its help tables from this module-level name, once per page.
@@ -106,6 +109,18 @@ COMMANDS: dict[str, _Entry] = {
         "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",
     ),
     "build-eval": _Entry("flows.cli", "Build the eval configs only (heldout, strong, hard, adv)."),
+}
+
+# The short-flag convention: a letter for each option that several commands share, the
+# same letter for the same option on every command that has it; every other option is
+# long only. tests/test_cli_help.py holds every command to this table.
+SHORT_FLAGS: dict[str, str] = {
+    "-c": "--config",
+    "-p": "--problems",
+    "-o": "--out",
+    "-i": "--instances",
+    "-j": "--judged",
+    "-s": "--source",
 }
 
 _loaded: dict[str, click.Command] = {}
