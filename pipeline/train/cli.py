@@ -13,6 +13,20 @@ from typing import Annotated
 import typer
 
 
+def _check_templates(where: str, section: object) -> None:
+    """A prompt template with a wrong placeholder fails now, not after the model has loaded."""
+    pairs = [("prompt_template", "user"), ("system_template", "system")]
+    given = [(key, kind, getattr(section, key, None)) for key, kind in pairs]
+    if not any(path for _, _, path in given):
+        return
+    from pipeline.errors import UserError
+    from pipeline.preflight import template_problem
+
+    for key, kind, path in given:
+        if path and (problem := template_problem(f"{where}{key}", path, kind)):
+            raise UserError(problem)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
@@ -27,6 +41,7 @@ def register(app: typer.Typer) -> None:
 
         cfg = load_config(config, TrainConfig, what="training config")
         require_model(cfg.model, f"{config}: model")
+        _check_templates(f"{config}: prompt.", cfg.prompt)
         from pipeline.train.run import train
 
         summary = train(cfg)
@@ -81,6 +96,7 @@ def register(app: typer.Typer) -> None:
         cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
         if model is not None:
             require_model(model, "--model")
+        _check_templates(f"{config}: " if config else "", cfg)
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
         updates = {key: v for key, v in given if v is not None}
         cfg = cfg.model_copy(update=updates) if updates else cfg
