@@ -82,6 +82,17 @@ def _typo_twins(errors: list[Any]) -> list[Any]:
     return [e for e in errors if id(e) not in twins]
 
 
+def _key_hint(error: Any, model: type[BaseModel] | None) -> str:
+    """`key` of a further error, with its closest known key when it is a misspelt one."""
+    loc = tuple(error.get("loc", ()))
+    key = ".".join(map(str, loc))
+    owner = _model_at(model, loc[:-1]) if model is not None and loc else None
+    if error.get("type") == "extra_forbidden" and owner is not None:
+        near = closest(str(loc[-1]), _fields(owner))
+        return f"{key} (did you mean {near!r}?)" if near else f"{key} (unknown)"
+    return key
+
+
 def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
     """One line for a pydantic error: the dotted key, what is wrong, the closest known key."""
     errors = _typo_twins(err.errors())
@@ -104,7 +115,7 @@ def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
         if loc:  # "bias_types: unknown ..." under the key bias_types: say the key once
             msg = msg.removeprefix(f"{loc[-1]}: ")
         what = msg + shown
-    others = [".".join(map(str, e.get("loc", ()))) for e in errors if e is not first]
+    others = [_key_hint(e, model) for e in errors if e is not first]
     more = f" [and {len(others)} more: {', '.join(others)}]" if others else ""
     return f"{where}: {what}{more}"
 
