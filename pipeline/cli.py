@@ -159,6 +159,14 @@ class LazyGroup(TyperGroup):
             return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name].help)
         return load_command(cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            from pipeline.errors import did_you_mean
+
+            ctx.fail(f"no such command {name!r}{did_you_mean(name, COMMANDS)}")
+        return super().resolve_command(ctx, args)
+
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         type(self)._listing = True
         try:
@@ -198,8 +206,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(e.exit_code) from None
     except typer.Abort:
         raise SystemExit(130) from None
-    except click.exceptions.ClickException as e:  # bad option / argument: click's one-liner
-        e.show()
+    except click.exceptions.ClickException as e:  # a bad option or argument: one line too
+        ctx = getattr(e, "ctx", None)
+        where = f"  ({ctx.command_path} --help shows what it takes)" if ctx is not None else ""
+        typer.echo(f"error: {' '.join(e.format_message().split())}{where}", err=True)
         raise SystemExit(e.exit_code) from None
     except Exception as e:  # sorted into user mistakes and bugs below
         message = None if (_state["debug"] or "--debug" in args) else one_line(e)

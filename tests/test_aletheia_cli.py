@@ -99,6 +99,10 @@ def test_missing_model_path_is_one_line_for_train_evaluate_and_evaluate_policy(
     line = _one_error_line(*_aletheia("train", "-c", str(config)))
     assert f"{config}: model: no such path {tmp_path}/models/tiny-qwen2" in line
     assert f"({tmp_path} has no 'models')" in line
+    (tmp_path / "models" / "tiny-qwen2").mkdir(parents=True)
+    (tmp_path / "models" / "tiny-qwen2" / "config.json").write_text("{}")
+    line = _one_error_line(*_aletheia("train", "-c", str(config), cwd=tmp_path))
+    assert f"{config}: data.dir: no such folder out/demo/hub" in line  # checked before TRL loads
 
     (tmp_path / "hub").mkdir()
     (tmp_path / "train" / "dpo" / "final").mkdir(parents=True)
@@ -177,3 +181,19 @@ def test_a_misspelt_source_kind_gets_the_closest_kind(tmp_path: Path) -> None:
     )
     assert rc == 2 and len(lines) == 1, lines
     assert "unknown source kind 'jsnol' in 'jsnol:x.jsonl'; did you mean 'jsonl'?" in lines[0]
+
+
+def test_option_and_command_mistakes_are_one_line_with_the_closest_name(tmp_path: Path) -> None:
+    """click's own errors (a missing folder, an unknown option or command) were a boxed
+    panel with a usage block; now one `error:` line like every other mistake."""
+    cases = {
+        ("trian", "-c", "x.yaml"): "no such command 'trian'; did you mean 'train'?",
+        ("evaluate-policy", "--max-token", "3"): "No such option: --max-token",
+        ("evaluate", "--data", "nope", "--out", "o", "--model", "m"): "'nope' does not exist",
+    }
+    for args, expected in cases.items():
+        rc, lines, heavy = _aletheia(*args, cwd=tmp_path)
+        assert rc == 2 and len(lines) == 1 and heavy == [], (args, lines)
+        assert lines[0].startswith("error: ") and expected in lines[0], (args, lines)
+        assert "--help shows what it takes" in lines[0]
+    assert "--max-tokens" in _aletheia("evaluate-policy", "--max-token", "3")[1][0]

@@ -27,6 +27,26 @@ def _check_templates(where: str, section: object) -> None:
             raise UserError(problem)
 
 
+def _check_data(where: str, data_dir: Path, config: str) -> None:
+    """The rows to train on exist (pipeline.train.data.config_path's places), checked before
+    the training libraries load."""
+    from pipeline.errors import UserError, near_path
+
+    if not data_dir.is_dir():
+        raise UserError(
+            f"{where}data.dir: no such folder {data_dir}{near_path(data_dir)}; build the "
+            "dataset first (aletheia build-train) or point data.dir at one"
+        )
+    if not any(p.exists() for p in (data_dir / config, data_dir / f"{config}.parquet")):
+        from pipeline.errors import did_you_mean
+
+        have = sorted(p.name.removesuffix(".parquet") for p in data_dir.iterdir())
+        raise UserError(
+            f"{where}data.config: no {config!r} under {data_dir} (neither {config}/ nor "
+            f"{config}.parquet){did_you_mean(config, have) if have else '; the folder is empty'}"
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
@@ -41,6 +61,7 @@ def register(app: typer.Typer) -> None:
 
         cfg = load_config(config, TrainConfig, what="training config")
         require_model(cfg.model, f"{config}: model")
+        _check_data(f"{config}: ", cfg.data.dir, cfg.data.config)
         _check_templates(f"{config}: prompt.", cfg.prompt)
         from pipeline.train.run import train
 
