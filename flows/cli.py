@@ -4,11 +4,13 @@ The run config is read and the preflight (pipeline/preflight.py) runs before Pre
 touched, so a typo or a missing model is one line in a second, not a traceback after the
 temporary API server has started. `--dry-run` stops after printing the plan. Prefect runs
 the flows against a temporary local API; the same code runs as deployments via prefect.yaml.
+Ctrl-C stops a build within seconds and keeps what finished (pipeline/interrupt.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,6 +60,16 @@ def _prepare(
     return cfg.model_dump(mode="json")
 
 
+def _resume_command(name: str, config: Path, limit: int | None) -> str:
+    return f"aletheia {name} -c {config}" + (f" --limit {limit}" if limit else "")
+
+
+def _before_prefect() -> None:
+    """The temporary Prefect server gets 20 s to start by default, which a busy 2-core
+    machine can miss; give it two minutes unless the user chose."""
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("build-train")
     def build_train(
@@ -67,10 +79,14 @@ def register(app: typer.Typer) -> None:
         engine: EngineOpt = None,
     ) -> None:
         """Build every config (train, ..., adv) and the Hub folder, like the deployment does."""
-        param = _prepare(config, limit, dry_run, engine)
-        from flows.build import build_aletheia_train
+        from pipeline.interrupt import stop_on_interrupt
 
-        out = build_aletheia_train(param)
+        with stop_on_interrupt(_resume_command("build-train", config, limit)):
+            param = _prepare(config, limit, dry_run, engine)
+            _before_prefect()
+            from flows.build import build_aletheia_train
+
+            out = build_aletheia_train(param)
         typer.echo(json.dumps({k: out[k] for k in ("hub_dir", "work_dir", "rows")}, indent=2))
 
     @app.command("build-eval")
@@ -81,8 +97,12 @@ def register(app: typer.Typer) -> None:
         engine: EngineOpt = None,
     ) -> None:
         """Build the eval configs only (heldout, strong, hard, adv)."""
-        param = _prepare(config, limit, dry_run, engine)
-        from flows.build import build_aletheia_eval
+        from pipeline.interrupt import stop_on_interrupt
 
-        out = build_aletheia_eval(param)
+        with stop_on_interrupt(_resume_command("build-eval", config, limit)):
+            param = _prepare(config, limit, dry_run, engine)
+            _before_prefect()
+            from flows.build import build_aletheia_eval
+
+            out = build_aletheia_eval(param)
         typer.echo(json.dumps({k: out[k] for k in ("heldout", "strong", "hard", "adv")}, indent=2))

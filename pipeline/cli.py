@@ -10,11 +10,36 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import typer
+import typer.rich_utils
+from rich.table import Table
+from rich.text import Text
 from typer import _click as click  # typer 0.29 ships its own click; its types are these
 from typer.core import TyperCommand, TyperGroup
+
+
+class _HelpTable(Table):
+    """The options table of a help page, with every option name whole at any width.
+
+    Rich shrinks all the columns of a table too wide for the terminal, so at 80 columns
+    typer printed `--max-solution…`. Here the name columns never wrap or shrink; the type
+    and help columns wrap instead, and a help word wider than its column folds onto the
+    next line rather than being cut.
+    """
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        for part in getattr(renderables[-1], "renderables", ()) if renderables else ():
+            if isinstance(part, Text):  # the help cell: typer's Columns of Text
+                part.overflow = "fold"
+        super().add_row(*renderables, **kwargs)
+        for column in self.columns[:-2]:  # required mark, long/short names, negatives
+            column.no_wrap = True
+
+
+# typer builds its help tables from this module-level name, once per page.
+typer.rich_utils.Table = _HelpTable  # type: ignore[misc]
 
 
 class _Entry(NamedTuple):
@@ -86,6 +111,18 @@ COMMANDS: dict[str, _Entry] = {
     "build-eval": _Entry("flows.cli", "Build the eval configs only (heldout, strong, hard, adv)."),
 }
 
+# The short-flag convention: a letter for each option that several commands share, the
+# same letter for the same option on every command that has it; every other option is
+# long only. tests/test_cli_help.py holds every command to this table.
+SHORT_FLAGS: dict[str, str] = {
+    "-c": "--config",
+    "-p": "--problems",
+    "-o": "--out",
+    "-i": "--instances",
+    "-j": "--judged",
+    "-s": "--source",
+}
+
 _loaded: dict[str, click.Command] = {}
 
 
@@ -121,6 +158,14 @@ class LazyGroup(TyperGroup):
         if self._listing and cmd_name in COMMANDS:  # --help: a stub with the summary only
             return TyperCommand(name=cmd_name, help=COMMANDS[cmd_name].help)
         return load_command(cmd_name)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and name not in COMMANDS:
+            from pipeline.errors import did_you_mean
+
+            ctx.fail(f"no such command {name!r}{did_you_mean(name, COMMANDS)}")
+        return super().resolve_command(ctx, args)
 
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         type(self)._listing = True
@@ -161,8 +206,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(e.exit_code) from None
     except typer.Abort:
         raise SystemExit(130) from None
-    except click.exceptions.ClickException as e:  # bad option / argument: click's one-liner
-        e.show()
+    except click.exceptions.ClickException as e:  # a bad option or argument: one line too
+        ctx = getattr(e, "ctx", None)
+        where = f"  ({ctx.command_path} --help shows what it takes)" if ctx is not None else ""
+        typer.echo(f"error: {' '.join(e.format_message().split())}{where}", err=True)
         raise SystemExit(e.exit_code) from None
     except Exception as e:  # sorted into user mistakes and bugs below
         message = None if (_state["debug"] or "--debug" in args) else one_line(e)

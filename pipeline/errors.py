@@ -9,9 +9,13 @@ from __future__ import annotations
 import difflib
 import types
 import typing
-from typing import Any
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class UserError(ValueError):
@@ -47,28 +51,130 @@ def _fields(model: type[BaseModel]) -> list[str]:
     return [a for name, f in model.model_fields.items() for a in (name, f.alias) if a]
 
 
+def closest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The known name nearest to a misspelt one, or None when none is near."""
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=cutoff)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`; did you mean 'x'?` for a near miss, else the whole list of known names (never cut)."""
+    known = list(known)
+    near = closest(name, known)
+    return f"; did you mean {near!r}?" if near else f"; known: {', '.join(map(str, known))}"
+
+
+def _typo_twins(errors: list[Any]) -> list[Any]:
+    """The errors less each "missing" key that an unknown key beside it is a typo of: a typo
+    makes both (`methd` unknown, `method` missing), and it is one mistake."""
+    extra = [e for e in errors if e.get("type") == "extra_forbidden" and e.get("loc")]
+    twins = set()
+    for e in extra:
+        loc = tuple(e["loc"])
+        siblings = {
+            str(m["loc"][-1]): id(m)
+            for m in errors
+            if m.get("type") == "missing" and tuple(m.get("loc", ()))[:-1] == loc[:-1]
+        }
+        near = closest(str(loc[-1]), siblings)
+        if near is not None:
+            twins.add(siblings[near])
+    return [e for e in errors if id(e) not in twins]
+
+
+def _key_hint(error: Any, model: type[BaseModel] | None) -> str:
+    """`key` of a further error, with its closest known key when it is a misspelt one."""
+    loc = tuple(error.get("loc", ()))
+    key = ".".join(map(str, loc))
+    owner = _model_at(model, loc[:-1]) if model is not None and loc else None
+    if error.get("type") == "extra_forbidden" and owner is not None:
+        near = closest(str(loc[-1]), _fields(owner))
+        return f"{key} (did you mean {near!r}?)" if near else f"{key} (unknown)"
+    return key
+
+
 def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
     """One line for a pydantic error: the dotted key, what is wrong, the closest known key."""
-    errors = err.errors()
-    first = errors[0]
+    errors = _typo_twins(err.errors())
+    extra = [e for e in errors if e.get("type") == "extra_forbidden"]
+    first = extra[0] if extra else errors[0]  # a misspelt key explains the rest best
     loc = tuple(first.get("loc", ()))
     where = ".".join(str(p) for p in loc) or "(top level)"
     if first.get("type") == "extra_forbidden":
         owner = _model_at(model, loc[:-1]) if model is not None else None
         what = "unknown key"
         if owner is not None:
-            close = difflib.get_close_matches(str(loc[-1]), _fields(owner), n=1, cutoff=0.6)
-            what += (
-                f"; did you mean {close[0]!r}?"
-                if close
-                else f"; known: {', '.join(_fields(owner))}"
-            )
+            what += did_you_mean(str(loc[-1]), _fields(owner))
     else:
         value = first.get("input")
         shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
-        what = first.get("msg", "invalid") + shown
-    more = f" [and {len(errors) - 1} more]" if len(errors) > 1 else ""
+        msg = str(first.get("msg", "invalid"))
+        # pydantic prefixes a validator's own message; ours already say what and where.
+        for prefix in ("Value error, ", "Assertion failed, "):
+            msg = msg.removeprefix(prefix)
+        if loc:  # "bias_types: unknown ..." under the key bias_types: say the key once
+            msg = msg.removeprefix(f"{loc[-1]}: ")
+        what = msg + shown
+    others = [_key_hint(e, model) for e in errors if e is not first]
+    more = f" [and {len(others)} more: {', '.join(others)}]" if others else ""
     return f"{where}: {what}{more}"
+
+
+def read_mapping(path: str | Path, *, what: str = "config") -> dict[str, Any]:
+    """The top-level mapping of a YAML file; a missing file or bad YAML is a UserError."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{what} {path} not found{near_path(path)}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f"line {mark.line + 1}: " if mark else ""
+        raise UserError(f"{path}: {at}not valid YAML ({getattr(e, 'problem', None) or e})") from e
+    if not isinstance(raw, dict | None):
+        raise UserError(f"{path}: a {what} is a mapping of keys at the top level")
+    return raw or {}
+
+
+def validate(raw: dict[str, Any], model: type[M], path: str | Path) -> M:
+    """`model` from `raw` (read from `path`); a mistake is a UserError naming the file and key."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as e:
+        raise UserError(f"{path}: {describe(e, model)}") from e
+    except (ValueError, OSError) as e:  # a validator reading another file
+        raise UserError(f"{path}: {' '.join(str(e).split())}") from e
+
+
+def load_config(path: str | Path, model: type[M], *, what: str = "config") -> M:
+    """Read a YAML config file into `model`; any mistake is a UserError naming the file and key."""
+    return validate(read_mapping(path, what=what), model, path)
+
+
+def near_path(path: str | Path) -> str:
+    """What exists near a missing path: `; did you mean 'x'?` for a near miss of the first
+    missing part, else ` (F has no 'x')` naming the deepest folder that does exist."""
+    path = Path(path).expanduser()
+    parts = path.parts
+    depth = len(parts) - 1
+    while depth > 0 and not Path(*parts[:depth]).is_dir():
+        depth -= 1
+    folder = Path(*parts[:depth]) if depth else Path("/" if path.is_absolute() else ".")
+    missing = parts[depth] if depth < len(parts) else path.name
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except OSError:
+        names = []
+    near = closest(missing, names, cutoff=0.75)  # stricter than keys: .cache is not .ruff_cache
+    shown = "the current folder" if str(folder) == "." else str(folder)
+    if near is None:
+        return f" ({shown} has no {missing!r})"
+    whole = Path(folder, near, *parts[depth + 1 :])
+    if whole.exists():
+        return f"; did you mean {str(whole)!r}?"
+    return f" ({shown} has no {missing!r}; did you mean {near!r}?)"
 
 
 _USER_ERRORS: tuple[type[BaseException], ...] = (
@@ -106,5 +212,16 @@ def one_line(exc: BaseException) -> str | None:
             return None
     if isinstance(exc, _USER_ERRORS):
         text = " ".join(str(exc).split()) or type(exc).__name__
-        return text if len(text) <= 400 else text[:397] + "..."
+        if isinstance(exc, UserError) or len(text) <= 1000:  # ours say only what is needed
+            return text
+        return text[:997] + "..."
     return None
+
+
+def fail(exc: BaseException) -> Any:
+    """Print `error: <one line>` on stderr and return the typer.Exit(2) to raise (the stage
+    commands that catch their own errors use this, so they read like `aletheia`'s own)."""
+    import typer
+
+    typer.echo(f"error: {one_line(exc) or ' '.join(str(exc).split())}", err=True)
+    return typer.Exit(2)

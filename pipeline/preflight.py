@@ -8,6 +8,7 @@ first and refuses to start on a fatal finding. Checked, without touching the net
   local Hugging Face cache (never fetched here); the vLLM environments exist; an
   OpenAI-compatible server named by `base_url` accepts connections and its key variable is set;
 - Hub: `repo_id` and `HF_TOKEN` when `hub.push` is on;
+- templates: every verifier prompt template's placeholders (none unknown, none missing);
 - Docker (sandbox.engine docker): the engine answers and the sandbox image exists (or will
   be built); the http engine: a server address is configured;
 - Ray: prefect-ray is installed when `runner.kind: ray`.
@@ -34,7 +35,7 @@ SAMPLE_ROWS = 200  # rows per source converted to check parsing and estimate tes
 
 @dataclass(frozen=True)
 class Finding:
-    check: str  # sources | models | hub | docker | ray | config
+    check: str  # sources | models | hub | templates | docker | ray | config
     message: str  # what is wrong and what to do
     fatal: bool = True
 
@@ -294,7 +295,7 @@ def _check_models(cfg: RunConfig, report: Report) -> None:
             report.add(
                 "models",
                 f"{who}: {ref!r} is neither a local folder nor a Hub id in the local HF cache; "
-                f"fix the path or download it first (huggingface-cli download {ref})",
+                f"fix the path or download it first (hf download {ref})",
             )
     backends = [(f"sample.{s.name}", s.backend) for s in cfg.sample.sources if s.kind == "model"]
     backends += [(who, j.backend) for who, j in _judges(cfg)]
@@ -381,6 +382,65 @@ def _check_docker(cfg: RunConfig, report: Report) -> None:
             )
 
 
+def template_problem(where: str, path: str, kind: str = "user") -> str | None:
+    """What is wrong with a verifier prompt template file (`kind` user or system), or None.
+
+    Every unknown placeholder (with the nearest allowed name for a misspelt one) and every
+    missing one, so a bad template fails here and not at `assemble`, minutes into a build."""
+    import string
+
+    from pipeline.common.verifier_prompt import SYSTEM_PLACEHOLDERS, USER_PLACEHOLDERS
+    from pipeline.errors import closest
+
+    allowed = SYSTEM_PLACEHOLDERS if kind == "system" else USER_PLACEHOLDERS
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        names = {n for _, n, _, _ in string.Formatter().parse(text) if n is not None}
+    except OSError as e:
+        return f"{where}: {path} cannot be read ({e.strerror or e})"
+    except ValueError as e:  # a lone brace
+        return f"{where}: {path}: malformed template ({e}); write literal braces as {{{{ and }}}}"
+    parts, meant = [], set()
+    for name in sorted(names - allowed):
+        near = closest(name, allowed - names - meant)
+        parts.append(f"unknown {{{name}}}" + (f" (did you mean {{{near}}}?)" if near else ""))
+        meant.add(near)
+    parts += [f"missing {{{name}}}" for name in sorted(allowed - names - meant)]
+    if not parts:
+        return None
+    known = ", ".join(f"{{{n}}}" for n in sorted(allowed))
+    return f"{where}: {path}: {'; '.join(parts)} (a {kind} template has exactly {known})"
+
+
+def _templates(cfg: RunConfig) -> list[tuple[str, str, str]]:
+    """(config key, file, kind) of every verifier prompt template the build reads, each once
+    (a run-level template propagated into assemble and dpo is named by its run-level key)."""
+    out: list[tuple[str, str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    sections = [("", cfg), ("assemble.", cfg.assemble), ("dpo.", cfg.dpo)]
+    if cfg.train and Path(cfg.train).is_file():
+        try:
+            from pipeline.train.config import TrainConfig
+
+            sections.append((f"{cfg.train}: prompt.", TrainConfig.from_yaml(cfg.train).prompt))
+        except ValueError:
+            pass  # the train-verifier flow reports its own config
+    for prefix, section in sections:
+        for key, kind in (("prompt_template", "user"), ("system_template", "system")):
+            value = getattr(section, key, None)
+            if value and (value, kind) not in seen:
+                seen.add((value, kind))
+                out.append((f"{prefix}{key}", value, kind))
+    return out
+
+
+def _check_templates(cfg: RunConfig, report: Report) -> None:
+    for where, path, kind in _templates(cfg):
+        problem = template_problem(where, path, kind)
+        if problem:
+            report.add("templates", problem)
+
+
 def _check_runner(cfg: RunConfig, report: Report) -> None:
     if cfg.runner.kind == "ray" and importlib.util.find_spec("prefect_ray") is None:
         report.add("ray", "runner.kind: ray needs prefect-ray and ray: pip install -e '.[ray]'")
@@ -401,6 +461,7 @@ def preflight(cfg: RunConfig, *, docker: bool = True) -> Report:
     _check_sources(cfg, report)
     _check_models(cfg, report)
     _check_hub(cfg, report)
+    _check_templates(cfg, report)
     if docker and cfg.sandbox.engine == "docker":  # other engines need no Docker
         _check_docker(cfg, report)
     _check_judge(cfg, report)

@@ -92,7 +92,7 @@ def run(
     mode: str = typer.Option("stdio", help="stdio or function"),
     time_limit: float = typer.Option(2.0, "--time-limit", help="CPU seconds per test"),
     memory_limit_mb: int = typer.Option(256, "--memory-limit-mb", help="memory per test (MB)"),
-    compare: str = typer.Option("tokens", help="tokens, exact, float or checker"),
+    compare: str = typer.Option("tokens", help="tokens, exact, float, checker or testlib"),
     abs_tol: float | None = typer.Option(None, help="float compare: absolute tolerance"),
     rel_tol: float | None = typer.Option(None, help="float compare: relative tolerance"),
     checker: Path | None = typer.Option(

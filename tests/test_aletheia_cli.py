@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
 from typer.testing import CliRunner
 
 from pipeline.cli import app
@@ -36,3 +43,157 @@ def test_problems_subcommands() -> None:
     result = CliRunner().invoke(app, ["problems", "--help"], terminal_width=200)
     assert result.exit_code == 0
     assert "ingest" in result.output and "split" in result.output
+
+
+# --- user mistakes: one line, naming the file / key / path, before heavy imports -----
+
+HEAVY = ("torch", "transformers", "trl", "peft", "prefect", "datasets")
+REPO = Path(__file__).resolve().parents[1]
+RUNNER = """
+import sys
+from pipeline.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+else:
+    code = 0
+print("RC", code)
+print("HEAVY", sorted(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def _aletheia(*args: str, cwd: Path = REPO) -> tuple[int, list[str], list[str]]:
+    """(exit code, stderr lines, heavy modules imported) of `aletheia ARGS` in a fresh
+    interpreter. The heavy modules stand for the time: torch + transformers alone took the
+    old errors 13-16 s."""
+    r = subprocess.run(
+        [sys.executable, "-c", RUNNER.format(heavy=HEAVY), *args],
+        check=False,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "80"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    rc = int(re.search(r"^RC (\d+)", r.stdout, re.MULTILINE).group(1))
+    heavy = re.search(r"^HEAVY \[(.*)\]", r.stdout, re.MULTILINE).group(1)
+    return rc, r.stderr.strip().splitlines(), [h.strip(" '") for h in heavy.split(",") if h]
+
+
+def _one_error_line(rc: int, lines: list[str], heavy: list[str]) -> str:
+    assert rc == 2, lines
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    assert heavy == [], f"imported {heavy} before saying what is wrong"
+    assert "Traceback" not in lines[0] and "pydantic.dev" not in lines[0]
+    return lines[0]
+
+
+def test_missing_model_path_is_one_line_for_train_evaluate_and_evaluate_policy(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "dpo.yaml"
+    raw = yaml.safe_load((REPO / "configs" / "train" / "demo-dpo.yaml").read_text())
+    raw["model"] = str(tmp_path / "models" / "tiny-qwen2")
+    config.write_text(yaml.safe_dump(raw))
+    line = _one_error_line(*_aletheia("train", "-c", str(config)))
+    assert f"{config}: model: no such path {tmp_path}/models/tiny-qwen2" in line
+    assert f"({tmp_path} has no 'models')" in line
+    (tmp_path / "models" / "tiny-qwen2").mkdir(parents=True)
+    (tmp_path / "models" / "tiny-qwen2" / "config.json").write_text("{}")
+    line = _one_error_line(*_aletheia("train", "-c", str(config), cwd=tmp_path))
+    assert f"{config}: data.dir: no such folder out/demo/hub" in line  # checked before TRL loads
+
+    (tmp_path / "hub").mkdir()
+    (tmp_path / "train" / "dpo" / "final").mkdir(parents=True)
+    (tmp_path / "train" / "dpo" / "final" / "config.json").write_text("{}")
+    line = _one_error_line(
+        *_aletheia(
+            "evaluate",
+            "--model",
+            "train/dpo/fianl",
+            "--data",
+            "hub",
+            "--out",
+            "eval",
+            cwd=tmp_path,
+        )
+    )
+    assert "--model: no such path train/dpo/fianl; did you mean 'train/dpo/final'?" in line
+    line = _one_error_line(
+        *_aletheia("evaluate", "--model", "train/dpo", "--data", "hub", "-o", "eval", cwd=tmp_path)
+    )
+    assert "train/dpo holds no config.json" in line and "train/dpo/final" in line
+
+    problems = tmp_path / "problems.parquet"
+    problems.write_bytes(b"")  # never read: the model is checked first
+    line = _one_error_line(
+        *_aletheia(
+            "evaluate-policy",
+            "--model",
+            "out/rlvr/policy/final",
+            "-p",
+            str(problems),
+            "-o",
+            "rep",
+            cwd=tmp_path,
+        )
+    )
+    assert "--model: no such path out/rlvr/policy/final (the current folder has no 'out')" in line
+
+
+def test_training_config_typo_names_the_file_key_and_closest_key(tmp_path: Path) -> None:
+    raw = yaml.safe_load((REPO / "configs" / "train" / "demo-dpo.yaml").read_text())
+    raw["methd"] = raw.pop("method")
+    raw["optim"]["learning_rte"] = raw["optim"].pop("learning_rate")
+    config = tmp_path / "typo.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    line = _one_error_line(*_aletheia("train", "-c", str(config)))
+    # Both typos named with their keys; `methd` also makes `method` "missing": one mistake.
+    assert line.startswith(f"error: {config}: ")
+    assert "optim.learning_rte: unknown key; did you mean 'learning_rate'?" in line
+    assert "[and 1 more: methd (did you mean 'method'?)]" in line
+
+    line = _one_error_line(*_aletheia("train", "-c", "configs/train/demo-dop.yaml"))
+    assert (
+        "configs/train/demo-dop.yaml not found; did you mean 'configs/train/demo-dpo.yaml'?" in line
+    )
+
+
+def test_a_bad_bias_type_names_the_file_and_every_known_type(tmp_path: Path) -> None:
+    from pipeline.instances.adversarial.catalogue import BY_NAME
+
+    raw = yaml.safe_load((REPO / "configs" / "instances" / "adversarial.yaml").read_text())
+    raw["bias_types"][0] = "authorty"
+    config = tmp_path / "adv.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    args = ("adversarial", "-c", str(config), "-i", "i.parquet", "-p", "p.parquet", "-o", "out")
+    line = _one_error_line(*_aletheia(*args, cwd=tmp_path))
+    assert f"error: {config}: bias_types: unknown bias type(s) ['authorty']" in line
+    assert "did you mean 'authority'?" in line
+    known = line.split("known: ", 1)[1].split("  (--debug")[0]
+    assert known.split(", ") == sorted(BY_NAME)  # the whole list, none cut mid-word
+
+
+def test_a_misspelt_source_kind_gets_the_closest_kind(tmp_path: Path) -> None:
+    rc, lines, _ = _aletheia(
+        "problems", "ingest", "-s", "jsnol:x.jsonl", "-o", "p.parquet", cwd=tmp_path
+    )
+    assert rc == 2 and len(lines) == 1, lines
+    assert "unknown source kind 'jsnol' in 'jsnol:x.jsonl'; did you mean 'jsonl'?" in lines[0]
+
+
+def test_option_and_command_mistakes_are_one_line_with_the_closest_name(tmp_path: Path) -> None:
+    """click's own errors (a missing folder, an unknown option or command) were a boxed
+    panel with a usage block; now one `error:` line like every other mistake."""
+    cases = {
+        ("trian", "-c", "x.yaml"): "no such command 'trian'; did you mean 'train'?",
+        ("evaluate-policy", "--max-token", "3"): "No such option: --max-token",
+        ("evaluate", "--data", "nope", "--out", "o", "--model", "m"): "'nope' does not exist",
+    }
+    for args, expected in cases.items():
+        rc, lines, heavy = _aletheia(*args, cwd=tmp_path)
+        assert rc == 2 and len(lines) == 1 and heavy == [], (args, lines)
+        assert lines[0].startswith("error: ") and expected in lines[0], (args, lines)
+        assert "--help shows what it takes" in lines[0]
+    assert "--max-tokens" in _aletheia("evaluate-policy", "--max-token", "3")[1][0]

@@ -253,3 +253,31 @@ def test_limit_gives_its_own_build_id_everywhere(tmp_path: Path) -> None:
     assert limited is not None and limited["ingest"]["limit_per_source"] == 3
     assert limited["build_id"] != full.build_id
     assert limited["assemble"]["build_id"] == limited["build_id"]
+
+
+def test_a_prompt_template_with_wrong_placeholders_fails_preflight(tmp_path: Path) -> None:
+    """Caught by the dry run in seconds, not by `assemble` minutes into the build."""
+    template = tmp_path / "verifier.txt"
+    template.write_text("Problem:\n{questoin}\n\n{candidates}\n\nAnswer with {{X}}.\n")
+    system = tmp_path / "system.txt"
+    system.write_text("Options: {valid_options}; style: {tone}\n")
+    dpo = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["dpo"]
+    dpo.update(variants=["think", "instruct"], system_template=str(system))
+    fatal = _fatal(_demo(tmp_path, prompt_template=str(template), dpo=dpo))
+    assert fatal == [
+        (
+            f"[templates] prompt_template: {template}: unknown {{questoin}} (did you mean "
+            "{question}?); missing {valid_options} (a user template has exactly {candidates}, "
+            "{question}, {valid_options})"
+        ),
+        (
+            f"[templates] dpo.system_template: {system}: unknown {{tone}} (a system template has "
+            "exactly {valid_options})"
+        ),
+    ], fatal
+    bad = _cli(
+        "build-train", "--dry-run", "-c", str(_demo(tmp_path, prompt_template=str(template)))
+    )
+    assert bad.returncode == 1 and "problem: [templates] prompt_template:" in bad.stdout
+    template.write_text("{question}\n{candidates}\nOne of {valid_options}; {{literal}}\n")
+    assert _fatal(_demo(tmp_path, prompt_template=str(template))) == []

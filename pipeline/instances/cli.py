@@ -21,8 +21,16 @@ OutOpt = Annotated[Path, typer.Option("--out", "-o", help="output folder (Parque
 
 
 def _fail(e: Exception) -> typer.Exit:
-    console.print(f"[red]error:[/red] {e}")
-    return typer.Exit(2)
+    from pipeline.errors import fail
+
+    return fail(e)  # `error: <one line>`, as `aletheia` prints its own
+
+
+def _config(path: Path | None, model: Any, default: Any) -> Any:
+    """The stage config from `path` (a mistake is one line naming the file and key)."""
+    from pipeline.errors import load_config
+
+    return load_config(path, model, what="config") if path else default()
 
 
 def _splits_table(stats: dict[str, Any]) -> Table:
@@ -60,9 +68,7 @@ def _bias_table(stats: dict[str, Any]) -> Table:
 def assemble_cmd(
     judged: Annotated[Path, typer.Option("--judged", "-j", help="judged candidates Parquet")],
     problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-    splits: Annotated[
-        Path, typer.Option("--splits", "-s", help="split folder (assignments.parquet)")
-    ],
+    splits: Annotated[Path, typer.Option("--splits", help="split folder (assignments.parquet)")],
     out: OutOpt,
     config: ConfigOpt = None,
     seed: Annotated[int | None, typer.Option(help="override the config's seed")] = None,
@@ -72,7 +78,7 @@ def assemble_cmd(
     from pipeline.instances.stage import assemble
 
     try:
-        cfg = AssembleConfig.from_yaml(config) if config else AssembleConfig()
+        cfg = _config(config, AssembleConfig, AssembleConfig)
         if seed is not None:
             cfg = cfg.model_copy(update={"seed": seed})
         start = time.perf_counter()
@@ -109,10 +115,8 @@ def adversarial_cmd(
     from pipeline.judge.interface import SandboxSection
 
     try:
-        if config:
-            cfg = AdversarialConfig.from_yaml(config)
-        else:
-            cfg = AdversarialConfig.mixed() if mixed else AdversarialConfig()
+        default = AdversarialConfig.mixed if mixed else AdversarialConfig
+        cfg = _config(config, AdversarialConfig, default)
         cfg.judge.progress = True
         stats = adversarial(
             instances, problems, out, cfg, sandbox=SandboxSection(engine=engine or "docker")
@@ -147,13 +151,15 @@ def dpo_cmd(
     """DPO pairs: real verifier responses, chosen picks the correct letter, rejected does not."""
     from pipeline.instances.config import DPOConfig, JudgeModelSpec
     from pipeline.instances.stage import build_dpo
+    from pipeline.model_refs import require_model
 
     try:
-        cfg = DPOConfig.from_yaml(config) if config else DPOConfig()
+        cfg = _config(config, DPOConfig, DPOConfig)
         for m in model or []:
             name, _, path = m.partition("=")
             if not path:
                 name, path = Path(m).name, m
+            require_model(path, f"--model {m}")
             cfg.judges.append(JudgeModelSpec(name=name, model=path))
         stats = build_dpo(instances, out, cfg)
     except (ValueError, OSError, TypeError) as e:  # OSError: a judge model that cannot load

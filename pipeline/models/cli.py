@@ -12,21 +12,50 @@ import typer
 def register(app: typer.Typer) -> None:
     @app.command("fit-policy")
     def fit_policy_cmd(
-        problems: Annotated[Path, typer.Option(help="problems.parquet (from `problems ingest`)")],
-        out: Annotated[
-            Path, typer.Option(help="folder the model is written to (reused if fitted alike)")
+        problems: Annotated[
+            Path,
+            typer.Option(
+                "--problems", "-p", dir_okay=False, help="problems.parquet (`problems ingest`)"
+            ),
         ],
+        out: Annotated[
+            Path,
+            typer.Option(
+                "--out", "-o", help="folder the model is written to (reused if fitted alike)"
+            ),
+        ],
+        split: Annotated[
+            str,
+            typer.Option(
+                "--split",
+                help="fit on the problems of this source_split only ('all': every problem), "
+                "so the other splits stay unseen for evaluate-policy",
+            ),
+        ] = "train",
         name: Annotated[str, typer.Option(help="the policy's name")] = "tiny-policy",
-        include_wrong: Annotated[bool, typer.Option(help="also fit the wrong references")] = False,
+        include_wrong: Annotated[
+            bool, typer.Option("--include-wrong", help="also fit the wrong references")
+        ] = False,
         hidden_size: int = 64,
         steps: int = 200,
         learning_rate: float = 5e-3,
         seed: int = 0,
     ) -> None:
         """Fit a tiny line-level policy on the problems' reference solutions (CPU, seconds)."""
+        from pipeline.errors import UserError, near_path
         from pipeline.models.policy import PolicyFit, fit_on_problems, read_fit
         from pipeline.sampling.stage import load_problems
 
+        if not problems.is_file():
+            raise UserError(f"--problems: no such file {problems}{near_path(problems)}")
+        every = load_problems(problems)
+        chosen = [p for p in every if split == "all" or p.source_split == split]
+        if not chosen:
+            splits = sorted({str(p.source_split) for p in every})
+            raise UserError(
+                f"--split {split}: no problem in {problems} has source_split {split!r} "
+                f"(it has {', '.join(splits)}); --split all fits on every problem"
+            )
         spec = PolicyFit(
             name=name,
             dir=out,
@@ -36,5 +65,7 @@ def register(app: typer.Typer) -> None:
             learning_rate=learning_rate,
             seed=seed,
         )
-        path = fit_on_problems(load_problems(problems), spec)
-        typer.echo(json.dumps(read_fit(path), indent=2))
+        path = fit_on_problems(chosen, spec)
+        typer.echo(
+            json.dumps({**read_fit(path), "split": split, "problems": len(chosen)}, indent=2)
+        )

@@ -19,33 +19,49 @@ def register(app: typer.Typer) -> None:
             Path,
             typer.Option(
                 "--problems",
-                exists=True,
+                "-p",
                 dir_okay=False,
                 help="problems.parquet (e.g. `aletheia problems ingest --source mbpp`)",
             ),
         ],
-        out: Annotated[Path, typer.Option("--out", help="report folder")],
+        out: Annotated[Path, typer.Option("--out", "-o", help="report folder")],
         split: Annotated[
             str, typer.Option("--split", help="source_split to evaluate on ('all': every problem)")
         ] = "test",
         samples: Annotated[
-            int | None, typer.Option("--samples", help="completions per problem (n)")
+            int | None, typer.Option("--samples", min=1, help="completions per problem (n)")
         ] = None,
         k: Annotated[
             list[int] | None,
             typer.Option("--k", help="pass@k to report (repeatable; k <= samples)"),
         ] = None,
+        max_tokens: Annotated[
+            int | None,
+            typer.Option(
+                "--max-tokens",
+                min=1,
+                help="completion budget per sample (default 512, cut to what the model's "
+                "context leaves after the longest prompt)",
+            ),
+        ] = None,
+        temperature: Annotated[
+            float | None, typer.Option("--temperature", min=0, help="sampling temperature")
+        ] = None,
+        top_p: Annotated[
+            float | None, typer.Option("--top-p", min=0, max=1, help="nucleus sampling mass")
+        ] = None,
+        seed: Annotated[int | None, typer.Option("--seed", help="sampling seed")] = None,
         config: Annotated[
             Path | None,
             typer.Option(
                 "--config",
-                exists=True,
+                "-c",
                 dir_okay=False,
-                help="PolicyEvalConfig YAML (sampling, backend, bootstrap)",
+                help="PolicyEvalConfig YAML (sampling, backend, bootstrap); options override it",
             ),
         ] = None,
         limit: Annotated[
-            int | None, typer.Option("--limit", help="first N problems of the split")
+            int | None, typer.Option("--limit", min=1, help="first N problems of the split")
         ] = None,
         name: Annotated[
             str | None, typer.Option("--name", help="the policy's name in reports")
@@ -60,23 +76,32 @@ def register(app: typer.Typer) -> None:
         engine: EngineOpt = None,
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
+        from pipeline.errors import UserError, near_path, read_mapping, validate
+        from pipeline.model_refs import require_model
         from pipeline.policy_eval.config import PolicyEvalConfig
+
+        if not problems.is_file():
+            raise UserError(f"--problems: no such file {problems}{near_path(problems)}")
+        given = {
+            "name": name,
+            "samples": samples,
+            "limit": limit,
+            "k": k or None,
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "top_p": top_p,
+            "seed": seed,
+        }
+        # Only what the file and the options set counts as set: an unset max_tokens may be
+        # cut to the model's context, a chosen one never is.
+        raw = read_mapping(config, what="policy evaluation config") if config else {}
+        merged = {**raw, **{key: v for key, v in given.items() if v is not None}}
+        merged.update(model=model, split=None if split == "all" else split)
+        cfg = validate(merged, PolicyEvalConfig, config or "evaluate-policy options")
+        require_model(model, "--model")
+        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
         from pipeline.policy_eval.run import evaluate_policy
 
-        given = {"model": model, "name": name, "samples": samples, "limit": limit, "k": k or None}
-        base = (
-            PolicyEvalConfig.from_yaml(config, model=model).model_dump()
-            if config
-            else {"model": model}
-        )
-        cfg = PolicyEvalConfig.model_validate(
-            {
-                **base,
-                **{key: v for key, v in given.items() if v is not None},
-                "split": None if split == "all" else split,
-            }
-        )
-        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
         report = evaluate_policy(cfg, problems, out, sample_only=sample_only)
         if sample_only:
             typer.echo(json.dumps(report, indent=2, default=str))
@@ -91,9 +116,9 @@ def register(app: typer.Typer) -> None:
         reports: Annotated[
             list[Path], typer.Argument(help="report folders; the first is the baseline")
         ],
-        out: Annotated[Path, typer.Option("--out", help="where comparison.json and .md go")] = Path(
-            "."
-        ),
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="where comparison.json and .md go")
+        ] = Path("."),
         seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
     ) -> None:
         """Policies side by side (pass@k, length, Ruff by severity, error types) with paired differences."""
@@ -124,13 +149,14 @@ def register(app: typer.Typer) -> None:
             Path,
             typer.Option(
                 "--problems",
+                "-p",
                 exists=True,
                 dir_okay=False,
                 help="problems Parquet (from `problems ingest`)",
             ),
         ],
         out: Annotated[
-            Path, typer.Option("--out", help="folder for the verified set and the report")
+            Path, typer.Option("--out", "-o", help="folder for the verified set and the report")
         ],
         engine: EngineOpt = None,
     ) -> None:

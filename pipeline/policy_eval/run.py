@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.errors import UserError
 from pipeline.judge.interface import (
     JudgeSpec,
     first_failure,
@@ -25,6 +26,7 @@ from pipeline.judge.interface import (
 )
 from pipeline.judge.stage import load_problems
 from pipeline.policy_eval import diagnostics as dg
+from pipeline.policy_eval.budget import FailureTally, fit_max_tokens
 from pipeline.policy_eval.config import PolicyEvalConfig
 from pipeline.policy_eval.report import write_policy_report
 from pipeline.sampling.config import ModelSource
@@ -235,11 +237,13 @@ def evaluate_policy(
     out_dir.mkdir(parents=True, exist_ok=True)
     all_problems = load_problems(Path(problems))
     chosen = select_problems(all_problems, config)
+    config = fit_max_tokens(config, chosen)  # an unset budget fits the model's context
     source = model_source(config)
     sampler = ModelSampler(source, out_dir / "shards", config.progress)
     if backend_factory is None:
         from pipeline.sampling.backends.factory import make_backend as backend_factory
-    sampler.run(chosen, backend_factory)
+    failures = FailureTally(backend_factory)
+    sampler.run(chosen, failures)
     if sample_only:
         return {
             "sampled": len(sampler.shard_rows()),
@@ -254,9 +258,9 @@ def evaluate_policy(
     ]
     missing = len(chosen) * config.samples - len(rows)
     if missing:
-        raise RuntimeError(
-            f"{missing} of {len(chosen) * config.samples} samples failed to generate "
-            f"(see the log); run again to retry them (finished samples are kept)"
+        raise UserError(
+            f"{missing} of {len(chosen) * config.samples} samples failed to generate: "
+            f"{failures.summary()}; run again to retry them (finished samples are kept)"
         )
     rows.sort(key=lambda r: (r["problem_id"], r["sample_index"]))
     verdicts, stamp = _judge(rows, all_problems, config, client)

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.errors import fail
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import SourceError
 from pipeline.problems.sources import ADAPTERS
@@ -67,13 +68,12 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         out: Annotated[Path, typer.Option("--out", "-o", help="problems Parquet to write")],
-        generated_tests: Annotated[
+        no_generated_tests: Annotated[
             bool,
             typer.Option(
-                "--generated-tests/--no-generated-tests",
-                help="code_contests: include generated_tests",
+                "--no-generated-tests", help="code_contests: leave out its generated_tests"
             ),
-        ] = True,
+        ] = False,
         keep_samples: Annotated[
             bool,
             typer.Option("--keep-samples", help="keep sample I/O sections in prompt_statement"),
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         from pipeline.problems.stage import ingest
 
         config = IngestConfig(
-            include_generated_tests=generated_tests,
+            include_generated_tests=not no_generated_tests,
             max_tests_per_problem=max_tests,
             max_solutions_per_language=max_solutions_per_language,
             limit_per_source=limit,
@@ -105,8 +105,7 @@ def register(app: typer.Typer) -> None:
         try:
             stats = ingest(source, out, config, force=force)
         except (SourceError, ValueError) as e:
-            console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            raise fail(e) from e
         console.print(_ingest_table(stats))
         console.print(f"wrote {out} and {stats['outputs']['quarantine']}")
 
@@ -117,9 +116,8 @@ def register(app: typer.Typer) -> None:
         benchmark: Annotated[
             list[str] | None,
             typer.Option(
-                help="benchmark statements: an `mbpp[:PATH]\\[#SPLIT]` spec, or parquet/jsonl with "
-                "statement|prompt|question_content|"
-                "question|text; repeatable"
+                help="benchmark statements: an `mbpp[:PATH]\\[#SPLIT]` spec, or parquet/jsonl "
+                "with a statement, prompt, question_content, question or text column; repeatable"
             ),
         ] = None,
         heldout_fraction: Annotated[
@@ -158,8 +156,7 @@ def register(app: typer.Typer) -> None:
             )
             report = split_problems(problems_path, out, config, force=force)
         except (BenchmarkError, ValueError, FileNotFoundError) as e:
-            console.print(f"[red]error:[/red] {e}")
-            raise typer.Exit(2) from e
+            raise fail(e) from e
         console.print(_split_table(report))
         console.print(
             f"wrote {out}/{{train,heldout,train_questions,assignments,quarantine}}.parquet, report.json"

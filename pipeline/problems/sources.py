@@ -100,7 +100,9 @@ def parse_spec(spec: str) -> SourceSpec:
     kind, _, location = body.partition(":")
     kind = kind.strip().lower().replace("-", "_")
     if kind not in ADAPTERS:
-        raise ValueError(f"unknown source kind {kind!r} in {spec!r}; known: {', '.join(ADAPTERS)}")
+        from pipeline.errors import did_you_mean
+
+        raise ValueError(f"unknown source kind {kind!r} in {spec!r}{did_you_mean(kind, ADAPTERS)}")
     if kind in _NEEDS_LOCATION and not location:
         raise ValueError(f"source {spec!r} needs a path: {kind}:PATH")
     return SourceSpec(kind=kind, location=location or None, split=split or None)

@@ -59,14 +59,14 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
     ) -> None:
         """Generate candidates from a policy pool, references and mutants (resumable)."""
+        from pipeline.errors import fail, load_config
         from pipeline.sampling.config import SampleConfig
         from pipeline.sampling.stage import CANDIDATES_FILE, sample
 
         try:
-            cfg = SampleConfig.from_yaml(config)
-        except (ValueError, OSError) as e:
-            _console().print(f"[red]error:[/red] {config}: {e}")
-            raise typer.Exit(2) from e
+            cfg = load_config(config, SampleConfig, what="pool config")
+        except ValueError as e:
+            raise fail(e) from e
         stats = sample(cfg, problems, out)
         console = _console()
         console.print(summary_table("sample", stats["by_generator_language"], judged=False))

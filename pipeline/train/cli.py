@@ -1,4 +1,8 @@
-"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`."""
+"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`.
+
+Both check what the user gave (the config's keys, the model path) before torch and
+transformers are imported, so a mistake is one line within a second or two.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +15,54 @@ import typer
 from pipeline.judge.engine_option import EngineOpt
 
 
+def _check_templates(where: str, section: object) -> None:
+    """A prompt template with a wrong placeholder fails now, not after the model has loaded."""
+    pairs = [("prompt_template", "user"), ("system_template", "system")]
+    given = [(key, kind, getattr(section, key, None)) for key, kind in pairs]
+    if not any(path for _, _, path in given):
+        return
+    from pipeline.errors import UserError
+    from pipeline.preflight import template_problem
+
+    for key, kind, path in given:
+        if path and (problem := template_problem(f"{where}{key}", path, kind)):
+            raise UserError(problem)
+
+
+def _check_data(where: str, data_dir: Path, config: str) -> None:
+    """The rows to train on exist (pipeline.train.data.config_path's places), checked before
+    the training libraries load."""
+    from pipeline.errors import UserError, near_path
+
+    if not data_dir.is_dir():
+        raise UserError(
+            f"{where}data.dir: no such folder {data_dir}{near_path(data_dir)}; build the "
+            "dataset first (aletheia build-train) or point data.dir at one"
+        )
+    if not any(p.exists() for p in (data_dir / config, data_dir / f"{config}.parquet")):
+        from pipeline.errors import did_you_mean
+
+        have = sorted(p.name.removesuffix(".parquet") for p in data_dir.iterdir())
+        raise UserError(
+            f"{where}data.config: no {config!r} under {data_dir} (neither {config}/ nor "
+            f"{config}.parquet){did_you_mean(config, have) if have else '; the folder is empty'}"
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
         config: Annotated[
-            Path,
-            typer.Option(
-                "--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"
-            ),
+            Path, typer.Option("--config", "-c", dir_okay=False, help="YAML in configs/train/")
         ],
         engine: EngineOpt = None,
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
-        from pipeline.train import train
+        from pipeline.errors import load_config
+        from pipeline.model_refs import require_model
         from pipeline.train.config import TrainConfig
 
-        cfg = TrainConfig.from_yaml(config)
+        cfg = load_config(config, TrainConfig, what="training config")
         if engine is not None:
             if cfg.method != "rlvr":
                 raise typer.BadParameter(
@@ -34,6 +70,11 @@ def register(app: typer.Typer) -> None:
                 )
             sandbox = cfg.rlvr.sandbox.with_engine(engine)
             cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"sandbox": sandbox})})
+        require_model(cfg.model, f"{config}: model")
+        _check_data(f"{config}: ", cfg.data.dir, cfg.data.config)
+        _check_templates(f"{config}: prompt.", cfg.prompt)
+        from pipeline.train.run import train
+
         summary = train(cfg)
         typer.echo(json.dumps(summary, indent=2, default=str))
 
@@ -46,7 +87,8 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         out: Annotated[
-            Path, typer.Option("--out", help="where report.json, report.md and responses.jsonl go")
+            Path,
+            typer.Option("--out", "-o", help="where report.json, report.md and responses.jsonl go"),
         ],
         model: Annotated[
             Path | None, typer.Option("--model", help="model folder (merged LoRA or full weights)")
@@ -62,7 +104,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         config: Annotated[
             Path | None,
-            typer.Option("--config", "-c", exists=True, dir_okay=False, help="EvalConfig YAML"),
+            typer.Option("--config", "-c", dir_okay=False, help="EvalConfig YAML"),
         ] = None,
         k: Annotated[
             int | None, typer.Option("--k", help="responses per instance (overrides the config)")
@@ -76,14 +118,20 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
-        from pipeline.evaluate import EvalConfig, evaluate
+        from pipeline.errors import load_config
+        from pipeline.evaluate.config import EvalConfig
+        from pipeline.model_refs import require_model
 
         if (model is None) == (responses is None):
             raise typer.BadParameter("give exactly one of --model or --responses")
-
-        cfg = EvalConfig.from_yaml(config) if config else EvalConfig()
+        cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
+        if model is not None:
+            require_model(model, "--model")
+        _check_templates(f"{config}: " if config else "", cfg)
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
         updates = {key: v for key, v in given if v is not None}
         cfg = cfg.model_copy(update=updates) if updates else cfg
+        from pipeline.evaluate.run import evaluate
+
         report = evaluate(model, data, out, cfg, responses=responses)
         typer.echo(Path(report["files"]["markdown"]).read_text())

@@ -41,7 +41,7 @@ def test_assemble_command_writes_splits_and_stats(tmp_path: Path) -> None:
         str(tmp_path / "judged.parquet"),
         "-p",
         str(tmp_path / "problems.parquet"),
-        "-s",
+        "--splits",
         str(tmp_path / "splits"),
         "--out",
         str(tmp_path / "out"),

@@ -435,8 +435,13 @@ def bias_types(names: list[str] | None = None, role: Role | None = None) -> list
     if names is not None:
         unknown = sorted(set(names) - set(BY_NAME))
         if unknown:
+            from pipeline.errors import closest
+
+            near = {n: c for n in unknown if (c := closest(n, BY_NAME)) is not None}
+            hint = "".join(f" ({n!r}: did you mean {c!r}?)" for n, c in near.items())
             raise ValueError(
-                f"bias_types: unknown bias type(s) {unknown}; known: {sorted(BY_NAME)}"
+                f"bias_types: unknown bias type(s) {unknown}{hint}; "
+                f"known: {', '.join(sorted(BY_NAME))}"
             )
     chosen = [b for b in CATALOGUE if names is None or b.name in names]
     return [b for b in chosen if role is None or b.role == role]
