@@ -297,7 +297,10 @@ def test_openai_judge_against_a_real_server(
     assert all(
         r["completion_tokens"] and r["finish_reason"] in ("length", "stop") for r in responses
     )
-    assert stats["responses_by_judge"]["served"]["responses"] == 12
+    # + the regeneration round (Aletheia's construction, on by default) over the instances
+    # whose two responses were all wrong or all right, two more responses each
+    again = sum(stats["regeneration"]["sampled_again"].values())
+    assert stats["responses_by_judge"]["served"]["responses"] == 12 + 2 * again
     rows = read_parquet(tmp_path / "out" / "dpo.parquet", DPO_SCHEMA).to_pylist()
     right = stats["responses_by_judge"]["served"]["correct"]
     assert len(rows) == stats["pairs"] and (

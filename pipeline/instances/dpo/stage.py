@@ -337,6 +337,8 @@ def load_responses(
                     f"{f} row {i}: judge_model {rec['judge_model']!r} is not one "
                     f"of the configured judges {order}"
                 )
+            if rec["round"] not in round_rank:
+                raise ValueError(f"{f} row {i}: round {rec['round']!r} is not one of {ROUNDS}")
             if where not in out:
                 raise ValueError(
                     f"{f} row {i}: instance_id {where[0]} / variant {where[1]} "
