@@ -299,3 +299,21 @@ def test_p3_bracketed_publish_is_read_back_by_our_readers(tmp_path: Path) -> Non
     m, _ = score_split(heldout_rows, grouped)
     assert (m["aletheia"]["top1_accuracy"], m["aletheia"]["majority_accuracy"]) == (1.0, 1.0)
     assert letters["rows"] == stats["rows"]
+
+
+def test_p2_the_card_counts_rows_per_route(tmp_path: Path) -> None:
+    from pipeline.publish.stage import PublishConfig, build_hub_folder
+    from tests.publish.synthetic import make_build, rewrite
+
+    build = make_build(tmp_path / "build")  # 6 dpo rows, all `sampled`
+
+    def routes(rows: list[dict]) -> list[dict]:
+        sources = ["sampled", "regenerated", "regenerated", "gold_spliced", "sampled", "sampled"]
+        return [r | {"chosen_source": s} for r, s in zip(rows, sources, strict=True)]
+
+    rewrite(build, "dpo", routes)
+    build_hub_folder(build, tmp_path / "hub", PublishConfig())
+    card = (tmp_path / "hub" / "README.md").read_text()
+    assert "| config | rows | sampled | regenerated | gold_spliced |" in card
+    assert "| dpo | 6 | 3 | 2 | 1 |" in card  # 3 sampled, 2 regenerated, 1 spliced
+    assert "| mixed_dpo | 6 | 6 | 0 | 0 |" in card
