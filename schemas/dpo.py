@@ -4,8 +4,10 @@ and a rejected one (does not). `chosen_answer` stays the gold letter, as in Alet
 `prompt` is the verifier's user turn; `chosen` and `rejected` are whole assistant turns
 (the Think pre-fill `<think>\n` included). `chosen_source` says where chosen came from:
 `sampled` (a correct response, in Aletheia's construction cut after its first `</think>`
-and closed with `\boxed{gold}`) or `gold_spliced` (no judge was right: the strong
-judge's reasoning with the gold answer spliced in), so users can filter."""
+and closed with `\boxed{gold}`), `regenerated` (the same, from the regeneration round
+that samples again the instances no judge got right) or `gold_spliced` (no judge was right
+in any round: the strong judge's reasoning with the gold answer spliced in), so users can
+filter."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ class DPORow(Instance):
     prompt: str  # the verifier prompt (question + candidates A-E + answer format)
     chosen: str  # a verifier response whose answer is the gold letter (see chosen_source)
     rejected: str  # a real verifier response that picks another letter or no valid one
-    chosen_source: Literal["sampled", "gold_spliced"]
+    chosen_source: Literal["sampled", "regenerated", "gold_spliced"]
     rejected_answer: str  # the letter it picked, or "invalid"
     judge_model: str  # the model that wrote `chosen`
     rejected_judge_model: str  # the model that wrote `rejected`
@@ -45,7 +47,9 @@ DPO_SCHEMA = pa.schema(
 # One verifier response (one sample of one judge for one instance and prompt variant): what
 # the DPO responses shards write and the pairs step reads. `text` is the whole assistant turn
 # (pre-fill included); `answer` the letter it picked, null where none parses; `round` says
-# which sampling round wrote it (`judges`, or `fallback` for on_policy's strong-judge round).
+# which sampling round wrote it (`judges`; `regenerate`, the round that samples again the
+# instances whose responses were all wrong or all right; `fallback`, on_policy's
+# strong-judge round).
 DPO_RESPONSE_SCHEMA = pa.schema(
     [
         pa.field("instance_id", pa.string(), nullable=False),

@@ -15,6 +15,11 @@ here follows so that a response scores the same wherever it is read:
 `lenient=True` is our named option for reading responses of models that were never trained
 on the format (wrappers, spaces, parentheses are peeled off); it is never the default.
 
+Answer columns (`chosen_answer`, DPO's `rejected_answer`) hold the bare letter by default;
+`answer_format: bracketed` at publish writes Aletheia's dataset form `[[A]]` instead (its
+`cerebrm_datagen.py` answer list), for users who feed the rows to Aletheia's own scripts.
+Every reader of our rows goes through `gold_letter`, which takes both forms.
+
 `well_formed` is Aletheia's format check (`list_format_reward*`): Think responses must be
 `<think>` ... `</think>` then only the box, with no second `<think>`; Instruct responses
 must end with the box.
@@ -43,6 +48,25 @@ _WRAPPER = re.compile(
 _LENIENT_LETTER = re.compile(
     r"^(?:candidate|option|answer)?\s*[\s(\[*]*([A-Za-z])[\s)\].:*]*$", re.IGNORECASE
 )
+
+
+AnswerFormat = Literal["letter", "bracketed"]
+_BRACKETED = re.compile(r"^\[\[([A-Z])\]\]$")
+
+
+def gold_letter(value: str) -> str:
+    """An answer column's value as the bare letter: `A` and `[[A]]` both give `A`; anything
+    else (`invalid`, a malformed value) comes back unchanged, so it matches no letter."""
+    m = _BRACKETED.match(value)
+    return m.group(1) if m else value
+
+
+def format_answer(value: str, answer_format: AnswerFormat) -> str:
+    """An answer column's value in `answer_format`: `A` or `[[A]]`; `invalid` stays `invalid`."""
+    letter = gold_letter(value)
+    if answer_format == "bracketed" and letter in ANSWER_LETTERS:
+        return f"[[{letter}]]"
+    return letter
 
 
 def valid_options(num_candidates: int) -> tuple[str, ...]:

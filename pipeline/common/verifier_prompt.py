@@ -16,9 +16,16 @@ Two styles, as Aletheia's two model families:
   final answer in a box (no think tags), then a user turn with the question and candidates.
 
 A user can replace our wording with their own (or the exact published) template: a text file
-with the placeholders `{question}`, `{candidates}` and `{valid_options}` (and, for the
-`instruct` system turn, a second file with `{valid_options}`); literal braces are doubled,
-as in `str.format`. Templates are read once and checked for unknown or missing placeholders.
+with the placeholders `{question}` and `{candidates}` (required) and `{valid_options}`
+(optional: Aletheia's Instruct user text lists no options, its system turn does), and, for
+the `instruct` system turn, a second file that may use `{valid_options}`; literal braces
+are doubled, as in `str.format`. Templates are read once and checked for unknown or missing
+placeholders.
+
+Whitespace follows Aletheia's builders, so a published prompt is reproduced exactly: the
+user turn is stripped (`PROMPT.format(...).strip()`), the system turn is used verbatim (its
+template's leading and trailing newlines kept, as `LIST_REWARD_PROMPT_COT.format(...)`),
+and each candidate's code goes into its block as stored, trailing newline included.
 """
 
 from __future__ import annotations
@@ -36,7 +43,9 @@ PROMPT_STYLES: tuple[str, ...] = ("think", "instruct")
 THINK_PREFILL = "<think>\n"
 
 USER_PLACEHOLDERS = frozenset({"question", "candidates", "valid_options"})
+USER_REQUIRED = frozenset({"question", "candidates"})
 SYSTEM_PLACEHOLDERS = frozenset({"valid_options"})
+SYSTEM_REQUIRED: frozenset[str] = frozenset()
 
 # Our wording of the Think user turn. Same slots and order as Aletheia's.
 THINK_TEMPLATE = """\
@@ -99,9 +108,9 @@ def format_candidates(candidates: list[str], languages: list[str]) -> str:
     blocks = []
     for letter, code, language in zip(letters, candidates, languages, strict=True):
         fence = _fence(code)
-        body = code.rstrip("\n")
+        # the code as stored (Aletheia's builders insert it unchanged)
         blocks.append(
-            f"[CANDIDATE_{letter}]\n{fence}{language}\n{body}\n{fence}\n[/CANDIDATE_{letter}]"
+            f"[CANDIDATE_{letter}]\n{fence}{language}\n{code}\n{fence}\n[/CANDIDATE_{letter}]"
         )
     return "\n\n".join(blocks)
 
@@ -115,14 +124,17 @@ def _placeholders(template: str) -> set[str]:
         ) from exc
 
 
-def check_template(template: str, allowed: frozenset[str], where: str) -> str:
-    """Return `template` if its placeholders are exactly `allowed`, else raise TemplateError."""
+def check_template(
+    template: str, allowed: frozenset[str], where: str, required: frozenset[str] | None = None
+) -> str:
+    """Return `template` if it uses only `allowed` placeholders and every `required` one
+    (default: all of `allowed`), else raise TemplateError."""
     names = _placeholders(template)
     if unknown := names - allowed:
         raise TemplateError(
             f"{where}: unknown placeholder(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
         )
-    if missing := allowed - names:
+    if missing := (allowed if required is None else required) - names:
         raise TemplateError(f"{where}: missing placeholder(s) {sorted(missing)}")
     return template
 
@@ -133,8 +145,12 @@ def load_template(path: str, kind: Literal["user", "system"] = "user") -> str:
     p = Path(path)
     if not p.is_file():
         raise TemplateError(f"prompt_template: {path} is not a file")
-    allowed = USER_PLACEHOLDERS if kind == "user" else SYSTEM_PLACEHOLDERS
-    return check_template(p.read_text(encoding="utf-8"), allowed, str(p))
+    allowed, required = (
+        (USER_PLACEHOLDERS, USER_REQUIRED)
+        if kind == "user"
+        else (SYSTEM_PLACEHOLDERS, SYSTEM_REQUIRED)
+    )
+    return check_template(p.read_text(encoding="utf-8"), allowed, str(p), required)
 
 
 @dataclass(frozen=True)
@@ -176,7 +192,7 @@ def build_messages(
     )
     user = load_template(spec.template) if spec.template else INSTRUCT_USER_TEMPLATE
     return [
-        {"role": "system", "content": system.format(valid_options=options).strip()},
+        {"role": "system", "content": system.format(valid_options=options)},  # verbatim
         {"role": "user", "content": user.format(**slots).strip()},
     ]
 

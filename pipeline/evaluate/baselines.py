@@ -33,6 +33,7 @@ from pipeline.evaluate.protocol import (
     UNDEFINED_TAU,
     PairVerdict,
     RankedList,
+    curve_ks,
     exp_dcg,
     verdict_from_pick,
 )
@@ -185,7 +186,7 @@ def random_aletheia(judged: Sequence[Judged], lists: Sequence[RankedList]) -> di
     return {
         "top1_accuracy": _mean(1 / j.n for j in judged),
         "majority_accuracy": _mean(1 / j.n for j in judged),
-        "best_of_k_accuracy": _mean(1 - (1 - 1 / j.n) ** len(j.picks) for j in judged),
+        "best_of_k_accuracy": _expected_best_of_k(judged),
         "invalid_rate": 0.0 if judged else math.nan,
         "lists_scored": len(lists),
         "kendall_tau_b": _mean(expected_list_tau(rl.pass_rates) for rl in lists),
@@ -208,7 +209,7 @@ def random_vote_share(judged: Sequence[Judged]) -> dict[str, float]:
     return {
         "top1_accuracy": _mean(1 / j.n for j in judged),
         "self_consistency_accuracy": _mean(1 / j.n for j in judged),
-        "best_of_n_accuracy": _mean(1 - (1 - 1 / j.n) ** len(j.picks) for j in judged),
+        "best_of_n_accuracy": _expected_best_of_k(judged),
         "invalid_rate": 0.0 if judged else math.nan,
         "pairwise_accuracy": 0.5 if unequal else math.nan,
         "pairwise_pairs": unequal,
@@ -216,6 +217,32 @@ def random_vote_share(judged: Sequence[Judged]) -> dict[str, float]:
         "ndcg": _mean(_expected_vote_ndcg(j.pass_rates, len(j.picks)) for j in judged),
         "ndcg_instances": len(judged),
     }
+
+
+def random_sc_curve(judged: Sequence[Judged]) -> list[dict[str, float | int]]:
+    """The random verifier's self-consistency curve, at the k of the split's own curve: maj@k
+    stays 1/n at every k (letters are exchangeable), best-of-k = 1 - (1 - 1/n)^k (undefined
+    at k = 1)."""
+    most = max((len(j.picks) for j in judged), default=0)
+    out: list[dict[str, float | int]] = []
+    for k in curve_ks(most) if most else []:
+        at = [j for j in judged if len(j.picks) >= k]
+        out.append(
+            {
+                "k": k,
+                "instances": len(at),
+                "majority_accuracy": _mean(1 / j.n for j in at),
+                "best_of_k_accuracy": (
+                    math.nan if k == 1 else _mean(1 - (1 - 1 / j.n) ** k for j in at)
+                ),
+            }
+        )
+    return out
+
+
+def _expected_best_of_k(judged: Sequence[Judged]) -> float:
+    """1 - (1 - 1/n)^K over the instances with 2+ responses (best-of-1 is undefined)."""
+    return _mean(1 - (1 - 1 / j.n) ** len(j.picks) for j in judged if len(j.picks) > 1)
 
 
 # -- a verifier that always gives the same letter ---------------------------------------------
@@ -227,7 +254,16 @@ def fixed_letter_answers(
     """The same instances and round robins, every response replaced by `letter` (invalid where
     the prompt has no such option)."""
     position = ANSWER_LETTERS.index(letter)
-    fixed = [replace(j, picks=(letter if position < j.n else None,) * len(j.picks)) for j in judged]
+    # The raw answer is the letter itself, valid or not (a box holding a letter past the
+    # last candidate is one invalid answer, as in Aletheia's vote).
+    fixed = [
+        replace(
+            j,
+            picks=(letter if position < j.n else None,) * len(j.picks),
+            boxes=(letter,) * len(j.picks),
+        )
+        for j in judged
+    ]
     pair_pick = letter if position < 2 else None
     fixed_lists = [
         RankedList(rl.pass_rates, tuple(_fixed(v, pair_pick) for v in rl.verdicts)) for rl in lists

@@ -40,6 +40,14 @@ class Judged:
     problem_id: str = ""
     instance_id: str = ""
     source_instance_id: str | None = None  # Adv rows: the Heldout row they were edited from
+    # The raw content of each response's answer box (None: no box), what Aletheia's
+    # majority vote counts; () = the picks themselves (rows built without the texts).
+    boxes: tuple[str | None, ...] = ()
+
+    @property
+    def answers(self) -> tuple[str | None, ...]:
+        """The raw answers (`boxes`), or the picks where no raw answers were given."""
+        return self.boxes or self.picks
 
     @property
     def pair_key(self) -> tuple[str, int, str]:
@@ -91,8 +99,9 @@ def self_consistency_accuracy(items: Sequence[Judged]) -> float:
 
 
 def best_of_n_accuracy(items: Sequence[Judged]) -> float:
-    """Oracle best-of-K: at least one of the K responses picked the gold candidate."""
-    return _mean(float(j.gold in j.picks) for j in items)
+    """Oracle best-of-K: at least one of the K responses picked the gold candidate; over the
+    instances with 2+ responses (best-of-1 is undefined, as in Aletheia's protocol)."""
+    return _mean(float(j.gold in j.picks) for j in items if len(j.picks) > 1)
 
 
 def invalid_rate(items: Sequence[Judged]) -> float:

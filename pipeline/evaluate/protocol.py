@@ -3,10 +3,15 @@
 Accuracy (Aletheia `src/evaluate.py`, `src/evaluate_ckpt.py`), on the listwise prompt:
 
 - top-1: the first sampled response alone picks the gold letter (K=1 in Aletheia);
-- majority vote (maj@K): the most common answer over the K responses, where an invalid
-  answer is a vote like any letter (Python's `statistics.mode`; a tie goes to the answer
-  met first), so K invalid responses out-vote fewer valid ones;
-- best-of-K: some response picks the gold letter.
+- majority vote (maj@K): Python's `statistics.mode` over the K responses' raw answers, the
+  content of each answer box as written (None where a response has no box). Every
+  distinct content is its own vote: `B`, `F` (past the last candidate), `AB` and no box
+  at all are four different answers, so invalid answers do not pool their votes. A tie
+  goes to the answer met first. Correct when the winning content is the gold letter;
+- best-of-K: some response picks the gold letter; undefined (null) at K = 1, where
+  Aletheia reports none;
+- self-consistency curves: maj@k and best-of-k over the first k responses, for
+  k = 1, 2, 4, ... and K.
 
 Ranking (Aletheia `src/ranking_consistency.py`, `src/kendall_tau.py`), on lists of 3+
 candidates only: every pair (i < j) of a list is asked as its own 2-candidate prompt
@@ -15,7 +20,8 @@ picks, and candidates are ranked by their win counts (a stable sort: equal count
 list order). Per list:
 
 - Kendall tau-b between win counts and pass rates; where it is undefined (all win counts
-  equal, all pass rates equal) the list scores -1, not nothing;
+  equal, all pass rates equal, or NaN) the list scores -1, not nothing. Only those lists
+  count as undefined: a defined tau-b of exactly -1 (a fully reversed ranking) is a value;
 - NDCG with gain `2^pass_rate - 1` and discount `1/log2(rank + 1)`; a list whose ideal DCG
   is 0 is left out;
 - pairwise accuracy: over single verdicts (not lists), invalid verdicts and pairs with equal
@@ -38,6 +44,7 @@ from dataclasses import dataclass
 from scipy.stats import kendalltau
 
 Pick = str | None
+Box = str | None  # the raw content of a response's answer box; None: the response has none
 UNDEFINED_TAU = -1.0  # Aletheia's score for a list whose tau-b is undefined
 
 
@@ -69,24 +76,70 @@ def verdict_from_pick(i: int, j: int, pick: Pick) -> PairVerdict:
 # -- accuracy ------------------------------------------------------------------------------
 
 
-def majority_pick(picks: Sequence[Pick]) -> Pick:
-    """The most common answer, invalid (None) counting as an answer; ties to the first met."""
-    if not picks:
+def majority_pick(answers: Sequence[Box]) -> Box:
+    """`statistics.mode` of the raw answers: each distinct content (None included) is one
+    answer with its own votes; a tie goes to the answer met first."""
+    if not answers:
         raise ValueError("majority_pick: no responses")
-    return statistics.mode(picks)
+    return statistics.mode(answers)
 
 
-def top1_accuracy(golds: Sequence[str], picks: Sequence[Sequence[Pick]]) -> float:
+def top1_accuracy(golds: Sequence[str], answers: Sequence[Sequence[Box]]) -> float:
     """Share of instances whose first response picks the gold letter."""
-    return _mean(float(p[0] == g) for g, p in zip(golds, picks, strict=True))
+    return _mean(float(a[0] == g) for g, a in zip(golds, answers, strict=True))
 
 
-def majority_accuracy(golds: Sequence[str], picks: Sequence[Sequence[Pick]]) -> float:
-    return _mean(float(majority_pick(p) == g) for g, p in zip(golds, picks, strict=True))
+def majority_correct(gold: str, answers: Sequence[Box]) -> bool:
+    return majority_pick(answers) == gold
 
 
-def best_of_k_accuracy(golds: Sequence[str], picks: Sequence[Sequence[Pick]]) -> float:
-    return _mean(float(g in p) for g, p in zip(golds, picks, strict=True))
+def majority_accuracy(golds: Sequence[str], answers: Sequence[Sequence[Box]]) -> float:
+    """maj@K over the raw answers (see `majority_pick`)."""
+    return _mean(float(majority_correct(g, a)) for g, a in zip(golds, answers, strict=True))
+
+
+def best_of_k_correct(gold: str, answers: Sequence[Box]) -> bool | None:
+    """Some response picks the gold letter; None (undefined) for a single response."""
+    return None if len(answers) < 2 else gold in answers
+
+
+def best_of_k_accuracy(golds: Sequence[str], answers: Sequence[Sequence[Box]]) -> float:
+    """Mean over the instances with 2+ responses (NaN, null in the report, when none has)."""
+    hits = (best_of_k_correct(g, a) for g, a in zip(golds, answers, strict=True))
+    return _mean(float(h) for h in hits if h is not None)
+
+
+def curve_ks(k: int) -> list[int]:
+    """The k of a self-consistency curve: 1, 2, 4, ... below K, then K."""
+    ks, step = [], 1
+    while step < k:
+        ks.append(step)
+        step *= 2
+    return [*ks, k]
+
+
+def self_consistency_curve(
+    golds: Sequence[str], answers: Sequence[Sequence[Box]]
+) -> list[dict[str, float | int]]:
+    """maj@k and best-of-k over each instance's first k responses, k from `curve_ks`; a
+    point rests on the instances with at least k responses (`instances`)."""
+    most = max((len(a) for a in answers), default=0)
+    out: list[dict[str, float | int]] = []
+    for k in curve_ks(most) if most else []:
+        pairs = [(g, a[:k]) for g, a in zip(golds, answers, strict=True) if len(a) >= k]
+        out.append(
+            {
+                "k": k,
+                "instances": len(pairs),
+                "majority_accuracy": majority_accuracy(*_unzip(pairs)),
+                "best_of_k_accuracy": best_of_k_accuracy(*_unzip(pairs)),
+            }
+        )
+    return out
+
+
+def _unzip(pairs: list[tuple[str, Sequence[Box]]]) -> tuple[list[str], list[Sequence[Box]]]:
+    return [g for g, _ in pairs], [a for _, a in pairs]
 
 
 # -- ranking from round-robin verdicts -------------------------------------------------------
@@ -107,13 +160,20 @@ def round_robin_ranking(n: int, verdicts: Sequence[PairVerdict]) -> list[int]:
     return sorted(range(n), key=lambda c: -wins[c])
 
 
-def list_kendall_tau(pass_rates: Sequence[float], verdicts: Sequence[PairVerdict]) -> float:
-    """Tau-b between win counts and pass rates; UNDEFINED_TAU where tau-b is undefined."""
+def list_tau_b(pass_rates: Sequence[float], verdicts: Sequence[PairVerdict]) -> float | None:
+    """Tau-b between win counts and pass rates; None where tau-b is undefined (all win
+    counts equal, all pass rates equal, or NaN)."""
     wins = win_counts(len(pass_rates), verdicts)
     if len(set(wins)) == 1 or len(set(pass_rates)) == 1:
-        return UNDEFINED_TAU
+        return None
     tau = kendalltau(wins, list(pass_rates), variant="b").statistic
-    return UNDEFINED_TAU if tau is None or math.isnan(tau) else float(tau)
+    return None if tau is None or math.isnan(tau) else float(tau)
+
+
+def list_kendall_tau(pass_rates: Sequence[float], verdicts: Sequence[PairVerdict]) -> float:
+    """Aletheia's per-list score: tau-b, or UNDEFINED_TAU (-1) where tau-b is undefined."""
+    tau = list_tau_b(pass_rates, verdicts)
+    return UNDEFINED_TAU if tau is None else tau
 
 
 def exp_dcg(relevances: Sequence[float]) -> float:
@@ -178,7 +238,8 @@ class RankedList:
 def ranking_metrics(lists: Sequence[RankedList]) -> dict[str, float | int]:
     """Kendall tau-b (undefined = -1), NDCG (2^rel - 1), pairwise accuracy, transitivity."""
     scored = [rl for rl in lists if rl.has_valid_verdict]
-    taus = [list_kendall_tau(rl.pass_rates, rl.verdicts) for rl in scored]
+    defined = [list_tau_b(rl.pass_rates, rl.verdicts) for rl in scored]
+    taus = [UNDEFINED_TAU if t is None else t for t in defined]
     ndcgs = [x for rl in scored if (x := list_ndcg(rl.pass_rates, rl.verdicts)) is not None]
     pairs = [pairwise_counts(rl.pass_rates, rl.verdicts) for rl in lists]
     triples = [transitivity_counts(len(rl.pass_rates), rl.verdicts) for rl in lists]
@@ -192,7 +253,7 @@ def ranking_metrics(lists: Sequence[RankedList]) -> dict[str, float | int]:
         "pair_verdicts": len(verdicts),
         "pair_verdicts_invalid": sum(v.winner is None for v in verdicts),
         "kendall_tau_b": _mean(taus),
-        "kendall_tau_b_undefined": sum(t == UNDEFINED_TAU for t in taus),
+        "kendall_tau_b_undefined": sum(t is None for t in defined),
         "ndcg": _mean(ndcgs),
         "ndcg_lists": len(ndcgs),
         "pairwise_accuracy": correct / counted if counted else float("nan"),

@@ -1,7 +1,8 @@
 """The evaluation report: a JSON document and a markdown rendering of it.
 
 Aletheia's protocol comes first (the numbers comparable with the paper); our vote-share
-metrics follow in their own, labelled section. Under each split's row come its baselines
+metrics follow in their own, labelled section; then the self-consistency curves (maj@k and
+best-of-k for k = 1, 2, 4, ..., K; a PNG per split beside the report, `sc_curve_<split>.png`). Under each split's row come its baselines
 (baselines.py): a random verifier's expected scores, `always A`, and the best fixed letter.
 A split whose answers are mostly invalid gets a warning line at the top of the report and of
 each section, and every ranking metric sits beside the number of lists, pair answers or
@@ -25,6 +26,7 @@ ALETHEIA_COLUMNS = [
     ("lists", "lists 3+"),
     ("lists_scored", "lists scored"),
     ("kendall_tau_b", "tau-b"),
+    ("kendall_tau_b_undefined", "tau-b undefined"),
     ("ndcg", "NDCG"),
     ("pairwise_accuracy", "pairwise"),
     ("pairwise_counted", "pair answers counted"),
@@ -99,6 +101,54 @@ def _warnings(splits: dict[str, Any], *, short: bool = False) -> list[str]:
     return [*lines, ""] if lines else []
 
 
+def _sc_curves(splits: dict[str, Any], plots: dict[str, str]) -> list[str]:
+    """The self-consistency curves: a table per split (beside the random verifier's expected
+    values) and its plot."""
+    lines = ["", "## Self-consistency curves", ""]
+    lines += [
+        (
+            "maj@k and best-of-k over each instance's first k responses (Aletheia's protocol, "
+            "raw answers as votes); best-of-1 is undefined (-). n: the instances with k or "
+            "more responses."
+        ),
+    ]
+    for split, m in splits.items():
+        curve = m["aletheia"].get("sc_curve") or []
+        if not curve:
+            continue
+        random = {
+            p["k"]: p
+            for p in (((m.get("baselines") or {}).get("random") or {}).get("aletheia") or {}).get(
+                "sc_curve", []
+            )
+        }
+        lines += [
+            "",
+            f"### {split}",
+            "",
+            "| k | n | maj@k | best-of-k | random maj@k | random best-of-k |",
+            "| ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
+        for p in curve:
+            r = random.get(p["k"], {})
+            lines += [
+                f"| {p['k']} | {p['instances']} | "
+                + " | ".join(
+                    _fmt(v) or "-"
+                    for v in (
+                        p["majority_accuracy"],
+                        p["best_of_k_accuracy"],
+                        r.get("majority_accuracy"),
+                        r.get("best_of_k_accuracy"),
+                    )
+                )
+                + " |"
+            ]
+        if split in plots:
+            lines += ["", f"![self-consistency curve, {split}]({plots[split]})"]
+    return lines
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     cfg = report["config"]
     who = report.get("model") or report.get("responses")
@@ -120,10 +170,13 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines += [
         "",
         (
-            "top-1: the first response; maj@K: majority over K responses, invalid answers "
-            "counted as votes; ranking (lists of 3+): each pair of candidates asked as a "
-            "2-candidate prompt, candidates ranked by wins; tau-b per list, an undefined tau "
-            "scored -1, over the lists scored (those with a valid pair answer); NDCG with gain "
+            "top-1: the first response; maj@K: the most common raw answer (box content) over "
+            "K responses, each distinct invalid answer its own vote, ties to the first met; "
+            "best-of-K: some response right (undefined at K = 1); ranking (lists of 3+): each "
+            "pair of candidates asked as a 2-candidate prompt, candidates ranked by wins; tau-b "
+            "per list over the lists scored (those with a valid pair answer), a list whose "
+            "tau-b is undefined (all win counts or all pass rates equal) scored -1 and counted "
+            "in `tau-b undefined` (a defined -1, a reversed ranking, is not); NDCG with gain "
             "2^pass_rate - 1; pairwise: share of the valid pair answers that prefer the higher "
             "pass rate (how many: pair answers counted). Under each split: a verifier answering uniformly at "
             "random (expected values, exact), one always answering A, and the best fixed letter."
@@ -143,6 +196,7 @@ def to_markdown(report: dict[str, Any]) -> str:
             "response (pairs, tau-b n, NDCG n: what they rest on)."
         ),
     ]
+    lines += _sc_curves(splits, report.get("sc_plots") or {})
     letters = sorted(
         {g for m in splits.values() for g in m["vote_share"]["accuracy_by_gold_position"]}
     )
@@ -200,6 +254,9 @@ def _clean(obj: Any) -> Any:
 def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    from pipeline.evaluate.plots import write_sc_plots  # matplotlib: only when writing
+
+    report["sc_plots"] = write_sc_plots(report, out)
     js, md = out / "report.json", out / "report.md"
     js.write_text(json.dumps(_clean(report), indent=2))
     md.write_text(to_markdown(report))

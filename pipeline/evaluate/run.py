@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
+from pipeline.evaluate.per_instance import instance_rows, write_instance_table
 from pipeline.evaluate.report import write_report
 from pipeline.evaluate.responses import (
     ResponseRow,
@@ -37,7 +38,8 @@ def evaluate(
     backend: Backend | None = None,
     responses: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Score a verifier on the eval splits; write report.json, report.md and responses.jsonl.
+    """Score a verifier on the eval splits; write report.json, report.md, responses.jsonl, the
+    per-instance table instances.parquet and a self-consistency plot per split.
 
     Without `responses`: sample from `backend` (default: the transformers backend on `model`;
     pass an OpenAI-compatible or vLLM backend for a large model). With `responses` (a file
@@ -72,12 +74,14 @@ def evaluate(
         "warnings": warnings,
     }
     judged: dict[str, list[Judged]] = {}
+    per_instance: list[dict[str, Any]] = []
     for split in instances:
         if split not in grouped:
             continue
         report["splits"][split], judged[split] = score_split(
             instances[split], grouped[split], cfg.invalid_flag_above
         )
+        per_instance += instance_rows(split, instances[split], grouped[split])
     if "adv" in judged and "heldout" in judged:
         report["flip"] = flip_rates(judged["adv"], judged["heldout"])
     report["flags"] = [
@@ -85,11 +89,14 @@ def evaluate(
     ]
     for flag in report["flags"]:
         log.warning("%s", flag)
+    table_path = write_instance_table(per_instance, out)
     json_path, md_path = write_report(report, out)
     report["files"] = {
         "json": str(json_path),
         "markdown": str(md_path),
         "responses": str(out / "responses.jsonl"),
+        "instances": str(table_path),
+        "sc_plots": {s: str(out / f) for s, f in report["sc_plots"].items()},
     }
     return report
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pipeline.common.answers import parse_answer
+from pipeline.common.answers import answer_part, first_box, gold_letter, parse_answer
 from pipeline.evaluate.baselines import (
     fixed_letter_answers,
     letters_in,
     random_aletheia,
+    random_sc_curve,
     random_vote_share,
 )
 from pipeline.evaluate.metrics import Judged, split_metrics
@@ -20,6 +21,7 @@ from pipeline.evaluate.protocol import (
     best_of_k_accuracy,
     majority_accuracy,
     ranking_metrics,
+    self_consistency_curve,
     top1_accuracy,
     verdict_from_pick,
 )
@@ -39,9 +41,10 @@ def judged_rows(
         out.append(
             Judged(
                 prompt_id=inst["prompt_id"],
-                gold=inst["chosen_answer"],
+                gold=gold_letter(inst["chosen_answer"]),
                 pass_rates=tuple(inst["pass_rates"]),
                 picks=tuple(parse_answer(t, inst["num_candidates"]) for t in texts),
+                boxes=tuple(first_box(answer_part(t)) for t in texts),
                 adversarial=tuple(inst["adversarial"]),
                 problem_id=inst["problem_id"],
                 instance_id=inst.get("instance_id") or "",
@@ -70,18 +73,20 @@ def ranked_lists(
 def aletheia_metrics(judged: list[Judged], lists: list[RankedList]) -> dict[str, Any]:
     golds = [j.gold for j in judged]
     picks = [j.picks for j in judged]
+    answers = [j.answers for j in judged]  # raw box contents: what the majority vote counts
     ks = sorted({len(p) for p in picks})
     responses = sum(len(p) for p in picks)
     return {
         "instances": len(judged),
         "k": ks[0] if len(ks) == 1 else ks,  # a list when instances got different K
-        "top1_accuracy": top1_accuracy(golds, picks),
-        "majority_accuracy": majority_accuracy(golds, picks),
-        "best_of_k_accuracy": best_of_k_accuracy(golds, picks),
+        "top1_accuracy": top1_accuracy(golds, answers),
+        "majority_accuracy": majority_accuracy(golds, answers),
+        "best_of_k_accuracy": best_of_k_accuracy(golds, answers),
         "responses": responses,
         "invalid_rate": (
             sum(p is None for ps in picks for p in ps) / responses if responses else float("nan")
         ),
+        "sc_curve": self_consistency_curve(golds, answers),
     } | ranking_metrics(lists)
 
 
@@ -90,11 +95,9 @@ def baselines(judged: list[Judged], lists: list[RankedList]) -> dict[str, Any]:
 
     def fixed(letter: str) -> dict[str, Any]:
         j, rl = fixed_letter_answers(letter, judged, lists)
-        return {
-            "letter": letter,
-            "aletheia": aletheia_metrics(j, rl),
-            "vote_share": split_metrics(j),
-        }
+        aletheia = aletheia_metrics(j, rl)
+        aletheia.pop("sc_curve")  # a fixed letter's curve is flat: not worth the space
+        return {"letter": letter, "aletheia": aletheia, "vote_share": split_metrics(j)}
 
     # A fixed letter's top-1 is the share of instances whose gold it is: pick the best from
     # that (ties to the earlier letter), then score only A and it in full.
@@ -103,7 +106,7 @@ def baselines(judged: list[Judged], lists: list[RankedList]) -> dict[str, Any]:
     always_a = fixed("A") if judged else None
     return {
         "random": {
-            "aletheia": random_aletheia(judged, lists),
+            "aletheia": random_aletheia(judged, lists) | {"sc_curve": random_sc_curve(judged)},
             "vote_share": random_vote_share(judged),
         },
         "always_a": always_a,

@@ -54,7 +54,8 @@ def instance_violations(table: pa.Table) -> list[str]:
         ("verdicts contains SE", pl.col("verdicts").list.contains("SE")),
         (
             "chosen_answer does not match chosen_position",
-            pl.col("chosen_answer")
+            # the bare letter, or Aletheia's [[A]] form (publish.answer_format: bracketed)
+            pl.col("chosen_answer").str.replace(r"^\[\[([A-Z])\]\]$", "$1")
             != pos.clip(0, len(letters) - 1).replace_strict(list(range(len(letters))), letters),
         ),
         (

@@ -276,7 +276,8 @@ class DPOConfig(StageConfig):
     `samples_per_judge` unconstrained responses; chosen is a correct one drawn at random
     (any judge), its text cut after the first `</think>` and closed with `\\boxed{gold}`
     (`chosen_source: sampled`); where no judge answered correctly, a trace of
-    `strong_judge` gets the gold answer spliced in the same way (`gold_spliced`).
+    `strong_judge` gets the gold answer spliced in the same way (`gold_spliced`), unless
+    the regeneration round (`regenerate`) brings a correct response (`regenerated`).
     Rejected comes from `rejected_judges` with balanced quotas; a response with no valid
     answer counts as rejected. `construction: on_policy` (ours, earlier): chosen and
     rejected both as sampled, from the same judge where possible; an instance with no
@@ -308,6 +309,13 @@ class DPOConfig(StageConfig):
     fallback: Literal["skip", "strong_judge"] = "skip"
     fallback_judge: JudgeModelSpec | None = None
     fallback_samples: int = Field(default=8, ge=1)
+    # Aletheia's regeneration round (thinkdpo_pairs.py lists the instances where every
+    # response was wrong or every one right; thinkdpo_datagen.py --wrong-indices-file samples
+    # them again): every judge samples those instances once more, before pairing, so a
+    # correct response can replace a gold splice (and an all-correct one gains a rejected).
+    # None = on for construction aletheia (its recipe), off for on_policy (which has its own
+    # fallback round; with both on, regeneration comes first).
+    regenerate: bool | None = None
     # Constrained decoding to end in a valid \boxed{X} (ours); Aletheia samples freely.
     constrain_answer: bool = False
     batch_size: int = Field(default=64, ge=1)
@@ -330,6 +338,11 @@ class DPOConfig(StageConfig):
         if self.system_template and "instruct" not in self.variants:
             raise ValueError("system_template: only the instruct variant has a system turn")
         return self
+
+    @property
+    def regenerates(self) -> bool:
+        """Whether the regeneration round runs (see `regenerate`)."""
+        return self.construction == "aletheia" if self.regenerate is None else self.regenerate
 
     def prompt_spec(self, style: PromptStyle) -> PromptSpec:
         return PromptSpec(

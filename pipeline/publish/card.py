@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
+from pipeline.common.answers import gold_letter
 from pipeline.publish import card_sections as sections
 from pipeline.publish.checks import CheckResult
 from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest
@@ -104,12 +105,41 @@ def counts_table(tables: dict[str, pa.Table]) -> str:
         mean = f"{sum(sizes) / len(sizes):.2f}" if sizes else "-"
         langs = Counter(l for row in t.column("candidate_languages").to_pylist() for l in row)
         lang_s = ", ".join(f"{k} {v}" for k, v in sorted(langs.items())) or "-"
-        pos = Counter(t.column("chosen_answer").to_pylist())
+        pos = Counter(gold_letter(a) for a in t.column("chosen_answer").to_pylist())
         pos_s = " / ".join(str(pos.get(a, 0)) for a in "ABCDE")
         lines.append(
             f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |"
         )
     return "\n".join(lines)
+
+
+def dpo_routes_md(tables: dict[str, pa.Table]) -> str:
+    """Where each DPO config's chosen responses came from ('' without a DPO config)."""
+    routes = ("sampled", "regenerated", "gold_spliced")
+    lines = []
+    for cfg in CONFIGS:
+        t = tables.get(cfg.name)
+        if t is None or cfg.kind != "dpo":
+            continue
+        c = Counter(t.column("chosen_source").to_pylist())
+        cells = [cfg.name, str(t.num_rows), *(str(c.get(r, 0)) for r in routes)]
+        lines.append("| " + " | ".join(cells) + " |")
+    if not lines:
+        return ""
+    return "\n".join(
+        [
+            (
+                "Chosen responses of the DPO configs by route (`chosen_source`): a correct "
+                "response of the first sampling round, a correct one of the regeneration "
+                "round (the instances no verifier model got right, or all got right, sampled "
+                "once more), or a strong verifier's trace with the gold answer spliced in."
+            ),
+            "",
+            "| config | rows | sampled | regenerated | gold_spliced |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            *lines,
+        ]
+    )
 
 
 VERDICT_COLUMNS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE")
@@ -243,6 +273,8 @@ ds = load_dataset("<this repo or folder>", "{example}")
 ## Counts
 
 {counts_table(tables)}
+
+{dpo_routes_md(tables)}
 
 ## What this build contains
 

@@ -52,7 +52,14 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
         "int64",
         "0-based index of the one correct candidate in `candidates` (0 = A, 1 = B, ...)",
     ),
-    ("chosen_answer", "string", "the same position as a letter, A-E (A = chosen_position 0)"),
+    (
+        "chosen_answer",
+        "string",
+        (
+            "the same position as a letter, A-E (A = chosen_position 0); [[A]]-[[E]] in a "
+            "build published with `publish.answer_format: bracketed` (Aletheia's form)"
+        ),
+    ),
     ("pass_rates", "list<float>", "per candidate, the fraction of the problem's tests it passed"),
     (
         "verdicts",
@@ -104,11 +111,16 @@ DPO_FIELDS: list[tuple[str, str, str]] = [
         "chosen_source",
         "string",
         (
-            "sampled (a correct verifier response) or gold_spliced (a strong judge's trace "
-            "with the gold answer spliced in)"
+            "sampled (a correct verifier response), regenerated (a correct response of the "
+            "regeneration round, which samples again the instances no verifier got right) or "
+            "gold_spliced (a strong judge's trace with the gold answer spliced in)"
         ),
     ),
-    ("rejected_answer", "string", "the letter the rejected response picked (or none)"),
+    (
+        "rejected_answer",
+        "string",
+        "the letter the rejected response picked (bracketed as chosen_answer), or invalid",
+    ),
     ("judge_model / rejected_judge_model", "string", "the verifier model that wrote each response"),
 ]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.common.answers import parse_answer
+from pipeline.common.answers import gold_letter, parse_answer
 from pipeline.publish.layout import CONFIG_BY_NAME
 from pipeline.splits.config import NearDupConfig
 from schemas import ANSWER_LETTERS
@@ -128,7 +128,7 @@ def _instance_problem(row: dict) -> str | None:
     pos = row["chosen_position"]
     if not 0 <= pos < n or verdicts[pos] != "AC":
         return f"chosen_position={pos} does not point at the AC candidate ({verdicts})"
-    if row["chosen_answer"] != ANSWER_LETTERS[pos]:
+    if gold_letter(row["chosen_answer"]) != ANSWER_LETTERS[pos]:
         return f"chosen_answer={row['chosen_answer']!r} but chosen_position={pos}"
     return None
 
@@ -144,13 +144,13 @@ def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
         for i, row in enumerate(table.select(cols).to_pylist()):
             res.checked_rows += 1
             k = row["num_candidates"]
-            gold, picked = row["chosen_answer"], parse_answer(row["chosen"] or "", k)
+            gold, picked = gold_letter(row["chosen_answer"]), parse_answer(row["chosen"] or "", k)
             rejected = parse_answer(row["rejected"] or "", k)
             if picked != gold:
                 reason = f"chosen response picks {picked!r}, gold is {gold!r}"
             elif rejected == gold:
                 reason = f"rejected response also picks the gold letter {gold!r}"
-            elif row["rejected_answer"] == gold:
+            elif gold_letter(row["rejected_answer"]) == gold:
                 reason = f"rejected_answer is the gold letter {gold!r}"
             else:
                 continue

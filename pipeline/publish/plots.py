@@ -15,6 +15,7 @@ matplotlib.use("Agg")  # no display on build machines
 import matplotlib.pyplot as plt
 import pyarrow as pa
 
+from pipeline.common.answers import gold_letter
 from pipeline.publish.layout import CONFIG_BY_NAME
 from schemas import ANSWER_LETTERS
 
@@ -68,7 +69,7 @@ def plot_correct_positions(tables: dict[str, pa.Table], path: Path) -> Path:
         series = {}
         for name, t in inst.items():
             c = Counter(
-                a
+                gold_letter(a)
                 for a, n in zip(
                     t.column("chosen_answer").to_pylist(),
                     t.column("num_candidates").to_pylist(),

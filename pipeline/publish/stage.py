@@ -15,8 +15,10 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common.answers import AnswerFormat
 from pipeline.common.perms import as_if_created
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import render_card
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
 from pipeline.publish.layout import (
@@ -46,6 +48,9 @@ class PublishConfig(BaseModel):
     pretty_name: str = "Aletheia (regenerated)"
     license: str | None = None  # None: the sources' license when they share one, else "other"
     checks: CheckConfig = Field(default_factory=CheckConfig)
+    # chosen_answer (and DPO's rejected_answer) as the bare letter `A`, or as Aletheia's
+    # `[[A]]` for users who feed the rows to Aletheia's own scripts (answer_format.py)
+    answer_format: AnswerFormat = "letter"
 
 
 class MissingConfigError(ValueError):
@@ -79,7 +84,7 @@ def build_hub_folder(
     if is_done(state_dir, key) and (hub_dir / "README.md").exists():
         return read_stats(state_dir) | {"cached": True}
 
-    tables = load_tables(build_dir, manifest)
+    tables = tables_with_answer_format(load_tables(build_dir, manifest), config.answer_format)
     _require(tables, config.require_configs)
     results = enforce(run_checks(tables, config.checks))
 

@@ -14,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 from datasets import Dataset
 
+from pipeline.common.answers import gold_letter
 from pipeline.common.parquet import read_parquet
 from pipeline.common.verifier_prompt import PromptSpec, build_messages, prefill
 from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
@@ -90,7 +91,7 @@ def verifier_prompt_rows(table: pa.Table, spec: PromptSpec, tokenizer: Any) -> D
                 "prompt": render_prefilled(messages, tokenizer) if pre else messages,
                 "prefill": pre,
                 "prompt_id": r["prompt_id"],
-                "chosen_answer": r["chosen_answer"],
+                "chosen_answer": gold_letter(r["chosen_answer"]),  # `A` or `[[A]]` rows
                 "num_candidates": r["num_candidates"],
                 "pass_rates": list(r["pass_rates"]),
             }

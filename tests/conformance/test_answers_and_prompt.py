@@ -80,9 +80,11 @@ def test_answer_regex_accepts_what_the_parser_reads() -> None:
 
 
 def test_candidate_blocks_have_aletheia_structure() -> None:
+    # Aletheia's f"[CANDIDATE_{i}]\n```{language}\n{candidate}\n```\n[/CANDIDATE_{i}]": the
+    # code goes in as stored, so a trailing newline leaves a blank line before the fence
     got = format_candidates(["print(1)\n", "x = 2"], ["python", "python"])
     assert got == (
-        "[CANDIDATE_A]\n```python\nprint(1)\n```\n[/CANDIDATE_A]\n\n"
+        "[CANDIDATE_A]\n```python\nprint(1)\n\n```\n[/CANDIDATE_A]\n\n"
         "[CANDIDATE_B]\n```python\nx = 2\n```\n[/CANDIDATE_B]"
     )
 
@@ -123,7 +125,7 @@ def test_user_template_drops_in(tmp_path) -> None:
 @pytest.mark.parametrize(
     "text,message",
     [
-        ("{question} {candidates}", "missing"),
+        ("{question} {valid_options}", "missing"),  # {candidates} is required
         ("{question} {candidates} {valid_options} {x}", "unknown"),
         ("{question", "malformed"),
     ],

@@ -68,6 +68,20 @@ CONFIGS = {
         fallback_judge=JudgeModelSpec(name="strong", model="TINY"),
         fallback_samples=3,
     ),
+    # on_policy with Aletheia's regeneration round switched on: judges, then regeneration,
+    # then the fallback round over what neither got right.
+    "on-policy-regenerate-fallback": DPOConfig(
+        judges=[JudgeModelSpec(name="weak", model="TINY")],
+        samples_per_judge=2,
+        max_tokens=6,
+        variants=["instruct"],
+        construction="on_policy",
+        constrain_answer=True,
+        regenerate=True,
+        fallback="strong_judge",
+        fallback_judge=JudgeModelSpec(name="strong", model="TINY"),
+        fallback_samples=3,
+    ),
 }
 
 
@@ -99,19 +113,50 @@ def test_one_shard_and_three_shards_give_identical_dpo_tables(
     counts = [read_parquet(f, DPO_RESPONSE_SCHEMA).num_rows for f in judges_files]
     per_instance = cfg.samples_per_judge * len(cfg.judges) * len(cfg.variants)
     assert counts == [4 * per_instance, 0, 2 * per_instance]
+    regen = _round_rows(tmp_path / "three", "regenerate")
+    judges_rows = _round_rows(tmp_path / "three", "judges")
+    if cfg.regenerates:
+        # the instances sampled again are exactly those whose first-round responses were all
+        # wrong or all right, each asked of every judge again
+        gold = {r["instance_id"]: r["chosen_answer"] for r in read_parquet(instances).to_pylist()}
+        first: dict[str, list[bool]] = {}
+        for r in judges_rows:
+            first.setdefault(r["instance_id"], []).append(r["answer"] == gold[r["instance_id"]])
+        expected = {i for i, right in first.items() if all(right) or not any(right)}
+        assert {r["instance_id"] for r in regen} == expected
+        assert len(regen) == len(expected) * cfg.samples_per_judge * len(cfg.judges)
+        assert {r["round"] for r in regen} <= {"regenerate"}
+        assert sum(one["regeneration"]["sampled_again"].values()) == len(expected)
+        assert (
+            one["regeneration"]["rows_with_regenerated_chosen"]
+            == (one["chosen_source"]["regenerated"])
+        )
+    else:
+        assert regen == [] and one["regeneration"]["sampled_again"] == {}
     if name == "aletheia-constrained":
         # constrained answers parse, so some responses pick the gold letter: sampled chosen
         assert one["chosen_source"]["sampled"] > 0
         assert one["pairs"] + sum(one["instances_short_of_pairs"].values()) == 6
         assert one["responses_by_judge"]["tiny"]["invalid"] == 0
     else:
-        fb = sorted((tmp_path / "three" / "responses").glob(f"*/fallback/{RESPONSES_FILE}"))
-        rows = [r for f in fb for r in read_parquet(f, DPO_RESPONSE_SCHEMA).to_pylist()]
+        rows = _round_rows(tmp_path / "three", "fallback")
         assert {r["round"] for r in rows} <= {"fallback"} and {r["judge_model"] for r in rows} <= {
             "strong"
         }
         assert len({r["instance_id"] for r in rows}) == one["fallback_samples_for_instances"]
         assert len(rows) == 3 * one["fallback_samples_for_instances"]
+        # the fallback round asks only where no earlier round (judges, regeneration) was right
+        gold = {r["instance_id"]: r["chosen_answer"] for r in read_parquet(instances).to_pylist()}
+        right = {
+            r["instance_id"] for r in judges_rows + regen if r["answer"] == gold[r["instance_id"]]
+        }
+        assert {r["instance_id"] for r in rows} == set(gold) - right
+
+
+def _round_rows(root: Path, round_: str) -> list[dict[str, Any]]:
+    """Every responses row one round wrote, over the shard folders."""
+    files = sorted((root / "responses").glob(f"*/{round_}/{RESPONSES_FILE}"))
+    return [r for f in files for r in read_parquet(f, DPO_RESPONSE_SCHEMA).to_pylist()]
 
 
 class CrashOrCount(Backend):
@@ -156,10 +201,14 @@ def test_a_crashed_shard_is_redone_alone(
 
     again = [CrashOrCount(real) for _ in range(3)]
     files = [f for i in range(3) for f in shard_responses(shards[i], out[i], cfg, again[i])[0]]
-    assert [len(b.seen) for b in again] == [0, 0, 2]  # only shard 2's two instances
+    # only shard 2's two instances, asked twice: the judges round, then the regeneration
+    # round (on by default for Aletheia's construction; unconstrained random text is never
+    # right, so every instance is sampled again)
+    assert [len(b.seen) for b in again] == [0, 0, 4]
     assert [(o / "judges" / RESPONSES_FILE).read_bytes() for o in out[:2]] == done
     stats = dpo_pairs(instances, files, tmp_path, cfg)
-    assert stats["pairs"] == 6 and stats["responses_by_judge"]["tiny"]["responses"] == 12
+    assert stats["pairs"] == 6 and stats["responses_by_judge"]["tiny"]["responses"] == 2 * 12
+    assert stats["regeneration"]["sampled_again"] == {"no_correct_response": 6}
 
 
 def test_a_missing_shard_is_an_error_not_a_silent_drop(
@@ -248,7 +297,10 @@ def test_openai_judge_against_a_real_server(
     assert all(
         r["completion_tokens"] and r["finish_reason"] in ("length", "stop") for r in responses
     )
-    assert stats["responses_by_judge"]["served"]["responses"] == 12
+    # + the regeneration round (Aletheia's construction, on by default) over the instances
+    # whose two responses were all wrong or all right, two more responses each
+    again = sum(stats["regeneration"]["sampled_again"].values())
+    assert stats["responses_by_judge"]["served"]["responses"] == 12 + 2 * again
     rows = read_parquet(tmp_path / "out" / "dpo.parquet", DPO_SCHEMA).to_pylist()
     right = stats["responses_by_judge"]["served"]["correct"]
     assert len(rows) == stats["pairs"] and (

@@ -3,9 +3,12 @@
 Per instance and prompt variant:
 
 - chosen: a correct response drawn at random from every judge's samples, cut after its
-  first `</think>` and closed with `</think>\\n\\boxed{gold}` (`chosen_source: sampled`);
-  where no judge answered correctly, a response of the strong judge closed the same way,
-  so the gold answer is spliced after its reasoning (`gold_spliced`);
+  first `</think>` and closed with `</think>\\n\\boxed{gold}` (`chosen_source: sampled`,
+  or `regenerated` when it came from the regeneration round, which samples again the
+  instances whose first-round responses were all wrong or all right, as Aletheia's
+  `--wrong-indices-file` round); where no judge answered correctly in any round, a response
+  of the strong judge closed the same way, so the gold answer is spliced after its
+  reasoning (`gold_spliced`);
 - rejected: an incorrect response (another letter, or no valid answer at all) of the
   rejected-side judge with the most quota left (equal quotas of n_instances // judges,
   ties in the configured order), drawn at random among that judge's incorrect samples.
@@ -22,7 +25,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pipeline.instances.dpo.pairs import Pair
+from pipeline.instances.dpo.pairs import ChosenSource, Pair, sampled_source
 from pipeline.instances.dpo.responses import Response
 
 THINK_CLOSE = "</think>"
@@ -69,7 +72,8 @@ def pick_pair(
     rng = random.Random(f"{seed}:{instance_id}:{variant}")
     right = [r for r in usable if r.answer == gold]
     if right:
-        chosen, source = rng.choice(right), "sampled"
+        chosen = rng.choice(right)
+        source: ChosenSource = sampled_source(chosen)
     else:
         if variant != "think":
             return None, "no_correct_response_instruct"

@@ -19,7 +19,15 @@ from typing import Any, Literal
 from pipeline.common.answers import INVALID
 from pipeline.instances.dpo.responses import Response
 
-ChosenSource = Literal["sampled", "gold_spliced"]
+ChosenSource = Literal["sampled", "regenerated", "gold_spliced"]
+# The routes a chosen response takes: a correct response of the first round (or of on_policy's
+# fallback round), a correct one of the regeneration round, or a trace with the gold spliced in.
+CHOSEN_SOURCES: tuple[str, ...] = ("sampled", "regenerated", "gold_spliced")
+
+
+def sampled_source(response: Response) -> ChosenSource:
+    """The route of a chosen response kept as a correct sample: which round wrote it."""
+    return "regenerated" if response.round == "regenerate" else "sampled"
 
 
 @dataclass
@@ -72,7 +80,9 @@ class PairBalancer:
             self.chosen_by_judge[chosen.judge_model] += 1
             self.rejected_by_judge[rejected.judge_model] += 1
             used_texts |= {chosen.text, rejected.text}
-            pairs.append(Pair(instance_id, variant, chosen, rejected, chosen.text, "sampled"))
+            pairs.append(
+                Pair(instance_id, variant, chosen, rejected, chosen.text, sampled_source(chosen))
+            )
         return pairs, None if len(pairs) == k else "fewer_distinct_responses"
 
 

@@ -29,6 +29,7 @@ class Response:
     finish_reason: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    round: str = "judges"  # the sampling round that wrote it: judges, regenerate, fallback
 
 
 def _request_id(instance_id: str, variant: str, judge: str) -> str:
@@ -47,8 +48,21 @@ def verifier_messages(
     )
 
 
+def request_seed(seed: int, instance_id: str, variant: str, judge: str, round_: str) -> int:
+    """The sampling seed of one request. The regeneration round asks the same judge about the
+    same instance again, so it needs seeds of its own (the first round's are kept as they
+    were, so existing responses stay valid)."""
+    parts: tuple[object, ...] = (seed, instance_id, variant, judge)
+    return derive_seed(*parts, round_) if round_ == "regenerate" else derive_seed(*parts)
+
+
 def verifier_requests(
-    rows: Sequence[Mapping[str, Any]], variant: str, judge: str, config: DPOConfig, n: int
+    rows: Sequence[Mapping[str, Any]],
+    variant: str,
+    judge: str,
+    config: DPOConfig,
+    n: int,
+    round_: str = "judges",
 ) -> list[GenerationRequest]:
     """One request (n samples) per instance for one judge and prompt variant."""
     out = []
@@ -62,7 +76,7 @@ def verifier_requests(
                 temperature=config.temperature,
                 top_p=config.top_p,
                 max_tokens=config.max_tokens,
-                seed=derive_seed(config.seed, row["instance_id"], variant, judge),
+                seed=request_seed(config.seed, row["instance_id"], variant, judge, round_),
                 answer_choices=list(valid_options(k)) if config.constrain_answer else None,
             )
         )
@@ -77,13 +91,14 @@ def sample_responses(
     config: DPOConfig,
     n: int,
     *,
+    round_: str = "judges",
     progress: bool = True,
 ) -> dict[str, list[Response]]:
     """instance_id -> this judge's responses. Backend errors (finish_reason error:...) are
     kept here, marked, and left out of pairs by the callers (they are not responses)."""
     by_id = {row["instance_id"]: row for row in rows}
     out: dict[str, list[Response]] = {iid: [] for iid in by_id}
-    requests = verifier_requests(rows, variant, judge, config, n)
+    requests = verifier_requests(rows, variant, judge, config, n, round_)
     for start in range(0, len(requests), config.batch_size):
         chunk = requests[start : start + config.batch_size]
         pre = {r.request_id: prefill(r.messages or []) for r in chunk}
@@ -103,6 +118,7 @@ def sample_responses(
                         finish_reason=gen.finish_reason,
                         prompt_tokens=gen.prompt_tokens,
                         completion_tokens=gen.completion_tokens,
+                        round=round_,
                     )
                 )
     for responses in out.values():

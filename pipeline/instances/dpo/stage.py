@@ -4,12 +4,15 @@
   variant (`DPO_RESPONSE_SCHEMA`), through the generation backends (`make_backend`: the
   same code path as policy sampling, so transformers, vllm or an OpenAI-compatible server).
   Written atomically, marked done last: a finished shard is never sampled again.
-  `round="fallback"` is on_policy's strong-judge round, over only the instances of a
-  judges-round file that no judge got right.
+  `round="regenerate"` is Aletheia's regeneration round: every judge again, over only the
+  instances (per prompt variant) whose judges-round responses were all wrong or all right
+  (`regeneration_targets`). `round="fallback"` is on_policy's strong-judge round, over only
+  the instances that no judge got right in the earlier rounds. Each decision is per
+  instance, so a round gives the same responses whatever the sharding.
 - `dpo_pairs`: all instances + every responses file -> `<name>.parquet` (`DPO_SCHEMA`) and
   stats.json. Responses are put back in one fixed order (configured judge order, the
-  fallback judge last, then sample index) and instances are paired in table order, so the
-  rows do not depend on how the responses were sharded.
+  fallback judge last, then round, then sample index) and instances are paired in table
+  order, so the rows do not depend on how the responses were sharded.
 
 `build_dpo` in `pipeline.instances.stage` is the one-process composition of the two.
 """
@@ -23,6 +26,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from pipeline.common.answers import gold_letter
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.instances.checks import instance_violations, require
@@ -37,12 +41,16 @@ RESPONSES_VERSION = "1"
 PAIRS_VERSION = "1"  # 1: split from the one-process stage (DPO_VERSION 2), same rows
 RESPONSES_FILE = "responses.parquet"
 STATS_FILE = "stats.json"
-Round = Literal["judges", "fallback"]
+Round = Literal["judges", "regenerate", "fallback"]
+ROUNDS: tuple[str, ...] = ("judges", "regenerate", "fallback")
 # One Backend (one judge), a mapping judge name -> Backend, or None: every judge's backend
 # is built from its spec.
 BackendArg = Backend | Mapping[str, Backend] | None
 # Settings that change pairing only, not what is sampled: left out of the responses key.
 _PAIRING_ONLY = {"name", "split", "strong_judge", "rejected_judges", "pairs_per_instance"}
+# Settings that say which rounds run, not what a round samples: left out of every round's key
+# (whether regeneration ran reaches the fallback round's key through its input files).
+_ROUND_CHOICE = {"regenerate"}
 
 
 # --- judges ------------------------------------------------------------------------------
@@ -98,13 +106,13 @@ def _templates(config: DPOConfig) -> list[Path]:
 # --- responses ---------------------------------------------------------------------------
 
 
-def _response_row(row: Mapping[str, Any], r: Response, round_: Round) -> dict[str, Any]:
+def _response_row(row: Mapping[str, Any], r: Response) -> dict[str, Any]:
     return {
         "instance_id": r.instance_id,
         "prompt_id": row["prompt_id"],
         "variant": r.variant,
         "judge_model": r.judge_model,
-        "round": round_,
+        "round": r.round,
         "sample_index": r.sample_index,
         "text": r.text,
         "answer": r.answer,
@@ -114,15 +122,48 @@ def _response_row(row: Mapping[str, Any], r: Response, round_: Round) -> dict[st
     }
 
 
-def _correct(rows: Sequence[Mapping[str, Any]], judged: Path) -> set[tuple[str, str]]:
-    """(instance_id, variant) pairs some judge answered correctly in a judges-round file."""
-    gold = {r["instance_id"]: r["chosen_answer"] for r in rows}
-    t = read_parquet(judged, DPO_RESPONSE_SCHEMA).select(["instance_id", "variant", "answer"])
-    return {
-        (i, v)
-        for i, v, a in zip(*(t.column(c).to_pylist() for c in t.column_names), strict=True)
-        if i in gold and a == gold[i]
-    }
+def _answers(
+    rows: Sequence[Mapping[str, Any]], judged: Sequence[Path]
+) -> dict[tuple[str, str], list[bool]]:
+    """(instance_id, variant) -> whether each usable response (backend errors left out) in
+    the earlier rounds' files picked the gold letter."""
+    gold = {r["instance_id"]: gold_letter(r["chosen_answer"]) for r in rows}
+    out: dict[tuple[str, str], list[bool]] = {}
+    for f in judged:
+        cols = ["instance_id", "variant", "answer", "finish_reason"]
+        t = read_parquet(f, DPO_RESPONSE_SCHEMA).select(cols)
+        for i, v, a, why in zip(*(t.column(c).to_pylist() for c in cols), strict=True):
+            if i in gold and not why.startswith("error"):
+                out.setdefault((i, v), []).append(a == gold[i])
+    return out
+
+
+def _correct(rows: Sequence[Mapping[str, Any]], judged: Sequence[Path]) -> set[tuple[str, str]]:
+    """(instance_id, variant) pairs some judge answered correctly in the earlier rounds."""
+    return {key for key, right in _answers(rows, judged).items() if any(right)}
+
+
+def regeneration_reason(right: Sequence[bool]) -> str | None:
+    """Why Aletheia samples an instance again, from whether each of its first-round responses
+    was correct: none was (`no_correct_response`: the gold would be spliced in), or every one
+    was (`every_response_correct`: no rejected); None: it is not sampled again."""
+    if not any(right):
+        return "no_correct_response"
+    return "every_response_correct" if all(right) else None
+
+
+def regeneration_targets(
+    rows: Sequence[Mapping[str, Any]], judged: Sequence[Path], variants: Sequence[str]
+) -> dict[tuple[str, str], str]:
+    """(instance_id, variant) -> why it is sampled again (see `regeneration_reason`)."""
+    answers = _answers(rows, judged)
+    out = {}
+    for r in rows:
+        for v in variants:
+            why = regeneration_reason(answers.get((r["instance_id"], v), []))
+            if why is not None:
+                out[(r["instance_id"], v)] = why
+    return out
 
 
 def dpo_responses(
@@ -132,39 +173,48 @@ def dpo_responses(
     backend: BackendArg = None,
     *,
     round: Round = "judges",
-    judged: Path | None = None,
+    judged: Path | Sequence[Path] | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Write `<out_dir>/responses.parquet` (DPO_RESPONSE_SCHEMA) for the instances of one
-    shard: every judge x variant (`round="judges"`), or the fallback judge for the instances
-    of `judged` (a judges-round file) that no judge got right (`round="fallback"`)."""
+    shard: every judge x variant (`round="judges"`); every judge again for the instances
+    whose responses in `judged` (the judges-round file) were all wrong or all right
+    (`round="regenerate"`); or the fallback judge for the instances that no judge got right
+    in `judged` (the earlier rounds' files; `round="fallback"`)."""
     instances, out_dir = Path(instances), Path(out_dir)
+    earlier = [Path(judged)] if isinstance(judged, str | Path) else [Path(p) for p in judged or []]
     config = resolve_judges(config, backend)
     given = _given(config, backend)
-    if round == "judges":
-        specs, n = list(config.judges), config.samples_per_judge
-    else:
+    if round != "judges" and not earlier:
+        raise ValueError(f"dpo responses: the {round} round needs the earlier rounds' files")
+    if round == "fallback":
         fb = fallback_spec(config)
-        if fb is None or judged is None:
+        if fb is None:
             raise ValueError(
-                "dpo responses: the fallback round needs fallback: strong_judge "
-                "(on_policy) and the judges-round responses file"
+                "dpo responses: the fallback round needs fallback: strong_judge (on_policy)"
             )
         specs, n = [fb], config.fallback_samples
+    else:
+        specs, n = list(config.judges), config.samples_per_judge
     keyed = {
         "config": config.model_dump(
-            mode="json", exclude=_PAIRING_ONLY | {"judges", "fallback_judge"}
+            mode="json", exclude=_PAIRING_ONLY | _ROUND_CHOICE | {"judges", "fallback_judge"}
         ),
         "round": round,
         "judges": [_describe(s, given) for s in specs],
     }
-    inputs = [instances, *_templates(config), *([judged] if judged else [])]
+    inputs = [instances, *_templates(config), *earlier]
     key = stage_key("dpo-responses", RESPONSES_VERSION, keyed, inputs, config.seed)
     if is_done(out_dir, key):
         return read_stats(out_dir)
     rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
-    right = _correct(rows, judged) if judged is not None else set()
-    todo = {v: [r for r in rows if (r["instance_id"], v) not in right] for v in config.variants}
+    reasons: dict[tuple[str, str], str] = {}
+    if round == "regenerate":
+        reasons = regeneration_targets(rows, earlier, config.variants)
+        todo = {v: [r for r in rows if (r["instance_id"], v) in reasons] for v in config.variants}
+    else:
+        right = _correct(rows, earlier) if earlier else set()
+        todo = {v: [r for r in rows if (r["instance_id"], v) not in right] for v in config.variants}
     got: dict[tuple[str, str, str], list[Response]] = {}
     for spec in specs:  # one judge's model loaded at a time
         if not any(todo.values()):
@@ -181,7 +231,9 @@ def dpo_responses(
                 ) from e
         try:
             for variant, part in todo.items():
-                out = sample_responses(part, b, spec.name, variant, config, n, progress=progress)
+                out = sample_responses(
+                    part, b, spec.name, variant, config, n, round_=round, progress=progress
+                )
                 for iid, rs in out.items():
                     got[(iid, variant, spec.name)] = rs
         finally:
@@ -189,7 +241,7 @@ def dpo_responses(
                 b.close()
     by_id = {r["instance_id"]: r for r in rows}
     out_rows = [
-        _response_row(by_id[row["instance_id"]], resp, round)
+        _response_row(by_id[row["instance_id"]], resp)
         for spec in specs
         for variant, part in todo.items()
         for row in part
@@ -202,6 +254,11 @@ def dpo_responses(
         "round": round,
         "instances": len(rows),
         "instances_sampled": {v: len(p) for v, p in todo.items()},
+        **(
+            {"sampled_again_because": _count_values(reasons.values())}
+            if round == "regenerate"
+            else {}
+        ),
         "responses": len(out_rows),
         "responses_by_judge": {
             s.name: sum(1 for r in out_rows if r["judge_model"] == s.name) for s in specs
@@ -220,24 +277,30 @@ def shard_responses(
     *,
     progress: bool = True,
 ) -> tuple[list[Path], dict[str, Any]]:
-    """Every responses round of one shard: `<out_dir>/judges/`, and `<out_dir>/fallback/`
-    when on_policy's strong-judge fallback is configured. Returns the files and stats."""
+    """Every responses round of one shard, each in its own folder and cached apart:
+    `<out_dir>/judges/`; `<out_dir>/regenerate/` when the regeneration round is on
+    (`config.regenerates`); `<out_dir>/fallback/` when on_policy's strong-judge fallback is
+    configured (over what the rounds before it left without a correct response). Returns
+    the files and stats."""
     out_dir = Path(out_dir)
-    judges_dir = out_dir / "judges"
-    stats = {"judges": dpo_responses(instances, judges_dir, config, backend, progress=progress)}
-    files = [judges_dir / RESPONSES_FILE]
+    rounds: list[Round] = ["judges"]
+    if config.regenerates:
+        rounds.append("regenerate")
     if fallback_spec(config) is not None:
-        fb_dir = out_dir / "fallback"
-        stats["fallback"] = dpo_responses(
+        rounds.append("fallback")
+    files: list[Path] = []
+    stats: dict[str, Any] = {}
+    for round_ in rounds:
+        stats[round_] = dpo_responses(
             instances,
-            fb_dir,
+            out_dir / round_,
             config,
             backend,
-            round="fallback",
-            judged=files[0],
+            round=round_,
+            judged=list(files),
             progress=progress,
         )
-        files.append(fb_dir / RESPONSES_FILE)
+        files.append(out_dir / round_ / RESPONSES_FILE)
     return files, stats
 
 
@@ -254,13 +317,15 @@ def _roles(config: DPOConfig) -> tuple[list[str], str, list[str]]:
 
 def load_responses(
     files: Sequence[Path], config: DPOConfig, rows: Sequence[Mapping[str, Any]]
-) -> tuple[dict[tuple[str, str], list[Response]], int]:
-    """(instance_id, variant) -> responses in the fixed order; and how many (instance,
-    variant) pairs got fallback samples. Every instance must have every judge's responses
-    for every variant: a missing shard is an error, never a silent drop."""
+) -> tuple[dict[tuple[str, str], list[Response]], dict[str, Any]]:
+    """(instance_id, variant) -> responses in the fixed order (judge, round, sample); and
+    what the extra rounds covered: how many (instance, variant) pairs got fallback samples,
+    and how many were sampled again, by reason. Every instance must have every judge's
+    responses for every variant: a missing shard is an error, never a silent drop."""
     fb = fallback_spec(config)
     order = [j.name for j in config.judges] + ([fb.name] if fb else [])
     rank = {name: i for i, name in enumerate(order)}
+    round_rank = {name: i for i, name in enumerate(ROUNDS)}
     out: dict[tuple[str, str], list[Response]] = {
         (r["instance_id"], v): [] for r in rows for v in config.variants
     }
@@ -272,6 +337,8 @@ def load_responses(
                     f"{f} row {i}: judge_model {rec['judge_model']!r} is not one "
                     f"of the configured judges {order}"
                 )
+            if rec["round"] not in round_rank:
+                raise ValueError(f"{f} row {i}: round {rec['round']!r} is not one of {ROUNDS}")
             if where not in out:
                 raise ValueError(
                     f"{f} row {i}: instance_id {where[0]} / variant {where[1]} "
@@ -281,17 +348,30 @@ def load_responses(
                 Response(**{k: rec[k] for k in Response.__dataclass_fields__})  # type: ignore[arg-type]
             )
     fallback_used = 0
+    regenerated: dict[str, int] = {}
+    golds = {r["instance_id"]: gold_letter(r["chosen_answer"]) for r in rows}
     for (iid, variant), rs in out.items():
-        rs.sort(key=lambda r: (rank[r.judge_model], r.sample_index))
-        have = {r.judge_model for r in rs}
+        rs.sort(key=lambda r: (rank[r.judge_model], round_rank[r.round], r.sample_index))
+        have = {r.judge_model for r in rs if r.round == "judges"}
         missing = [j.name for j in config.judges if j.name not in have]
         if missing:
             raise ValueError(
                 f"dpo pairs: instance {iid} ({variant}) has no responses from "
                 f"{missing} in the responses files: a responses shard is missing"
             )
-        fallback_used += bool(fb and fb.name in have)
-    return out, fallback_used
+        fallback_used += any(r.round == "fallback" for r in rs)
+        if any(r.round == "regenerate" for r in rs):
+            first = [
+                r.answer == golds[iid]
+                for r in rs
+                if r.round == "judges" and not r.finish_reason.startswith("error")
+            ]
+            why = regeneration_reason(first) or "other"
+            regenerated[why] = regenerated.get(why, 0) + 1
+    return out, {
+        "fallback_samples_for_instances": fallback_used,
+        "sampled_again": dict(sorted(regenerated.items())),
+    }
 
 
 def _count_responses(accuracy: dict[str, dict[str, int]], gold: str, responses: list[Any]) -> None:
@@ -324,23 +404,32 @@ def _pairs_for_variant(
     out: list[dict[str, Any]] = []
     for row in rows:
         rs = responses[(row["instance_id"], variant)]
-        _count_responses(tally["accuracy"], row["chosen_answer"], rs)
+        gold = gold_letter(row["chosen_answer"])
+        _count_responses(tally["accuracy"], gold, rs)
         if config.construction == "aletheia":
             pair, why = pick_pair(
-                row["instance_id"], variant, row["chosen_answer"], rs, strong, quotas, config.seed
+                row["instance_id"], variant, gold, rs, strong, quotas, config.seed
             )
             pairs = [pair] if pair is not None else []
         else:
             pairs, why = balancer.pick(
-                row["instance_id"], variant, row["chosen_answer"], rs, config.pairs_per_instance
+                row["instance_id"], variant, gold, rs, config.pairs_per_instance
             )
         if why is not None:
             tally["skipped"][why] = tally["skipped"].get(why, 0) + 1
+        tally["rejected_regenerated"] += sum(p.rejected.round == "regenerate" for p in pairs)
         if pairs:
             prompt = verifier_messages(row, variant, config)
             user = next(m["content"] for m in prompt if m["role"] == "user")
             out += [dpo_row(row, p, user, config.split) for p in pairs]
     return out
+
+
+def _count_values(values: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _count_by(rows: list[dict[str, Any]], column: str) -> dict[str, int]:
@@ -355,7 +444,7 @@ def dpo_pairs(
 ) -> dict[str, Any]:
     """DPO / Mixed-DPO from sampled responses: write `<out_dir>/<config.name>.parquet`
     (DPO_SCHEMA) and stats.json. `config.judges` must name every judge (in order)."""
-    from pipeline.instances.dpo.pairs import PairBalancer
+    from pipeline.instances.dpo.pairs import CHOSEN_SOURCES, PairBalancer
 
     instances, out_dir = Path(instances), Path(out_dir)
     responses = [Path(p) for p in responses]
@@ -366,9 +455,14 @@ def dpo_pairs(
     if is_done(out_dir, key):
         return read_stats(out_dir)
     rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
-    by_variant, fallback_used = load_responses(responses, config, rows)
+    by_variant, rounds = load_responses(responses, config, rows)
     roles = _roles(config)
-    tally: dict[str, Any] = {"balancer": PairBalancer(config.seed), "skipped": {}, "accuracy": {}}
+    tally: dict[str, Any] = {
+        "balancer": PairBalancer(config.seed),
+        "skipped": {},
+        "accuracy": {},
+        "rejected_regenerated": 0,
+    }
     dpo_rows: list[dict[str, Any]] = []
     for variant in config.variants:
         dpo_rows += _pairs_for_variant(rows, by_variant, variant, config, roles, tally)
@@ -381,12 +475,23 @@ def dpo_pairs(
         "construction": config.construction,
         "variants": list(config.variants),
         "pairs": len(dpo_rows),
+        # which route each row's chosen response took: a correct first-round (or fallback)
+        # response, a correct one from the regeneration round, or a trace with the gold
+        # spliced in
         "chosen_source": {
-            s: sum(1 for r in dpo_rows if r["chosen_source"] == s)
-            for s in ("sampled", "gold_spliced")
+            s: sum(1 for r in dpo_rows if r["chosen_source"] == s) for s in CHOSEN_SOURCES
         },
         "instances_short_of_pairs": dict(sorted(tally["skipped"].items())),
-        "fallback_samples_for_instances": fallback_used,
+        "fallback_samples_for_instances": rounds["fallback_samples_for_instances"],
+        "regeneration": {
+            "enabled": config.regenerates,
+            # (instance, variant) pairs sampled again, by why
+            "sampled_again": rounds["sampled_again"],
+            "rows_with_regenerated_chosen": sum(
+                r["chosen_source"] == "regenerated" for r in dpo_rows
+            ),
+            "rows_with_regenerated_rejected": tally["rejected_regenerated"],
+        },
         "chosen_by_judge": _count_by(dpo_rows, "judge_model"),
         "rejected_by_judge": _count_by(dpo_rows, "rejected_judge_model"),
         "responses_by_judge": dict(sorted(tally["accuracy"].items())),
