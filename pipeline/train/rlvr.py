@@ -63,7 +63,9 @@ def build_rlvr(cfg: TrainConfig, callbacks: list[Any], sandbox_client: Any = Non
     from trl import GRPOConfig, GRPOTrainer
 
     r = cfg.rlvr
-    dataset = question_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit), r.language)
+    dataset = question_rows(
+        read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split), r.language
+    )
     callbacks = list(callbacks)
     if sandbox_client is None:
         from sandbox import SandboxClient
