@@ -163,11 +163,11 @@ def sources_md(tables: dict[str, pa.Table]) -> str:
 
 
 _EVAL_HOLDS: dict[str, str] = {
-    "heldout": "lists of one weak policy's candidates whose incorrect ones pass at most half "
-    "of the tests (weak-easy)",
-    "strong": "lists of one strong policy's candidates, the same band (strong-easy)",
-    "hard": "lists of one weak policy's candidates whose incorrect ones are near misses, "
-    "passing 70-90% of the tests (weak-hard)",
+    "heldout": "lists of weak-tier candidates whose incorrect ones pass at most half of the "
+    "tests (weak-easy)",
+    "strong": "lists of strong-tier candidates, the same band (strong-easy)",
+    "hard": "lists of weak-tier candidates whose incorrect ones are near misses, passing "
+    "70-90% of the tests (weak-hard)",
 }
 
 
@@ -199,8 +199,9 @@ def splits_md(splits: dict[str, dict[str, pa.Table]], run_config: dict[str, Any]
         "at most a fixed number of rows per list size and language; evaluate on `test` to "
         "compare with Aletheia's numbers). A row of `test` is the same row, with the same "
         "`instance_id`, in `full`. `heldout`, `strong` and `hard` are built as Aletheia's "
-        "listwise evaluation sets (`src/listwise_eval_sets.py`): per problem, generator and "
-        "language, one correct program and incorrect programs of distinct pass rates, in "
+        "listwise evaluation sets (`src/listwise_eval_sets.py`): per group of candidates "
+        "(Aletheia's: one problem, generator and language; `assemble.grouping` in the run "
+        "config), one correct program and incorrect programs of distinct pass rates, in "
         "shuffled order."
     )
     head = (

@@ -94,7 +94,7 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "In-distribution listwise test set: a problem + 2-5 candidates of one weak policy, "
+        "In-distribution listwise test set: a problem + 2-5 weak-tier candidates, the "
         "incorrect ones passing <= 50% of tests at distinct pass rates; no problem (or "
         "near-duplicate of one) shared with Train.",
     ),
@@ -103,7 +103,7 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "Listwise test set like Heldout whose candidates come from one strong policy.",
+        "Listwise test set like Heldout whose candidates come from the strong tier.",
     ),
     DatasetConfig(
         "hard",
@@ -111,7 +111,7 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         "instances",
         "eval",
         "Listwise test set whose incorrect candidates are near misses (pass 70-90% of the "
-        "tests, at distinct pass rates); weak policies.",
+        "tests, at distinct pass rates); weak-tier candidates.",
     ),
     DatasetConfig(
         "adv",

@@ -284,3 +284,16 @@ def test_adv_is_built_from_heldouts_test_split() -> None:
     assert adversarial_source("adv", outputs) == Path("ht.parquet")
     assert adversarial_source("mixed", outputs) == Path("t.parquet")  # Mixed: from Train
     assert adversarial_source("adv", {"heldout": "h.parquet"}) == Path("h.parquet")
+
+
+def test_the_demo_builds_listwise_sets_with_a_small_test_split() -> None:
+    # configs/demo.yaml: Aletheia's constructions and draws, lists of 2..5 (no pairs-only
+    # option), and a test split of 4 rows per (list size, language) instead of 250
+    from pipeline.config import load_run_config
+
+    repo = Path(__file__).resolve().parents[2]
+    splits = {s.name: s for s in load_run_config(repo / "configs" / "demo.yaml").assemble.splits}
+    for name, draws in (("heldout", (5, 3)), ("strong", (3, 1)), ("hard", ("all", 10))):
+        s = splits[name]
+        assert (s.construction, s.combos_per_size, s.picks_per_combo) == ("listwise_eval", *draws)
+        assert s.list_sizes is None and s.test_rows_per_stratum == 4

@@ -378,9 +378,9 @@ def test_example_configs_load() -> None:
     from pipeline.instances.config import AdversarialConfig, DPOConfig
 
     root = Path(__file__).resolve().parents[2] / "configs" / "instances"
-    assert AssembleConfig.from_yaml(root / "assemble.yaml").splits[0].size_targets == {
-        n: 12500 for n in range(2, 6)
-    }
+    written = AssembleConfig.from_yaml(root / "assemble.yaml")
+    assert written.splits[0].size_targets == {n: 12500 for n in range(2, 6)}
+    assert written.model_dump() == AssembleConfig().model_dump()  # every value is the default
     assert AssembleConfig.from_yaml(root / "assemble_demo.yaml").grouping == "language"
     adv = AdversarialConfig.from_yaml(root / "adversarial.yaml")
     # the files write out the (Aletheia) defaults; the judge section is the file's own
