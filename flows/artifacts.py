@@ -16,7 +16,7 @@ from prefect.artifacts import (
 )
 
 from pipeline.publish.card import policy_note, verdict_mix_table
-from pipeline.publish.layout import CONFIG_BY_NAME
+from pipeline.publish.layout import CONFIG_BY_NAME, split_files
 
 
 def artifact_key(*parts: str) -> str:
@@ -98,11 +98,19 @@ def rejected_edits(stats: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _main_split_files(hub_dir: Path, name: str) -> list[Path]:
+    """A config's shards of its `train` split, or of an evaluation set's `full` split
+    (its `test` split is a sample of it: counted once)."""
+    split = "train" if CONFIG_BY_NAME[name].side == "train" else "full"
+    return split_files(hub_dir, name, split)
+
+
 def dataset_counts(hub_dir: Path) -> list[dict[str, Any]]:
-    """Candidates per config (split) / language / model / verdict in the published folder."""
+    """Candidates per config (split) / language / model / verdict in the published folder
+    (evaluation configs: their `full` split)."""
     rows: list[dict[str, Any]] = []
     for name, cfg in CONFIG_BY_NAME.items():
-        files = sorted((hub_dir / name).glob("*.parquet"))
+        files = _main_split_files(hub_dir, name)
         if not files:
             continue
         if cfg.kind == "questions":
@@ -147,7 +155,7 @@ def published_tables(hub_dir: Path) -> dict[str, Any]:
 
     out = {}
     for name in CONFIG_BY_NAME:
-        files = sorted((hub_dir / name).glob("*.parquet"))
+        files = _main_split_files(hub_dir, name)
         if files:
             out[name] = pa.concat_tables([pq.read_table(f) for f in files])
     return out
@@ -173,9 +181,11 @@ def summary_artifact(
         lines.append(f"- pushed to `{push['repo_id']}`: {what}, tag `{push['tag']}`")
     else:
         lines.append("- not pushed (set `hub.push: true` and `hub.repo_id` to release to the Hub)")
-    lines += ["", "| config | rows | shards |", "| --- | ---: | ---: |"]
+    lines += ["", "| config | rows per split | shards |", "| --- | --- | ---: |"]
     for name, n in stats["rows"].items():
-        lines.append(f"| {name} | {n} | {stats['shards'].get(name, '-')} |")
+        per_split = stats.get("split_rows", {}).get(name, {})
+        rows = " / ".join(f"{s} {k}" for s, k in per_split.items()) or str(n)
+        lines.append(f"| {name} | {rows} | {stats['shards'].get(name, '-')} |")
     lines += [
         "",
         "## Invariant checks",

@@ -35,6 +35,7 @@ from flows.sharding import merge_quarantines, merge_shards, write_shards
 from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
+from pipeline.instances.config import test_table_name
 from pipeline.publish.layout import BuildManifest
 from schemas import CANDIDATE_SCHEMA, INSTANCE_SCHEMA, JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA
 
@@ -240,6 +241,15 @@ def _tiny_model(cfg: RunConfig) -> dict[str, Any] | None:
     )
 
 
+def adversarial_source(section: str, instances: dict[str, Any]) -> Path:
+    """The table a bias-edit split is built from: Mixed from Train; Adv, as Aletheia's
+    (`src/rq4_datagen.py` reads the listwise Heldout set's `test` split), from Heldout's
+    `test` split (Heldout itself when the build has none)."""
+    if section == "mixed":
+        return Path(instances["train"])
+    return Path(instances.get(test_table_name("heldout")) or instances["heldout"])
+
+
 def _adversarial(
     cfg: RunConfig, section: str, source: dict[str, Any], problems: dict[str, Any]
 ) -> dict[str, Any]:
@@ -247,7 +257,7 @@ def _adversarial(
     then build the split from the plan and the judged table (nothing is judged here)."""
     adv_cfg = getattr(cfg, section)
     out_dir = cfg.work_dir / section
-    src = Path(source["train" if section == "mixed" else "heldout"])
+    src = adversarial_source(section, source)
     src_digest = sha256_files([src])[:16]
     code = T.code_digest("pipeline.instances", "pipeline.judge", "sandbox")
     edits_dir = out_dir / "edits"
@@ -345,7 +355,8 @@ def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None
 def build_aletheia_eval(
     config: ConfigParam = DEFAULT_CONFIG, front: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Heldout, Strong and Hard (from assembly) and Adv (bias edits on Heldout, re-judged).
+    """Heldout, Strong and Hard (from assembly: `full` tables, and `test` ones under
+    `<name>.test`) and Adv (bias edits on Heldout's `test` split, re-judged).
 
     `front`: the results of `prepare` when the train flow already ran it (else it runs here).
     """
@@ -355,13 +366,13 @@ def build_aletheia_eval(
     front = front or prepare(cfg)
     adv = _adversarial(cfg, "adv", front["instances"]["outputs"], front["problems"])
     inst = front["instances"]["outputs"]
-    return {
-        "heldout": inst["heldout"],
-        "strong": inst["strong"],
-        "hard": inst["hard"],
-        "adv": adv["outputs"]["adv"],
-        "front": front,
+    out = {name: inst[name] for name in ("heldout", "strong", "hard")}
+    out |= {
+        test_table_name(name): inst[test_table_name(name)]
+        for name in ("heldout", "strong", "hard")
+        if test_table_name(name) in inst
     }
+    return out | {"adv": adv["outputs"]["adv"], "front": front}
 
 
 @flow(name="build-aletheia-train", log_prints=True)
@@ -398,6 +409,12 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
         "hard": rel(evals["hard"]),
         "adv": rel(evals["adv"]),
     }
+    # Adv has no test table of its own: it is published as both `test` and `full`.
+    test_tables = {
+        name: rel(evals[test_table_name(name)])
+        for name in ("heldout", "strong", "hard")
+        if test_table_name(name) in evals
+    }
     seeds = {
         name: getattr(cfg, name).seed for name in ("splits", "assemble", "mixed", "adv", "dpo")
     }
@@ -411,6 +428,7 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
         seeds=seeds,
         sandbox_image=_sandbox_image(Path(front["judged"]["outputs"]["judged"])),
         tables=tables,
+        test_tables=test_tables,
         assignments=rel(front["splits"]["outputs"]["assignments"]),
         stage_stats={k: v.get("stats", {}) for k, v in front.items()},
     ).write(work)

@@ -37,7 +37,8 @@ def publish_aletheia(
     logger = get_run_logger()
     build = Path(build_dir) if build_dir else cfg.work_dir
     manifest = BuildManifest.read(build)
-    inputs = [build / MANIFEST] + [build / p for p in manifest.tables.values()]
+    shipped = [*manifest.tables.values(), *manifest.test_tables.values()]
+    inputs = [build / MANIFEST] + [build / p for p in shipped]
     hub_dir = cfg.hub_dir
     published = T.configured(T.publish_task, cfg, [hub_dir / "README.md"])(
         str(build),
@@ -71,6 +72,7 @@ def publish_aletheia(
         "hub_dir": str(hub_dir.resolve()),
         "work_dir": str(cfg.work_dir.resolve()),
         "rows": rows,
+        "split_rows": published["stats"].get("split_rows", {}),
         "checks": published["stats"]["checks"],
         "push": pushed,
         "build_id": manifest.build_id,

@@ -302,7 +302,18 @@ def assemble_task(
         out,
         cfg,
     )
-    return result("assemble", {s.name: out / f"{s.name}.parquet" for s in cfg.splits}, stats)
+    return result("assemble", assemble_outputs(cfg, out), stats)
+
+
+def assemble_outputs(cfg: Any, out: Path) -> dict[str, Path]:
+    """Assembly's tables: one per split, and `<split>.test` beside each evaluation split."""
+    from pipeline.instances.config import test_table_name
+
+    files = {s.name: out / f"{s.name}.parquet" for s in cfg.splits}
+    for s in cfg.splits:
+        if s.has_test_split:
+            files[test_table_name(s.name)] = out / f"{test_table_name(s.name)}.parquet"
+    return files
 
 
 @task(name="adversarial-edits", tags=["cpu"])

@@ -123,16 +123,17 @@ say "result"
 "$PY" - "$CONFIG" <<'EOF'
 import sys
 from pipeline.config import load_run_config
-from pipeline.publish.layout import CONFIGS
+from pipeline.publish.layout import CONFIGS, split_files
 import pyarrow.parquet as pq
 
 cfg = load_run_config(sys.argv[1])
 hub, work = cfg.hub_dir.resolve(), cfg.work_dir.resolve()
-print(f"{'config':16s} {'rows':>6s}")
+print(f"{'config':16s} {'split':6s} {'rows':>6s}")
 for c in CONFIGS:
-    files = sorted((hub / c.name).glob("*.parquet"))
-    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    print(f"{c.name:16s} {rows:6d}")
+    for split in c.splits:
+        files = split_files(hub, c.name, split)
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+        print(f"{c.name:16s} {split:6s} {rows:6d}")
 print(f"\ndataset (laid out as pushed): {hub}")
 print(f"card:                         {hub / 'README.md'}")
 print(f"intermediate tables:          {work}  (problems.parquet, judged.parquet, ...)")

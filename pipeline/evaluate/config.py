@@ -15,6 +15,9 @@ class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     splits: list[str] = Field(default_factory=lambda: list(EVAL_SPLITS))
+    # Which split of each evaluation config is scored: `test` (Aletheia's: up to 250 rows
+    # per list size and language) or `full` (every row).
+    split: Literal["test", "full"] = "test"
     k: int = Field(default=8, ge=1)  # listwise responses per instance: top-1 reads the first
     style: Literal["think", "instruct"] = (
         "think"  # the verifier prompt (pipeline.common.verifier_prompt)

@@ -38,8 +38,9 @@ def evaluate(
     backend: Backend | None = None,
     responses: str | Path | None = None,
 ) -> dict[str, Any]:
-    """Score a verifier on the eval splits; write report.json, report.md, responses.jsonl, the
-    per-instance table instances.parquet and a self-consistency plot per split.
+    """Score a verifier on the eval configs (`config.split` of each: `test` by default, or
+    `full`); write report.json, report.md, responses.jsonl, the per-instance table
+    instances.parquet and a self-consistency plot per split.
 
     Without `responses`: sample from `backend` (default: the transformers backend on `model`;
     pass an OpenAI-compatible or vLLM backend for a large model). With `responses` (a file
@@ -53,12 +54,14 @@ def evaluate(
         instances = {}
         for split in dict.fromkeys(r.split for r in rows):
             try:
-                instances[split] = read_config(data_dir, split).to_pylist()
+                instances[split] = read_config(data_dir, split, split=cfg.split).to_pylist()
             except ValueError as exc:  # an unknown config name: the file's fault
                 raise ResponsesError(f"{responses}: field split: {exc}") from exc
     else:
         # Read every split before loading a model, so a missing one fails at once.
-        instances = {s: read_config(data_dir, s, cfg.limit).to_pylist() for s in cfg.splits}
+        instances = {
+            s: read_config(data_dir, s, cfg.limit, cfg.split).to_pylist() for s in cfg.splits
+        }
         rows = _sample(model, instances, cfg, backend)
     write_responses(rows, out / "responses.jsonl")
     warnings: list[str] = []

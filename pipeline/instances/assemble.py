@@ -3,20 +3,25 @@
 Every random choice is seeded (hashes, or a per-group seeded generator), so the output is
 a pure function of (inputs, config). `prepare_pool` checks and cleans the judged candidates
 once for every split: contradictions quarantined; sandbox errors, programs without code,
-excluded verdicts, candidates over the token cap and flaky duplicates counted and left out.
-`build_split` then makes one split in named steps:
+excluded verdicts and flaky duplicates counted and left out; candidates over the token
+cap marked. `build_split` then makes one split in named steps:
 
-1. `_split_candidates`: the split's tier, problems and allowed origins, grouped by the
-   grouping policy (Aletheia: problem + generator + language);
+1. `_split_candidates`: the split's tier, problems and allowed origins (and, for Train's
+   construction, candidates within the token cap), grouped by the grouping policy
+   (Aletheia: problem + generator + language);
 2. `_distinct_programs`: one candidate per normalised program per group; the incorrect ones
    in the split's band (easy: pass rate <= 0.5; hard: 0.7..0.9);
-3. lists: Aletheia's selection (`combos.aletheia_lists`: up to 3 combinations of distinct
-   incorrect pass rates per list size), or ours (`_balanced_lists`: one list per correct
-   candidate, sizes balanced by water-filling); the correct one at a uniform position;
+3. lists: Aletheia's selection (Train: `combos.aletheia_lists`, up to 3 combinations of
+   distinct incorrect pass rates per list size; evaluation sets:
+   `listwise.listwise_eval_lists`, combinations x code picks), or ours (`_balanced_lists`:
+   one list per correct candidate, sizes balanced by water-filling);
 4. `_drop_long_prompts`: rows whose verifier prompt is over the token cap;
 5. `_keep_prompt_ids_with_enough_rows` (Train: Aletheia's more-than-6 rule) and
    `_take_size_targets` (Aletheia's 12,500 per size, one row per prompt_id first);
-6. `_cap_strata` (optional) and `_finish`: ids, letters and labels.
+6. `_cap_strata` (optional) and `_finish`: ids, letters and labels, rows in seeded order.
+
+An evaluation split is then also cut to its `test` split (`take_test_split`: up to 250 rows
+per list size and language, as Aletheia); the whole split is its `full` split.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.instances.combos import MEMBER_COLUMNS, aletheia_lists
-from pipeline.instances.config import AssembleConfig, SplitSpec
+from pipeline.instances.config import AssembleConfig, SplitSpec, test_table_name
+from pipeline.instances.listwise import listwise_eval_lists
 from pipeline.instances.normalize import with_dedup_key
 from pipeline.instances.rng import hash_column, mix64, purpose_salt
 from pipeline.instances.sizes import allocate_sizes
@@ -114,7 +120,7 @@ def prepare_pool(
     counts: dict[str, int] = {}
     df = _leave_out_unusable(df, config, counts)
     df = _with_problem_split(df, assignments, config, counts)
-    df = _leave_out_long_candidates(df, counter, config, counts)
+    df = _mark_long_candidates(df, counter, config, stats)
     df = _leave_out_flaky(df, counts)
     df = df.with_columns(
         cand_hash=hash_column(df.get_column("candidate_id"), f"{config.seed}:candidate")
@@ -222,17 +228,18 @@ def _with_problem_split(
     return _drop_counted(df, ~wanted, "pool_not_used_by_any_split", counts)
 
 
-def _leave_out_long_candidates(
-    df: pl.DataFrame, counter: TokenCounter | None, config: AssembleConfig, counts: dict[str, int]
+def _mark_long_candidates(
+    df: pl.DataFrame, counter: TokenCounter | None, config: AssembleConfig, stats: dict[str, Any]
 ) -> pl.DataFrame:
-    """Aletheia's candidate cap: programs longer than `max_candidate_tokens` are left out
-    before any list is made (correct ones too)."""
+    """Aletheia's candidate cap: programs longer than `max_candidate_tokens` are marked
+    (`over_token_cap`); the splits that apply the cap (Train's construction) leave them out
+    before any list is made, correct ones too; the listwise evaluation sets keep them."""
     if counter is None or config.max_candidate_tokens is None or df.height == 0:
-        return df
+        return df.with_columns(over_token_cap=pl.lit(False))
     n_tokens = pl.Series(counter.count_texts(df.get_column("code").to_list()), dtype=pl.Int64)
     too_long = n_tokens > config.max_candidate_tokens
-    counts["candidate_too_long"] = int(too_long.sum())
-    return df.filter(~too_long)
+    stats["candidates_over_token_cap"] = int(too_long.sum())
+    return df.with_columns(over_token_cap=too_long)
 
 
 def _leave_out_flaky(df: pl.DataFrame, counts: dict[str, int]) -> pl.DataFrame:
@@ -283,7 +290,9 @@ def build_split(
     cands = _split_candidates(pool, spec, config, stats)
     correct, incorrect = _distinct_programs(cands, spec, config, stats)
     if config.selection == "aletheia":
-        inst = aletheia_lists(correct, incorrect, spec, config)
+        make_lists = listwise_eval_lists if spec.construction == "listwise_eval" else aletheia_lists
+        inst = make_lists(correct, incorrect, spec, config)
+        stats["construction"] = spec.construction
         stats["lists_made"] = inst.height
         inst = _cap_per_problem(inst, spec, stats)
     else:
@@ -304,8 +313,12 @@ def build_split(
 def _split_candidates(
     pool: pl.DataFrame, spec: SplitSpec, config: AssembleConfig, stats: dict[str, Any]
 ) -> pl.DataFrame:
-    """The split's tier, problems and allowed origins, with each candidate's group key."""
+    """The split's tier, problems and allowed origins, with each candidate's group key;
+    candidates over the token cap left out where the split applies it."""
     cands = pool.filter((pl.col("tier") == spec.tier) & (pl.col("problem_split") == spec.problems))
+    if spec.apply_candidate_cap:
+        stats["candidate_too_long"] = cands.filter(pl.col("over_token_cap")).height
+        cands = cands.filter(~pl.col("over_token_cap"))
     if spec.origins is not None:
         stats["origin_not_allowed"] = cands.filter(~pl.col("origin").is_in(spec.origins)).height
         cands = cands.filter(pl.col("origin").is_in(spec.origins))
@@ -582,6 +595,29 @@ def _finish(inst: pl.DataFrame, spec: SplitSpec) -> pl.DataFrame:
     )
 
 
+def take_test_split(
+    inst: pl.DataFrame, spec: SplitSpec, config: AssembleConfig
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The split's `test` split (Aletheia's `subsample_equal`): at most
+    `test_rows_per_stratum` rows per (num_candidates, language), a seeded uniform sample
+    without replacement of the finished (`full`) split, in the full split's row order, so
+    a test row is the same row (same instance_id) as in `full`."""
+    assert spec.test_rows_per_stratum is not None
+    if inst.height == 0:
+        return inst, {"rows": 0, "rows_per_stratum": spec.test_rows_per_stratum}
+    draw = hash_column(inst.get_column("slot_id"), f"{config.seed}:{spec.name}:test")
+    test = (
+        inst.with_columns(_draw=draw)
+        .sort("_draw", "slot_id")
+        .with_columns(_r=pl.int_range(pl.len()).over("num_candidates", "language"))
+        .filter(pl.col("_r") < spec.test_rows_per_stratum)
+        .sort("slot_hash", "slot_id")
+        .drop("_draw", "_r")
+    )
+    stats = {"rows_per_stratum": spec.test_rows_per_stratum, **_split_summary(test)}
+    return test, stats
+
+
 def _split_summary(inst: pl.DataFrame) -> dict[str, Any]:
     def hist(col: str) -> dict[str, int]:
         return {str(k): int(v) for k, v in sorted(Counter(inst.get_column(col).to_list()).items())}
@@ -614,7 +650,8 @@ def assemble_frames(
     assignments: pl.DataFrame,
     config: AssembleConfig,
 ) -> tuple[dict[str, pa.Table], list[dict[str, Any]], dict[str, Any]]:
-    """All configured splits from in-memory frames: tables by split name, quarantine rows, stats."""
+    """All configured splits from in-memory frames: tables by split name (an evaluation
+    split's `test` split as `<name>.test` beside it), quarantine rows, stats."""
     counter, why = _token_counter(config)
     pool = prepare_pool(judged, problems, assignments, config, counter)
     tables: dict[str, pa.Table] = {}
@@ -625,5 +662,8 @@ def assemble_frames(
     for spec in config.splits:
         inst, split_stats = build_split(pool.candidates, problems, spec, config, counter)
         tables[spec.name] = to_instance_table(inst, config.build_id)
+        if spec.has_test_split:  # published as the split's `test`; the table above is `full`
+            test, split_stats["test"] = take_test_split(inst, spec, config)
+            tables[test_table_name(spec.name)] = to_instance_table(test, config.build_id)
         stats["splits"][spec.name] = split_stats
     return tables, pool.quarantine, json.loads(json.dumps(stats))

@@ -37,7 +37,12 @@ def _splits_table(stats: dict[str, Any]) -> Table:
     t = Table(title="assemble")
     for c in ("split", "rows", "problems", "sizes 2/3/4/5", "languages", "correct at A/B/C/D/E"):
         t.add_column(c, justify="left" if c in ("split", "languages") else "right")
-    for name, s in stats["splits"].items():
+    rows = [(name, s) for name, s in stats["splits"].items()]
+    rows += [(f"{name} (test)", s["test"]) for name, s in stats["splits"].items() if "test" in s]
+    for name, s in rows:
+        if not s.get("rows"):
+            t.add_row(name, "0", "0", "0/0/0/0", "", "")
+            continue
         sizes = "/".join(str(s["by_size"].get(str(k), 0)) for k in range(2, 6))
         pos = "/".join(str(s["by_position"].get(str(k), 0)) for k in range(5))
         langs = ", ".join(f"{k}:{v}" for k, v in s["by_language"].items())

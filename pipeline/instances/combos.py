@@ -1,4 +1,4 @@
-"""Aletheia's list selection for one split (src/cerebrm_datagen.py, `main`), in our code.
+"""Aletheia's Train list selection (src/cerebrm_datagen.py, `main`), in our code.
 
 Within one group (problem + generator + language by default), incorrect candidates are
 bucketed by their pass rate. With k distinct rates, a list of n candidates needs
@@ -7,7 +7,9 @@ distinct rates). For every allowed size n, up to `max_combos_per_size` different
 n - 1 rates are drawn uniformly; each set becomes one list: a correct candidate drawn from the
 group's correct ones, one candidate drawn from each chosen rate's bucket, and the correct
 one put at a uniformly drawn position. Every draw is seeded by (seed, split, group), so the
-output is a pure function of the inputs and the config.
+output is a pure function of the inputs and the config. The evaluation sets' construction
+(src/listwise_eval_sets.py) is `pipeline/instances/listwise.py`; both share the helpers
+here that group the members and build the frame.
 """
 
 from __future__ import annotations
@@ -65,24 +67,15 @@ def _group_lists(
             rng.shuffle(wrong)
             pos = rng.randrange(n)
             members = wrong[:pos] + [rng.choice(correct)] + wrong[pos:]
-            row: dict[str, Any] = {
-                "slot_id": f"{gkey}\x1e{n}:{i}",
-                "problem_id": correct[0]["problem_id"],
-                "size": n,
-                "pos": pos,
-            }
-            for col in MEMBER_COLUMNS:
-                row[col] = [m[col] for m in members]
-            out.append(row)
+            out.append(list_row(f"{gkey}\x1e{n}:{i}", members, pos))
     return out
 
 
-def aletheia_lists(
-    correct: pl.DataFrame, incorrect: pl.DataFrame, spec: SplitSpec, config: AssembleConfig
-) -> pl.DataFrame:
-    """All lists of one split, one row each: slot_id, slot_hash, problem_id, size, pos and
-    the members' columns as lists (in list order). `correct` and `incorrect` hold one row per
-    distinct program of each group (`gkey`), the incorrect ones already in the split's band."""
+def grouped_members(
+    correct: pl.DataFrame, incorrect: pl.DataFrame
+) -> list[tuple[str, list[dict[str, Any]], dict[float, list[dict[str, Any]]]]]:
+    """(gkey, correct programs, incorrect programs by pass rate) for every group that has
+    both, in gkey order; members in candidate_id order."""
     cols = ["gkey", "problem_id", *MEMBER_COLUMNS]
     by_group: dict[str, list[dict[str, Any]]] = {}
     for r in correct.sort("gkey", "candidate_id").select(cols).iter_rows(named=True):
@@ -90,9 +83,27 @@ def aletheia_lists(
     buckets: dict[str, dict[float, list[dict[str, Any]]]] = {}
     for r in incorrect.sort("gkey", "candidate_id").select(cols).iter_rows(named=True):
         buckets.setdefault(r["gkey"], {}).setdefault(round(r["pass_rate"], 9), []).append(r)
-    rows: list[dict[str, Any]] = []
-    for gkey in sorted(by_group.keys() & buckets.keys()):
-        rows += _group_lists(gkey, by_group[gkey], buckets[gkey], spec, config)
+    return [(g, by_group[g], buckets[g]) for g in sorted(by_group.keys() & buckets.keys())]
+
+
+def list_row(slot_id: str, members: list[dict[str, Any]], pos: int) -> dict[str, Any]:
+    """One list as a row: its slot id, problem, size, the correct one's position and the
+    members' columns as lists (in list order)."""
+    row: dict[str, Any] = {
+        "slot_id": slot_id,
+        "problem_id": members[pos]["problem_id"],
+        "size": len(members),
+        "pos": pos,
+    }
+    for col in MEMBER_COLUMNS:
+        row[col] = [m[col] for m in members]
+    return row
+
+
+def lists_frame(
+    rows: list[dict[str, Any]], correct: pl.DataFrame, spec: SplitSpec, config: AssembleConfig
+) -> pl.DataFrame:
+    """List rows as a frame, with each slot's seeded hash (the split's row order)."""
     schema = {
         "slot_id": pl.String,
         "problem_id": pl.String,
@@ -104,3 +115,15 @@ def aletheia_lists(
     return frame.with_columns(
         slot_hash=hash_column(frame.get_column("slot_id"), f"{config.seed}:{spec.name}:slot")
     )
+
+
+def aletheia_lists(
+    correct: pl.DataFrame, incorrect: pl.DataFrame, spec: SplitSpec, config: AssembleConfig
+) -> pl.DataFrame:
+    """All lists of one split, one row each: slot_id, slot_hash, problem_id, size, pos and
+    the members' columns as lists (in list order). `correct` and `incorrect` hold one row per
+    distinct program of each group (`gkey`), the incorrect ones already in the split's band."""
+    rows: list[dict[str, Any]] = []
+    for gkey, group_correct, group_buckets in grouped_members(correct, incorrect):
+        rows += _group_lists(gkey, group_correct, group_buckets, spec, config)
+    return lists_frame(rows, correct, spec, config)

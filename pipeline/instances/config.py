@@ -39,8 +39,38 @@ class StageConfig(BaseModel):
         return cls.model_validate(data)
 
 
+# How a split's lists are drawn from a group (aletheia selection): `train` follows
+# Aletheia's src/cerebrm_datagen.py (per list size up to `max_combos_per_size` combinations
+# of distinct incorrect pass rates, one code pick each); `listwise_eval` follows its
+# src/listwise_eval_sets.py (per size up to `combos_per_size` combinations, or all, and up to
+# `picks_per_combo` code picks per combination; no candidate token cap).
+Construction = Literal["train", "listwise_eval"]
+# Aletheia's listwise evaluation sets (src/listwise_eval_sets.py, commit 1431408):
+# (combinations per list size, code picks per combination) by (tier, band);
+# "all" = every combination. Heldout = weak-easy, Strong = strong-easy, Hard = weak-hard.
+LISTWISE_EVAL_DRAWS: dict[tuple[str, str], tuple[int | Literal["all"], int]] = {
+    ("weak", "easy"): (5, 3),  # MAX_COMBOS_WEAKEASY, MAX_PRODS_PER_LEN_WEAKEASY
+    ("strong", "easy"): (3, 1),  # MAX_COMBOS_STRONGEASY, MAX_PRODS_PER_LEN_STRONGEASY
+    ("weak", "hard"): ("all", 10),  # every combination, MAX_PRODS_PER_LEN_WEAKHARD
+    ("strong", "hard"): ("all", 10),  # not built by Aletheia (hard is weak-only): same rule
+}
+# Aletheia's `test` split of each evaluation set: up to 250 rows per (num_candidates,
+# language), drawn with a fixed seed (`subsample_equal`, n=250).
+ALETHEIA_TEST_ROWS_PER_STRATUM = 250
+TEST_SPLIT_SUFFIX = ".test"  # `heldout.test`: the table (and file stem) of Heldout's test split
+
+
+def test_table_name(split_name: str) -> str:
+    """The name of a split's `test` table in assembly's outputs (`heldout.test`)."""
+    return split_name + TEST_SPLIT_SUFFIX
+
+
 class SplitSpec(BaseModel):
-    """One output split: which pool, which band, which problems, how many of what."""
+    """One output split: which pool, which band, which problems, how many of what.
+
+    Fields left None are resolved on load from the split's problems, tier and band to
+    Aletheia's values (a dumped config shows the resolved ones).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -48,18 +78,32 @@ class SplitSpec(BaseModel):
     tier: Literal["weak", "strong"] = "weak"
     band: Band = "easy"
     problems: Literal["train", "heldout"] = "train"
+    # None: `train` for Train's problems, `listwise_eval` for held-out ones (Aletheia).
+    construction: Construction | None = None
+    # listwise_eval: rate combinations drawn per list size ("all": every one) and code
+    # picks per combination; None: Aletheia's for the tier and band (LISTWISE_EVAL_DRAWS).
+    combos_per_size: int | Literal["all"] | None = None
+    picks_per_combo: int | None = Field(default=None, ge=1)
+    # Aletheia's 800-token candidate cap (AssembleConfig.max_candidate_tokens) applies to
+    # this split; None: yes for `train` construction, no for `listwise_eval` (commented
+    # out in src/listwise_eval_sets.py). The prompt cap applies to every split.
+    apply_candidate_cap: bool | None = None
+    # The split's published `test` split: at most this many rows per (list size, language),
+    # a seeded sample of the `full` split. None: 250 (Aletheia) for held-out problems, no
+    # test split for Train's.
+    test_rows_per_stratum: int | None = Field(default=None, ge=1)
     # Wanted rows per list size; None = keep every list. Aletheia (Train): 12,500 per size,
     # one row per prompt_id first (diversity), then other rows of those prompt_ids.
     size_targets: dict[int, int] | None = None
-    # List sizes this split keeps; None = every size 2..max_candidates. Aletheia keeps only
-    # pairs in its test sets (held-out, weak-to-strong, easy-to-hard).
+    # List sizes this split keeps; None = every size 2..max_candidates. `[2]` gives the
+    # pairs-only evaluation sets of Aletheia's earlier src/cerebrm_datagen.py.
     list_sizes: list[int] | None = None
     # Candidate origins this split may use; None = any. Aletheia's candidates are policy
     # outputs only; reference solutions and mutants never enter Strong unless asked for.
     origins: list[Origin] | None = None
     # Aletheia's Train keeps a prompt_id only if it has more than 6 rows of that list size.
     min_rows_per_prompt_id: int = Field(default=1, ge=1)
-    # Test splits: at most this many rows per (list size, language) stratum.
+    # Ours: at most this many rows per (list size, language) stratum in the split itself.
     cap_per_stratum: int | None = None
     max_instances_per_problem: int | None = Field(default=None, ge=1)
     # balanced selection: instances drawn from one group, each with another correct one.
@@ -85,10 +129,49 @@ class SplitSpec(BaseModel):
             raise ValueError(f"list_sizes: {v} must be a non-empty list of sizes in 2..5")
         return v
 
+    @field_validator("combos_per_size")
+    @classmethod
+    def _combos_positive(cls, v: int | str | None) -> int | str | None:
+        if isinstance(v, int) and v < 1:
+            raise ValueError(f"combos_per_size: {v} must be >= 1 or 'all'")
+        return v
+
+    @model_validator(mode="after")
+    def _resolve(self) -> SplitSpec:
+        if self.construction is None:
+            self.construction = "train" if self.problems == "train" else "listwise_eval"
+        if self.construction == "listwise_eval":
+            combos, picks = LISTWISE_EVAL_DRAWS[(self.tier, self.band)]
+            if self.combos_per_size is None:
+                self.combos_per_size = combos
+            if self.picks_per_combo is None:
+                self.picks_per_combo = picks
+        elif self.combos_per_size is not None or self.picks_per_combo is not None:
+            raise ValueError(
+                f"split {self.name}: combos_per_size / picks_per_combo apply to construction "
+                "listwise_eval only (train uses the config's max_combos_per_size, one pick)"
+            )
+        if self.apply_candidate_cap is None:
+            self.apply_candidate_cap = self.construction == "train"
+        if self.problems == "heldout" and self.test_rows_per_stratum is None:
+            self.test_rows_per_stratum = ALETHEIA_TEST_ROWS_PER_STRATUM
+        if self.problems == "train" and self.test_rows_per_stratum is not None:
+            raise ValueError(
+                f"split {self.name}: test_rows_per_stratum: only evaluation splits (problems: "
+                "heldout) are published with a test split"
+            )
+        return self
+
+    @property
+    def has_test_split(self) -> bool:
+        return self.test_rows_per_stratum is not None
+
 
 def default_splits() -> list[SplitSpec]:
-    """Aletheia's four sets (src/cerebrm_datagen.py): Train = weak easy lists of 2-5,
-    12,500 per size, prompt_ids with more than 6 rows; the test sets are pairs."""
+    """Aletheia's four sets: Train = weak easy lists of 2-5 (src/cerebrm_datagen.py), 12,500
+    per size, prompt_ids with more than 6 rows; Heldout (weak-easy), Strong (strong-easy)
+    and Hard (weak-hard) = listwise evaluation sets of 2-5 (src/listwise_eval_sets.py), each
+    with a `test` split of up to 250 rows per (list size, language) and a `full` one."""
     return [
         SplitSpec(
             name="train",
@@ -98,16 +181,11 @@ def default_splits() -> list[SplitSpec]:
             size_targets={n: 12_500 for n in range(2, 6)},
             min_rows_per_prompt_id=7,
         ),
-        SplitSpec(name="heldout", tier="weak", band="easy", problems="heldout", list_sizes=[2]),
+        SplitSpec(name="heldout", tier="weak", band="easy", problems="heldout"),
         SplitSpec(
-            name="strong",
-            tier="strong",
-            band="easy",
-            problems="heldout",
-            list_sizes=[2],
-            origins=["policy"],
+            name="strong", tier="strong", band="easy", problems="heldout", origins=["policy"]
         ),
-        SplitSpec(name="hard", tier="weak", band="hard", problems="heldout", list_sizes=[2]),
+        SplitSpec(name="hard", tier="weak", band="hard", problems="heldout"),
     ]
 
 
@@ -116,16 +194,17 @@ class AssembleConfig(StageConfig):
     build_id: str = "dev"
     grouping: Grouping = "generator_language"
     selection: Selection = "aletheia"
-    # aletheia selection: combinations of distinct incorrect pass rates sampled per list size
-    # (Aletheia's MAX_COMBOS_PER_LEN), and for the hard band the pairs per group.
+    # aletheia selection, `train` construction: combinations of distinct incorrect pass rates
+    # sampled per list size (Aletheia's MAX_COMBOS_PER_LEN), and for the hard band the pairs
+    # per group. `listwise_eval` splits use their own `combos_per_size`.
     max_combos_per_size: int = Field(default=3, ge=1)
     # aletheia selection: a list of n candidates needs n - 1 + this many distinct incorrect
     # pass rates in its group. Aletheia's loop `range(1, min(k, 5))` makes it 1 (pairs need
     # two distinct rates); 0 lets a group with a single incorrect rate yield a pair.
     spare_incorrect_rates: int = Field(default=1, ge=0)
     # Token caps, measured with `tokenizer` (a Hub name or a local path). Aletheia: candidates
-    # of more than 800 tokens are left out, rows whose verifier prompt exceeds 4096 tokens
-    # are dropped. When the tokenizer cannot be loaded (offline, not cached) the caps are
+    # of more than 800 tokens are left out of Train (splits with `apply_candidate_cap`), rows
+    # whose verifier prompt exceeds 4096 tokens are dropped from every split. When the tokenizer cannot be loaded (offline, not cached) the caps are
     # skipped with a warning and `token_caps.applied: false` in the stats, or the stage
     # fails when `require_tokenizer` is set.
     tokenizer: str | None = ALETHEIA_TOKENIZER
@@ -158,6 +237,9 @@ class AssembleConfig(StageConfig):
         names = [s.name for s in self.splits]
         if len(set(names)) != len(names):
             raise ValueError(f"splits: duplicate split names {names}")
+        clash = sorted(set(names) & {test_table_name(n) for n in names})
+        if clash:
+            raise ValueError(f"splits: {clash} would clash with a split's test table name")
         return self
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pipeline.judge.interface import SandboxSection
     from sandbox.engines import JudgeEngine
 
-ASSEMBLE_VERSION = "2"  # 2: Aletheia selection, token caps, prompt_id = problem
+ASSEMBLE_VERSION = "3"  # 2: Aletheia selection, token caps; 3: listwise eval sets + test splits
 ADVERSARIAL_VERSION = "3"  # 2: per-row construction, modification column; 3: not_rejudged total
 ADVERSARIAL_EDITS_VERSION = "1"
 STATS_FILE = "stats.json"
@@ -63,7 +63,8 @@ def _split_inputs(splits_dir: Path) -> list[Path]:
 def assemble(
     judged: Path, problems: Path, splits_dir: Path, out_dir: Path, config: AssembleConfig
 ) -> dict[str, Any]:
-    """Write `<split>.parquet` (INSTANCE_SCHEMA) per configured split, quarantine.parquet, stats.json."""
+    """Write `<split>.parquet` (INSTANCE_SCHEMA) per configured split (an evaluation split's
+    `test` split beside it as `<split>.test.parquet`), quarantine.parquet, stats.json."""
     judged, problems, splits_dir, out_dir = (
         Path(judged),
         Path(problems),

@@ -1,9 +1,11 @@
 """The dataset card (`README.md`): YAML front matter the Hub and `datasets` read, then prose.
 
-The front matter declares every config with its `data_files`, so
-`datasets.load_dataset(<folder or repo>, <config>)` reads each one. The body says
-what each config is, how it was built (run config, seeds, models, sandbox image,
-pipeline version), the counts, the invariant checks and the plots. It contains
+The front matter declares every config with its `data_files`, one entry per split (`train`;
+or `test` and `full` for an evaluation set), so
+`datasets.load_dataset(<folder or repo>, <config>, split=...)` reads each one. The body
+says what each config is, how it was built (run config, seeds, models, sandbox image,
+pipeline version), the counts per split and per list size, the invariant checks and the
+plots. It contains
 no timestamps (an unchanged build gives a byte-identical card) and no secrets.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -19,7 +22,15 @@ import yaml
 from pipeline.common.answers import gold_letter
 from pipeline.publish import card_sections as sections
 from pipeline.publish.checks import CheckResult
-from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest
+from pipeline.publish.layout import (
+    CONFIG_BY_NAME,
+    CONFIGS,
+    BuildManifest,
+    DatasetConfig,
+    split_glob,
+)
+
+Splits = dict[str, dict[str, pa.Table]]  # config -> split -> rows (layout.split_tables)
 
 # Keys that hold a credential (hf_token, api_key, password, ...), not ones that merely
 # mention tokens (max_tokens, api_key_env: the name of a variable).
@@ -40,19 +51,24 @@ def redact(obj: Any) -> Any:
     return obj
 
 
-def front_matter(tables: dict[str, pa.Table], pretty_name: str, license: str) -> dict[str, Any]:
+def main_tables(splits: Splits) -> dict[str, pa.Table]:
+    """One table per config: its `train` split, or an evaluation set's `full` split."""
+    return {name: by_split.get("full", by_split.get("train")) for name, by_split in splits.items()}
+
+
+def front_matter(splits: Splits, pretty_name: str, license: str) -> dict[str, Any]:
     configs = []
     for cfg in CONFIGS:
-        if cfg.name not in tables:
+        if cfg.name not in splits:
             continue
         entry: dict[str, Any] = {
             "config_name": cfg.name,
-            "data_files": [{"split": cfg.split, "path": f"{cfg.name}/*.parquet"}],
+            "data_files": [{"split": s, "path": split_glob(cfg.name, s)} for s in cfg.splits],
         }
         if cfg.name == "train":
             entry["default"] = True
         configs.append(entry)
-    n = sum(t.num_rows for t in tables.values())
+    n = sum(t.num_rows for t in main_tables(splits).values())
     size = (
         "n<1K"
         if n < 1_000
@@ -88,18 +104,21 @@ def models_used(tables: dict[str, pa.Table]) -> dict[str, list[str]]:
     return {"candidate generators": sorted(gens), "verifier-response models (DPO)": sorted(judges)}
 
 
-def counts_table(tables: dict[str, pa.Table]) -> str:
+def _each_split(splits: Splits) -> Iterator[tuple[DatasetConfig, str, pa.Table]]:
+    for cfg in CONFIGS:
+        for split, t in splits.get(cfg.name, {}).items():
+            yield cfg, split, t
+
+
+def counts_table(splits: Splits) -> str:
     lines = [
         "| config | split | rows | problems | candidates / row | languages | correct position (A..E) |",
         "| --- | --- | ---: | ---: | ---: | --- | --- |",
     ]
-    for cfg in CONFIGS:
-        t = tables.get(cfg.name)
-        if t is None:
-            continue
+    for cfg, split, t in _each_split(splits):
         problems = len(set(t.column("problem_id").to_pylist()))
         if cfg.kind == "questions":
-            lines.append(f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | - | - | - |")
+            lines.append(f"| {cfg.name} | {split} | {t.num_rows} | {problems} | - | - | - |")
             continue
         sizes = t.column("num_candidates").to_pylist()
         mean = f"{sum(sizes) / len(sizes):.2f}" if sizes else "-"
@@ -108,7 +127,7 @@ def counts_table(tables: dict[str, pa.Table]) -> str:
         pos = Counter(gold_letter(a) for a in t.column("chosen_answer").to_pylist())
         pos_s = " / ".join(str(pos.get(a, 0)) for a in "ABCDE")
         lines.append(
-            f"| {cfg.name} | {cfg.split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |"
+            f"| {cfg.name} | {split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |"
         )
     return "\n".join(lines)
 
@@ -140,6 +159,22 @@ def dpo_routes_md(tables: dict[str, pa.Table]) -> str:
             *lines,
         ]
     )
+
+
+def list_sizes_table(splits: Splits) -> str:
+    """Rows per list size (2..5 candidates) of every split of every instance config."""
+    sizes = range(2, 6)
+    lines = [
+        "| config | split | " + " | ".join(f"{n} candidates" for n in sizes) + " |",
+        "| --- | --- |" + " ---: |" * len(sizes),
+    ]
+    for cfg, split, t in _each_split(splits):
+        if cfg.kind == "questions":
+            continue
+        got = Counter(t.column("num_candidates").to_pylist())
+        cells = " | ".join(str(got.get(n, 0)) for n in sizes)
+        lines.append(f"| {cfg.name} | {split} | {cells} |")
+    return "\n".join(lines)
 
 
 VERDICT_COLUMNS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE")
@@ -213,7 +248,7 @@ def checks_table(results: list[CheckResult]) -> str:
 
 
 def render_card(
-    tables: dict[str, pa.Table],
+    splits: Splits,
     manifest: BuildManifest,
     results: list[CheckResult],
     plots: dict[str, str],
@@ -221,12 +256,15 @@ def render_card(
     pretty_name: str = "Aletheia (regenerated)",
     license: str | None = None,
 ) -> str:
+    tables = main_tables(splits)
     license = license or sections.derived_license(tables)  # None: from the sources' licenses
     meta = yaml.safe_dump(
-        front_matter(tables, pretty_name, license), sort_keys=False, allow_unicode=True
+        front_matter(splits, pretty_name, license), sort_keys=False, allow_unicode=True
     )
     configs_md = "\n".join(
-        f"| `{c.name}` | `{c.split}` | {c.description} |" for c in CONFIGS if c.name in tables
+        f"| `{c.name}` | {', '.join(f'`{s}`' for s in c.splits)} | {c.description} |"
+        for c in CONFIGS
+        if c.name in tables
     )
     models = models_used(tables)
     models_md = "\n".join(
@@ -258,13 +296,16 @@ split, build_id`).
 ```python
 from datasets import load_dataset
 ds = load_dataset("<this repo or folder>", "{example}")
+heldout = load_dataset("<this repo or folder>", "heldout", split="test")  # or split="full"
 ```
 
 ## Configs
 
-| config | split | what a row is |
+| config | splits | what a row is |
 | --- | --- | --- |
 {configs_md}
+
+{sections.splits_md(splits, manifest.run_config)}
 
 ## Data fields
 
@@ -272,7 +313,11 @@ ds = load_dataset("<this repo or folder>", "{example}")
 
 ## Counts
 
-{counts_table(tables)}
+{counts_table(splits)}
+
+Rows per list size:
+
+{list_sizes_table(splits)}
 
 {dpo_routes_md(tables)}
 

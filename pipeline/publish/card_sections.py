@@ -174,6 +174,69 @@ def sources_md(tables: dict[str, pa.Table]) -> str:
     return "\n".join(lines)
 
 
+_EVAL_HOLDS: dict[str, str] = {
+    "heldout": "lists of weak-tier candidates whose incorrect ones pass at most half of the "
+    "tests (weak-easy)",
+    "strong": "lists of strong-tier candidates, the same band (strong-easy)",
+    "hard": "lists of weak-tier candidates whose incorrect ones are near misses, passing "
+    "70-90% of the tests (weak-hard)",
+}
+
+
+def _test_caps(run_config: dict[str, Any]) -> dict[str, int]:
+    """Evaluation split -> its test split's rows per (list size, language), from the run
+    config as dumped (resolved values)."""
+    specs = ((run_config.get("assemble") or {}).get("splits")) or []
+    return {
+        s["name"]: s["test_rows_per_stratum"]
+        for s in specs
+        if isinstance(s, dict) and s.get("test_rows_per_stratum")
+    }
+
+
+def _sizes(t: pa.Table) -> str:
+    got = sorted(set(t.column("num_candidates").to_pylist()))
+    return ", ".join(str(n) for n in got) or "none"
+
+
+def splits_md(splits: dict[str, dict[str, pa.Table]], run_config: dict[str, Any]) -> str:
+    """What the evaluation configs hold and how their `test` and `full` splits relate."""
+    evals = [n for n in splits if CONFIG_BY_NAME[n].side == "eval"]
+    if not evals:
+        return ""
+    caps = _test_caps(run_config)
+    intro = (
+        "Training configs have one split, `train`. Each evaluation config has two, as "
+        "Aletheia's evaluation sets: `full` (every row) and `test` (a seeded sample of it, "
+        "at most a fixed number of rows per list size and language; evaluate on `test` to "
+        "compare with Aletheia's numbers). A row of `test` is the same row, with the same "
+        "`instance_id`, in `full`. `heldout`, `strong` and `hard` are built as Aletheia's "
+        "listwise evaluation sets (`src/listwise_eval_sets.py`): per group of candidates "
+        "(Aletheia's: one problem, generator and language; `assemble.grouping` in the run "
+        "config), one correct program and incorrect programs of distinct pass rates, in "
+        "shuffled order."
+    )
+    head = (
+        "| config | holds | list sizes | test rows (cap per list size and language) | full rows |"
+    )
+    lines = [intro, "", head, "| --- | --- | --- | ---: | ---: |"]
+    for name in evals:
+        by = splits[name]
+        if name == "adv":
+            holds = (
+                "`heldout`'s `test` split once per bias type, one bias type per row; `full` "
+                "holds the same rows as `test`"
+            )
+        else:
+            holds = _EVAL_HOLDS.get(name, CONFIG_BY_NAME[name].description)
+        cap = f" ({caps[name]})" if name in caps else ""
+        lines.append(
+            f"| `{name}` | {holds} | {_sizes(by['full'])} | {by['test'].num_rows}{cap} "
+            f"| {by['full'].num_rows} |"
+        )
+    return "\n".join(lines)
+
+
 def _origins(tables: dict[str, pa.Table]) -> Counter[str]:
     c: Counter[str] = Counter()
     for name, t in tables.items():

@@ -10,6 +10,8 @@ to publish a dataset that breaks one, naming the offending rows.
      (clusters recomputed from every published statement with the split stage's own
      clustering and threshold, pipeline/splits/dedup.py);
   6. every row says where it came from (non-empty provenance, one entry per candidate).
+Every split is checked: an evaluation config's `test` rows under the label `<config>/test`
+beside its `full` rows (`<config>`), and each `test` row must be a row of `full`.
 Plus a DPO check: the chosen response picks the gold letter and the rejected one does not,
 both read with the one answer reader (pipeline/common/answers.py: the first \\boxed{} after
 the last </think>, exactly one valid letter), as DPO, rewards and evaluation read them."""
@@ -23,7 +25,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.answers import gold_letter, parse_answer
-from pipeline.publish.layout import CONFIG_BY_NAME
+from pipeline.publish.layout import CONFIG_BY_NAME, DatasetConfig
 from pipeline.splits.config import NearDupConfig
 from schemas import ANSWER_LETTERS
 
@@ -84,6 +86,14 @@ class InvariantViolation(ValueError):
         super().__init__("\n".join(lines))
 
 
+TEST_LABEL = "/test"  # `heldout/test`: the label of an evaluation config's test rows
+
+
+def _config_of(label: str) -> DatasetConfig:
+    """The config behind a table label (`heldout` or `heldout/test`)."""
+    return CONFIG_BY_NAME[label.removesuffix(TEST_LABEL)]
+
+
 def _key(row: dict) -> str:
     return str(row.get("instance_id") or row.get("problem_id") or "?")
 
@@ -92,7 +102,7 @@ def check_one_correct(tables: dict[str, pa.Table]) -> CheckResult:
     """Invariant 1 on every instance-shaped config (instances and DPO rows)."""
     res = CheckResult("one-correct-candidate", "invariant 1")
     for name, table in tables.items():
-        if CONFIG_BY_NAME[name].kind == "questions":
+        if _config_of(name).kind == "questions":
             continue
         cols = [
             "instance_id",
@@ -137,7 +147,7 @@ def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
     """A DPO pair's chosen response picks the gold letter; the rejected one does not."""
     res = CheckResult("dpo-chosen-rejected", "DPO contract")
     for name, table in tables.items():
-        if CONFIG_BY_NAME[name].kind != "dpo":
+        if _config_of(name).kind != "dpo":
             continue
         cols = ["instance_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
         cols.append("num_candidates")
@@ -162,7 +172,7 @@ def check_provenance(tables: dict[str, pa.Table]) -> CheckResult:
     """Invariant 6: every row says where it came from."""
     res = CheckResult("provenance", "invariant 6")
     for name, table in tables.items():
-        kind = CONFIG_BY_NAME[name].kind
+        kind = _config_of(name).kind
         for i, row in enumerate(table.to_pylist()):
             res.checked_rows += 1
             reason = (
@@ -211,7 +221,7 @@ def _problem_rows(tables: dict[str, pa.Table], side: str) -> dict[str, list[tupl
     """problem_id -> [(config, row)] for every config on one side of the train/eval wall."""
     out: dict[str, list[tuple[str, int]]] = {}
     for name, table in tables.items():
-        if CONFIG_BY_NAME[name].side != side:
+        if _config_of(name).side != side:
             continue
         for i, pid in enumerate(table.column("problem_id").to_pylist()):
             out.setdefault(pid, []).append((name, i))
@@ -223,7 +233,7 @@ def _texts(tables: dict[str, pa.Table], side: str) -> list[tuple[str, str]]:
     problem ships its instances' `query` and its Train-Questions `query`; both are checked."""
     out: set[tuple[str, str]] = set()
     for name, table in tables.items():
-        if CONFIG_BY_NAME[name].side != side:
+        if _config_of(name).side != side:
             continue
         out.update(zip(table.column("problem_id").to_pylist(), table.column("query").to_pylist()))
     return sorted(out)
@@ -276,12 +286,53 @@ def check_train_eval_disjoint(
     return res
 
 
-def run_checks(tables: dict[str, pa.Table], config: CheckConfig | None = None) -> list[CheckResult]:
+def check_test_within_full(splits: dict[str, dict[str, pa.Table]]) -> CheckResult:
+    """An evaluation config's `test` split is a sample of its `full` split: every test row
+    is a row of full (same instance_id, same content), and no test row is repeated."""
+    res = CheckResult("test-within-full", "test split")
+    for name, by_split in splits.items():
+        if "test" not in by_split or by_split["test"] is by_split["full"]:
+            continue
+        full = {r["instance_id"]: r for r in by_split["full"].to_pylist()}
+        seen: set[str] = set()
+        for i, row in enumerate(by_split["test"].to_pylist()):
+            res.checked_rows += 1
+            iid = row["instance_id"]
+            if iid in seen:
+                reason = "appears twice in the test split"
+            elif iid not in full:
+                reason = "is not a row of the full split"
+            elif full[iid] != row:
+                differ = sorted(k for k in row if row[k] != full[iid].get(k))
+                reason = f"differs from its full-split row in {differ}"
+            else:
+                seen.add(iid)
+                continue
+            res.violations.append(RowRef(name + TEST_LABEL, i, iid, reason))
+    return res
+
+
+def run_checks(
+    tables: dict[str, pa.Table],
+    config: CheckConfig | None = None,
+    splits: dict[str, dict[str, pa.Table]] | None = None,
+) -> list[CheckResult]:
+    """Every check on `tables` (one table per config: train / full), and, with `splits`
+    (pipeline.publish.layout.split_tables), on each evaluation config's `test` rows too."""
+    checked = dict(tables)
+    results = []
+    if splits is not None:
+        for name, by_split in splits.items():
+            test = by_split.get("test")
+            if test is not None and test is not by_split["full"]:
+                checked[name + TEST_LABEL] = test
+        results.append(check_test_within_full(splits))
     return [
-        check_one_correct(tables),
-        check_train_eval_disjoint(tables, config),
-        check_provenance(tables),
-        check_dpo_pairs(tables),
+        check_one_correct(checked),
+        check_train_eval_disjoint(checked, config),
+        check_provenance(checked),
+        check_dpo_pairs(checked),
+        *results,
     ]
 
 

@@ -1,7 +1,12 @@
-"""The published dataset's shape: its nine configs, the build manifest, and the Hub folder.
+"""The published dataset's shape: its nine configs, their splits, the build manifest, and
+the Hub folder.
 
 The local folder is laid out exactly as it is pushed: `README.md` (the card), one
-folder of size-sharded Parquet files per config, and `assets/` (the card's plots).
+folder of size-sharded Parquet files per config, and `assets/` (the card's plots). A
+training config has one split, `train`; an evaluation config two, as Aletheia's
+evaluation sets: `test` (up to 250 rows per list size and language) and `full` (every
+row). A shard's name starts with its split (`heldout/test-00000-of-00001.parquet`), and
+the card's YAML header maps each split to its shards.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pipeline.common.parquet import read_parquet, write_parquet
 from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
 
 Side = Literal["train", "eval"]
+EVAL_SPLITS: tuple[str, ...] = ("test", "full")
 
 
 @dataclass(frozen=True)
@@ -36,8 +42,13 @@ class DatasetConfig:
 
     @property
     def split(self) -> str:
-        # Training material is a `train` split; the evaluation sets are `test` splits.
+        """The default split: `train` for training material, `test` for an evaluation set."""
         return "train" if self.side == "train" else "test"
+
+    @property
+    def splits(self) -> tuple[str, ...]:
+        # Aletheia's evaluation sets are pushed as a DatasetDict of `test` and `full`.
+        return ("train",) if self.side == "train" else EVAL_SPLITS
 
 
 CONFIGS: tuple[DatasetConfig, ...] = (
@@ -83,29 +94,33 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "In-distribution test set; no problem (or near-duplicate of one) shared with Train.",
+        "In-distribution listwise test set: a problem + 2-5 weak-tier candidates, the "
+        "incorrect ones passing <= 50% of tests at distinct pass rates; no problem (or "
+        "near-duplicate of one) shared with Train.",
     ),
     DatasetConfig(
         "strong",
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "Test set whose candidates come from the strong policy pool.",
+        "Listwise test set like Heldout whose candidates come from the strong tier.",
     ),
     DatasetConfig(
         "hard",
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "Test set whose incorrect candidates are near misses (pass most of the tests).",
+        "Listwise test set whose incorrect candidates are near misses (pass 70-90% of the "
+        "tests, at distinct pass rates); weak-tier candidates.",
     ),
     DatasetConfig(
         "adv",
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "Heldout with semantics-preserving bias edits (authority, self-declared correctness, "
-        "misleading comments, ...); every edited program re-judged.",
+        "Heldout's `test` split once per bias type, with semantics-preserving bias edits "
+        "(authority, self-declared correctness, misleading comments, ...); every edited "
+        "program re-judged. Its `full` split holds the same rows as `test`.",
     ),
 )
 CONFIG_BY_NAME: dict[str, DatasetConfig] = {c.name: c for c in CONFIGS}
@@ -128,7 +143,11 @@ class BuildManifest(BaseModel):
     run_config: dict[str, Any] = Field(default_factory=dict)
     seeds: dict[str, int] = Field(default_factory=dict)
     sandbox_image: str | None = None
-    tables: dict[str, str]  # config name -> Parquet file (or folder) of that config
+    tables: dict[str, str]  # config name -> Parquet file (or folder): its train / full split
+    # evaluation config -> its `test` split's file; an evaluation config without one
+    # (Adv, built from Heldout's test split; a build made before test splits) publishes
+    # its rows as both `test` and `full`
+    test_tables: dict[str, str] = Field(default_factory=dict)
     # split assignments (cluster ids): recorded for provenance; publishing re-derives
     # invariant 2 from the rows it ships and does not read them
     assignments: str | None = None
@@ -165,6 +184,47 @@ def load_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.
     return tables
 
 
+def load_test_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.Table]:
+    """Each evaluation config's `test` table named in the manifest, checked and cast."""
+    wrong = sorted(n for n in manifest.test_tables if CONFIG_BY_NAME.get(n) is None)
+    wrong += sorted(
+        n for n in manifest.test_tables if n in CONFIG_BY_NAME and CONFIG_BY_NAME[n].side != "eval"
+    )
+    if wrong:
+        raise ValueError(f"{MANIFEST}: test_tables names {wrong}, which are not evaluation configs")
+    return {
+        name: read_parquet(Path(build_dir) / rel, CONFIG_BY_NAME[name].schema)
+        for name, rel in sorted(manifest.test_tables.items())
+    }
+
+
+def split_tables(
+    tables: dict[str, pa.Table], test_tables: dict[str, pa.Table]
+) -> dict[str, dict[str, pa.Table]]:
+    """config -> split -> rows, as published: `train` for a training config; `test` and
+    `full` for an evaluation config (`test` = `full` where the build has no test table)."""
+    out: dict[str, dict[str, pa.Table]] = {}
+    for cfg in CONFIGS:
+        table = tables.get(cfg.name)
+        if table is None:
+            continue
+        if cfg.side == "train":
+            out[cfg.name] = {"train": table}
+        else:
+            out[cfg.name] = {"test": test_tables.get(cfg.name, table), "full": table}
+    return out
+
+
+def split_glob(config: str, split: str) -> str:
+    """The Hub-folder path pattern of one split's shards (the card's `data_files`)."""
+    return f"{config}/{split}-*.parquet"
+
+
+def split_files(folder: str | Path, config: str, split: str) -> list[Path]:
+    """The shards of one split of a published folder, sorted."""
+    return sorted(Path(folder).glob(split_glob(config, split)))
+
+
 def shard_bounds(table: pa.Table, max_shard_bytes: int) -> list[tuple[int, int]]:
     """Split rows into contiguous shards of at most ~max_shard_bytes (in-memory Arrow size)."""
     if table.num_rows == 0:
@@ -180,13 +240,21 @@ def shard_name(split: str, index: int, count: int) -> str:
 
 
 def write_config_shards(
-    table: pa.Table, cfg: DatasetConfig, out_dir: Path, max_shard_bytes: int
+    table: pa.Table,
+    cfg: DatasetConfig,
+    out_dir: Path,
+    max_shard_bytes: int,
+    split: str | None = None,
 ) -> list[Path]:
-    """Write one config's table as size-bounded shards with the config's explicit schema."""
+    """Write one split of a config (default: its default split) as size-bounded shards with
+    the config's explicit schema."""
+    split = split or cfg.split
+    if split not in cfg.splits:
+        raise ValueError(f"config {cfg.name} has no split {split!r}; it has {list(cfg.splits)}")
     bounds = shard_bounds(table, max_shard_bytes)
     paths = []
     for i, (lo, hi) in enumerate(bounds):
-        path = out_dir / cfg.name / shard_name(cfg.split, i, len(bounds))
+        path = out_dir / cfg.name / shard_name(split, i, len(bounds))
         paths.append(write_parquet(table.slice(lo, hi - lo), path, cfg.schema))
     return paths
 

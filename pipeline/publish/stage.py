@@ -1,9 +1,10 @@
 """The publish stage: a build folder in, the Hub-ready folder out (card + shards + plots).
 
 `build_hub_folder` reads the build manifest, re-checks the invariants on the exact
-rows that would ship (refusing, with the offending rows named, if one breaks),
-writes one folder of size-sharded Parquet per config, the plots and the card into a
-staging folder, and swaps it into place only when complete.
+rows that would ship, every split of every config (refusing, with the offending rows
+named, if one breaks), writes one folder of size-sharded Parquet per config (one shard
+set per split), the plots and the card into a staging folder, and swaps it into place
+only when complete.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ from pipeline.publish.layout import (
     BuildManifest,
     list_files,
     load_tables,
+    load_test_tables,
     replace_dir,
+    split_tables,
     write_config_shards,
 )
 
 STAGE = "publish"
-VERSION = "1"
+VERSION = "2"  # 2: evaluation configs as `test` + `full` splits
 
 
 class PublishConfig(BaseModel):
@@ -78,7 +81,8 @@ def build_hub_folder(
     build_dir, hub_dir = Path(build_dir), Path(hub_dir)
     manifest = BuildManifest.read(build_dir)
     # Only the tables that ship: the re-check reads nothing else (no split-stage outputs).
-    inputs = [build_dir / MANIFEST] + [build_dir / p for p in manifest.tables.values()]
+    shipped = [*manifest.tables.values(), *manifest.test_tables.values()]
+    inputs = [build_dir / MANIFEST] + [build_dir / p for p in shipped]
     state_dir = build_dir / STAGE
     key = stage_key(STAGE, VERSION, config, inputs) + ":" + str(hub_dir.resolve())
     if is_done(state_dir, key) and (hub_dir / "README.md").exists():
@@ -86,19 +90,23 @@ def build_hub_folder(
 
     tables = tables_with_answer_format(load_tables(build_dir, manifest), config.answer_format)
     _require(tables, config.require_configs)
-    results = enforce(run_checks(tables, config.checks))
+    splits = split_tables(tables, load_test_tables(build_dir, manifest))
+    results = enforce(run_checks(tables, config.checks, splits))
 
     hub_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=hub_dir.parent, prefix=f".{hub_dir.name}.staging-"))
     shards = {
-        name: len(write_config_shards(t, CONFIG_BY_NAME[name], staging, config.max_shard_bytes))
-        for name, t in tables.items()
+        name: sum(
+            len(write_config_shards(t, CONFIG_BY_NAME[name], staging, config.max_shard_bytes, s))
+            for s, t in by_split.items()
+        )
+        for name, by_split in splits.items()
     }
     from pipeline.publish.plots import write_plots  # matplotlib: only when publishing
 
     plots = write_plots(tables, staging / "assets")
     card = render_card(
-        tables, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
+        splits, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
     )
     (staging / "README.md").write_text(card, encoding="utf-8")
     as_if_created(staging)  # mkdtemp made it 0700: the published folder follows the umask
@@ -107,7 +115,10 @@ def build_hub_folder(
     stats = {
         "hub_dir": str(hub_dir),
         "build_id": manifest.build_id,
-        "rows": {name: t.num_rows for name, t in tables.items()},
+        "rows": {name: t.num_rows for name, t in tables.items()},  # train / full
+        "split_rows": {
+            name: {s: t.num_rows for s, t in by_split.items()} for name, by_split in splits.items()
+        },
         "shards": shards,
         "files": len(list_files(hub_dir)),
         "checks": [

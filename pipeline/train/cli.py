@@ -112,6 +112,13 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[
             int | None, typer.Option("--limit", help="first N instances per split")
         ] = None,
+        split: Annotated[
+            str | None,
+            typer.Option(
+                "--split",
+                help="which split of each eval config: test (default, Aletheia's) or full",
+            ),
+        ] = None,
         max_new_tokens: Annotated[
             int | None,
             typer.Option("--max-new-tokens", help="response budget (overrides the config)"),
@@ -128,9 +135,10 @@ def register(app: typer.Typer) -> None:
         if model is not None:
             require_model(model, "--model")
         _check_templates(f"{config}: " if config else "", cfg)
-        given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
+        given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens), ("split", split))
         updates = {key: v for key, v in given if v is not None}
-        cfg = cfg.model_copy(update=updates) if updates else cfg
+        if updates:  # validated, so a wrong --split is a one-line error
+            cfg = EvalConfig.model_validate(cfg.model_dump() | updates)
         from pipeline.evaluate.run import evaluate
 
         report = evaluate(model, data, out, cfg, responses=responses)

@@ -30,6 +30,7 @@ class DataSettings(_Section):
 
     dir: Path
     config: str  # train | mixed | dpo | mixed_dpo | train_questions
+    split: str | None = None  # None: the config's default (`train`; `test` for an eval set)
     limit: int | None = Field(default=None, ge=1)  # first N rows (smoke runs)
 
 

@@ -66,7 +66,9 @@ def build_rlvr(
     from trl import GRPOConfig, GRPOTrainer
 
     r = cfg.rlvr
-    dataset = question_rows(read_config(cfg.data.dir, cfg.data.config, cfg.data.limit), r.language)
+    dataset = question_rows(
+        read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split), r.language
+    )
     callbacks = list(callbacks)
     if sandbox_client is None:
         sandbox_client = open_judge(r.sandbox)

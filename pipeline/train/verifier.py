@@ -56,7 +56,7 @@ def _trainer(
 
 
 def _rows(cfg: TrainConfig) -> Any:
-    return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit)
+    return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split)
 
 
 def grpo_args(cfg: TrainConfig) -> dict[str, Any]:

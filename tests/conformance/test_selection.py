@@ -81,6 +81,9 @@ def test_list_sizes_a_group_yields(k: int, sizes: list[int]) -> None:
     assert list_sizes(k, SplitSpec(name="train"), AssembleConfig()) == sizes
     pairs_only = [2] if k >= 2 else []
     assert list_sizes(k, SplitSpec(name="heldout", list_sizes=[2]), AssembleConfig()) == pairs_only
+    # the listwise evaluation sets: the same sizes (listwise_eval_sets.py's `maxlen` loop)
+    heldout = SplitSpec(name="heldout", problems="heldout")
+    assert list_sizes(k, heldout, AssembleConfig()) == sizes
 
 
 def test_one_group_with_five_easy_rates_gives_three_lists_per_size() -> None:
@@ -123,15 +126,22 @@ def test_hard_pairs_need_two_distinct_hard_rates() -> None:
     assert {p for r in got for p in r["pass_rates"]} == {1.0, 0.7, 0.9}
 
 
-def test_strong_is_pairs_of_policy_candidates_only() -> None:
+def test_strong_is_lists_of_policy_candidates_only() -> None:
+    # 5 easy policy rates (0, .1, .2, .3, .5): sizes 2..5, min(3, C(5, n-1)) = 3 combinations
+    # per size x 1 pick (listwise_eval_sets.py's strong-easy) = 12 lists; the reference
+    # generator's 4 candidates (1 AC + 3 WA) are not policy outputs
     rows = _group("p1", "big", [0, 2, 4, 6, 10], tier="strong")
     rows += _group("p1", "ref", [1, 3, 5], tier="strong", origin="reference")
     strong = next(s for s in AssembleConfig().splits if s.name == "strong")
     tables, _, stats = _build(rows, ["p1"], [strong], split="heldout")
     got = tables["strong"].to_pylist()
-    assert len(got) == 3 and {r["num_candidates"] for r in got} == {2}
+    assert Counter(r["num_candidates"] for r in got) == {2: 3, 3: 3, 4: 3, 5: 3}
     assert {o for r in got for o in r["candidate_origins"]} == {"policy"}
     assert stats["splits"]["strong"]["origin_not_allowed"] == 4
+    # the older pairs-only shape stays an option
+    pairs = strong.model_copy(update={"list_sizes": [2]})
+    tables, _, _ = _build(rows, ["p1"], [pairs], split="heldout")
+    assert [r["num_candidates"] for r in tables["strong"].to_pylist()] == [2, 2, 2]
 
 
 def test_train_keeps_prompt_ids_with_more_than_six_rows_per_size() -> None:
@@ -188,7 +198,8 @@ def test_token_caps_with_a_local_tokenizer(tiny_model_dir: Path) -> None:
         judged_frame(rows, total=TOTAL), problems, assignments, config
     )
     assert stats["token_caps"]["applied"] is True
-    assert stats["input"]["left_out"]["candidate_too_long"] == 1
+    assert stats["input"]["candidates_over_token_cap"] == 1
+    assert stats["splits"]["train"]["candidate_too_long"] == 1
     assert long_code not in {c for r in tables["train"].to_pylist() for c in r["candidates"]}
     # a prompt cap below any prompt's length drops every row
     config = AssembleConfig(splits=[SplitSpec(name="train")], **{**cfg, "max_prompt_tokens": 20})

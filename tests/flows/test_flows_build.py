@@ -147,10 +147,20 @@ def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
     hub = Path(build["second"]["hub_dir"])
     assert (hub / "README.md").exists()
     assert build["second"]["rows"].keys() == set(CONFIG_NAMES)
+    split_rows = build["second"]["split_rows"]
     for name in CONFIG_NAMES:
         assert build["second"]["rows"][name] > 0, name
         ds = datasets.load_dataset(str(hub), name, cache_dir=str(build["root"] / "hf-cache"))
-        assert ds[CONFIG_BY_NAME[name].split].num_rows == build["second"]["rows"][name]
+        assert list(ds) == list(CONFIG_BY_NAME[name].splits)
+        for split in CONFIG_BY_NAME[name].splits:
+            assert ds[split].num_rows == split_rows[name][split] > 0, (name, split)
+    # the evaluation sets are lists, and Adv is built from Heldout's test split
+    for name in ("heldout", "strong", "hard", "adv"):
+        sizes = set(datasets.load_dataset(str(hub), name, split="test",
+                    cache_dir=str(build["root"] / "hf-cache"))["num_candidates"])  # fmt: skip
+        assert max(sizes) >= 3, (name, sizes)
+    assert split_rows["adv"]["test"] == split_rows["adv"]["full"]
+    assert split_rows["adv"]["test"] % split_rows["heldout"]["test"] == 0
     assert all(c["passed"] for c in build["second"]["checks"])
     work = build["work"]
     assert (work / "problems.parquet").exists() and (work / "judged.parquet").exists()

@@ -38,11 +38,16 @@ def built(synthetic: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]) -> tuple[d
 
 def test_every_split_satisfies_invariant_1(built: tuple[dict, list, dict]) -> None:
     tables, _, _ = built
-    assert set(tables) == {"train", "heldout", "strong", "hard"}
+    evals = ("heldout", "strong", "hard")
+    assert set(tables) == {"train", *evals, *(f"{e}.test" for e in evals)}
     for name, table in tables.items():
         assert table.num_rows > 100, name
         assert instance_violations(table) == [], name
-        assert set(table.column("split").to_pylist()) == {name}
+        assert set(table.column("split").to_pylist()) == {name.removesuffix(".test")}
+    for e in evals:  # the test split: rows of the full split, in its order
+        full_ids = tables[e].column("instance_id").to_pylist()
+        test_ids = tables[f"{e}.test"].column("instance_id").to_pylist()
+        assert test_ids == [i for i in full_ids if i in set(test_ids)]
 
 
 def test_train_and_eval_splits_share_no_problem(built: tuple[dict, list, dict], synthetic) -> None:
@@ -63,8 +68,9 @@ def test_train_and_eval_splits_share_no_problem(built: tuple[dict, list, dict], 
 def test_tier_band_and_diversity_rules(built: tuple[dict, list, dict]) -> None:
     tables, _, _ = built
     for name, table in tables.items():
-        tier = "strong" if name == "strong" else "weak"
-        band = "hard" if name == "hard" else "easy"
+        base = name.removesuffix(".test")
+        tier = "strong" if base == "strong" else "weak"
+        band = "hard" if base == "hard" else "easy"
         assert set(table.column("weak_strong").to_pylist()) == {tier}
         assert set(table.column("easy_hard").to_pylist()) == {band}
         for row in table.select(["pass_rates", "chosen_position"]).to_pylist():
@@ -336,13 +342,15 @@ def test_stage_is_byte_identical_and_cached(tmp_path: Path) -> None:
     b = assemble(*inputs, tmp_path / "b", AssembleConfig(seed=1))
     assemble(*inputs, tmp_path / "c", AssembleConfig(seed=2))
     assert a == b
-    for name in ("train", "heldout", "strong", "hard"):
-        assert (tmp_path / "a" / f"{name}.parquet").read_bytes() == (
-            tmp_path / "b" / f"{name}.parquet"
-        ).read_bytes()
-    assert (tmp_path / "a" / "train.parquet").read_bytes() != (
-        tmp_path / "c" / "train.parquet"
-    ).read_bytes()
+    written = sorted(p.name for p in (tmp_path / "a").glob("*.parquet"))
+    assert written == sorted(
+        ["quarantine.parquet", "train.parquet"]
+        + [f"{n}{t}.parquet" for n in ("heldout", "strong", "hard") for t in ("", ".test")]
+    )
+    for name in written:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    for name in ("train.parquet", "heldout.parquet", "heldout.test.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() != (tmp_path / "c" / name).read_bytes()
     assert pq.read_schema(tmp_path / "a" / "train.parquet").names[:3] == [
         "prompt_id",
         "query",
@@ -370,9 +378,9 @@ def test_example_configs_load() -> None:
     from pipeline.instances.config import AdversarialConfig, DPOConfig
 
     root = Path(__file__).resolve().parents[2] / "configs" / "instances"
-    assert AssembleConfig.from_yaml(root / "assemble.yaml").splits[0].size_targets == {
-        n: 12500 for n in range(2, 6)
-    }
+    written = AssembleConfig.from_yaml(root / "assemble.yaml")
+    assert written.splits[0].size_targets == {n: 12500 for n in range(2, 6)}
+    assert written.model_dump() == AssembleConfig().model_dump()  # every value is the default
     assert AssembleConfig.from_yaml(root / "assemble_demo.yaml").grouping == "language"
     adv = AdversarialConfig.from_yaml(root / "adversarial.yaml")
     # the files write out the (Aletheia) defaults; the judge section is the file's own

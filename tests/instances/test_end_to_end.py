@@ -9,6 +9,7 @@ adversarial re-judge must catch that and reject the edit.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +123,8 @@ def work(tmp_path_factory: pytest.TempPathFactory, sandbox_client: Any) -> dict[
 
 # What configs/demo.yaml uses: candidates of one language across generators (references +
 # mutants), Aletheia's selection with a single incorrect pass rate allowed to make a pair
-# (few tests per bundled problem give few distinct rates).
+# (few tests per bundled problem give few distinct rates); the listwise evaluation sets
+# with the demo's small `test` split.
 def _config(seed: int = 0) -> AssembleConfig:
     return AssembleConfig(
         seed=seed,
@@ -130,11 +132,26 @@ def _config(seed: int = 0) -> AssembleConfig:
         spare_incorrect_rates=0,
         splits=[
             SplitSpec(name="train", problems="train"),
-            SplitSpec(name="heldout", problems="heldout", cap_per_stratum=50),
-            SplitSpec(name="strong", tier="strong", problems="heldout", cap_per_stratum=50),
-            SplitSpec(name="hard", band="hard", problems="heldout", cap_per_stratum=50),
+            SplitSpec(name="heldout", problems="heldout", test_rows_per_stratum=4),
+            SplitSpec(name="strong", tier="strong", problems="heldout", test_rows_per_stratum=4),
+            SplitSpec(name="hard", band="hard", problems="heldout", test_rows_per_stratum=4),
         ],
     )
+
+
+def test_evaluation_sets_are_lists_with_a_test_split(assembled: dict[str, Any]) -> None:
+    # the weak pool (references + mutants) has enough distinct pass rates for lists; the
+    # strong pool here is the references alone (few rates: pairs), unlike the demo's
+    heldout = _table(assembled["dir"] / "heldout.test.parquet").to_pylist()
+    assert max(r["num_candidates"] for r in heldout) >= 3  # lists, not only pairs
+    for name in ("heldout", "strong", "hard"):
+        full = _table(assembled["dir"] / f"{name}.parquet").to_pylist()
+        test = _table(assembled["dir"] / f"{name}.test.parquet").to_pylist()
+        assert test, name
+        per_stratum = Counter((r["num_candidates"], r["language"]) for r in test)
+        assert max(per_stratum.values()) <= 4, name
+        ids = {r["instance_id"] for r in full}
+        assert all(r["instance_id"] in ids for r in test), name
 
 
 @pytest.fixture(scope="module")

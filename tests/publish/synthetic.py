@@ -18,6 +18,11 @@ from schemas import (
     TRAIN_QUESTIONS_SCHEMA,
 )
 
+# Evaluation configs given a separate `test` table (Adv has none: it is published with
+# test = full, as a build makes it), and its size.
+WITH_TEST = ("heldout", "strong", "hard")
+TEST_ROWS = 4
+
 WORDS = [
     "array",
     "graph",
@@ -142,6 +147,8 @@ def make_build(root: Path, seed: int = 0, rows: int = 6) -> Path:
         s = schema.get(name, INSTANCE_SCHEMA)
         write_parquet(pa.Table.from_pylist(rows_, schema=s), root / "final" / f"{name}.parquet", s)
         paths[name] = f"final/{name}.parquet"
+        if name in WITH_TEST:
+            _write_test(root, name, rows_)
     assign = [
         {"problem_id": p, "cluster_id": f"k_{p}", "split": "train", "reason": None}
         for p, _ in train_p
@@ -167,13 +174,21 @@ def make_build(root: Path, seed: int = 0, rows: int = 6) -> Path:
         seeds={"sample": seed},
         sandbox_image="sha256:feedface",
         tables=paths,
+        test_tables={name: f"final/{name}.test.parquet" for name in WITH_TEST},
         assignments="splits/assignments.parquet",
     ).write(root)
     return root
 
 
+def _write_test(root: Path, name: str, rows: list[dict]) -> None:
+    """An evaluation config's `test` table: the first TEST_ROWS rows of its full table."""
+    path = root / "final" / f"{name}.test.parquet"
+    write_parquet(pa.Table.from_pylist(rows[:TEST_ROWS], schema=INSTANCE_SCHEMA), path)
+
+
 def rewrite(root: Path, name: str, mutate) -> None:
-    """Apply `mutate(rows) -> rows` to one config's table of a build."""
+    """Apply `mutate(rows) -> rows` to one config's table of a build (and its test table,
+    which stays the first TEST_ROWS rows)."""
     import pyarrow.parquet as pq
 
     from pipeline.publish.layout import CONFIG_BY_NAME
@@ -182,3 +197,5 @@ def rewrite(root: Path, name: str, mutate) -> None:
     rows = mutate(pq.read_table(path).to_pylist())
     s = CONFIG_BY_NAME[name].schema
     write_parquet(pa.Table.from_pylist(rows, schema=s), path, s)
+    if name in WITH_TEST:
+        _write_test(root, name, rows)

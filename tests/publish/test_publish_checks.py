@@ -234,3 +234,36 @@ def test_every_published_statement_of_a_train_problem_is_checked(
     msg = _refused(build_dir, tmp_path)
     assert f"heldout[0] {eval_pid}" in msg
     assert f"near-duplicate of train problem {train_pid} (Jaccard 0.71)" in msg
+
+
+def _rewrite_test_only(build_dir: Path, name: str, mutate) -> None:
+    """Edit an evaluation config's `test` table alone (its full table untouched)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.common.parquet import write_parquet
+    from schemas import INSTANCE_SCHEMA
+
+    path = build_dir / "final" / f"{name}.test.parquet"
+    rows = mutate(pq.read_table(path).to_pylist())
+    write_parquet(pa.Table.from_pylist(rows, schema=INSTANCE_SCHEMA), path, INSTANCE_SCHEMA)
+
+
+def test_a_test_row_must_be_a_row_of_full(build_dir: Path, tmp_path: Path) -> None:
+    _rewrite_test_only(build_dir, "hard", _edit_row(1, instance_id="i_not_in_full"))
+    msg = _refused(build_dir, tmp_path)
+    assert "test-within-full" in msg and "hard/test[1] i_not_in_full" in msg
+    assert "is not a row of the full split" in msg
+
+
+def test_a_test_row_must_equal_its_full_row(build_dir: Path, tmp_path: Path) -> None:
+    _rewrite_test_only(build_dir, "strong", _edit_row(0, query="another statement"))
+    msg = _refused(build_dir, tmp_path)
+    assert "strong/test[0]" in msg and "differs from its full-split row in ['query']" in msg
+
+
+def test_invariants_are_checked_on_the_test_split_too(build_dir: Path, tmp_path: Path) -> None:
+    two_ac = _edit_row(0, verdicts=lambda r: ["AC"] * r["num_candidates"])
+    _rewrite_test_only(build_dir, "heldout", two_ac)
+    msg = _refused(build_dir, tmp_path)
+    assert "invariant 1" in msg and "heldout/test[0]" in msg

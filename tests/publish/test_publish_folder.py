@@ -13,7 +13,7 @@ import yaml
 from pipeline.publish import CONFIG_NAMES, PublishConfig, build_hub_folder
 from pipeline.publish.layout import CONFIG_BY_NAME, list_files
 from pipeline.publish.stage import MissingConfigError
-from tests.publish.synthetic import rewrite
+from tests.publish.synthetic import TEST_ROWS, rewrite
 
 
 def _front_matter(card: str) -> dict:
@@ -29,6 +29,8 @@ def test_folder_has_card_and_one_folder_per_config(build_dir: Path, tmp_path: Pa
     for name in CONFIG_NAMES:
         shards = [f for f in files if f.startswith(name + "/")]
         assert shards and all(f.endswith(".parquet") for f in shards), name
+        # one shard set per split, named after it
+        assert {f.split("/")[1].split("-")[0] for f in shards} == set(CONFIG_BY_NAME[name].splits)
         for f in shards:  # written with the config's explicit Arrow schema
             assert pq.read_schema(hub / f).remove_metadata() == CONFIG_BY_NAME[name].schema
         assert stats["rows"][name] > 0
@@ -48,10 +50,21 @@ def test_load_dataset_reads_every_config(build_dir: Path, tmp_path: Path) -> Non
     stats = build_hub_folder(build_dir, hub)
     for name in CONFIG_NAMES:
         ds = datasets.load_dataset(str(hub), name, cache_dir=str(tmp_path / "cache"))
-        split = CONFIG_BY_NAME[name].split
-        assert list(ds) == [split]
-        assert ds[split].num_rows == stats["rows"][name]
-        assert ds[split].column_names == CONFIG_BY_NAME[name].schema.names
+        cfg = CONFIG_BY_NAME[name]
+        assert list(ds) == list(cfg.splits)
+        for split in cfg.splits:
+            assert ds[split].num_rows == stats["split_rows"][name][split]
+            assert ds[split].column_names == cfg.schema.names
+    # train configs: one split; evaluation configs: test (a sample) and full (every row)
+    assert stats["split_rows"]["train"] == {"train": stats["rows"]["train"]}
+    for name in ("heldout", "strong", "hard"):
+        assert stats["split_rows"][name] == {"test": TEST_ROWS, "full": stats["rows"][name]}
+        assert TEST_ROWS < stats["rows"][name]
+    adv = stats["split_rows"]["adv"]  # built from Heldout's test split: full = test
+    assert adv["test"] == adv["full"] == stats["rows"]["adv"]
+    one = datasets.load_dataset(str(hub), "heldout", split="test", cache_dir=str(tmp_path / "c"))
+    full = datasets.load_dataset(str(hub), "heldout", split="full", cache_dir=str(tmp_path / "c"))
+    assert one["instance_id"] == full["instance_id"][:TEST_ROWS]
 
 
 @pytest.mark.usefixtures("hf_offline_env")
