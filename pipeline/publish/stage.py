@@ -88,9 +88,11 @@ def build_hub_folder(
     if is_done(state_dir, key) and (hub_dir / "README.md").exists():
         return read_stats(state_dir) | {"cached": True}
 
-    tables = tables_with_answer_format(load_tables(build_dir, manifest), config.answer_format)
+    fmt = config.answer_format  # every split is published in the same answer form
+    tables = tables_with_answer_format(load_tables(build_dir, manifest), fmt)
     _require(tables, config.require_configs)
-    splits = split_tables(tables, load_test_tables(build_dir, manifest))
+    test_tables = tables_with_answer_format(load_test_tables(build_dir, manifest), fmt)
+    splits = split_tables(tables, test_tables)
     results = enforce(run_checks(tables, config.checks, splits))
 
     hub_dir.parent.mkdir(parents=True, exist_ok=True)
