@@ -1,4 +1,4 @@
-"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`."""
+"""`aletheia train (--config FILE | --recipe R --size S [--budget B])` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`."""
 
 from __future__ import annotations
 
@@ -13,16 +13,66 @@ def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
         config: Annotated[
-            Path,
+            Path | None,
             typer.Option(
                 "--config", "-c", exists=True, dir_okay=False, help="YAML in configs/train/"
             ),
-        ],
+        ] = None,
+        recipe: Annotated[
+            str | None,
+            typer.Option("--recipe", help="a zoo recipe (configs/train/zoo/), e.g. grpo-think"),
+        ] = None,
+        size: Annotated[str | None, typer.Option("--size", help="1.5b | 7b | 14b")] = None,
+        budget: Annotated[
+            str | None, typer.Option("--budget", help="grpo-think's budget: 4k | 8k | 16k")
+        ] = None,
+        lora: Annotated[
+            bool, typer.Option("--lora", help="the recipe's LoRA variant, where Aletheia has one")
+        ] = False,
+        data: Annotated[
+            Path | None, typer.Option("--data", help="published dataset folder (with --recipe)")
+        ] = None,
+        out: Annotated[
+            Path | None,
+            typer.Option("--out", help="output folder (default out/train/<cell>)"),
+        ] = None,
+        model: Annotated[
+            str | None, typer.Option("--model", help="base model instead of the zoo's")
+        ] = None,
+        sets: Annotated[
+            list[str] | None,
+            typer.Option("--set", help="KEY=VALUE over the cell's config, e.g. optim.max_steps=10"),
+        ] = None,
+        show: Annotated[
+            bool,
+            typer.Option(
+                "--show", help="print the cell's config and launch command; train nothing"
+            ),
+        ] = False,
     ) -> None:
-        """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
+        """Train a verifier (GRPO / DPO / SFT / RAFT) or a code policy (RLVR): a config file, or a zoo cell."""
         from pipeline.train import train
 
-        summary = train(config)
+        if (config is None) == (recipe is None):
+            raise typer.BadParameter("give exactly one of --config or --recipe (with --size)")
+        if config is not None:
+            summary = train(config)
+        else:
+            from pipeline.train.recipes import Cell, cell_config, launch_command, parse_sets
+
+            if size is None:
+                raise typer.BadParameter("--recipe needs --size (1.5b, 7b or 14b)")
+            cell = Cell(recipe, size, budget, lora)  # type: ignore[arg-type]
+            cfg = cell_config(
+                cell, data_dir=data, output_dir=out, model=model, overrides=parse_sets(sets or [])
+            )
+            if show:
+                import yaml
+
+                typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+                typer.echo(f"# launch: {launch_command(cell)}")
+                return
+            summary = train(cfg)
         typer.echo(json.dumps(summary, indent=2, default=str))
 
     @app.command("evaluate")
