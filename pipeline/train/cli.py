@@ -37,7 +37,10 @@ def register(app: typer.Typer) -> None:
             typer.Option("--out", help="output folder (default out/train/<cell>)"),
         ] = None,
         model: Annotated[
-            str | None, typer.Option("--model", help="base model instead of the zoo's")
+            str | None,
+            typer.Option(
+                "--model", help="base model to start from (default: the zoo cell's model)"
+            ),
         ] = None,
         sets: Annotated[
             list[str] | None,
