@@ -20,6 +20,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any, Literal
@@ -171,6 +172,17 @@ def _fingerprint(obj: Any) -> str:
     return sha256_text(canonical_json(obj))[:16]
 
 
+METHOD_SECTIONS = ("grpo", "dpo", "sft", "raft", "rlvr")
+
+
+def train_fingerprint(tcfg: Any) -> str:
+    """What decides a cell's training: its config without the other methods' sections (a
+    RAFT setting in `train` must not make the GRPO cell look changed)."""
+    fields = tcfg.model_dump(mode="json")
+    return _fingerprint({k: v for k, v in fields.items()
+                         if k not in METHOD_SECTIONS or k == tcfg.method})  # fmt: skip
+
+
 def read_cell(cfg: AblationConfig, recipe: str) -> dict[str, Any]:
     path = cfg.cell_dir(recipe) / CELL_FILE
     return json.loads(path.read_text()) if path.exists() else {"recipe": recipe, "status": "new"}
@@ -190,7 +202,7 @@ def train_cell(cfg: AblationConfig, recipe: str) -> dict[str, Any]:
     from pipeline.train.run import train
 
     tcfg = train_config(cfg, recipe)
-    fingerprint = _fingerprint(tcfg.model_dump(mode="json"))
+    fingerprint = train_fingerprint(tcfg)
     state = read_cell(cfg, recipe)
     if state.get("status") in ("trained", "evaluated"):
         if state["train_fingerprint"] != fingerprint:
@@ -267,6 +279,7 @@ def evaluate_cell(cfg: AblationConfig, recipe: str) -> dict[str, Any]:
     ):
         log.info("cell %s: evaluated already", recipe)
         return {"report": str(report_path)}
+    start = time.perf_counter()
     try:
         report = evaluate(state["summary"]["model_path"], cfg.data_dir, report_path.parent, ecfg)
     except BaseException as e:
@@ -274,7 +287,8 @@ def evaluate_cell(cfg: AblationConfig, recipe: str) -> dict[str, Any]:
         raise
     state = {k: v for k, v in state.items() if k != "eval_error"}
     _write_cell(cfg, recipe, state | {"status": "evaluated", "eval_fingerprint": fingerprint,
-                                      "report": report["files"]["json"]})  # fmt: skip
+                                      "report": report["files"]["json"],
+                                      "eval_s": time.perf_counter() - start})  # fmt: skip
     return {"report": report["files"]["json"]}
 
 

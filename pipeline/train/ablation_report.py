@@ -58,6 +58,7 @@ def cell_row(cfg: AblationConfig, recipe: str) -> dict[str, Any] | None:
         "model": summary.get("model_path"),
         "base_model": state.get("base_model") or _base_model(summary),
         "cost": summary.get("cost", {}),
+        "eval_s": state.get("eval_s"),
         "metrics": metrics,
         "mean": means,
     }

@@ -125,3 +125,17 @@ def test_accelerate_launch_of_a_cell(tmp_path: Path) -> None:
                                               "num_processes": 1, "args": ["--cpu"]})  # fmt: skip
     assert launch_args(cpu, "dpo-think", tmp_path / "c.yaml")[3:7] == [
         "--num_processes", "1", "--cpu", "-m"]  # fmt: skip
+
+
+def test_a_cells_fingerprint_ignores_other_methods_sections(tmp_path: Path) -> None:
+    from pipeline.train.ablation import train_fingerprint
+
+    base = _cfg(tmp_path, tmp_path)
+    raft_changed = _cfg(tmp_path, tmp_path, train={"raft": {"num_generations": 2}})
+    grpo_changed = _cfg(tmp_path, tmp_path, train={"grpo": {"num_generations": 8}})
+    fp = {name: {r: train_fingerprint(train_config(c, r)) for r in ("grpo-think", "raft-think")}
+          for name, c in (("base", base), ("raft", raft_changed), ("grpo", grpo_changed))}  # fmt: skip
+    assert fp["raft"]["grpo-think"] == fp["base"]["grpo-think"]
+    assert fp["raft"]["raft-think"] != fp["base"]["raft-think"]
+    assert fp["grpo"]["grpo-think"] != fp["base"]["grpo-think"]
+    assert fp["grpo"]["raft-think"] == fp["base"]["raft-think"]
