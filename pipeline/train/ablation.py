@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -251,8 +252,13 @@ def _launch(cfg: AblationConfig, recipe: str, tcfg: Any) -> dict[str, Any]:
     args = launch_args(cfg, recipe, config_path)
     log_path = folder / "train.log"
     log.info("cell %s: %s (log: %s)", recipe, " ".join(args), log_path)
+    # The launched processes import this same checkout of the pipeline.
+    root = str(Path(__file__).resolve().parents[2])
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    }
     with log_path.open("w") as out:
-        done = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(args, stdout=out, stderr=subprocess.STDOUT, env=env, check=False)
     summary = tcfg.output_dir / "summary.json"
     if done.returncode != 0 or not summary.exists():
         tail = log_path.read_text()[-2000:]
