@@ -186,30 +186,46 @@ def _write_atomic(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def _reuse(
+    cfg: TrainConfig, episode: int, fingerprint: str, rows: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict] | None:
+    """The episode's samples and stats when they were drawn with these settings, else None."""
+    folder = episode_dir(cfg, episode)
+    stats_path, samples_path = folder / STATS_FILE, folder / SAMPLES_FILE
+    if not (stats_path.exists() and samples_path.exists()):
+        return None
+    stats = json.loads(stats_path.read_text())
+    if stats.get("fingerprint") != fingerprint:
+        log.info("raft episode %d: settings changed, sampling again", episode)
+        return None
+    samples = [json.loads(x) for x in samples_path.read_text().splitlines() if x.strip()]
+    log.info("raft episode %d: reusing %d samples in %s", episode, len(samples), folder)
+    return _with_rows(samples, rows), stats
+
+
 def generate(cfg: TrainConfig, episode: int, model: str) -> tuple[list[dict[str, Any]], dict]:
     """The episode's samples and stats: read back when drawn already with the same settings,
     else drawn now (and the episode's stale training state removed)."""
-    folder = episode_dir(cfg, episode)
     fingerprint = generation_fingerprint(cfg, episode, model)
-    stats_path, samples_path = folder / STATS_FILE, folder / SAMPLES_FILE
     rows = episode_rows(cfg)
-    if stats_path.exists() and samples_path.exists():
-        stats = json.loads(stats_path.read_text())
-        if stats.get("fingerprint") == fingerprint:
-            samples = [json.loads(x) for x in samples_path.read_text().splitlines() if x.strip()]
-            log.info("raft episode %d: reusing %d samples in %s", episode, len(samples), folder)
-            return _with_rows(samples, rows), stats
-        log.info("raft episode %d: settings changed, sampling again", episode)
+    if (found := _reuse(cfg, episode, fingerprint, rows)) is not None:
+        return found
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        # Several training processes: the main one samples, the others wait and read its files.
-        # (Untested here: no multi-GPU machine. Sample with a vLLM backend so the wait is short.)
+        # Several training processes: the main one samples while the others wait, then they
+        # read its files. (Untested here: no multi-GPU machine. Sample with a vLLM backend so
+        # the wait stays short.)
         from accelerate import PartialState
 
         state = PartialState()
         with state.main_process_first():
-            if not state.is_main_process:
-                return generate(cfg, episode, model)
-            return _draw(cfg, episode, model, rows, fingerprint)
+            if state.is_main_process:
+                drawn = _draw(cfg, episode, model, rows, fingerprint)
+        if state.is_main_process:
+            return drawn
+        found = _reuse(cfg, episode, fingerprint, rows)
+        if found is None:
+            raise RuntimeError(f"raft episode {episode}: the main process wrote no samples")
+        return found
     return _draw(cfg, episode, model, rows, fingerprint)
 
 
