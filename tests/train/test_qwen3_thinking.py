@@ -142,3 +142,22 @@ def test_rlvr_train_configs_set_thinking_explicitly() -> None:
     for name in ("rlvr_grpo.yaml", "rlvr_gspo.yaml"):
         raw = yaml.safe_load((REPO / "configs" / "train" / name).read_text())
         assert raw["rlvr"]["enable_thinking"] is False, name
+
+
+def test_openai_compatible_servers_get_the_template_kwargs_as_a_request_field() -> None:
+    """vLLM and SGLang read `chat_template_kwargs` from the request body (no server needed to
+    check the body this backend builds)."""
+    from pipeline.sampling.backends.base import GenerationRequest
+    from pipeline.sampling.backends.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend("http://127.0.0.1:9", "m")
+    req = GenerationRequest(
+        request_id="r", messages=[{"role": "user", "content": "hi"}],
+        chat_template_kwargs={"enable_thinking": False},
+    )  # fmt: skip
+    path, body = backend._payload(req, 1, None)
+    assert path == "/chat/completions" and body["chat_template_kwargs"] == {
+        "enable_thinking": False
+    }
+    _, body = backend._payload(req.model_copy(update={"chat_template_kwargs": None}), 1, None)
+    assert "chat_template_kwargs" not in body
