@@ -89,6 +89,10 @@ COMMANDS: dict[str, _Entry] = {
         "pipeline.publish.cli",
         "Re-check the invariants, write the card + shards + plots, and (with --push) release.",
     ),
+    "ablation": _Entry(
+        "pipeline.train.ablation_cli",
+        "Aletheia's ablation at one size: four recipes trained, evaluated alike, one table.",
+    ),
     "evaluate-policy": _Entry(
         "pipeline.policy_eval.cli",
         "Evaluate a code policy on a split: pass@k, length, Ruff profile, error types.",

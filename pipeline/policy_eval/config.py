@@ -38,6 +38,9 @@ class PolicyEvalConfig(BaseModel):
     max_tokens: int = Field(512, ge=1)
     seed: int = 0
     system_prompt: bool = True
+    # Qwen3 chat templates think unless `enable_thinking` is false; the paper's setting is off.
+    # None: pass nothing (e.g. a hosted API that rejects unknown request fields).
+    enable_thinking: bool | None = False
     lint_select: list[str] = Field(
         default_factory=lambda: ["E", "F", "W", "B"]
     )  # as RLVR's lint reward

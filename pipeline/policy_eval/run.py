@@ -70,6 +70,9 @@ def model_source(config: PolicyEvalConfig) -> ModelSource:
         max_tokens=config.max_tokens,
         seed=config.seed,
         system_prompt=config.system_prompt,
+        chat_template_kwargs=(
+            None if config.enable_thinking is None else {"enable_thinking": config.enable_thinking}
+        ),
     )
 
 

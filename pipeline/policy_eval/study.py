@@ -58,6 +58,9 @@ class StudyConfig(BaseModel):
     )  # TrainConfig fields; method/model/data/output set here
     rewards: dict[str, dict[str, float]] = Field(default_factory=lambda: dict(PAPER_REWARDS))
     algorithms: list[Literal["grpo", "gspo"]] = Field(default_factory=lambda: ["grpo", "gspo"])
+    # Qwen3 chat templates think unless told not to: the paper's setting is off, for training
+    # rollouts and evaluation alike (templates without the switch ignore it).
+    enable_thinking: bool = False
     # Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far smaller clip ranges).
     algorithm_rlvr: dict[str, dict[str, Any]] = Field(
         default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}}
@@ -150,6 +153,7 @@ def eval_config(cfg: StudyConfig, model: str, name: str) -> PolicyEvalConfig:
             "model": model,
             "name": name,
             "split": cfg.eval_split,
+            "enable_thinking": cfg.enable_thinking,
         }
     )
 
@@ -163,6 +167,7 @@ def train_config(cfg: StudyConfig, reward: str, algorithm: str, model: str, data
         **cfg.algorithm_rlvr.get(algorithm, {}),
         "algorithm": algorithm,
         "rewards": cfg.rewards[reward],
+        "enable_thinking": cfg.enable_thinking,
     }
     rlvr["sandbox"] = _with_study_sandbox(cfg, rlvr.get("sandbox"))
     return TrainConfig.model_validate(

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from schemas.common import Language
 
@@ -93,8 +93,20 @@ class ModelSource(_Strict):
     seed: int = 0
     chat_template: str | None = None  # override: inline Jinja text or a path to a file
     system_prompt: bool = True
+    # Extra chat-template variables, e.g. {enable_thinking: false} for Qwen3 (which thinks
+    # unless told not to); None: nothing passed.
+    chat_template_kwargs: dict[str, Any] | None = None
     filters: TokenFilter | None = None
     shard_requests: int = Field(64, ge=1)  # requests per resumable shard
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # Left out while unset, so configs written before the field keep their hashes
+        # (source fingerprints, stage keys, build ids).
+        data = handler(self)
+        if isinstance(data, dict) and data.get("chat_template_kwargs") is None:
+            data.pop("chat_template_kwargs", None)
+        return data
 
     def chat_template_text(self) -> str | None:
         if self.chat_template is None:

@@ -167,9 +167,10 @@ class ModelSampler:
                 if not missing:
                     continue
                 messages = chat_messages(p, lang, system=s.system_prompt)
-                prompt_sha = sha256_text(
-                    canonical_json({"messages": messages, "template": template})
-                )[:16]
+                shaped = {"messages": messages, "template": template}
+                if s.chat_template_kwargs:  # only when set: older caches keep their keys
+                    shaped["template_kwargs"] = s.chat_template_kwargs
+                prompt_sha = sha256_text(canonical_json(shaped))[:16]
                 seed = derive_seed(s.seed, p.problem_id, lang, prompt_sha)
                 if missing[0] != 0:  # a partial unit (samples_per_problem was raised): new seeds
                     seed = derive_seed(seed, "from", missing[0])
@@ -186,6 +187,7 @@ class ModelSampler:
             top_p=s.top_p,
             max_tokens=s.max_tokens,
             seed=unit.seed,
+            chat_template_kwargs=s.chat_template_kwargs,
         )
 
     # -- rows

@@ -1,4 +1,4 @@
-"""`aletheia train --config FILE` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`.
+"""`aletheia train (--config FILE | --recipe R --size S [--budget B])` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`.
 
 Both check what the user gave (the config's keys, the model path) before torch and
 transformers are imported, so a mistake is one line within a second or two.
@@ -53,16 +53,71 @@ def register(app: typer.Typer) -> None:
     @app.command("train")
     def train_cmd(
         config: Annotated[
-            Path, typer.Option("--config", "-c", dir_okay=False, help="YAML in configs/train/")
-        ],
+            Path | None,
+            typer.Option("--config", "-c", dir_okay=False, help="YAML in configs/train/"),
+        ] = None,
+        recipe: Annotated[
+            str | None,
+            typer.Option("--recipe", help="a zoo recipe (configs/train/zoo/), e.g. grpo-think"),
+        ] = None,
+        size: Annotated[str | None, typer.Option("--size", help="1.5b | 7b | 14b")] = None,
+        budget: Annotated[
+            str | None, typer.Option("--budget", help="grpo-think's budget: 4k | 8k | 16k")
+        ] = None,
+        lora: Annotated[
+            bool, typer.Option("--lora", help="the recipe's LoRA variant, where Aletheia has one")
+        ] = False,
+        data: Annotated[
+            Path | None, typer.Option("--data", help="published dataset folder (with --recipe)")
+        ] = None,
+        out: Annotated[
+            Path | None,
+            typer.Option("--out", help="output folder (default out/train/<cell>)"),
+        ] = None,
+        model: Annotated[
+            str | None,
+            typer.Option(
+                "--model", help="base model to start from (default: the zoo cell's model)"
+            ),
+        ] = None,
+        sets: Annotated[
+            list[str] | None,
+            typer.Option("--set", help="KEY=VALUE over the cell's config, e.g. optim.max_steps=10"),
+        ] = None,
+        show: Annotated[
+            bool,
+            typer.Option(
+                "--show", help="print the cell's config and launch command; train nothing"
+            ),
+        ] = False,
         engine: EngineOpt = None,
     ) -> None:
-        """Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."""
+        """Train a verifier (GRPO / DPO / SFT / RAFT) or a code policy (RLVR): a config file, or a zoo cell."""
         from pipeline.errors import load_config
         from pipeline.model_refs import require_model
         from pipeline.train.config import TrainConfig
 
-        cfg = load_config(config, TrainConfig, what="training config")
+        if (config is None) == (recipe is None):
+            raise typer.BadParameter("give exactly one of --config or --recipe (with --size)")
+        if config is not None:
+            where = f"{config}: "
+            cfg = load_config(config, TrainConfig, what="training config")
+        else:
+            from pipeline.train.recipes import Cell, cell_config, launch_command, parse_sets
+
+            if size is None:
+                raise typer.BadParameter("--recipe needs --size (1.5b, 7b or 14b)")
+            where = f"--recipe {recipe} --size {size}: "
+            cell = Cell(recipe, size, budget, lora)  # type: ignore[arg-type]
+            cfg = cell_config(
+                cell, data_dir=data, output_dir=out, model=model, overrides=parse_sets(sets or [])
+            )
+            if show:
+                import yaml
+
+                typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+                typer.echo(f"# launch: {launch_command(cell)}")
+                return
         if engine is not None:
             if cfg.method != "rlvr":
                 raise typer.BadParameter(
@@ -70,9 +125,9 @@ def register(app: typer.Typer) -> None:
                 )
             sandbox = cfg.rlvr.sandbox.with_engine(engine)
             cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"sandbox": sandbox})})
-        require_model(cfg.model, f"{config}: model")
-        _check_data(f"{config}: ", cfg.data.dir, cfg.data.config)
-        _check_templates(f"{config}: prompt.", cfg.prompt)
+        require_model(cfg.model, f"{where}model")
+        _check_data(where, cfg.data.dir, cfg.data.config)
+        _check_templates(f"{where}prompt.", cfg.prompt)
         from pipeline.train.run import train
 
         summary = train(cfg)

@@ -78,3 +78,12 @@ def save_final(trainer: Any, cfg: TrainConfig) -> Path:
     if tokenizer is not None:
         tokenizer.save_pretrained(str(merged_dir))
     return merged_dir
+
+
+def last_checkpoint(folder: Path) -> str | None:
+    """The newest complete TRL checkpoint in `folder`, to resume a run restarted after a crash."""
+    if not folder.is_dir():
+        return None
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(str(folder))

@@ -16,9 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.judge.interface import SandboxSection
+from pipeline.sampling.config import BackendOptions, TransformersOptions
 from pipeline.train.rewards import aletheia_overlong_buffer
 
-Method = Literal["grpo", "dpo", "sft", "rlvr"]
+Method = Literal["grpo", "dpo", "sft", "raft", "rlvr"]
 
 
 class _Section(BaseModel):
@@ -43,11 +44,15 @@ class LoraSettings(_Section):
 
 
 # Per-method optimiser defaults where a field is left out (None): Aletheia's method configs
-# (src/configs/method/grpo.yaml, thinkdpo.yaml, sft.yaml); rlvr keeps the project's own.
+# (src/configs/method/grpo.yaml, thinkdpo.yaml, sft.yaml, raft.yaml); rlvr keeps the project's own.
 METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
     "grpo": {"learning_rate": 1e-6, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01},
     "dpo": {"learning_rate": 5e-7, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01},
     "sft": {
+        "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
+        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
+    },
+    "raft": {
         "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
         "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
     },
@@ -88,6 +93,7 @@ class VllmSettings(_Section):
     server_port: int = 8000
     server_timeout_s: float = 240.0
     gpu_memory_utilization: float = 0.3  # colocate mode only
+    tensor_parallel_size: int = Field(default=1, ge=1)  # colocate mode only
 
 
 class PromptSettings(_Section):
@@ -162,6 +168,38 @@ class SftSettings(_Section):
     completion_only_loss: bool = True
 
 
+class RaftSettings(_Section):
+    """RAFT: on-policy rejection-sampling fine-tuning (Aletheia's configs/method/raft.yaml and
+    raft_training.py). Each episode samples `num_generations` responses per prompt from the
+    current model, keeps only those whose answer is the gold letter (no negatives), and
+    fine-tunes on them (loss on the response); the next episode samples from the result."""
+
+    num_generations: int = Field(default=16, ge=1)  # responses sampled per prompt
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_length: int = Field(default=20480, ge=1)  # SFT sequence cap (prompt + response)
+    # Response budget; None: max_length - 4096 (Aletheia keeps 4096 tokens for the prompt).
+    max_completion_length: int | None = Field(default=None, ge=1)
+    keep_per_prompt: int = Field(default=1, ge=1)  # correct responses kept per prompt, at random
+    episodes: int = Field(default=1, ge=1)  # each samples from the previous episode's model
+    prompts_per_episode: int | None = Field(default=None, ge=1)  # a seeded sample of the rows
+    completion_only_loss: bool = True
+    # Our option (demo): responses must end in \boxed{X} with X a valid letter the model picks.
+    constrain_answer: bool = False
+    backend: BackendOptions = Field(default_factory=TransformersOptions)  # who samples
+
+    @property
+    def budget(self) -> int:
+        if self.max_completion_length is not None:
+            return self.max_completion_length
+        if self.max_length <= 4096:
+            raise ValueError(
+                f"raft.max_length {self.max_length} leaves no response budget after Aletheia's "
+                "4096 prompt tokens; set raft.max_completion_length"
+            )
+        return self.max_length - 4096
+
+
 class SandboxSettings(SandboxSection):
     """The judge RLVR rewards come from: a run config's `sandbox:` section (engine, pool, image,
     http url) plus what training needs of it."""
@@ -185,6 +223,9 @@ class RlvrSettings(_Section):
     epsilon: float = 0.2
     epsilon_high: float | None = None
     rewards: dict[str, float] = Field(default_factory=lambda: {"combined": 1.0})
+    # Qwen3 chat templates think unless told not to; the paper's setting is off. None: pass
+    # nothing (templates without the switch ignore it either way).
+    enable_thinking: bool | None = False
     lint_select: list[str] = Field(default_factory=lambda: ["E", "F", "W", "B"])
     lint_per_violation: float = 0.1  # lint penalty per violation, capped at -1
     lint_weight: float = 0.2  # weight of the lint term inside `combined`
@@ -206,6 +247,7 @@ class TrainConfig(_Section):
     grpo: GrpoSettings = Field(default_factory=GrpoSettings)
     dpo: DpoSettings = Field(default_factory=DpoSettings)
     sft: SftSettings = Field(default_factory=SftSettings)
+    raft: RaftSettings = Field(default_factory=RaftSettings)
     rlvr: RlvrSettings = Field(default_factory=RlvrSettings)
     resume: bool = True  # continue from the newest checkpoint in output_dir after a crash
     trainer_overrides: dict[str, Any] = Field(default_factory=dict)
@@ -216,6 +258,7 @@ class TrainConfig(_Section):
             "grpo": ("train", "mixed"),
             "dpo": ("dpo", "mixed_dpo"),
             "sft": ("dpo", "mixed_dpo"),
+            "raft": ("train", "mixed"),
             "rlvr": ("train_questions",),
         }[self.method]
         if self.data.config not in wants:

@@ -143,7 +143,7 @@ def verifier_prompt_rows(table: pa.Table, spec: PromptSpec, tokenizer: Any) -> D
 _STYLE_OF_VARIANT = {"think": "think", "instruct": "instruct", "no_think": "instruct"}
 
 
-def _prompt_and_response(r: dict[str, Any], i: int, spec: PromptSpec, response: str):
+def prompt_and_response(r: dict[str, Any], i: int, spec: PromptSpec, response: str):
     """(prompt messages without the prefill, the assistant turn with it): TRL's DPO and SFT
     render the prompt with a generation prompt, so the prefill travels in the response and the
     token sequence is the one generation sees."""
@@ -165,8 +165,8 @@ def preference_rows(table: pa.Table, spec: PromptSpec) -> Dataset:
     prompt rebuilt from the instance columns with the shared verifier prompt."""
     rows = []
     for i, r in enumerate(table.to_pylist()):
-        prompt, chosen = _prompt_and_response(r, i, spec, r["chosen"])
-        _, rejected = _prompt_and_response(r, i, spec, r["rejected"])
+        prompt, chosen = prompt_and_response(r, i, spec, r["chosen"])
+        _, rejected = prompt_and_response(r, i, spec, r["rejected"])
         rows.append({"prompt": prompt, "chosen": chosen, "rejected": rejected})
     return Dataset.from_list(rows)
 
@@ -175,6 +175,6 @@ def sft_rows(table: pa.Table, spec: PromptSpec) -> Dataset:
     """SFT on the chosen verifier responses (prompt-completion format: loss on the response)."""
     rows = []
     for i, r in enumerate(table.to_pylist()):
-        prompt, completion = _prompt_and_response(r, i, spec, r["chosen"])
+        prompt, completion = prompt_and_response(r, i, spec, r["chosen"])
         rows.append({"prompt": prompt, "completion": completion})
     return Dataset.from_list(rows)

@@ -50,6 +50,14 @@ def question_rows(table: Any, language: str) -> Dataset:
     return Dataset.from_list(rows)
 
 
+def thinking_args(enable_thinking: bool | None) -> dict[str, Any]:
+    """GRPOConfig's chat-template switch: Qwen3 templates think unless `enable_thinking` is
+    False, so the setting is passed explicitly (None: nothing passed)."""
+    if enable_thinking is None:
+        return {}
+    return {"chat_template_kwargs": {"enable_thinking": enable_thinking}}
+
+
 class _CloseJudge(TrainerCallback):
     def __init__(self, judge: JudgeEngine) -> None:
         self.judge = judge
@@ -89,6 +97,7 @@ def build_rlvr(
             "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
             "reward_weights": [r.rewards[n] for n in names],
         }
+        | thinking_args(r.enable_thinking)
         | vllm_args(r.vllm)
     )
     return GRPOTrainer(

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.train.common import save_final
+from pipeline.train.common import last_checkpoint, save_final
 from pipeline.train.config import TrainConfig
 from pipeline.train.metrics_log import METRICS_FILE, JsonlMetricsCallback, read_metrics
 
@@ -23,6 +23,10 @@ def _builder(method: str, sandbox_client: JudgeEngine | None) -> Any:
         from pipeline.train.rlvr import build_rlvr
 
         return lambda cfg, callbacks: build_rlvr(cfg, callbacks, sandbox_client)
+    if method == "raft":
+        from pipeline.train.raft import build_raft
+
+        return build_raft
     from pipeline.train import verifier
 
     return {"grpo": verifier.build_grpo, "dpo": verifier.build_dpo, "sft": verifier.build_sft}[
@@ -52,7 +56,7 @@ def train(
     trainer = _builder(cfg.method, sandbox_client)(cfg, [JsonlMetricsCallback(metrics_path)])
     start = time.perf_counter()
     result = trainer.train(
-        resume_from_checkpoint=_last_checkpoint(out / "checkpoints") if cfg.resume else None
+        resume_from_checkpoint=last_checkpoint(out / "checkpoints") if cfg.resume else None
     )
     runtime = time.perf_counter() - start
     model_path = save_final(trainer, cfg)
@@ -71,6 +75,11 @@ def train(
         "train_loss": result.training_loss,
         "last_log": steps[-1] if steps else None,
     }
+    if cfg.method == "raft":
+        from pipeline.train.raft import raft_summary
+
+        summary["raft"] = raft_summary(cfg)
+    summary["cost"] = training_cost(cfg, trainer, runtime, history, summary.get("raft"))
     if trainer.accelerator.is_main_process:
         (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     log.info(
@@ -83,10 +92,34 @@ def train(
     return summary
 
 
-def _last_checkpoint(folder: Path) -> str | None:
-    """Resume from the newest complete checkpoint when a run is restarted after a crash."""
-    if not folder.is_dir():
-        return None
-    from transformers.trainer_utils import get_last_checkpoint
+def training_cost(
+    cfg: TrainConfig,
+    trainer: Any,
+    runtime_s: float,
+    history: list[dict[str, Any]],
+    raft: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What the run cost, for cost-vs-accuracy comparisons: wall time x processes (device-hours)
+    and tokens (TRL's cumulative `num_tokens`: prompt + completion tokens trained on; RAFT adds
+    the tokens it sampled and the time it spent sampling and on earlier episodes).
 
-    return get_last_checkpoint(str(folder))
+    A run resumed from a checkpoint counts from its restart: the time before the crash is lost.
+    """
+    import torch
+
+    tokens = next((r["num_tokens"] for r in reversed(history) if r.get("num_tokens")), None)
+    seconds = runtime_s
+    if raft:
+        seconds += raft["generation_s"] + raft["earlier_episodes_train_s"]
+        tokens = (tokens or 0) + raft["generated_tokens"] + raft["earlier_episodes_tokens"]
+    processes = int(getattr(trainer.accelerator, "num_processes", 1))
+    steps = int(trainer.state.global_step)
+    return {
+        "device": "cpu" if cfg.optim.use_cpu or not torch.cuda.is_available() else "cuda",
+        "processes": processes,
+        "wall_s": seconds,
+        "device_hours": seconds * processes / 3600.0,
+        "steps": steps,
+        "tokens": tokens,
+        "tokens_per_step": (tokens / steps) if tokens and steps else None,
+    }

@@ -32,10 +32,11 @@ def vllm_args(v: VllmSettings) -> dict[str, Any]:
             args["vllm_server_base_url"] = v.server_base_url
     else:
         args["vllm_gpu_memory_utilization"] = v.gpu_memory_utilization
+        args["vllm_tensor_parallel_size"] = v.tensor_parallel_size
     return args
 
 
-def _trainer(
+def trl_trainer(
     trainer_cls: Any,
     config_cls: Any,
     cfg: TrainConfig,
@@ -97,7 +98,7 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
         format_penalty=g.format_penalty,
     )
     dataset = verifier_prompt_rows(_rows(cfg), cfg.prompt.spec(), tokenizer)
-    return _trainer(GRPOTrainer, GRPOConfig, cfg, args, dataset, callbacks,
+    return trl_trainer(GRPOTrainer, GRPOConfig, cfg, args, dataset, callbacks,
                     reward_funcs=reward_funcs, processing_class=tokenizer)  # fmt: skip
 
 
@@ -118,7 +119,7 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
     args = dpo_args(cfg)
     dataset = preference_rows(_rows(cfg), cfg.prompt.spec())
-    return _trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
+    return trl_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
 def sft_args(cfg: TrainConfig) -> dict[str, Any]:
@@ -130,4 +131,4 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
     args = sft_args(cfg)
     dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
-    return _trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
+    return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)

@@ -146,7 +146,7 @@ def test_every_shipped_config_validates() -> None:
     configs = sorted(Path("configs/train").glob("*.yaml"))
     assert len(configs) >= 8
     methods = {TrainConfig.from_yaml(p).method for p in configs}
-    assert methods == {"grpo", "dpo", "sft", "rlvr"}
+    assert methods == {"grpo", "dpo", "sft", "raft", "rlvr"}
     budgets = {
         TrainConfig.from_yaml(p).grpo.max_completion_length
         for p in configs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from typing import Self
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -41,6 +41,8 @@ class GenerationRequest(BaseModel):
     # When set, the completion must end in `\boxed{X}` with X one of these (constrained
     # decoding: the model still chooses X itself). Used for verifier responses.
     answer_choices: list[str] | None = None
+    # Extra variables for the chat template (e.g. Qwen3's `enable_thinking`); chat requests only.
+    chat_template_kwargs: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _one_prompt(self) -> GenerationRequest:

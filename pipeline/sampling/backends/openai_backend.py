@@ -110,6 +110,8 @@ class OpenAIBackend(Backend):
                 body["guided_regex"] = regex
         if req.messages is not None:
             body["messages"] = req.messages
+            if req.chat_template_kwargs:  # vLLM / SGLang request field (e.g. enable_thinking)
+                body["chat_template_kwargs"] = req.chat_template_kwargs
             if continues_final_message(req.messages):
                 # vLLM / SGLang request fields: continue the assistant pre-fill. A hosted API
                 # without them opens a new turn instead; prefer a vLLM/SGLang server there.

@@ -149,6 +149,7 @@ class TransformersBackend(Backend):
             tokenize=False,
             add_generation_prompt=not cont,
             continue_final_message=cont,
+            **(request.chat_template_kwargs or {}),
         )
 
     def encode(self, text: str) -> list[int]:

@@ -91,6 +91,7 @@ def run_vllm(args: argparse.Namespace, requests: list[dict]) -> Iterator[list[di
                 tokenize=False,
                 add_generation_prompt=not cont,
                 continue_final_message=cont,
+                **(r.get("chat_template_kwargs") or {}),
             )
         return r["prompt"]
 

@@ -1,0 +1,87 @@
+"""`aletheia-ablation`: Aletheia's ablation at one size as a flow (pipeline.train.ablation).
+
+Per recipe a train task and an evaluate task (named after the cell in the UI), then the
+comparison. Each cell is resumable by itself: a finished cell is read back, never trained
+again; a failed cell is recorded, the others go on, and the flow ends failed naming it, so
+the next run redoes that cell alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import flow, task
+
+from flows.tasks import jsonable, retry_transient
+
+
+@task(
+    name="ablation-train",
+    tags=["gpu"],
+    retries=1,
+    retry_delay_seconds=60,
+    retry_condition_fn=retry_transient,
+)
+def train_cell_task(ablation: dict[str, Any], recipe: str) -> dict[str, Any]:
+    """Resumable by itself: a finished cell is read back; a restarted one resumes its checkpoint."""
+    from pipeline.train.ablation import AblationConfig, train_cell
+
+    return jsonable(train_cell(AblationConfig.model_validate(ablation), recipe))
+
+
+@task(name="ablation-evaluate", tags=["gpu"])
+def evaluate_cell_task(ablation: dict[str, Any], recipe: str) -> dict[str, Any]:
+    from pipeline.train.ablation import AblationConfig, evaluate_cell
+
+    return jsonable(evaluate_cell(AblationConfig.model_validate(ablation), recipe))
+
+
+@task(name="ablation-compare")
+def compare_task(ablation: dict[str, Any], failed: dict[str, str]) -> dict[str, Any]:
+    from pipeline.train.ablation import AblationConfig
+    from pipeline.train.ablation_report import write_comparison
+
+    return jsonable(write_comparison(AblationConfig.model_validate(ablation), failed))
+
+
+def _error(state: Any) -> str:
+    try:
+        state.result()
+    except Exception as e:  # noqa: BLE001 - the task's own exception, re-raised by result()
+        return f"{type(e).__name__}: {e}"
+    return "failed"
+
+
+@flow(name="aletheia-ablation", log_prints=True)
+def aletheia_ablation(ablation_config: str = "configs/ablation/demo.yaml") -> dict[str, Any]:
+    """Train GRPO-Think, GRPO-Instruct, DPO-Think and RAFT at one size, evaluate every checkpoint
+    on Heldout, Strong, Hard and Adv alike, and write one comparison table and a Pareto plot."""
+    from pipeline.train.ablation import AblationConfig
+
+    cfg = AblationConfig.from_yaml(ablation_config)
+    ablation = cfg.model_dump(mode="json")
+    failed: dict[str, str] = {}
+    for recipe in cfg.recipes:
+        trained = train_cell_task.with_options(task_run_name=f"train-{recipe}")(
+            ablation, recipe, return_state=True
+        )
+        if not trained.is_completed():
+            failed[recipe] = _error(trained)
+            print(f"cell {recipe}: training failed ({failed[recipe]}); the other cells go on")
+            continue
+        scored = evaluate_cell_task.with_options(task_run_name=f"evaluate-{recipe}")(
+            ablation, recipe, return_state=True
+        )
+        if not scored.is_completed():
+            failed[recipe] = _error(scored)
+            print(f"cell {recipe}: evaluation failed ({failed[recipe]})")
+    result = compare_task(ablation, failed)
+    print(
+        f"comparison: {result['files']['comparison.md']}; Pareto plot: {result['files']['pareto.png']}"
+    )
+    if failed:
+        raise RuntimeError(
+            f"ablation cells failed: {', '.join(f'{r} ({e})' for r, e in failed.items())}; "
+            "the finished cells are kept: run the ablation again to redo only these"
+        )
+    return {"out_dir": str(cfg.out_dir), "rows": len(result["rows"]), "files": result["files"]}
