@@ -20,7 +20,7 @@ from pipeline.evaluate.responses import (
     read_responses,
     write_responses,
 )
-from pipeline.evaluate.runner import sample_split, transformers_backend
+from pipeline.evaluate.runner import open_backend, sample_splits
 from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
 from pipeline.train.data import read_config
@@ -39,8 +39,9 @@ def evaluate(
 ) -> dict[str, Any]:
     """Score a verifier on the eval splits; write report.json, report.md and responses.jsonl.
 
-    Without `responses`: sample from `backend` (default: the transformers backend on `model`;
-    pass an OpenAI-compatible or vLLM backend for a large model). With `responses` (a file
+    Without `responses`: sample from `backend` (default: the one `config.backend` names, opened
+    on `model`: the transformers backend, an OpenAI-compatible server such as vLLM or SGLang,
+    or offline vLLM workers; or pass an open `Backend`). With `responses` (a file
     in the format of pipeline/evaluate/responses.py): score it against `data_dir` without a
     model; its splits are the ones scored. `config` may be a plain dict of EvalConfig fields.
     """
@@ -103,13 +104,11 @@ def _sample(
     if model is None and backend is None:
         raise ValueError("evaluate: give a model, a backend or a responses file")
     own_backend = backend is None
-    backend = backend or transformers_backend(model, cfg)  # type: ignore[arg-type]
-    rows: list[ResponseRow] = []
+    backend = backend or open_backend(model, cfg)  # type: ignore[arg-type]
+    for split, table in instances.items():
+        log.info("evaluating %s on %s (%d instances, K=%d)", model, split, len(table), cfg.k)
     try:
-        for split, table in instances.items():
-            log.info("evaluating %s on %s (%d instances, K=%d)", model, split, len(table), cfg.k)
-            rows += sample_split(backend, table, split, cfg)
+        return sample_splits(backend, instances, cfg)
     finally:
         if own_backend:
             backend.close()
-    return rows

@@ -57,26 +57,36 @@ def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[G
     return requests
 
 
-def sample_split(
-    backend: Backend, rows: list[dict[str, Any]], split: str, cfg: EvalConfig
+def sample_splits(
+    backend: Backend, instances: dict[str, list[dict[str, Any]]], cfg: EvalConfig
 ) -> list[ResponseRow]:
-    """Every response for one split, as responses-file rows (failed generations read as invalid)."""
-    requests = _requests(rows, split, cfg)
+    """Every response for every split, as responses-file rows (failed generations read as
+    invalid). All splits go to the backend in one call: the transformers backend then batches
+    prompts of similar length across splits, and a server stays full to the end."""
+    requests = [q for split, rows in instances.items() for q in _requests(rows, split, cfg)]
     wanted = {q.request_id: q.n for q in requests}
     got: dict[str, list[str]] = {}
-    errors: list[str] = []
+    errors: dict[str, list[str]] = {split: [] for split in instances}
     # The backend escapes the model path in its bar's label, so paths like /tmp/x are safe.
     for result in backend.generate(requests, progress=cfg.progress):
         got[result.request_id] = [g.text for g in result.generations]
-        errors += [
+        errors[result.request_id.split(":", 1)[0]] += [
             g.finish_reason for g in result.generations if g.finish_reason.startswith("error")
         ]
     short = [rid for rid, n in wanted.items() if len(got.get(rid, [])) != n]
     if short:
-        raise RuntimeError(
-            f"{split}: backend {backend.name} returned no/short results for {short[:10]}"
+        raise RuntimeError(f"backend {backend.name} returned no/short results for {short[:10]}")
+    out: list[ResponseRow] = []
+    for split, rows in instances.items():
+        total = sum(n for rid, n in wanted.items() if rid.startswith(f"{split}:"))
+        _check_errors(split, errors[split], total)
+        out += _response_rows(
+            split, rows, {rid: t for rid, t in got.items() if rid.startswith(f"{split}:")}
         )
-    total = sum(wanted.values())
+    return out
+
+
+def _check_errors(split: str, errors: list[str], total: int) -> None:
     # A split where every generation failed measures nothing (e.g. a budget past the context).
     if errors and len(errors) == total:
         raise RuntimeError(
@@ -91,6 +101,11 @@ def sample_split(
             total,
             errors[0],
         )
+
+
+def _response_rows(
+    split: str, rows: list[dict[str, Any]], got: dict[str, list[str]]
+) -> list[ResponseRow]:
     out = []
     for rid, texts in got.items():
         _, row, tag = rid.split(":", 2)
@@ -107,7 +122,12 @@ def sample_split(
     return out
 
 
-def transformers_backend(model: str | Path, cfg: EvalConfig) -> Backend:
-    from pipeline.sampling.backends.transformers_backend import TransformersBackend
+def open_backend(model: str | Path, cfg: EvalConfig) -> Backend:
+    """The backend `cfg.backend` names, opened by the sampling stage's factory (a transformers
+    model loaded here, an OpenAI-compatible server, or offline vLLM workers)."""
+    from pipeline.sampling.backends.factory import make_backend
+    from pipeline.sampling.config import ModelSource
 
-    return TransformersBackend(model, device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size)
+    # `tier` is a pool field with no meaning here; every other field the requests carry.
+    source = ModelSource(name=str(model), model=str(model), tier="strong", backend=cfg.backend)
+    return make_backend(source)

@@ -62,6 +62,15 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option("--max-new-tokens", help="response budget (overrides the config)"),
         ] = None,
+        backend: Annotated[
+            str | None,
+            typer.Option(
+                "--backend",
+                help="how to generate (overrides the config): transformers | vllm | a server URL "
+                "(OpenAI-compatible, e.g. vLLM) | a YAML mapping such as "
+                "'{type: openai, base_url: URL, concurrency: 64}'",
+            ),
+        ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
         from pipeline.evaluate import EvalConfig, evaluate
@@ -72,6 +81,10 @@ def register(app: typer.Typer) -> None:
         cfg = EvalConfig.from_yaml(config) if config else EvalConfig()
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens))
         updates = {key: v for key, v in given if v is not None}
+        if backend is not None:
+            from pipeline.evaluate.config import backend_option
+
+            updates["backend"] = backend_option(backend)
         cfg = cfg.model_copy(update=updates) if updates else cfg
         report = evaluate(model, data, out, cfg, responses=responses)
         typer.echo(Path(report["files"]["markdown"]).read_text())
