@@ -89,10 +89,7 @@ def sample_splits(
 def _check_errors(split: str, errors: list[str], total: int) -> None:
     # A split where every generation failed measures nothing (e.g. a budget past the context).
     if errors and len(errors) == total:
-        raise RuntimeError(
-            f"{split}: every generation failed, e.g. {errors[0]} "
-            "(for a context overflow, lower EvalConfig.max_new_tokens / --max-new-tokens)"
-        )
+        raise RuntimeError(f"{split}: every generation failed, e.g. {errors[0]}{_hint(errors[0])}")
     if errors:
         log.warning(
             "%s: %d of %d generations failed (scored invalid), e.g. %s",
@@ -101,6 +98,17 @@ def _check_errors(split: str, errors: list[str], total: int) -> None:
             total,
             errors[0],
         )
+
+
+def _hint(error: str) -> str:
+    if "prompt_too_long" in error:
+        return " (a context overflow: lower EvalConfig.max_new_tokens / --max-new-tokens)"
+    if "continue_final_message" in error:
+        return (
+            " (the server cannot continue the Think prompt's `<think>` prefill: serve the model "
+            "with vLLM or SGLang, or evaluate with style: instruct)"
+        )
+    return ""
 
 
 def _response_rows(

@@ -17,6 +17,7 @@ from pipeline.sampling.backends.batched_generate import (
     split_completion,
 )
 from pipeline.sampling.backends.transformers_backend import TransformersBackend
+from tests.sampling.sharp_model import sharpen
 
 
 @dataclass
@@ -82,15 +83,20 @@ def _texts(backend, reqs) -> dict[str, list[tuple[str, str, int | None]]]:
 
 
 @pytest.fixture(scope="module")
-def loop(tiny_model_dir):
-    with TransformersBackend(tiny_model_dir, device="cpu", batch_size=3) as b:
+def sharp_model_dir(tiny_model_dir, tmp_path_factory):
+    return sharpen(tiny_model_dir, tmp_path_factory.mktemp("sharp-model"))
+
+
+@pytest.fixture(scope="module")
+def loop(sharp_model_dir):
+    with TransformersBackend(sharp_model_dir, device="cpu", batch_size=3) as b:
         yield b
 
 
 @pytest.fixture(scope="module")
-def fast(tiny_model_dir):
+def fast(sharp_model_dir):
     with TransformersBackend(
-        tiny_model_dir, device="cpu", batch_size=4, decoder="generate", max_batch_tokens=400
+        sharp_model_dir, device="cpu", batch_size=4, decoder="generate", max_batch_tokens=400
     ) as b:
         yield b
 
@@ -109,7 +115,8 @@ def test_greedy_text_is_the_loops_whatever_the_batches(loop, fast) -> None:
     4 rows and 400 tokens), the same greedy continuations, finish reasons and token counts."""
     want = _texts(loop, _greedy_requests())
     assert _texts(fast, _greedy_requests()) == want
-    assert all(fr == "length" for gens in want.values() for _, fr, _ in gens)  # random model
+    # prompt-dependent text: a mispadded or mispositioned prompt would change it
+    assert len({gens[0][0] for gens in want.values()}) == len(want)
 
 
 def _sampled_tokens(backend, req) -> list[int]:
@@ -159,7 +166,7 @@ def test_sampling_repeats_for_a_seed_and_leaves_the_callers_random_state(fast) -
     assert other != first
 
 
-def test_samples_come_from_the_top_p_nucleus_only(fast) -> None:
+def test_samples_come_from_the_top_p_nucleus_only(fast, monkeypatch) -> None:
     """200 one-token samples of one prompt at T=1: with top_p=1 they spread over many tokens (a
     checkpoint's top_k=1 in its generation_config is set aside); with top_p=0.05 every one is
     a token of the nucleus worked out from the logits."""
@@ -174,6 +181,7 @@ def test_samples_come_from_the_top_p_nucleus_only(fast) -> None:
         mass += float(probs[tok])
         if mass >= 0.05:
             break
+    monkeypatch.setattr(fast, "batch_size", 200)  # the 200 samples in one batch
     fast.model.generation_config.top_k = 1  # a checkpoint default that must not leak in
     try:
 
