@@ -17,6 +17,7 @@ from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.protocol import round_robin_pairs
 from pipeline.evaluate.responses import ResponseRow
 from pipeline.sampling.backends.base import Backend, GenerationRequest
+from pipeline.sampling.seeds import derive_seed
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,9 @@ def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[G
                     temperature=cfg.temperature,
                     top_p=cfg.top_p,
                     max_tokens=cfg.max_new_tokens,
-                    seed=cfg.seed,
+                    # One seed per prompt, from the run's: prompts sharing a seed would draw
+                    # the same random numbers, correlating samples across instances.
+                    seed=derive_seed(cfg.seed, split, r["instance_id"], tag),
                 )
             )
     return requests
