@@ -10,6 +10,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pipeline.evaluate.checkpoint import GenerationLog
+from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.report import write_report
@@ -44,6 +46,8 @@ def evaluate(
     or offline vLLM workers; or pass an open `Backend`). With `responses` (a file
     in the format of pipeline/evaluate/responses.py): score it against `data_dir` without a
     model; its splits are the ones scored. `config` may be a plain dict of EvalConfig fields.
+    Generations are kept as they finish (pipeline/evaluate/checkpoint.py): a run started again
+    on the same `out_dir` after a crash generates only what is missing.
     """
     cfg = config if isinstance(config, EvalConfig) else EvalConfig.model_validate(config or {})
     out = Path(out_dir)
@@ -58,8 +62,9 @@ def evaluate(
     else:
         # Read every split before loading a model, so a missing one fails at once.
         instances = {s: read_config(data_dir, s, cfg.limit).to_pylist() for s in cfg.splits}
-        rows = _sample(model, instances, cfg, backend)
+        rows = _sample(model, instances, cfg, backend, out)
     write_responses(rows, out / "responses.jsonl")
+    discard_partial(out)
     warnings: list[str] = []
     grouped = group_responses(rows, instances, warnings)
     for w in warnings:
@@ -100,6 +105,7 @@ def _sample(
     instances: dict[str, list[dict[str, Any]]],
     cfg: EvalConfig,
     backend: Backend | None,
+    out: Path,
 ) -> list[ResponseRow]:
     if model is None and backend is None:
         raise ValueError("evaluate: give a model, a backend or a responses file")
@@ -107,8 +113,10 @@ def _sample(
     backend = backend or open_backend(model, cfg)  # type: ignore[arg-type]
     for split, table in instances.items():
         log.info("evaluating %s on %s (%d instances, K=%d)", model, split, len(table), cfg.k)
+    partial = GenerationLog(out, str(model) if model is not None else backend.name)
     try:
-        return sample_splits(backend, instances, cfg)
+        return sample_splits(backend, instances, cfg, partial)
     finally:
+        partial.close()
         if own_backend:
             backend.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.verifier_prompt import PromptSpec, build_messages
+from pipeline.evaluate.checkpoint import GenerationLog
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.protocol import round_robin_pairs
 from pipeline.evaluate.responses import ResponseRow
@@ -61,17 +62,26 @@ def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[G
 
 
 def sample_splits(
-    backend: Backend, instances: dict[str, list[dict[str, Any]]], cfg: EvalConfig
+    backend: Backend,
+    instances: dict[str, list[dict[str, Any]]],
+    cfg: EvalConfig,
+    partial: GenerationLog | None = None,
 ) -> list[ResponseRow]:
     """Every response for every split, as responses-file rows (failed generations read as
     invalid). All splits go to the backend in one call: the transformers backend then batches
-    prompts of similar length across splits, and a server stays full to the end."""
+    prompts of similar length across splits, and a server stays full to the end. With
+    `partial`, prompts an interrupted run finished are reused and new ones logged there."""
     requests = [q for split, rows in instances.items() for q in _requests(rows, split, cfg)]
     wanted = {q.request_id: q.n for q in requests}
-    got: dict[str, list[str]] = {}
+    todo, done = partial.reuse(requests) if partial else (requests, {})
+    got: dict[str, list[str]] = {rid: texts for rid, (texts, _) in done.items()}
     errors: dict[str, list[str]] = {split: [] for split in instances}
+    for rid, (_, reasons) in done.items():
+        errors[rid.split(":", 1)[0]] += [r for r in reasons if r.startswith("error")]
     # The backend escapes the model path in its bar's label, so paths like /tmp/x are safe.
-    for result in backend.generate(requests, progress=cfg.progress):
+    for result in backend.generate(todo, progress=cfg.progress):
+        if partial:
+            partial.add(result)
         got[result.request_id] = [g.text for g in result.generations]
         errors[result.request_id.split(":", 1)[0]] += [
             g.finish_reason for g in result.generations if g.finish_reason.startswith("error")

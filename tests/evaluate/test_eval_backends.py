@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.evaluate import EvalConfig, evaluate
 from pipeline.evaluate.config import backend_option
+from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.config import OpenAIOptions, TransformersOptions, VLLMOptions
 from tests.sampling.serving import start_transformers_serve
 from tests.sampling.sharp_model import sharpen
@@ -173,3 +174,56 @@ def test_evaluate_through_the_vllm_worker_process(
     evaluate(sharp_model_dir, eval_dataset_dir, tmp_path / "t", greedy)
     assert _responses(tmp_path / "w") == _responses(tmp_path / "t")
     assert len(_responses(tmp_path / "w")) == RESPONSES // 4
+
+
+class _Crashing(Backend):
+    """A real backend whose run is cut after `after` finished prompts: the exception stands in
+    for a crash or a killed job (the generation itself is real)."""
+
+    def __init__(self, inner: Backend, after: int | None = None) -> None:
+        self.inner, self.after, self.name = inner, after, inner.name
+        self.asked: list[str] = []
+
+    def generate(self, requests, *, progress=True):
+        self.asked += [q.request_id for q in requests]
+        for n, result in enumerate(self.inner.generate(requests, progress=progress)):
+            if self.after is not None and n == self.after:
+                raise RuntimeError("killed (test double)")
+            yield result
+
+
+def test_an_interrupted_run_resumes_with_the_prompts_it_finished(
+    tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
+) -> None:
+    from pipeline.evaluate.checkpoint import FILE_NAME
+    from pipeline.evaluate.runner import open_backend
+
+    cfg = EvalConfig.model_validate(SMALL | {"limit": 1, "splits": ["heldout", "adv"]})
+    out = tmp_path / "eval"
+    inner = open_backend(tiny_model_dir, cfg)
+    try:
+        with pytest.raises(RuntimeError, match="killed"):
+            evaluate(tiny_model_dir, eval_dataset_dir, out, cfg, backend=_Crashing(inner, 3))
+        kept = [json.loads(x) for x in (out / FILE_NAME).read_text().splitlines()]
+        assert len(kept) == 3  # 2 prompts a split x (1 list + 3 pairs) = 8; 3 were finished
+        again = _Crashing(inner)
+        evaluate(tiny_model_dir, eval_dataset_dir, out, cfg, backend=again)
+        assert len(again.asked) == 8 - 3
+        assert not {k["request_id"] for k in kept} & set(again.asked)
+        assert not (out / FILE_NAME).exists()  # the responses file has them now
+        rows = _responses(out)
+        assert len(rows) == 2 * (2 + 3)
+        reused = {k["request_id"]: k["texts"] for k in kept}
+        for rid, texts in reused.items():  # the finished prompts' texts, as generated then
+            split, _, tag = rid.split(":")
+            mine = [r["response"] for r in rows if r["split"] == split
+                    and (r["pair"] is None if tag == "list" else r["pair"] == [int(x) for x in tag.split(",")])]  # fmt: skip
+            assert mine == texts
+        # other settings: nothing is reused
+        with pytest.raises(RuntimeError, match="killed"):
+            evaluate(tiny_model_dir, eval_dataset_dir, out, cfg, backend=_Crashing(inner, 2))
+        other = _Crashing(inner)
+        evaluate(tiny_model_dir, eval_dataset_dir, out, cfg.model_copy(update={"max_new_tokens": 6}), backend=other)  # fmt: skip
+        assert len(other.asked) == 8
+    finally:
+        inner.close()
