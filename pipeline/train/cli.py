@@ -37,7 +37,11 @@ def register(app: typer.Typer) -> None:
             Path, typer.Option("--out", help="where report.json, report.md and responses.jsonl go")
         ],
         model: Annotated[
-            Path | None, typer.Option("--model", help="model folder (merged LoRA or full weights)")
+            Path | None,
+            typer.Option(
+                "--model",
+                help="model folder (merged LoRA or full weights); with --backend URL, the served name",
+            ),
         ] = None,
         responses: Annotated[
             Path | None,
@@ -84,7 +88,10 @@ def register(app: typer.Typer) -> None:
         if backend is not None:
             from pipeline.evaluate.config import backend_option
 
-            updates["backend"] = backend_option(backend)
+            try:
+                updates["backend"] = backend_option(backend)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--backend") from None
         cfg = cfg.model_copy(update=updates) if updates else cfg
         report = evaluate(model, data, out, cfg, responses=responses)
         typer.echo(Path(report["files"]["markdown"]).read_text())

@@ -5,6 +5,7 @@ and the offline vLLM worker's process path (its transformers engine)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,17 @@ def test_backend_option_reads_a_type_a_url_or_a_mapping() -> None:
         backend_option("fast")
     with pytest.raises(ValueError, match="--backend .*concurrency"):
         backend_option("{type: openai, base_url: 'http://x', concurrency: 0}")
+
+
+def test_a_bad_backend_option_is_a_usage_error(tmp_path: Path, eval_dataset_dir: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["evaluate", "--model", "m", "--data", str(eval_dataset_dir), "--out", str(tmp_path),
+         "--backend", "fast"],
+    )  # fmt: skip
+    words = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # rich's error box
+    assert result.exit_code == 2 and "--backend" in words
+    assert "give transformers, vllm, a server URL or a YAML mapping" in words
 
 
 @pytest.fixture(scope="module")
