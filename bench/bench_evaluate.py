@@ -31,6 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.evaluate import EvalConfig, evaluate
+from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.runner import open_backend
 from pipeline.sampling.backends.base import Backend, GenerationRequest, GenerationResult
 
@@ -58,7 +59,7 @@ class Counted(Backend):
         self.inner.close()
 
 
-def eval_s_peak() -> None:
+def _sync_and_reset_peak() -> None:
     import torch
 
     if torch.cuda.is_available():
@@ -78,7 +79,8 @@ def run_path(
 ) -> dict[str, Any]:
     """One evaluate() with its own backend: load time, evaluation time, what was generated."""
     cfg = EvalConfig.model_validate(base | {"backend": backend})
-    eval_s_peak()
+    discard_partial(work / name)  # a crashed earlier run's generations would be reused: time all
+    _sync_and_reset_peak()
     t0 = time.perf_counter()
     counted = Counted(open_backend(model, cfg))
     load_s = time.perf_counter() - t0
