@@ -6,9 +6,50 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from pipeline.sampling.config import BackendOptions, TransformersOptions
 
 EVAL_SPLITS: tuple[str, ...] = ("heldout", "strong", "hard", "adv")
+# Once top-level fields; now the transformers backend's own options (moved there on load).
+MOVED_TO_BACKEND: tuple[str, ...] = ("device", "dtype", "batch_size")
+
+
+def default_backend() -> TransformersOptions:
+    """This process's transformers backend, decoding with `generate` in large length-sorted
+    batches (512 sequences, the KV cache within the free GPU memory)."""
+    return TransformersOptions(decoder="generate", batch_size=512)
+
+
+def with_eval_defaults(backend: Any) -> Any:
+    """Transformers options given as a mapping start from the evaluation's defaults (the
+    generate decoder, 512 sequences), not the sampling stage's (its per-token loop)."""
+    if isinstance(backend, dict) and backend.get("type", "transformers") == "transformers":
+        return default_backend().model_dump() | backend
+    return backend
+
+
+def backend_option(text: str) -> BackendOptions:
+    """`--backend`: a backend type (`transformers`: the evaluation's default, `vllm`, `openai`
+    needs a URL), an http(s) URL of an OpenAI-compatible server, or a YAML mapping of options."""
+    text = text.strip()
+    if text.startswith(("http://", "https://")):
+        data: Any = {"type": "openai", "base_url": text}
+    elif text in ("transformers", "vllm", "openai"):
+        data = {"type": text}
+    else:
+        data = yaml.safe_load(text)
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"--backend {text!r}: give transformers, vllm, a server URL or a YAML mapping "
+                "such as '{type: openai, base_url: http://127.0.0.1:8000/v1}'"
+            )
+    try:
+        return TypeAdapter(BackendOptions).validate_python(with_eval_defaults(data))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err["loc"]) or "backend"
+        raise ValueError(f"--backend {text!r}: {where}: {err['msg']}") from None
 
 
 class EvalConfig(BaseModel):
@@ -34,10 +75,11 @@ class EvalConfig(BaseModel):
     # this is flagged in the report: its accuracy is mostly "no answer" and its ranking
     # metrics rest on few lists.
     invalid_flag_above: float = Field(default=0.5, ge=0.0, le=1.0)
-    batch_size: int = Field(default=8, ge=1)  # transformers backend: sequences decoded together
-    device: str | None = None  # transformers backend: cuda / cpu (default: cuda when present)
-    dtype: str | None = None
-    progress: bool = True  # a progress bar per split while responses are generated
+    # How responses are generated: a sampling backend's options, as a pool source's `backend`
+    # (type transformers | openai | vllm: pipeline/sampling/config.py), opened by the sampling
+    # stage's make_backend. `model` is then a folder, a hub id or a served model's name.
+    backend: BackendOptions = Field(default_factory=default_backend)
+    progress: bool = True  # a progress bar while responses are generated
 
     @model_validator(mode="before")
     @classmethod
@@ -45,6 +87,27 @@ class EvalConfig(BaseModel):
         if isinstance(data, dict) and "variant" in data:
             raise ValueError("variant is now style (think | instruct; no_think is now instruct)")
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _moved_backend_options(cls, data: Any) -> Any:
+        """Transformers options start from the evaluation's defaults; device / dtype /
+        batch_size at the top level (older configs) go into the default transformers backend,
+        and beside an explicit `backend` they are ambiguous."""
+        if not isinstance(data, dict):
+            return data
+        if "backend" in data:
+            data = data | {"backend": with_eval_defaults(data["backend"])}
+        if not any(k in data for k in MOVED_TO_BACKEND):
+            return data
+        moved = {k: data[k] for k in MOVED_TO_BACKEND if k in data}
+        if "backend" in data:
+            raise ValueError(
+                f"{', '.join(moved)}: set them inside backend (backend: {{type: transformers, "
+                f"{', '.join(f'{k}: ...' for k in moved)}}}), not beside it"
+            )
+        rest = {k: v for k, v in data.items() if k not in moved}
+        return rest | {"backend": default_backend().model_dump() | moved}
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> EvalConfig:

@@ -10,6 +10,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pipeline.evaluate.checkpoint import GenerationLog
+from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.per_instance import instance_rows, write_instance_table
@@ -21,7 +23,7 @@ from pipeline.evaluate.responses import (
     read_responses,
     write_responses,
 )
-from pipeline.evaluate.runner import sample_split, transformers_backend
+from pipeline.evaluate.runner import open_backend, sample_splits
 from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
 from pipeline.train.data import read_config
@@ -42,10 +44,13 @@ def evaluate(
     `full`); write report.json, report.md, responses.jsonl, the per-instance table
     instances.parquet and a self-consistency plot per split.
 
-    Without `responses`: sample from `backend` (default: the transformers backend on `model`;
-    pass an OpenAI-compatible or vLLM backend for a large model). With `responses` (a file
+    Without `responses`: sample from `backend` (default: the one `config.backend` names, opened
+    on `model`: the transformers backend, an OpenAI-compatible server such as vLLM or SGLang,
+    or offline vLLM workers; or pass an open `Backend`). With `responses` (a file
     in the format of pipeline/evaluate/responses.py): score it against `data_dir` without a
     model; its splits are the ones scored. `config` may be a plain dict of EvalConfig fields.
+    Generations are kept as they finish (pipeline/evaluate/checkpoint.py): a run started again
+    on the same `out_dir` after a crash generates only what is missing.
     """
     cfg = config if isinstance(config, EvalConfig) else EvalConfig.model_validate(config or {})
     out = Path(out_dir)
@@ -62,8 +67,9 @@ def evaluate(
         instances = {
             s: read_config(data_dir, s, cfg.limit, cfg.split).to_pylist() for s in cfg.splits
         }
-        rows = _sample(model, instances, cfg, backend)
+        rows = _sample(model, instances, cfg, backend, out)
     write_responses(rows, out / "responses.jsonl")
+    discard_partial(out)
     warnings: list[str] = []
     grouped = group_responses(rows, instances, warnings)
     for w in warnings:
@@ -109,17 +115,18 @@ def _sample(
     instances: dict[str, list[dict[str, Any]]],
     cfg: EvalConfig,
     backend: Backend | None,
+    out: Path,
 ) -> list[ResponseRow]:
     if model is None and backend is None:
         raise ValueError("evaluate: give a model, a backend or a responses file")
     own_backend = backend is None
-    backend = backend or transformers_backend(model, cfg)  # type: ignore[arg-type]
-    rows: list[ResponseRow] = []
+    backend = backend or open_backend(model, cfg)  # type: ignore[arg-type]
+    for split, table in instances.items():
+        log.info("evaluating %s on %s (%d instances, K=%d)", model, split, len(table), cfg.k)
+    partial = GenerationLog(out, str(model) if model is not None else backend.name)
     try:
-        for split, table in instances.items():
-            log.info("evaluating %s on %s (%d instances, K=%d)", model, split, len(table), cfg.k)
-            rows += sample_split(backend, table, split, cfg)
+        return sample_splits(backend, instances, cfg, partial)
     finally:
+        partial.close()
         if own_backend:
             backend.close()
-    return rows

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.verifier_prompt import PromptSpec, build_messages
+from pipeline.evaluate.checkpoint import GenerationLog
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.protocol import round_robin_pairs
 from pipeline.evaluate.responses import ResponseRow
 from pipeline.sampling.backends.base import Backend, GenerationRequest
+from pipeline.sampling.seeds import derive_seed
 
 log = logging.getLogger(__name__)
 
@@ -51,38 +53,56 @@ def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[G
                     temperature=cfg.temperature,
                     top_p=cfg.top_p,
                     max_tokens=cfg.max_new_tokens,
-                    seed=cfg.seed,
+                    # One seed per prompt, from the run's: prompts sharing a seed would draw
+                    # the same random numbers, correlating samples across instances.
+                    seed=derive_seed(cfg.seed, split, r["instance_id"], tag),
                 )
             )
     return requests
 
 
-def sample_split(
-    backend: Backend, rows: list[dict[str, Any]], split: str, cfg: EvalConfig
+def sample_splits(
+    backend: Backend,
+    instances: dict[str, list[dict[str, Any]]],
+    cfg: EvalConfig,
+    partial: GenerationLog | None = None,
 ) -> list[ResponseRow]:
-    """Every response for one split, as responses-file rows (failed generations read as invalid)."""
-    requests = _requests(rows, split, cfg)
+    """Every response for every split, as responses-file rows (failed generations read as
+    invalid). All splits go to the backend in one call: the transformers backend then batches
+    prompts of similar length across splits, and a server stays full to the end. With
+    `partial`, prompts an interrupted run finished are reused and new ones logged there."""
+    requests = [q for split, rows in instances.items() for q in _requests(rows, split, cfg)]
     wanted = {q.request_id: q.n for q in requests}
-    got: dict[str, list[str]] = {}
-    errors: list[str] = []
+    todo, done = partial.reuse(requests) if partial else (requests, {})
+    got: dict[str, list[str]] = {rid: texts for rid, (texts, _) in done.items()}
+    errors: dict[str, list[str]] = {split: [] for split in instances}
+    for rid, (_, reasons) in done.items():
+        errors[rid.split(":", 1)[0]] += [r for r in reasons if r.startswith("error")]
     # The backend escapes the model path in its bar's label, so paths like /tmp/x are safe.
-    for result in backend.generate(requests, progress=cfg.progress):
+    for result in backend.generate(todo, progress=cfg.progress):
+        if partial:
+            partial.add(result)
         got[result.request_id] = [g.text for g in result.generations]
-        errors += [
+        errors[result.request_id.split(":", 1)[0]] += [
             g.finish_reason for g in result.generations if g.finish_reason.startswith("error")
         ]
     short = [rid for rid, n in wanted.items() if len(got.get(rid, [])) != n]
     if short:
-        raise RuntimeError(
-            f"{split}: backend {backend.name} returned no/short results for {short[:10]}"
+        raise RuntimeError(f"backend {backend.name} returned no/short results for {short[:10]}")
+    out: list[ResponseRow] = []
+    for split, rows in instances.items():
+        total = sum(n for rid, n in wanted.items() if rid.startswith(f"{split}:"))
+        _check_errors(split, errors[split], total)
+        out += _response_rows(
+            split, rows, {rid: t for rid, t in got.items() if rid.startswith(f"{split}:")}
         )
-    total = sum(wanted.values())
+    return out
+
+
+def _check_errors(split: str, errors: list[str], total: int) -> None:
     # A split where every generation failed measures nothing (e.g. a budget past the context).
     if errors and len(errors) == total:
-        raise RuntimeError(
-            f"{split}: every generation failed, e.g. {errors[0]} "
-            "(for a context overflow, lower EvalConfig.max_new_tokens / --max-new-tokens)"
-        )
+        raise RuntimeError(f"{split}: every generation failed, e.g. {errors[0]}{_hint(errors[0])}")
     if errors:
         log.warning(
             "%s: %d of %d generations failed (scored invalid), e.g. %s",
@@ -91,6 +111,22 @@ def sample_split(
             total,
             errors[0],
         )
+
+
+def _hint(error: str) -> str:
+    if "prompt_too_long" in error:
+        return " (a context overflow: lower EvalConfig.max_new_tokens / --max-new-tokens)"
+    if "continue_final_message" in error:
+        return (
+            " (the server cannot continue the Think prompt's `<think>` prefill: serve the model "
+            "with vLLM or SGLang, or evaluate with style: instruct)"
+        )
+    return ""
+
+
+def _response_rows(
+    split: str, rows: list[dict[str, Any]], got: dict[str, list[str]]
+) -> list[ResponseRow]:
     out = []
     for rid, texts in got.items():
         _, row, tag = rid.split(":", 2)
@@ -107,7 +143,12 @@ def sample_split(
     return out
 
 
-def transformers_backend(model: str | Path, cfg: EvalConfig) -> Backend:
-    from pipeline.sampling.backends.transformers_backend import TransformersBackend
+def open_backend(model: str | Path, cfg: EvalConfig) -> Backend:
+    """The backend `cfg.backend` names, opened by the sampling stage's factory (a transformers
+    model loaded here, an OpenAI-compatible server, or offline vLLM workers)."""
+    from pipeline.sampling.backends.factory import make_backend
+    from pipeline.sampling.config import ModelSource
 
-    return TransformersBackend(model, device=cfg.device, dtype=cfg.dtype, batch_size=cfg.batch_size)
+    # `tier` is a pool field with no meaning here; every other field the requests carry.
+    source = ModelSource(name=str(model), model=str(model), tier="strong", backend=cfg.backend)
+    return make_backend(source)

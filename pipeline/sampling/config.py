@@ -22,7 +22,13 @@ class TransformersOptions(_Strict):
     type: Literal["transformers"] = "transformers"
     device: str | None = None  # None: cuda when available, else cpu
     dtype: str | None = None  # e.g. bfloat16; None: bf16 on GPU, fp32 on CPU
-    batch_size: int = Field(8, ge=1)
+    batch_size: int = Field(8, ge=1)  # sequences decoded together
+    # Requests without answer_choices: `loop` (a sample's text does not depend on its batch)
+    # or `generate` (transformers' generate over length-sorted batches: fast on a GPU).
+    decoder: Literal["loop", "generate"] = "loop"
+    # generate: tokens a batch may reach, rows x (longest prompt + budget); None: from the
+    # free GPU memory (a fixed 65536 on a CPU)
+    max_batch_tokens: int | None = Field(None, ge=1)
 
 
 class ServeOptions(_Strict):

@@ -146,7 +146,11 @@ def register(app: typer.Typer) -> None:
             typer.Option("--out", "-o", help="where report.json, report.md and responses.jsonl go"),
         ],
         model: Annotated[
-            Path | None, typer.Option("--model", help="model folder (merged LoRA or full weights)")
+            Path | None,
+            typer.Option(
+                "--model",
+                help="model folder (merged LoRA or full weights); with --backend URL, the served name",
+            ),
         ] = None,
         responses: Annotated[
             Path | None,
@@ -178,6 +182,15 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option("--max-new-tokens", help="response budget (overrides the config)"),
         ] = None,
+        backend: Annotated[
+            str | None,
+            typer.Option(
+                "--backend",
+                help="how to generate (overrides the config): transformers | vllm | a server URL "
+                "(OpenAI-compatible, e.g. vLLM) | a YAML mapping such as "
+                "'{type: openai, base_url: URL, concurrency: 64}'",
+            ),
+        ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
         from pipeline.errors import load_config
@@ -187,13 +200,20 @@ def register(app: typer.Typer) -> None:
         if (model is None) == (responses is None):
             raise typer.BadParameter("give exactly one of --model or --responses")
         cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
-        if model is not None:
-            require_model(model, "--model")
         _check_templates(f"{config}: " if config else "", cfg)
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens), ("split", split))
         updates = {key: v for key, v in given if v is not None}
+        if backend is not None:
+            from pipeline.evaluate.config import backend_option
+
+            try:
+                updates["backend"] = backend_option(backend)
+            except ValueError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--backend") from None
         if updates:  # validated, so a wrong --split is a one-line error
             cfg = EvalConfig.model_validate(cfg.model_dump() | updates)
+        if model is not None and cfg.backend.type == "transformers":  # a served name is no path
+            require_model(model, "--model")
         from pipeline.evaluate.run import evaluate
 
         report = evaluate(model, data, out, cfg, responses=responses)

@@ -73,13 +73,12 @@ def measure(cfg: TrainConfig) -> dict[str, Any]:
 
 
 def measure_eval(model: Path, a: argparse.Namespace) -> dict[str, Any]:
-    """Time evaluate() (K responses per instance on the four eval splits) with the transformers backend."""
+    """Time evaluate() (K responses per instance on the four eval splits) with the transformers
+    backend's default decoding (bench/bench_evaluate.py compares it with the per-token loop)."""
     from pipeline.evaluate import EvalConfig, evaluate
 
     # the K listwise samples only (no round-robin pair prompts): sequences = instances x K
-    cfg = EvalConfig(
-        k=a.eval_k, max_new_tokens=a.eval_tokens, temperature=1.0, batch_size=64, pairwise=False
-    )
+    cfg = EvalConfig(k=a.eval_k, max_new_tokens=a.eval_tokens, temperature=1.0, pairwise=False)
     _reset_peak()
     start = time.perf_counter()
     report = evaluate(model, a.data, a.out / "eval", cfg)

@@ -67,3 +67,35 @@ def test_gpu_answer_choices(gpu_backend):
         for g in res.generations:
             assert re.search(r"\\boxed\{[ABCD]\}$", g.text), g.text
             assert g.completion_tokens <= 32
+
+
+def test_gpu_generate_decoder_repeats_for_a_seed(gpu_backend):
+    """The generate decoder on the GPU: its default batch budget comes from the free memory,
+    and a seeded run repeats (same requests, same batches)."""
+    from pipeline.sampling.backends.batched_generate import kv_bytes_per_token
+
+    path = gpu_backend.model.name_or_path
+    with TransformersBackend(path, device="cuda", decoder="generate", batch_size=64) as fast:
+        free, _ = torch.cuda.mem_get_info()
+        per_token = kv_bytes_per_token(fast.model.config, 2)
+        assert 0 < fast.max_batch_tokens * per_token <= free
+        reqs = [
+            GenerationRequest(
+                request_id=f"r{i}",
+                messages=[{"role": "user", "content": f"task {i} " * (1 + i)}],
+                n=8,
+                max_tokens=48,
+                seed=i,
+            )
+            for i in range(16)
+        ]
+        a = {
+            r.request_id: [g.text for g in r.generations]
+            for r in fast.generate(reqs, progress=False)
+        }
+        b = {
+            r.request_id: [g.text for g in r.generations]
+            for r in fast.generate(reqs, progress=False)
+        }
+    assert a == b and len(a) == 16 and all(len(v) == 8 for v in a.values())
+    assert len({t for v in a.values() for t in v}) > 16  # samples, not one text

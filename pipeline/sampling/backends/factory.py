@@ -41,6 +41,8 @@ def make_backend(source: ModelSource) -> Backend:
             revision=source.revision,
             chat_template=template,
             model_name=source.name,
+            decoder=opts.decoder,
+            max_batch_tokens=opts.max_batch_tokens,
         )
     if isinstance(opts, VLLMOptions):
         from pipeline.sampling.backends.vllm_backend import VLLMBackend

@@ -1,5 +1,9 @@
 """`transformers` backend: small models on CPU or one GPU, with our own decoding loop.
 
+Two decoders for requests without `answer_choices` (`decoder=`): `loop` (the default, below)
+and `generate` (transformers' own `generate` over large length-sorted batches, much faster on
+a GPU: batched_generate.py). Requests with `answer_choices` always take the loop.
+
 Why our own loop instead of `model.generate`:
 - every sample row gets its own `torch.Generator`, so a (request, seed, sample index)
   gives the same text whatever else shares its batch's sampling calls;
@@ -19,7 +23,7 @@ import inspect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rich.markup import escape
 
@@ -29,6 +33,11 @@ from pipeline.sampling.backends.base import (
     GenerationRequest,
     GenerationResult,
     continues_final_message,
+)
+from pipeline.sampling.backends.batched_generate import (
+    GenerateDecoder,
+    default_batch_tokens,
+    plan_batches,
 )
 from pipeline.sampling.seeds import derive_seed
 
@@ -62,6 +71,7 @@ class _Row:
     top_p: float
     max_tokens: int
     generator: Any  # torch.Generator
+    seed: int  # the sample's own seed (the generator's; the generate decoder's batch seeds)
     choices: list[list[int]] | None = None  # token ids of each answer choice
     choice_texts: list[str] | None = None
     free_budget: int = 0
@@ -91,12 +101,18 @@ class TransformersBackend(Backend):
         revision: str | None = None,
         chat_template: str | None = None,
         model_name: str | None = None,
+        decoder: Literal["loop", "generate"] = "loop",
+        max_batch_tokens: int | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if decoder not in ("loop", "generate"):
+            raise ValueError(f"decoder must be loop or generate, got {decoder!r}")
+        if max_batch_tokens is not None and max_batch_tokens < 1:
+            raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype is None:
             dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
@@ -104,7 +120,8 @@ class TransformersBackend(Backend):
             dtype = getattr(torch, dtype)
         self.model_name = model_name or str(model)
         self.revision = revision or local_model_revision(model)
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # rows decoded together (either decoder)
+        self.decoder = decoder
         self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
         if chat_template is not None:
             self.tokenizer.chat_template = chat_template
@@ -121,6 +138,15 @@ class TransformersBackend(Backend):
             self.tokenizer.pad_token_id
             if self.tokenizer.pad_token_id is not None
             else next(iter(self.eos_ids))
+        )
+        # generate decoder: tokens a batch may reach (rows x (longest prompt + budget))
+        self.max_batch_tokens = (
+            max_batch_tokens
+            if max_batch_tokens is not None or decoder == "loop"
+            else default_batch_tokens(self.model, self.device)
+        )
+        self._generate_decoder = GenerateDecoder(
+            self.model, pad_id=self.pad_id, eos_ids=self.eos_ids, device=self.device
         )
 
     # ----------------------------------------------------------------- helpers
@@ -193,8 +219,9 @@ class TransformersBackend(Backend):
         base_seed = request.seed if request.seed is not None else derive_seed(request.request_id)
         rows = []
         for s in range(request.n):
+            seed = derive_seed(base_seed, s)
             g = torch.Generator(device="cpu")
-            g.manual_seed(derive_seed(base_seed, s))
+            g.manual_seed(seed)
             rows.append(
                 _Row(
                     request_index=index,
@@ -204,6 +231,7 @@ class TransformersBackend(Backend):
                     top_p=request.top_p,
                     max_tokens=request.max_tokens,
                     generator=g,
+                    seed=seed,
                     choices=choices,
                     choice_texts=choice_texts,
                     free_budget=free_budget,
@@ -396,13 +424,11 @@ class TransformersBackend(Backend):
                 continue
             done[i] = [None] * req.n
             rows.extend(made)
-        # Similar lengths together: less padding. Stable, so batches are deterministic.
-        rows.sort(key=lambda r: len(r.prompt_ids))
+        fast = [r for r in rows if self.decoder == "generate" and r.choices is None]
+        looped = [r for r in rows if not (self.decoder == "generate" and r.choices is None)]
         with Progress(disable=not progress, transient=True) as bar:
             task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
-            for start in range(0, len(rows), self.batch_size):
-                batch = rows[start : start + self.batch_size]
-                self._decode_batch(batch)
+            for batch in self._batches(fast, looped):
                 for r in batch:
                     slots = done[r.request_index]
                     slots[r.sample_index] = self._finish(r)
@@ -410,6 +436,23 @@ class TransformersBackend(Backend):
                         yield self._result(requests[r.request_index], slots)  # type: ignore[arg-type]
                         del done[r.request_index]
                 bar.advance(task, len(batch))
+
+    def _batches(self, fast: list[_Row], looped: list[_Row]) -> Iterator[list[_Row]]:
+        """Decode the rows batch by batch, yielding each batch once its rows are finished."""
+        plan = plan_batches(
+            fast, batch_size=self.batch_size, max_batch_tokens=self.max_batch_tokens
+        )
+        for indices in plan:
+            batch = [fast[i] for i in indices]
+            for r, got in zip(batch, self._generate_decoder.decode(batch), strict=True):
+                r.tokens, r.finish_reason, r.phase = got.tokens, got.finish_reason, "done"
+            yield batch
+        # Similar lengths together: less padding. Stable, so batches are deterministic.
+        looped.sort(key=lambda r: len(r.prompt_ids))
+        for start in range(0, len(looped), self.batch_size):
+            batch = looped[start : start + self.batch_size]
+            self._decode_batch(batch)
+            yield batch
 
     def _result(self, request: GenerationRequest, gens: list[Generation]) -> GenerationResult:
         return GenerationResult(
@@ -426,12 +469,20 @@ class TransformersBackend(Backend):
         import torch
 
         self.model = None  # type: ignore[assignment]
+        self._generate_decoder = None  # type: ignore[assignment]  # it holds the model too
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
     def describe(self) -> dict[str, Any]:
-        return {"model": self.model_name, "revision": self.revision, "device": str(self.device)}
+        return {
+            "model": self.model_name,
+            "revision": self.revision,
+            "device": str(self.device),
+            "decoder": self.decoder,
+            "batch_size": self.batch_size,
+            "max_batch_tokens": self.max_batch_tokens,
+        }
 
 
 __all__ = ["TransformersBackend", "derive_seed", "local_model_revision"]
