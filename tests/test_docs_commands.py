@@ -25,8 +25,8 @@ def _shell_lines(path: Path) -> list[tuple[str, str]]:
         if line.startswith("```"):
             block, pending = (line[3:].strip() if block is None else None), ""
             continue
-        if block not in ("bash", "sh") or not line.strip():
-            continue
+        if block not in ("bash", "sh") or not line.strip() or line.lstrip().startswith("#"):
+            continue  # not a shell block, blank, or a comment line
         text = pending + line.split(" #")[0].strip()
         if text.endswith("\\"):
             pending = text[:-1] + " "
