@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         out: Annotated[
             Path | None,
-            typer.Option("--out", help="output folder (default out/train/<cell>)"),
+            typer.Option("--out", "-o", help="output folder (default out/train/<cell>)"),
         ] = None,
         model: Annotated[
             str | None,
