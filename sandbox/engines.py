@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from sandbox.models import JudgeRequest, JudgeResult
+from sandbox.pool import SandboxError
 
 EngineName = Literal["docker", "process", "http"]
 ENGINES: tuple[str, ...] = ("docker", "process", "http")
@@ -59,7 +60,7 @@ class JudgeEngine(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
-class EngineUnavailable(RuntimeError):
+class EngineUnavailable(SandboxError):
     """The engine cannot run here; the message is one line saying why and what to do."""
 
 
@@ -70,6 +71,14 @@ def open_engine(engine: str = "docker", **options: Any) -> JudgeEngine:
         from sandbox.client import SandboxClient
 
         return SandboxClient(**options)
-    if engine in ENGINES:
-        raise EngineUnavailable(f"sandbox engine {engine!r} is not available in this version")
-    raise EngineUnavailable(f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    if engine == "process":
+        from sandbox.process.engine import ProcessEngine
+
+        return ProcessEngine(**options)
+    if engine == "http":
+        from sandbox.http.client import HttpEngine
+
+        return HttpEngine(**options)
+    raise EngineUnavailable(
+        f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
+    )
