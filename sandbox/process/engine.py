@@ -322,34 +322,38 @@ class ProcessEngine(RunnerPool):
 
     # -- start -------------------------------------------------------------------------------
 
-    def _probe(self) -> dict[str, Any]:
-        """One throw-away sandbox (no cgroup) that reports what it sees; refuse if not isolated."""
+    def run_oneshot(
+        self, command: list[str], timeout_s: float = 180
+    ) -> subprocess.CompletedProcess:
+        """Run `command` once in a fresh sandbox of this engine's layout (no cgroup, no runner):
+        the isolation probe, and checks by tests and operators."""
         uid = _sandbox_uid()
-        hostname = f"{PREFIX}probe-{uuid.uuid4().hex[:8]}"
+        hostname = f"{PREFIX}oneshot-{uuid.uuid4().hex[:8]}"
         sfd = _seccomp_fd(self.seccomp_program) if self.seccomp_program else None
-        command = bwrap.argv(
-            self.layout,
-            ["python3", "-I", "-S", "-c", bwrap.PROBE],
-            uid=uid,
-            hostname=hostname,
-            seccomp_fd=sfd,
-        )
+        argv = bwrap.argv(self.layout, command, uid=uid, hostname=hostname, seccomp_fd=sfd)
         cfg = json.dumps({"procs": [], "uid": uid})
         try:
             proc = subprocess.run(
-                [sys.executable, "-I", "-S", "-c", TRAMPOLINE, cfg, *command],
+                [sys.executable, "-I", "-S", "-c", TRAMPOLINE, cfg, *argv],
                 pass_fds=(sfd,) if sfd is not None else (),
                 env={"PATH": bwrap.SANDBOX_PATH},
                 capture_output=True,
                 text=True,
-                timeout=180,
+                timeout=timeout_s,
                 check=False,
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise EngineUnavailable(f"the process engine cannot isolate here: {exc}") from exc
         finally:
             if sfd is not None:
                 os.close(sfd)
+        proc.uid, proc.hostname = uid, hostname  # type: ignore[attr-defined]
+        return proc
+
+    def _probe(self) -> dict[str, Any]:
+        """One throw-away sandbox that reports what it sees; refuse to start if not isolated."""
+        try:
+            proc = self.run_oneshot(["python3", "-I", "-S", "-c", bwrap.PROBE])
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise EngineUnavailable(f"the process engine cannot isolate here: {exc}") from exc
         facts = bwrap.parse_probe(proc.stdout)
         if proc.returncode != 0 or not facts:
             last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
@@ -357,12 +361,12 @@ class ProcessEngine(RunnerPool):
             if "python3" in last and ("No such file" in last or "execvp" in last):
                 hint = " (the runner needs the host's python3 in /usr/local/bin, /usr/bin or /bin)"
             raise EngineUnavailable(
-                f"the process engine cannot isolate here: bwrap failed ({last}){hint}; "
+                f"the process engine cannot isolate here: its sandbox did not start ({last}){hint}; "
                 "it needs user, pid, net and mount namespaces (unprivileged user namespaces "
                 "enabled: sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1 "
                 "where it exists); use the docker engine instead"
             )
-        problems = bwrap.isolation_problems(facts, uid, hostname)
+        problems = bwrap.isolation_problems(facts, proc.uid, proc.hostname)  # type: ignore[attr-defined]
         if problems:
             raise EngineUnavailable(
                 "the process engine cannot isolate here: the sandbox " + "; ".join(problems)

@@ -247,6 +247,27 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
         ),
         {"AC"},
     ),
+    "namespace-and-mount-escape": (
+        py("""
+        import ctypes, platform
+        libc = ctypes.CDLL(None, use_errno=True)
+        done = []
+        for name, flags in (("user", 0x10000000), ("mount", 0x20000), ("net", 0x40000000),
+                            ("pid", 0x20000000)):
+            if libc.unshare(flags) == 0:
+                done.append("unshare-" + name)
+        if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+            done.append("mount")
+        if platform.machine() == "x86_64":  # io_uring_setup, bpf, keyctl, perf_event_open
+            buf = ctypes.create_string_buffer(256)
+            for name, nr, args in (("io_uring", 425, (8, buf)), ("bpf", 321, (0, buf, 64)),
+                                   ("keyctl", 250, (0, -1)), ("perf", 298, (buf, 0, -1, -1, 0))):
+                if libc.syscall(nr, *args) >= 0:
+                    done.append(name)
+        print(3 if not done else done)
+        """),
+        {"AC"},
+    ),
     "network-interfaces": (
         py(
             "import socket\nprint(' '.join(sorted(n for _, n in socket.if_nameindex())))\n",
