@@ -99,7 +99,13 @@ def create_app(
     @app.get("/v1/health")
     async def health(request: Request) -> JSONResponse:
         s: _State = request.app.state.s
-        body = {"ok": not s.draining, "pending": s.pending, "capacity": s.capacity}
+        body = {
+            "ok": not s.draining,
+            "pending": s.pending,
+            "capacity": s.capacity,
+            "judged": s.judged,
+            "refused_busy": s.refused_busy,
+        }
         return JSONResponse(body, status_code=503 if s.draining else 200)
 
     @app.get("/v1/version")
