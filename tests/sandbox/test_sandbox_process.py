@@ -328,3 +328,48 @@ def test_engine_runs_without_cgroups_on_rlimits_alone():
 def test_machine_is_covered_by_a_seccomp_table():
     """This machine's architecture has a seccomp table (else the engine would say so)."""
     assert platform.machine() in seccomp.ARCHES
+
+
+# -- the CLI ---------------------------------------------------------------------------------
+
+
+def test_cli_judge_and_run_on_the_process_engine(tmp_path):
+    rows = [
+        {"id": "a", "language": "python", "source": "print(sum(map(int, input().split())))",
+         "tests": [{"input": "1 2\n", "output": "3\n"}]},
+        {"id": "b", "language": "cpp",
+         "source": "#include <cstdio>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);printf(\"%d\",a*b);}",
+         "tests": [{"input": "1 2\n", "output": "3\n"}, {"input": "2 2\n", "output": "4\n"}]},
+    ]  # fmt: skip
+    inp, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = _cli(
+        [], "judge", str(inp), str(out), "--engine", "process", "--pool-size", "2", "--no-cache"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [(r["id"], r["verdict"], r["passed"]) for r in got] == [("a", "AC", 1), ("b", "WA", 1)]
+    assert all(r["image"].startswith("process:python=") for r in got)
+    src = tmp_path / "a.py"
+    src.write_text("print(3)\n")
+    tests = tmp_path / "t.jsonl"
+    tests.write_text('{"input": "", "output": "3"}\n')
+    run = _cli(
+        [], "run", "--engine", "process", "--language", "python", "--source", str(src),
+        "--tests", str(tests), "--no-cache",
+    )  # fmt: skip
+    assert run.returncode == 0 and json.loads(run.stdout)["verdict"] == "AC", run.stderr
+
+
+def test_cli_http_engine_needs_a_url(tmp_path):
+    src, tests = tmp_path / "a.py", tmp_path / "t.jsonl"
+    src.write_text("print(3)\n")
+    tests.write_text('{"input": "", "output": "3"}\n')
+    run = _cli(
+        [], "run", "--engine", "http", "--language", "python", "--source", str(src),
+        "--tests", str(tests),
+    )  # fmt: skip
+    assert run.returncode == 2 and "--engine http needs --url" in run.stderr
+    bad = _cli([], "run", "--engine", "podman", "--language", "python", "--source", str(src),
+               "--tests", str(tests))  # fmt: skip
+    assert bad.returncode == 2 and "--engine must be one of docker, process, http" in bad.stderr
