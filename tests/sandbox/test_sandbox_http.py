@@ -21,7 +21,7 @@ import pytest
 from sandbox_programs import ADD_TESTS, PROGRAMS
 
 from sandbox import JudgeRequest, TestCase
-from sandbox.engines import EngineUnavailable, open_engine
+from sandbox.engines import EngineUnavailable, JudgeEngine, open_engine
 from sandbox.pool import SandboxError
 
 pytestmark = pytest.mark.process
@@ -121,6 +121,7 @@ def test_http_gives_the_fronted_engines_verdicts(server, process_engine):
         for v in ("AC", "WA", "TLE", "RE", "CE", "OLE")
     ]
     with open_engine("http", url=server.url, token=TOKEN, batch_size=4) as http:
+        assert isinstance(http, JudgeEngine)
         assert http.stamp == process_engine.stamp  # the same engine, so the same cache entries
         remote = http.judge(reqs, use_cache=False)
     local = process_engine.judge(reqs, use_cache=False)

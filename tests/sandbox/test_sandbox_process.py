@@ -77,6 +77,9 @@ def test_probe_saw_an_isolated_sandbox(process_engine):
 
 def test_stamp_names_the_host_toolchains(process_engine):
     """The stamp (in every verdict's cache key) carries the versions the sandbox runs."""
+    from sandbox.engines import JudgeEngine
+
+    assert isinstance(process_engine, JudgeEngine)
     stamp = process_engine.stamp
     assert stamp.startswith("process:")
     parts = dict(p.split("=", 1) for p in stamp[len("process:") :].split(";"))
