@@ -376,3 +376,39 @@ def test_cli_http_engine_needs_a_url(tmp_path):
     bad = _cli([], "run", "--engine", "podman", "--language", "python", "--source", str(src),
                "--tests", str(tests))  # fmt: skip
     assert bad.returncode == 2 and "--engine must be one of docker, process, http" in bad.stderr
+
+
+def test_killed_slot_mid_batch_is_replaced(process_engine):
+    """A slot's runner killed from the host mid-batch (as `docker kill` for a container): its
+    candidate is judged again on a fresh sandbox; no SE, the right verdicts."""
+    import signal
+    import threading
+    import time
+    import uuid
+
+    nonce = uuid.uuid4().hex
+    reqs = [
+        JudgeRequest(
+            language="python",
+            source=f"import time\ntime.sleep(0.4)\nprint(int(input()) + 1)  # {nonce} {i}\n",
+            tests=[TestCase(input=f"{i}\n", output=f"{i + (1 if i % 3 else 2)}\n")] * 2,
+            time_limit_s=2,
+        )
+        for i in range(10)
+    ]
+    want = ["AC" if i % 3 else "WA" for i in range(10)]
+    before = {s.name: s.runner_pid for s in process_engine._live.values() if s is not None}
+    killed: list[str] = []
+
+    def killer():
+        time.sleep(1.0)
+        name, pid = next(iter(before.items()))
+        os.kill(pid, signal.SIGKILL)
+        killed.append(name)
+
+    t = threading.Thread(target=killer)
+    t.start()
+    results = process_engine.judge(reqs, use_cache=False)
+    t.join()
+    assert [r.verdict for r in results] == want
+    assert killed and killed[0] not in process_engine.slots  # replaced by a fresh sandbox
