@@ -108,6 +108,10 @@ def docker_versions(image: str) -> dict[str, str]:
     return {"python": out[0].strip(), "g++": out[1].strip(), "java": java.strip()}
 
 
+def _verdicts(r) -> tuple[str, tuple[str, ...]]:
+    return r.verdict, tuple(t.verdict for t in r.tests)
+
+
 def section_agreement(candidates: str | None, limit: int | None, workers: int) -> None:
     programs = demo_programs(candidates, limit)
     by_lang = Counter(req.language for _, req in programs)
@@ -115,44 +119,62 @@ def section_agreement(candidates: str | None, limit: int | None, workers: int) -
         f"\n[1] verdict agreement, docker vs process: {len(programs)} distinct programs of the "
         f"demo ({', '.join(f'{k} {v}' for k, v in sorted(by_lang.items()))}), every test"
     )
-    with open_engine("process", pool_size=workers, cache=False) as proc:
+    reqs = [r for _, r in programs]
+    with (
+        open_engine("process", pool_size=workers, cache=False) as proc,
+        open_engine("docker", pool_size=workers, cache=False) as dock,
+    ):
         host_versions = dict(proc.versions)
+        image_versions = docker_versions(dock.image)
         refused = dict(proc.unavailable)
         t = time.perf_counter()
-        p_results = proc.judge([r for _, r in programs], use_cache=False)
+        p_results = proc.judge(reqs, use_cache=False)
         p_sec = time.perf_counter() - t
-    with open_engine("docker", pool_size=workers, cache=False) as dock:
-        image_versions = docker_versions(dock.image)
         t = time.perf_counter()
-        d_results = dock.judge([r for _, r in programs], use_cache=False)
+        d_results = dock.judge(reqs, use_cache=False)
         d_sec = time.perf_counter() - t
-    print(f"  toolchains  process (host): {host_versions}")
-    print(f"              docker (image): {image_versions}")
-    print(f"  judged in   process {p_sec:.0f} s, docker {d_sec:.0f} s")
+        print(f"  toolchains  process (host): {host_versions}")
+        print(f"              docker (image): {image_versions}")
+        print(f"  judged in   process {p_sec:.0f} s, docker {d_sec:.0f} s")
+        differ = [
+            i
+            for i, (req, d, p) in enumerate(zip(reqs, d_results, p_results))
+            if req.language not in refused and _verdicts(d) != _verdicts(p)
+        ]
+        # A verdict at the time limit can flip with the machine's load: judge each disagreeing
+        # program twice more on both engines; a program whose verdict changes on the same engine
+        # is load-dependent, not an engine difference.
+        again = {i: ([], []) for i in differ}
+        for _ in range(2):
+            if not differ:
+                break
+            for i, r in zip(differ, proc.judge([reqs[i] for i in differ], use_cache=False)):
+                again[i][1].append(_verdicts(r))
+            for i, r in zip(differ, dock.judge([reqs[i] for i in differ], use_cache=False)):
+                again[i][0].append(_verdicts(r))
     tool_of = {"python": "python", "cpp": "g++", "java": "java"}
-    agree = Counter()
-    total = Counter()
+    agree, total = Counter(), Counter()
     listed: list[str] = []
     version_cases: list[str] = []
-    for (label, req), d, p in zip(programs, d_results, p_results):
+    load_cases: list[str] = []
+    for i, ((label, req), d, p) in enumerate(zip(programs, d_results, p_results)):
         lang = req.language
         if lang in refused:
             continue
         total[lang] += 1
-        same = d.verdict == p.verdict and [t.verdict for t in d.tests] == [
-            t.verdict for t in p.tests
-        ]
-        if same:
+        if i not in again:
             agree[lang] += 1
             continue
+        what = f"{label}: docker {_verdicts(d)} / process {_verdicts(p)}"
+        docker_runs = {_verdicts(d), *again[i][0]}
+        process_runs = {_verdicts(p), *again[i][1]}
         tool = tool_of[lang]
-        what = (
-            f"{label}: docker {d.verdict} {[t.verdict for t in d.tests]} / process "
-            f"{p.verdict} {[t.verdict for t in p.tests]}"
-        )
         if host_versions.get(tool) != image_versions.get(tool):
             version_cases.append(f"{what} ({tool} {host_versions.get(tool)} vs image "
                                  f"{image_versions.get(tool)})")  # fmt: skip
+        elif len(docker_runs) > 1 or len(process_runs) > 1:
+            load_cases.append(f"{what}; repeats: docker {sorted(docker_runs)}, process "
+                              f"{sorted(process_runs)}")  # fmt: skip
         else:
             listed.append(what)
     for lang in sorted(total):
@@ -161,18 +183,20 @@ def section_agreement(candidates: str | None, limit: int | None, workers: int) -
         print(f"  {lang:<7} not judged by the process engine here: {why}")
     for case in version_cases:
         print(f"  toolchain-version case: {case}")
+    for case in load_cases:
+        print(f"  load-dependent (the verdict moves on one engine between runs): {case}")
     for case in listed:
         print(f"  DISAGREES: {case}")
     n = sum(total.values())
-    rate = (sum(agree.values()) + len(version_cases)) / n if n else 1.0
-    ok = not listed
+    rate = (n - len(listed)) / n if n else 1.0
     print(
         f"  agreement {sum(agree.values())}/{n} ({sum(agree.values()) / max(n, 1):.2%}); "
-        f"with the {len(version_cases)} toolchain-version case(s) set aside: {rate:.2%}"
+        f"{len(version_cases)} toolchain-version and {len(load_cases)} load-dependent case(s)"
     )
+    ok = not listed
     if not ok:
         MISSED.append(f"agreement: {len(listed)} disagreement(s) not explained by toolchains")
-    print(f"  {'docker vs process agreement':<58} {rate:7.2%}   (target 100%)"
+    print(f"  {'docker vs process agreement, those cases aside':<58} {rate:7.2%}   (target 100%)"
           f"{'  OK' if ok else '  MISSES TARGET'}")  # fmt: skip
 
 

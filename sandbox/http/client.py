@@ -243,11 +243,16 @@ class HttpEngine:
             raise SandboxError(f"{server.url}: protocol {info.get('protocol')}, not {PROTOCOL}")
         return info
 
+    def _usable(self) -> list[_Server]:
+        """Servers that still run our engine (one restarted with another is dropped for good)."""
+        return [s for s in self.servers if s.down_until != float("inf")]
+
     def _order(self) -> list[_Server]:
         """Servers to try, starting at the next in turn; ones set aside after a failure last."""
-        n = len(self.servers)
-        start = next(self._rr) % n
-        turn = [self.servers[(start + k) % n] for k in range(n)]
+        usable = self._usable()
+        n = len(usable)
+        start = next(self._rr) % max(n, 1)
+        turn = [usable[(start + k) % n] for k in range(n)]
         now = time.monotonic()
         return [s for s in turn if s.down_until <= now] + [s for s in turn if s.down_until > now]
 
@@ -269,6 +274,11 @@ class HttpEngine:
         busy_wait = 0.5
         force: set[str] = set()  # test sets to send whatever we believe the server has
         while True:
+            if not self._usable():
+                raise SandboxError(
+                    f"no sandbox server runs {self._stamp!r} any more (restarted with another "
+                    "engine or toolchain): start a new judge"
+                )
             busy: httpx.Response | None = None
             for server in self._order():
                 refs = {r.tests_ref for r in reqs}
@@ -286,8 +296,14 @@ class HttpEngine:
                     continue
                 code = resp.status_code
                 if code == 200:
+                    data = resp.json()
+                    if data.get("stamp") != self._stamp:  # restarted with another engine
+                        why = f"now runs another engine ({data.get('stamp')!r})"
+                        failures[server.url] = [why] * self.max_attempts
+                        server.down_until = float("inf")  # never again: verdicts would mix
+                        continue
                     server.remember(send)
-                    results = RESULTS.validate_python(resp.json()["results"])
+                    results = RESULTS.validate_python(data["results"])
                     if len(results) != len(reqs):
                         raise SandboxError(
                             f"{server.url} answered {len(results)} results for {len(reqs)}"
@@ -319,19 +335,21 @@ class HttpEngine:
                 busy_wait = self._backoff(busy, busy_wait)
                 continue
             if failures and all(
-                len(failures.get(s.url, [])) >= self.max_attempts for s in self.servers
+                len(failures.get(s.url, [])) >= self.max_attempts for s in self._usable()
             ):
                 what = "; ".join(f"{u}: {v[-1]} ({len(v)} attempts)" for u, v in failures.items())
                 lone = "" if len(self.servers) > 1 else "; no other server to try"
                 raise SandboxError(f"sandbox server(s) failed: {what}{lone}")
             now = time.monotonic()
-            if failures and all(s.down_until > now for s in self.servers):
-                time.sleep(min(s.down_until for s in self.servers) - now)
+            usable = self._usable()
+            if failures and all(s.down_until > now for s in usable):
+                time.sleep(max(0.0, min(s.down_until for s in usable) - now))
 
     def _failed(self, server: _Server, failures: dict[str, list[str]], why: str) -> None:
         tries = failures.setdefault(server.url, [])
         tries.append(why)
-        server.down_until = time.monotonic() + min(0.5 * 2 ** (len(tries) - 1), 5.0)
+        back = time.monotonic() + min(0.5 * 2 ** (len(tries) - 1), 5.0)
+        server.down_until = max(server.down_until, back)
         log.warning("sandbox server %s failed (%s); trying again elsewhere", server.url, why)
 
     @staticmethod

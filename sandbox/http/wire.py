@@ -17,6 +17,7 @@ Answers: 200 {"results": [JudgeResult, ...], "stamp": ...} in request order; 400
 from __future__ import annotations
 
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
@@ -60,24 +61,27 @@ class TestSets:
         self.budget = budget_bytes
         self.used = 0
         self._sets: OrderedDict[str, tuple[list[TestCase], int]] = OrderedDict()
+        self._lock = threading.Lock()  # batches are decoded in worker threads, several at once
 
     def get(self, ref: str) -> list[TestCase] | None:
-        hit = self._sets.get(ref)
-        if hit is None:
-            return None
-        self._sets.move_to_end(ref)
-        return hit[0]
+        with self._lock:
+            hit = self._sets.get(ref)
+            if hit is None:
+                return None
+            self._sets.move_to_end(ref)
+            return hit[0]
 
     def put(self, ref: str, tests: list[TestCase]) -> None:
-        if ref in self._sets:
-            self._sets.move_to_end(ref)
-            return
         size = test_set_bytes(tests)
-        self._sets[ref] = (tests, size)
-        self.used += size
-        while self.used > self.budget and len(self._sets) > 1:
-            _, (_, dropped) = self._sets.popitem(last=False)
-            self.used -= dropped
+        with self._lock:
+            if ref in self._sets:
+                self._sets.move_to_end(ref)
+                return
+            self._sets[ref] = (tests, size)
+            self.used += size
+            while self.used > self.budget and len(self._sets) > 1:
+                _, (_, dropped) = self._sets.popitem(last=False)
+                self.used -= dropped
 
     def __len__(self) -> int:
         return len(self._sets)

@@ -22,14 +22,28 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import signal
+import socket
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 CONTROLLERS = ("memory", "pids", "cpu")
 PREFIX = "aletheia-sbx-"
+
+
+def host_tag() -> str:
+    """Six hex digits of this host's name: slot cgroups of other hosts (or containers) that
+    share a cgroup file system are never taken for stale ones of ours."""
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:6]
+
+
+def slot_name(slot: int) -> str:
+    """aletheia-sbx-<host>-<engine pid>-<slot>-<random>: unique, and says who owns it."""
+    return f"{PREFIX}{host_tag()}-{os.getpid()}-{max(slot, 0)}-{uuid.uuid4().hex[:8]}"
 
 
 @dataclass(frozen=True)
@@ -144,10 +158,11 @@ class CgroupPlan:
 
 
 def _owner_pid(name: str) -> int | None:
-    if not name.startswith(PREFIX):
+    """The engine pid in one of our slot names made on this host, else None."""
+    if not name.startswith(f"{PREFIX}{host_tag()}-"):
         return None
     parts = name[len(PREFIX) :].split("-")
-    return int(parts[0]) if parts and parts[0].isdigit() else None
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
 
 
 def _alive(pid: int) -> bool:
@@ -237,7 +252,7 @@ def _inside(mount: _Mount, path: str) -> Path:
 
 def _probe_mkdir(parent: Path) -> str | None:
     """None when a slot directory can be made under `parent`, else why not."""
-    probe = parent / f"{PREFIX}{os.getpid()}-probe"
+    probe = parent / f"{PREFIX}{host_tag()}-{os.getpid()}-probe"
     try:
         probe.mkdir()
     except FileExistsError:

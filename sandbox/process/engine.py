@@ -36,7 +36,14 @@ from sandbox.engines import EngineUnavailable
 from sandbox.models import MAX_MEMORY_LIMIT_MB
 from sandbox.pool import RunnerPool, SandboxError
 from sandbox.process import bwrap, hostroot, seccomp
-from sandbox.process.cgroups import PREFIX, CgroupPlan, SlotCgroup, SlotLimits, plan_cgroups
+from sandbox.process.cgroups import (
+    PREFIX,
+    CgroupPlan,
+    SlotCgroup,
+    SlotLimits,
+    plan_cgroups,
+    slot_name,
+)
 from sandbox.slot import RunnerPipe, StartFailed
 
 log = logging.getLogger("sandbox")
@@ -87,7 +94,7 @@ class ProcessSlot(RunnerPipe):
         start_timeout_s: float = 60.0,
         slot: int = -1,
     ):
-        self.name = f"{PREFIX}{os.getpid()}-{max(slot, 0)}-{uuid.uuid4().hex[:8]}"
+        self.name = slot_name(slot)
         self.uid = _sandbox_uid()
         self.runner_pid: int | None = None
         self._pidfd: int | None = None
@@ -116,6 +123,7 @@ class ProcessSlot(RunnerPipe):
                 env={"PATH": bwrap.SANDBOX_PATH},  # nothing of the engine's environment
             )
         except StartFailed:
+            os.close(info_r)
             self._drop_cgroup()
             raise
         finally:

@@ -38,13 +38,13 @@ def _free_port() -> int:
 class Server:
     """One `python -m sandbox serve` process on 127.0.0.1."""
 
-    def __init__(self, *args: str, pool_size: int = 1):
-        self.port = _free_port()
+    def __init__(self, *args: str, pool_size: int = 1, port: int | None = None, engine="process"):
+        self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = Path(f"/tmp/aletheia-serve-{self.port}.log")
         self._log = open(self.log, "w")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "sandbox", "serve", "--engine", "process", "--host",
+            [sys.executable, "-m", "sandbox", "serve", "--engine", engine, "--host",
              "127.0.0.1", "--port", str(self.port), "--pool-size", str(pool_size),
              "--no-cache", *args],
             cwd=REPO,
@@ -266,3 +266,23 @@ def test_http_graceful_shutdown_finishes_the_admitted_batch():
     assert s.proc.wait(timeout=60) in (0, -signal.SIGTERM)
     assert "draining, 4 request(s) pending" in log
     s.stop()
+
+
+@pytest.mark.docker
+def test_http_never_mixes_engines_after_a_restart():
+    """A server restarted with another engine on the same address (docker instead of process):
+    the client notices the stamp on the answer and stops, in one line, rather than mixing
+    verdicts of two engines under one stamp."""
+    s = Server()
+    port = s.port
+    try:
+        with open_engine("http", url=s.url, token=TOKEN) as http:
+            ok = JudgeRequest(language="python", source="print(3)", tests=[TestCase(output="3")])
+            assert http.judge([ok], use_cache=False)[0].verdict == "AC"
+            s.stop()
+            s = Server(port=port, engine="docker")
+            with pytest.raises(SandboxError) as err:
+                http.judge([ok], use_cache=False)
+        assert "another engine" in str(err.value) and "\n" not in str(err.value)
+    finally:
+        s.stop()
