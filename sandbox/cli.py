@@ -89,7 +89,7 @@ def _open(
     token_file: Path | None = None,
 ):
     """Open the chosen engine, or exit 3 with its one-line reason."""
-    from sandbox.engines import ENGINES, open_engine
+    from sandbox.engines import ENGINES, EngineUnavailable, open_engine
     from sandbox.image import ImageError
     from sandbox.pool import SandboxError
 
@@ -108,7 +108,7 @@ def _open(
         options.update(pool_size=pool_size, cache_path=cache_path, selftest=selftest)
     try:
         return open_engine(engine, **options)
-    except (SandboxError, ImageError) as exc:
+    except (SandboxError, EngineUnavailable, ImageError) as exc:
         _fail(str(exc), code=3)
         raise  # unreachable
 

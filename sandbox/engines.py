@@ -22,7 +22,8 @@ Engines (and their options):
            $ALETHEIA_SANDBOX_TOKEN), batch_size, parallel, cache; pool_size and selftest are
            accepted and ignored (the servers' pools decide).
 
-An engine that cannot run here raises `EngineUnavailable` (a `SandboxError`) with one line.
+An engine that cannot run here raises `EngineUnavailable` with one line (permanent); a pool that
+could not be brought up this time raises `sandbox.pool.SandboxError` (worth a retry).
 Engines may also offer `selftest_report`, `unavailable` (language -> why it is refused here, per
 request) and `describe()`; `python -m sandbox selftest` prints them.
 """
@@ -33,7 +34,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from sandbox.models import JudgeRequest, JudgeResult
-from sandbox.pool import SandboxError
 
 EngineName = Literal["docker", "process", "http"]
 ENGINES: tuple[str, ...] = ("docker", "process", "http")
@@ -69,8 +69,10 @@ class JudgeEngine(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
-class EngineUnavailable(SandboxError):
-    """The engine cannot run here; the message is one line saying why and what to do."""
+class EngineUnavailable(RuntimeError):
+    """The engine cannot run here; the message is one line saying why and what to do. Not a
+    `SandboxError` on purpose: it is permanent (no isolation, no bwrap, a refused token), so
+    flows do not retry it as they retry a sandbox hiccup."""
 
 
 def open_engine(engine: str = "docker", **options: Any) -> JudgeEngine:

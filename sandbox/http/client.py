@@ -119,12 +119,15 @@ class HttpEngine:
         for server in self.servers:
             try:
                 infos[server.url] = self._version(server)
+            except EngineUnavailable:
+                self._http.close()
+                raise
             except SandboxError as exc:
                 errors.append(str(exc))
                 server.down_until = time.monotonic() + 5
         if not infos:
             self._http.close()
-            raise EngineUnavailable(f"no sandbox server answers: {'; '.join(errors)}")
+            raise SandboxError(f"no sandbox server answers: {'; '.join(errors)}")
         stamps = {i["stamp"] for i in infos.values()}
         if len(stamps) > 1:
             self._http.close()
@@ -235,12 +238,14 @@ class HttpEngine:
         except httpx.HTTPError as exc:
             raise SandboxError(f"{server.url}: {_why(exc)}") from exc
         if resp.status_code == 401:
-            raise SandboxError(f"{server.url}: the token was refused")
+            raise EngineUnavailable(f"{server.url}: the token was refused")
         if resp.status_code != 200:
             raise SandboxError(f"{server.url}: /v1/version answered {resp.status_code}")
         info = resp.json()
         if info.get("protocol") != PROTOCOL:
-            raise SandboxError(f"{server.url}: protocol {info.get('protocol')}, not {PROTOCOL}")
+            raise EngineUnavailable(
+                f"{server.url}: protocol {info.get('protocol')}, not {PROTOCOL}: update one side"
+            )
         return info
 
     def _usable(self) -> list[_Server]:
@@ -275,7 +280,7 @@ class HttpEngine:
         force: set[str] = set()  # test sets to send whatever we believe the server has
         while True:
             if not self._usable():
-                raise SandboxError(
+                raise EngineUnavailable(
                     f"no sandbox server runs {self._stamp!r} any more (restarted with another "
                     "engine or toolchain): start a new judge"
                 )
@@ -319,7 +324,7 @@ class HttpEngine:
                     busy = resp
                     continue
                 if code == 401:
-                    raise SandboxError(f"{server.url} refused the token")
+                    raise EngineUnavailable(f"{server.url} refused the token")
                 if code == 413:
                     raise _TooLarge(f"{server.url}: {message}")
                 if code in (400, 422):

@@ -281,7 +281,7 @@ def test_http_never_mixes_engines_after_a_restart():
             assert http.judge([ok], use_cache=False)[0].verdict == "AC"
             s.stop()
             s = Server(port=port, engine="docker")
-            with pytest.raises(SandboxError) as err:
+            with pytest.raises(EngineUnavailable) as err:
                 http.judge([ok], use_cache=False)
         assert "another engine" in str(err.value) and "\n" not in str(err.value)
     finally:
