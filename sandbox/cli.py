@@ -90,8 +90,13 @@ def _open(
 ):
     """Open the chosen engine, or exit 3 with its one-line reason."""
     from sandbox.engines import ENGINES, EngineUnavailable, open_engine
-    from sandbox.image import ImageError
     from sandbox.pool import SandboxError
+
+    errors: tuple[type[BaseException], ...] = (SandboxError, EngineUnavailable)
+    if engine == "docker":  # docker-py only where Docker is used (a GPU node may lack it)
+        from sandbox.image import ImageError
+
+        errors += (ImageError,)
 
     if engine not in ENGINES:
         _fail(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
@@ -108,7 +113,7 @@ def _open(
         options.update(pool_size=pool_size, cache_path=cache_path, selftest=selftest)
     try:
         return open_engine(engine, **options)
-    except (SandboxError, EngineUnavailable, ImageError) as exc:
+    except errors as exc:
         _fail(str(exc), code=3)
         raise  # unreachable
 
