@@ -54,7 +54,9 @@ DEMO_BATCH = 256  # pipeline/judge/stage.py JudgeConfig.chunk_size: programs per
 # -- 1. agreement -------------------------------------------------------------------------------
 
 
-def demo_programs(candidates_path: str | None, limit: int | None) -> list[tuple[str, object]]:
+def demo_programs(
+    candidates_path: str | None, limit: int | None, origins: set[str] | None = None
+) -> list[tuple[str, object]]:
     """(label, JudgeRequest) for the demo's distinct judged programs, built by the judge stage's
     own request builder."""
     from pipeline.judge.stage import JudgeConfig, ProblemMemo, judge_request, program_key
@@ -78,7 +80,7 @@ def demo_programs(candidates_path: str | None, limit: int | None) -> list[tuple[
     seen, out = set(), []
     for c in cands:
         problem = problems.get(c.problem_id)
-        if problem is None or not c.code.strip():
+        if problem is None or not c.code.strip() or (origins and c.origin not in origins):
             continue
         key = program_key(c, problem, config, memo)
         if key in seen:
@@ -112,8 +114,10 @@ def _verdicts(r) -> tuple[str, tuple[str, ...]]:
     return r.verdict, tuple(t.verdict for t in r.tests)
 
 
-def section_agreement(candidates: str | None, limit: int | None, workers: int) -> None:
-    programs = demo_programs(candidates, limit)
+def section_agreement(
+    candidates: str | None, limit: int | None, workers: int, origins: set[str] | None = None
+) -> None:
+    programs = demo_programs(candidates, limit, origins)
     by_lang = Counter(req.language for _, req in programs)
     print(
         f"\n[1] verdict agreement, docker vs process: {len(programs)} distinct programs of the "
@@ -321,6 +325,7 @@ def main() -> None:
     ap.add_argument("--only", default="1,2,3", help="sections to run, e.g. --only 2,3")
     ap.add_argument("--candidates", help="a candidates.parquet of a demo run (section 1)")
     ap.add_argument("--limit", type=int, help="at most this many programs in section 1")
+    ap.add_argument("--origins", help="section 1: only these origins, e.g. policy")
     ap.add_argument("--throughput", type=int, help="section 2 candidates (default 600; quick 100)")
     ap.add_argument("--chunks", type=int, help="section 3 chunks (default 6; quick 2)")
     args = ap.parse_args()
@@ -329,7 +334,9 @@ def main() -> None:
     started = time.perf_counter()
     print(f"# bench_engines: {workers} cores, load average at start {os.getloadavg()[0]:.1f}")
     if "1" in only:
-        section_agreement(args.candidates, args.limit or (150 if args.quick else None), workers)
+        origins = set(args.origins.split(",")) if args.origins else None
+        limit = args.limit or (150 if args.quick else None)
+        section_agreement(args.candidates, limit, workers, origins)
     if "2" in only:
         section_process_vs_bare(args.throughput or (100 if args.quick else 600), workers)
     if "3" in only:
