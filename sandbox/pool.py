@@ -12,6 +12,8 @@ differ only in how a slot is started (`_start_slot`) and in what names their ver
 
 Concurrency: one worker thread per slot; a bounded task queue (2 x pool size) gives
 backpressure, so a generator of a million requests is consumed as fast as the pool judges.
+Small inline requests are pipelined: while a slot judges one, its worker already sends it the
+next (when no other worker is idle), so a slot never waits for the host between candidates.
 Failures of the sandbox itself (a slot killed, the daemon restarted) are retried on a fresh
 slot; a result is SE only when that keeps failing. A language the engine cannot run here
 (its toolchain is missing) is answered SE per request, with the reason, and never cached.
@@ -19,6 +21,7 @@ slot; a result is SE only when that keeps failing. A language the engine cannot 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import queue
@@ -40,6 +43,9 @@ log = logging.getLogger("sandbox")
 COMPILE_BUDGET_S = 35.0  # the runner's compile wall limit (30 s) + margin
 CHECKER_BUDGET_S = 21.0
 STORE_BUDGET_S = 120.0  # sending a test set of a few hundred MB through the runner's stdin
+# A request sent ahead (while the runner judges another) must fit in the stdin pipe whatever the
+# runner has not read yet, or the write could wait on a runner that waits on us to read its answer.
+AHEAD_MAX_BYTES = 32 << 10
 
 
 class SandboxError(RuntimeError):
@@ -53,6 +59,17 @@ class _Task:
     key: str
     results: queue.Queue
     cancelled: threading.Event
+
+
+@dataclass
+class _Ahead:
+    """A slot's next task, taken from the queue while the current one runs. When `runner` is
+    set, its request line is already in that runner's stdin (sent ahead): the runner starts it
+    the moment it has answered the current one, without waiting for the host to hand it over."""
+
+    task: _Task | None = None
+    runner: RunnerPipe | None = None  # the runner its request was sent to (None: not sent)
+    stop: bool = False  # the queue's stop marker was taken in passing
 
 
 class _Done:
@@ -106,6 +123,8 @@ class RunnerPool:
         self._store_lock = threading.Lock()
         self._closed = False
         self._workers: list[threading.Thread] = []
+        self._waiting = 0  # workers waiting for a task (none is taken ahead while one waits)
+        self._waiting_lock = threading.Lock()
         self._live: dict[int, RunnerPipe | None] = {}
         # language -> why requests in it are refused here (its toolchain is missing)
         self.unavailable: dict[str, str] = {}
@@ -274,23 +293,68 @@ class RunnerPool:
         return JudgeResult.system_error(len(req.tests), reason, image=self._key_id, cache_key=key)
 
     def _worker(self, slot: int, runner: RunnerPipe | None) -> None:
+        ahead = _Ahead()
         while True:
-            task = self._tasks.get()
-            if task is _STOP:
+            if ahead.task is not None:
+                task, sent_to = ahead.task, ahead.runner
+                ahead.task, ahead.runner = None, None
+            elif ahead.stop:
                 break
-            if task.cancelled.is_set():
+            else:
+                with self._waiting_lock:
+                    self._waiting += 1
+                task, sent_to = self._tasks.get(), None
+                with self._waiting_lock:
+                    self._waiting -= 1
+                if task is _STOP:
+                    break
+            if task.cancelled.is_set() and sent_to is None:
                 continue
             try:
-                result, runner = self._execute(task, runner, slot)
+                result, runner = self._execute(
+                    task, runner, slot, sent=sent_to is not None and sent_to is runner, ahead=ahead
+                )
             except Exception as exc:
                 log.exception("sandbox worker failed")
                 result = self._system_error(task, f"worker error: {exc}")
+                # The runner's stream is out of step (a request sent ahead, an answer unread):
+                # replace the slot; the task taken ahead, if any, is sent to the new one.
+                runner = self._live.get(slot)
+                if runner is not None:
+                    runner.close()
+                runner = None
+                ahead.runner = None
             self._live[slot] = runner
             if self._cache is not None:
                 self._cache.put(task.key, result)
             task.results.put((task.index, result))
         if runner is not None:
             runner.close()
+
+    def _send_ahead(self, runner: RunnerPipe, current: JudgeRequest, ahead: _Ahead) -> None:
+        """Take the next task now, and send its request too when both are small inline ones."""
+        if ahead.task is not None or ahead.stop or not self._inline(current):
+            return
+        with self._waiting_lock:  # idle workers first: taking work ahead must not starve them
+            if self._tasks.qsize() <= self._waiting:
+                return
+        try:
+            nxt = self._tasks.get_nowait()
+        except queue.Empty:
+            return
+        if nxt is _STOP:
+            ahead.stop = True
+            return
+        ahead.task = nxt
+        if nxt.cancelled.is_set() or not self._inline(nxt.request):
+            return
+        line = json.dumps(nxt.request.wire()).encode() + b"\n"
+        if len(line) <= AHEAD_MAX_BYTES:
+            runner.send(line)
+            ahead.runner = runner
+
+    def _inline(self, req: JudgeRequest) -> bool:
+        return req.tests_bytes <= self.inline_tests_max_bytes
 
     def _system_error(self, task: _Task, error: str, **kw) -> JudgeResult:
         return JudgeResult.system_error(
@@ -319,11 +383,18 @@ class RunnerPool:
             raise RunnerDied(f"storing tests failed: {resp.get('error', resp)}")
         runner.stored.add(req.tests_ref)
 
-    def _ask(self, runner: RunnerPipe, req: JudgeRequest) -> dict:
+    def _ask(
+        self, runner: RunnerPipe, req: JudgeRequest, sent: bool = False, ahead: _Ahead | None = None
+    ) -> dict:
         """Judge by reference to the slot's test store: a problem's tests cross into a slot
-        once, not once per candidate. A set the runner has dropped is sent again."""
-        if req.tests_bytes <= self.inline_tests_max_bytes:
-            return runner.request(req.wire(), timeout_s=self._timeout(req))
+        once, not once per candidate. A set the runner has dropped is sent again. Small inline
+        requests are pipelined: the next one is sent before this one's answer is read."""
+        if self._inline(req):
+            if not sent:
+                runner.send(req.wire())
+            if ahead is not None:
+                self._send_ahead(runner, req, ahead)
+            return runner.receive(self._timeout(req))
         if req.tests_ref not in runner.stored:
             self._store(runner, req)
         resp = runner.request(req.wire(by_ref=True), timeout_s=self._timeout(req))
@@ -333,8 +404,16 @@ class RunnerPool:
         return resp
 
     def _execute(
-        self, task: _Task, runner: RunnerPipe | None, slot: int = -1
+        self,
+        task: _Task,
+        runner: RunnerPipe | None,
+        slot: int = -1,
+        sent: bool = False,
+        ahead: _Ahead | None = None,
     ) -> tuple[JudgeResult, RunnerPipe | None]:
+        """Judge one task, retrying on a fresh slot. `sent`: its request is already in this
+        runner's stdin (sent ahead). A runner closed here takes any request sent ahead to it
+        with it: `ahead.runner` is cleared, so the worker sends that task again."""
         req = task.request
         total = len(req.tests)
         attempts = 0
@@ -349,7 +428,8 @@ class RunnerPool:
                     error = f"no sandbox slot could be started: {self._last_start_error}"
                     return self._system_error(task, error), None
             try:
-                resp = self._ask(runner, req)
+                resp = self._ask(runner, req, sent=sent, ahead=ahead)
+                sent = False  # a retry sends it again
                 if not resp.get("ok"):
                     raise RunnerDied(resp.get("error", "runner error"))
                 if resp.get("checker_error"):  # the problem's fault: no retry, no verdict
@@ -360,16 +440,21 @@ class RunnerPool:
                     raise RunnerDied("runner could not clean up after a test")
             except RunnerDied as exc:
                 attempts += 1
+                sent = False
                 last_error = str(exc)
                 log.warning(
                     "sandbox attempt %d for candidate %d failed: %s", attempts, task.index, exc
                 )
                 runner.close()
                 runner = None
+                if ahead is not None:
+                    ahead.runner = None
                 continue
-            if resp.get("healthy") is False:
+            if resp.get("healthy") is False:  # the runner exits after this answer
                 runner.close()
                 runner = None
+                if ahead is not None:
+                    ahead.runner = None
             result = JudgeResult.from_tests(
                 tests,
                 total,

@@ -76,6 +76,11 @@ class RunnerPipe:
 
     def request(self, payload: dict | bytes, timeout_s: float) -> dict:
         """Send one request (a dict, or its JSON line already encoded) and read the answer."""
+        self.send(payload)
+        return self.receive(timeout_s)
+
+    def send(self, payload: dict | bytes) -> None:
+        """Write one request; its answer is read by a later `receive` (answers come in order)."""
         if not self.alive:
             raise RunnerDied(f"{self.name} is gone: {self.stderr_tail()}")
         line = payload if isinstance(payload, bytes) else json.dumps(payload).encode() + b"\n"
@@ -83,6 +88,9 @@ class RunnerPipe:
             self.proc.stdin.write(line)  # type: ignore[union-attr]
         except (BrokenPipeError, OSError) as exc:
             raise RunnerDied(f"cannot write to {self.name}: {exc}") from exc
+
+    def receive(self, timeout_s: float) -> dict:
+        """The answer to the oldest request not yet answered."""
         answer = self._readline(time.monotonic() + timeout_s)
         try:
             return json.loads(answer)

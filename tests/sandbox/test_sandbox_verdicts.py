@@ -223,3 +223,25 @@ def test_order_and_generator_input(judge_engine):
         )
     )
     assert sorted(streamed) == [0, 1, 2] and all(r.verdict == "AC" for r in streamed.values())
+
+
+def test_a_small_batch_uses_every_slot(judge_engine):
+    """Requests are sent to a slot ahead of time only when no other slot is idle: two slow
+    candidates on a pool of two run side by side, not one after the other on one slot."""
+    import time
+
+    nonce = uuid.uuid4().hex
+    reqs = [
+        JudgeRequest(
+            language="python",
+            source=f"import time\ntime.sleep(1.5)\nprint(1)  # {nonce} {i}\n",
+            tests=[TestCase(input="", output="1\n")],
+            time_limit_s=2,
+        )
+        for i in range(2)
+    ]
+    start = time.perf_counter()
+    results = judge_engine.judge(reqs, use_cache=False)
+    elapsed = time.perf_counter() - start
+    assert [r.verdict for r in results] == ["AC", "AC"]
+    assert elapsed < 2.7, f"{elapsed:.1f} s: the two candidates ran one after the other"
