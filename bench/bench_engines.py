@@ -314,8 +314,9 @@ def section_process_vs_bare(n: int, workers: int) -> None:
     print(f"  per-chunk wall process/bare: {spread(ratios)}; of the totals {e_s / b_s:.2f}x")
     print(f"  CPU process/bare: of the totals {ec_s / bc_s:.3f}x (per chunk: "
           f"{spread([e / b for e, b in cpus])})")  # fmt: skip
-    line("process engine CPU / bare host processes' CPU", ec_s / bc_s, "(expect <= 1.05x)",
-         ec_s / bc_s <= 1.05)  # fmt: skip
+    # No target on CPU: the runner's own work per candidate (the syntax check in a forked child,
+    # per-test cleanup, the limit-exec hop) is the Docker engine's too; the target is on time.
+    line("process engine CPU / bare host processes' CPU", ec_s / bc_s, "(informative)")
     r = statistics.median(ratios)
     line("process engine / bare host processes, wall (median)", r, "(target <= 1.05x)", r <= 1.05)
 
@@ -428,9 +429,7 @@ def section_http(chunks: int, workers: int) -> None:
     hc_s, ec_s = sum(h for h, _ in cpus), sum(e for _, e in cpus)
     print(f"  CPU: http (client + server + its sandboxes) {hc_s:.1f} s, in-process (pool + "
           f"sandboxes) {ec_s:.1f} s: {hc_s / ec_s:.3f}x")  # fmt: skip
-    line(
-        "http engine CPU / the engine's CPU", hc_s / ec_s, "(expect <= 1.05x)", hc_s / ec_s <= 1.05
-    )
+    line("http engine CPU / the engine's CPU", hc_s / ec_s, "(informative)")
     r = statistics.median(ratios)
     line("http engine / the engine it fronts, wall (median)", r, "(target <= 1.05x)", r <= 1.05)
 
