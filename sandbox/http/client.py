@@ -248,6 +248,13 @@ class HttpEngine:
             )
         return info
 
+    def _check_usable(self) -> None:
+        if not self._usable():
+            raise EngineUnavailable(
+                f"no sandbox server runs {self._stamp!r} any more (one restarted with another "
+                "engine or toolchain): open a new http engine"
+            )
+
     def _usable(self) -> list[_Server]:
         """Servers that still run our engine (one restarted with another is dropped for good)."""
         return [s for s in self.servers if s.down_until != float("inf")]
@@ -279,11 +286,7 @@ class HttpEngine:
         busy_wait = 0.5
         force: set[str] = set()  # test sets to send whatever we believe the server has
         while True:
-            if not self._usable():
-                raise EngineUnavailable(
-                    f"no sandbox server runs {self._stamp!r} any more (restarted with another "
-                    "engine or toolchain): start a new judge"
-                )
+            self._check_usable()
             busy: httpx.Response | None = None
             for server in self._order():
                 refs = {r.tests_ref for r in reqs}
@@ -339,6 +342,7 @@ class HttpEngine:
                     )
                 busy_wait = self._backoff(busy, busy_wait)
                 continue
+            self._check_usable()
             if failures and all(
                 len(failures.get(s.url, [])) >= self.max_attempts for s in self._usable()
             ):

@@ -249,7 +249,7 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
     ),
     "namespace-and-mount-escape": (
         py("""
-        import ctypes, platform
+        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         done = []
         for name, flags in (("user", 0x10000000), ("mount", 0x20000), ("net", 0x40000000),
@@ -258,12 +258,6 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
                 done.append("unshare-" + name)
         if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
             done.append("mount")
-        if platform.machine() == "x86_64":  # io_uring_setup, bpf, keyctl, perf_event_open
-            buf = ctypes.create_string_buffer(256)
-            for name, nr, args in (("io_uring", 425, (8, buf)), ("bpf", 321, (0, buf, 64)),
-                                   ("keyctl", 250, (0, -1)), ("perf", 298, (buf, 0, -1, -1, 0))):
-                if libc.syscall(nr, *args) >= 0:
-                    done.append(name)
         print(3 if not done else done)
         """),
         {"AC"},

@@ -56,6 +56,29 @@ def test_seccomp_numbers_match_the_kernel_headers(table, header):
     assert not wrong, f"syscall numbers that differ from {header}: {wrong}"
 
 
+def test_seccomp_refuses_kernel_interfaces(process_engine):
+    """What the process engine's filter takes away beyond namespaces and mounts (those are in
+    the hostile suite, for both engines): io_uring, bpf, the keyring, perf. (Docker 20.10's
+    default profile, the Docker engine's here, still allows io_uring_setup; Docker 25 refuses it.)"""
+    if process_engine.seccomp_program is None or platform.machine() != "x86_64":
+        pytest.skip("the x86_64 filter is not in use here")
+    src = textwrap.dedent("""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        buf = ctypes.create_string_buffer(256)
+        done = []
+        for name, nr, args in (("io_uring", 425, (8, buf)), ("bpf", 321, (0, buf, 64)),
+                               ("keyctl", 250, (0, -1)), ("perf", 298, (buf, 0, -1, -1, 0)),
+                               ("clone3", 435, (buf, 88))):
+            if libc.syscall(nr, *args) >= 0 or ctypes.get_errno() not in (1, 38):
+                done.append((name, ctypes.get_errno()))
+        print(3 if not done else done)
+        """)
+    req = JudgeRequest(language="python", source=src, tests=[TestCase(output="3\n")])
+    [r] = process_engine.judge([req], use_cache=False)
+    assert r.verdict == "AC", r.tests[0].stderr_tail
+
+
 def test_seccomp_program_shape():
     prog = seccomp.program("x86_64")
     assert prog is not None and len(prog) % 8 == 0
