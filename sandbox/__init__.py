@@ -1,8 +1,9 @@
-"""Aletheia's execution sandbox: a pool of locked-down Docker containers with a persistent runner.
+"""Aletheia's execution sandbox: judge engines (docker, process, http) running a persistent runner.
 
-from sandbox import SandboxClient, JudgeRequest, TestCase
-with SandboxClient() as client:
-    [result] = client.judge([JudgeRequest(language="python", source=src, tests=[TestCase(input="1 2\\n", output="3\\n")])])
+from sandbox import JudgeRequest, TestCase
+from sandbox.engines import open_engine
+with open_engine("docker") as engine:  # or "process" (bubblewrap, no Docker), "http" (url=...)
+    [result] = engine.judge([JudgeRequest(language="python", source=src, tests=[TestCase(input="1 2\\n", output="3\\n")])])
 """
 
 from sandbox.models import (

@@ -13,7 +13,9 @@ from pydantic import ValidationError
 from sandbox.models import CompareSpec, JudgeRequest, JudgeResult, TestCase
 
 app = typer.Typer(
-    help="Aletheia's Docker execution sandbox.", no_args_is_help=True, add_completion=False
+    help="Aletheia's execution sandbox: judge programs on the docker, process or http engine.",
+    no_args_is_help=True,
+    add_completion=False,
 )
 image_app = typer.Typer(help="The sandbox image.", no_args_is_help=True)
 app.add_typer(image_app, name="image")
@@ -69,15 +71,49 @@ def _describe(exc: ValidationError) -> str:
     )
 
 
-def _client(pool_size: int | None, cache: bool, cache_path: Path | None, selftest: bool = True):
-    from sandbox.client import SandboxClient, SandboxError
-    from sandbox.image import ImageError
+ENGINE_HELP = (
+    "docker (containers; the default where Docker runs), process (bubblewrap sandboxes on this "
+    "host: no Docker needed) or http (a `python -m sandbox serve` elsewhere: --url)"
+)
+URL_HELP = "http engine: a server URL (repeat for several; they are tried in turn)"
+TOKEN_HELP = "http engine: a file whose first line is the token (default: $ALETHEIA_SANDBOX_TOKEN)"
 
+
+def _open(
+    engine: str,
+    pool_size: int | None,
+    cache: bool,
+    cache_path: Path | None,
+    selftest: bool = True,
+    url: list[str] | None = None,
+    token_file: Path | None = None,
+):
+    """Open the chosen engine, or exit 3 with its one-line reason."""
+    from sandbox.engines import ENGINES, EngineUnavailable, open_engine
+    from sandbox.pool import SandboxError
+
+    errors: tuple[type[BaseException], ...] = (SandboxError, EngineUnavailable)
+    if engine == "docker":  # docker-py only where Docker is used (a GPU node may lack it)
+        from sandbox.image import ImageError
+
+        errors += (ImageError,)
+
+    if engine not in ENGINES:
+        _fail(f"--engine must be one of {', '.join(ENGINES)}, not {engine!r}")
+    options: dict[str, Any] = {"cache": cache}
+    if engine == "http":
+        if not url:
+            _fail("--engine http needs --url (a `python -m sandbox serve` address)")
+        from sandbox.http.server import token_from
+
+        options["url"] = list(url)
+        if token_file is not None:
+            options["token"] = token_from(str(token_file))
+    else:
+        options.update(pool_size=pool_size, cache_path=cache_path, selftest=selftest)
     try:
-        return SandboxClient(
-            pool_size=pool_size, cache=cache, cache_path=cache_path, selftest=selftest
-        )
-    except (SandboxError, ImageError) as exc:
+        return open_engine(engine, **options)
+    except errors as exc:
         _fail(str(exc), code=3)
         raise  # unreachable
 
@@ -100,6 +136,9 @@ def run(
         help="checker source: Python for --compare checker (argv: input expected actual), C++ for --compare testlib",
     ),
     cache: bool = typer.Option(True, help="use the host verdict cache"),
+    engine: str = typer.Option("docker", help=ENGINE_HELP),
+    url: list[str] | None = typer.Option(None, help=URL_HELP),
+    token_file: Path | None = typer.Option(None, help=TOKEN_HELP),
 ) -> None:
     """Judge one program; print one JSON object. Exit 0 whenever a verdict was reached."""
     if not source.exists():
@@ -124,7 +163,7 @@ def run(
         _fail(_describe(exc))
     except TypeError as exc:
         _fail(f"--tests {tests}: {exc}")
-    client = _client(1, cache, None, selftest=False)
+    client = _open(engine, 1, cache, None, selftest=False, url=url, token_file=token_file)
     try:
         [result] = client.judge([req])
     finally:
@@ -143,12 +182,17 @@ def judge(
     output: Path = typer.Argument(
         ..., help="JSONL or Parquet (by extension): one verdict row per candidate"
     ),
-    pool_size: int | None = typer.Option(None, help="containers (default: CPU count)"),
+    pool_size: int | None = typer.Option(
+        None, help="slots: containers or sandboxes (default: CPU count)"
+    ),
     cache: bool = typer.Option(True, help="use the host verdict cache"),
     cache_path: Path | None = typer.Option(None, help="verdict cache SQLite file"),
     skip_invalid: bool = typer.Option(
         False, help="write invalid rows as error rows instead of stopping"
     ),
+    engine: str = typer.Option("docker", help=ENGINE_HELP),
+    url: list[str] | None = typer.Option(None, help=URL_HELP),
+    token_file: Path | None = typer.Option(None, help=TOKEN_HELP),
 ) -> None:
     """Judge a batch: one verdict (AC, WA, TLE, ...) per candidate row.
 
@@ -176,7 +220,7 @@ def judge(
         _fail(f"{len(errors)} invalid row(s) in {input}:\n  " + "\n  ".join(errors[:20]))
     for e in errors:
         typer.echo(f"warning: {e}", err=True)
-    client = _client(pool_size, cache, cache_path)
+    client = _open(engine, pool_size, cache, cache_path, url=url, token_file=token_file)
     try:
         results = client.judge([r for _, r in requests], progress=True)
     finally:
@@ -200,6 +244,87 @@ def _passthrough(row: dict) -> dict:
 
 def _result_row(result: JudgeResult) -> dict:
     return result.model_dump(mode="json")
+
+
+@app.command()
+def selftest(
+    engine: str = typer.Option("docker", help=ENGINE_HELP),
+    pool_size: int = typer.Option(1, help="slots to start"),
+    url: list[str] | None = typer.Option(None, help=URL_HELP),
+    token_file: Path | None = typer.Option(None, help=TOKEN_HELP),
+) -> None:
+    """Start the engine, run its self-test (every language), print what it found as JSON.
+
+    Exit 0 when every language works, 1 when some are refused here (their reasons are printed),
+    3 when the engine cannot start (one line saying why)."""
+    client = _open(engine, pool_size, False, None, selftest=True, url=url, token_file=token_file)
+    try:
+        report: dict[str, Any] = {"engine": engine, "stamp": client.stamp}
+        describe = getattr(client, "describe", None)
+        if describe is not None:
+            report.update(describe())
+        if getattr(client, "selftest_report", None) is not None:
+            report["selftest"] = client.selftest_report
+        if engine == "http":
+            report["server"] = getattr(client, "info", {})
+        report["unavailable"] = dict(getattr(client, "unavailable", {}) or {})
+    finally:
+        client.close()
+    typer.echo(json.dumps(report, indent=2))
+    for why in report["unavailable"].values():
+        typer.echo(f"warning: {why}", err=True)
+    if report["unavailable"]:
+        raise typer.Exit(1)
+
+
+@app.command()
+def serve(
+    engine: str = typer.Option("process", help="the engine to serve: docker or process"),
+    host: str = typer.Option("127.0.0.1", help="address to listen on (0.0.0.0: every interface)"),
+    port: int = typer.Option(8765, help="port"),
+    pool_size: int | None = typer.Option(None, help="slots (default: CPU count)"),
+    cache: bool = typer.Option(True, help="use the verdict cache"),
+    cache_path: Path | None = typer.Option(None, help="verdict cache SQLite file"),
+    token_file: Path | None = typer.Option(
+        None, help="a file whose first line is the token (default: $ALETHEIA_SANDBOX_TOKEN)"
+    ),
+    max_queue: int | None = typer.Option(
+        None, help='requests admitted and not yet answered before "busy" (default 32 x slots)'
+    ),
+    max_batch: int = typer.Option(512, help="requests per batch"),
+    max_body_mb: int = typer.Option(256, help="bytes per batch, in MB"),
+    drain_timeout_s: float = typer.Option(
+        600, help="on SIGTERM: how long admitted batches may finish"
+    ),
+    ssl_certfile: Path | None = typer.Option(None, help="serve HTTPS with this certificate"),
+    ssl_keyfile: Path | None = typer.Option(None, help="... and this key"),
+) -> None:
+    """Serve a judge engine over HTTP (clients: --engine http --url http://HOST:PORT).
+
+    Every call but /v1/health needs the bearer token. Stops on SIGTERM / Ctrl-C after the
+    admitted batches are answered."""
+    from sandbox.http.server import ServeLimits, token_from
+    from sandbox.http.server import serve as run_server
+
+    if engine not in ("docker", "process"):
+        _fail("--engine for serve must be docker or process")
+    token = token_from(str(token_file) if token_file else None)
+    if not token:
+        _fail("the server needs a token: set ALETHEIA_SANDBOX_TOKEN or give --token-file")
+    # Opened before listening: a server that cannot judge says why at once, in one line.
+    opened = _open(engine, pool_size, cache, cache_path, selftest=True)
+    limits = ServeLimits(max_body_mb=max_body_mb, max_batch=max_batch, max_queue=max_queue)
+    typer.echo(f"serving the {engine} engine on {host}:{port}", err=True)
+    run_server(
+        lambda: opened,
+        token=token,
+        host=host,
+        port=port,
+        limits=limits,
+        drain_timeout_s=drain_timeout_s,
+        ssl_certfile=str(ssl_certfile) if ssl_certfile else None,
+        ssl_keyfile=str(ssl_keyfile) if ssl_keyfile else None,
+    )
 
 
 @image_app.command("ensure")

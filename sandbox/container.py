@@ -6,28 +6,30 @@ answers one line. No `docker exec` per candidate (that alone costs ~90 ms).
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import select
 import socket
 import subprocess
-import threading
-import time
 import uuid
-from collections import deque
 from dataclasses import dataclass
+
+from sandbox.slot import RunnerDied, RunnerPipe, StartFailed
+
+__all__ = [  # RunnerDied and StartFailed live in sandbox.slot; importable from here as before
+    "LABEL",
+    "OWNER_LABEL",
+    "ContainerSpec",
+    "RunnerDied",
+    "SandboxContainer",
+    "StartFailed",
+    "cgroup_parent_for",
+    "docker_run_argv",
+    "owner_id",
+    "remove_stale_containers",
+]
 
 LABEL = "aletheia.sandbox"
 OWNER_LABEL = "aletheia.sandbox.owner"
-
-
-class RunnerDied(RuntimeError):
-    """The container or its runner went away (or hung) during a request: retry on a fresh one."""
-
-
-class StartFailed(RuntimeError):
-    """A container could not be started (daemon down, image missing, ...)."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,8 @@ def docker_run_argv(
     ]
 
 
-class SandboxContainer:
-    """A running container + its runner. Not thread-safe: one request at a time (the pool sees to it)."""
+class SandboxContainer(RunnerPipe):
+    """A running container + its runner (see RunnerPipe for the request protocol)."""
 
     def __init__(
         self,
@@ -124,88 +126,11 @@ class SandboxContainer:
         self.name = f"aletheia-sbx-{os.getpid()}-{uuid.uuid4().hex[:10]}"
         # A uid of its own per container: RLIMIT_NPROC counts per uid across the whole host.
         self.uid = random.randint(100_000, 900_000)
-        self._stderr = deque(maxlen=64)
-        self._buf = bytearray()
-        self.stored: set[str] = set()  # test sets sent to this container's store (by hash)
-        try:
-            self.proc = subprocess.Popen(
-                docker_run_argv(spec, self.name, self.uid, cpuset, cgroup_parent),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                bufsize=0,
-                start_new_session=True,  # a Ctrl-C to the host program must not kill the docker CLI mid-answer
-            )
-        except OSError as exc:
-            raise StartFailed(f"cannot run the docker CLI: {exc}") from exc
-        threading.Thread(target=self._read_stderr, daemon=True).start()
-        try:
-            resp = self.request({"op": "ping"}, timeout_s=start_timeout_s)
-        except RunnerDied as exc:
-            self.close()
-            raise StartFailed(f"sandbox container did not start: {exc}") from exc
-        if not resp.get("ok"):
-            self.close()
-            raise StartFailed(f"runner answered ping with {resp}")
-        self.requests_served = 0
+        self._spawn(docker_run_argv(spec, self.name, self.uid, cpuset, cgroup_parent))
+        self._handshake(start_timeout_s)
 
-    def _read_stderr(self) -> None:
-        for line in iter(self.proc.stderr.readline, b""):
-            self._stderr.append(line.decode("utf-8", "replace").rstrip())
-
-    def stderr_tail(self) -> str:
-        return " | ".join(list(self._stderr)[-8:])
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def request(self, payload: dict | bytes, timeout_s: float) -> dict:
-        """Send one request (a dict, or its JSON line already encoded) and read the answer."""
-        if not self.alive:
-            raise RunnerDied(f"container {self.name} is gone: {self.stderr_tail()}")
-        line = payload if isinstance(payload, bytes) else json.dumps(payload).encode() + b"\n"
-        try:
-            self.proc.stdin.write(line)
-        except (BrokenPipeError, OSError) as exc:
-            raise RunnerDied(f"cannot write to container {self.name}: {exc}") from exc
-        line = self._readline(time.monotonic() + timeout_s)
-        try:
-            return json.loads(line)
-        except json.JSONDecodeError as exc:
-            self.close()
-            raise RunnerDied(f"garbled answer from {self.name}: {line[:200]!r}") from exc
-
-    def _readline(self, deadline: float) -> bytes:
-        fd = self.proc.stdout.fileno()
-        while True:
-            nl = self._buf.find(b"\n")
-            if nl >= 0:
-                line = bytes(self._buf[:nl])
-                del self._buf[: nl + 1]
-                return line
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise RunnerDied(f"container {self.name} did not answer in time")
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                self.proc.wait(timeout=10)
-                time.sleep(0.05)  # let the stderr reader catch the CLI's last words
-                raise RunnerDied(
-                    f"container {self.name} exited (docker run status {self.proc.returncode}): "
-                    f"{self.stderr_tail() or 'no message'}"
-                )
-            self._buf += chunk
-
-    def close(self) -> None:
-        """Remove the container (SIGKILL from outside always works) and reap the CLI process."""
-        if getattr(self, "_closed", False):
-            return
-        self._closed = True
+    def _teardown(self) -> None:
+        """Remove the container (SIGKILL from outside always works)."""
         try:
             subprocess.run(
                 ["docker", "rm", "-f", self.name],
@@ -216,16 +141,6 @@ class SandboxContainer:
             )
         except (OSError, subprocess.TimeoutExpired):
             pass
-        for stream in (self.proc.stdin, self.proc.stdout):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 def remove_stale_containers() -> int:

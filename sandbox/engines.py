@@ -11,11 +11,21 @@ the caller never needs to know which one it holds. `engine.stamp` names the engi
 decides its verdicts (the Docker engine: the image id), and is part of every verdict's cache key,
 so verdicts of different engines never share a cache entry.
 
-Engines:
-  docker   a pool of locked-down containers (`sandbox.client.SandboxClient`); the default
-  process  the same runner under Linux namespaces on the host, for machines without a
-           container runtime (not yet available in this version: see `open_engine`)
-  http     a client of `python -m sandbox serve` on another machine (not yet available)
+Engines (and their options):
+  docker   a pool of locked-down containers (`sandbox.client.SandboxClient`); the default.
+           pool_size, image, cache, cache_path, selftest, max_attempts, ...
+  process  the same runner under bubblewrap on the host: namespaces, a cgroup per slot,
+           seccomp (`sandbox.process.engine.ProcessEngine`), for machines without a container
+           runtime. pool_size, cache, cache_path, selftest, cgroups, pch, extra_ro_binds, ...
+  http     a client of `python -m sandbox serve` on other machines
+           (`sandbox.http.client.HttpEngine`). url (one or a list), token (default
+           $ALETHEIA_SANDBOX_TOKEN), batch_size, parallel, cache; pool_size and selftest are
+           accepted and ignored (the servers' pools decide).
+
+An engine that cannot run here raises `EngineUnavailable` with one line (permanent); a pool that
+could not be brought up this time raises `sandbox.pool.SandboxError` (worth a retry).
+Engines may also offer `selftest_report`, `unavailable` (language -> why it is refused here, per
+request) and `describe()`; `python -m sandbox selftest` prints them.
 """
 
 from __future__ import annotations
@@ -60,16 +70,25 @@ class JudgeEngine(Protocol):
 
 
 class EngineUnavailable(RuntimeError):
-    """The engine cannot run here; the message is one line saying why and what to do."""
+    """The engine cannot run here; the message is one line saying why and what to do. Not a
+    `SandboxError` on purpose: it is permanent (no isolation, no bwrap, a refused token), so
+    flows do not retry it as they retry a sandbox hiccup."""
 
 
 def open_engine(engine: str = "docker", **options: Any) -> JudgeEngine:
-    """Open a judge engine by name; `options` are the engine's own (docker: those of
-    `SandboxClient`: pool_size, image, cache, cache_path, ...)."""
+    """Open a judge engine by name; `options` are the engine's own (see the module doc)."""
     if engine == "docker":
         from sandbox.client import SandboxClient
 
         return SandboxClient(**options)
-    if engine in ENGINES:
-        raise EngineUnavailable(f"sandbox engine {engine!r} is not available in this version")
-    raise EngineUnavailable(f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}")
+    if engine == "process":
+        from sandbox.process.engine import ProcessEngine
+
+        return ProcessEngine(**options)
+    if engine == "http":
+        from sandbox.http.client import HttpEngine
+
+        return HttpEngine(**options)
+    raise EngineUnavailable(
+        f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
+    )

@@ -23,6 +23,8 @@ from typing import Literal
 import docker
 import docker.errors
 
+from sandbox.paths import cache_dir
+
 HERE = Path(__file__).resolve().parent
 REPO = "aletheia-sandbox"
 ROOTFS_REPO = "aletheia-sandbox-rootfs"
@@ -66,17 +68,6 @@ def image_tag() -> str:
 
 def rootfs_key() -> str:
     return _hash_files([HERE / "image" / "packages.txt", HERE / "image" / "build-rootfs.sh"])
-
-
-def cache_dir() -> Path:
-    """ALETHEIA_CACHE_DIR, else <repo>/.cache when running from a checkout, else ~/.cache/aletheia."""
-    env = os.environ.get("ALETHEIA_CACHE_DIR")
-    if env:
-        return Path(env) / "sandbox"
-    repo = HERE.parent
-    if (repo / "pyproject.toml").exists():
-        return repo / ".cache" / "sandbox"
-    return Path.home() / ".cache" / "aletheia" / "sandbox"
 
 
 def docker_client() -> docker.DockerClient:

@@ -1,16 +1,13 @@
-"""Caches keyed by content hash: host verdicts (SQLite) and compiled binaries inside the pool."""
+"""Caches keyed by content hash: host verdicts (SQLite) and compiled binaries inside the pool
+(on each engine: the verdict cache is one file, keyed by each engine's stamp)."""
 
 from __future__ import annotations
 
 import time
 import uuid
 
-import pytest
-
 from sandbox import JudgeRequest, JudgeResult, TestCase, TestResult
 from sandbox.cache import VerdictCache
-
-pytestmark = pytest.mark.docker
 
 
 def _sleepy(nonce: str, tl: float = 2.0) -> JudgeRequest:
@@ -23,21 +20,21 @@ def _sleepy(nonce: str, tl: float = 2.0) -> JudgeRequest:
     )
 
 
-def test_repeated_judgement_never_executes_again(sandbox_client):
+def test_repeated_judgement_never_executes_again(judge_engine):
     nonce = uuid.uuid4().hex
-    [first] = sandbox_client.judge([_sleepy(nonce)])
+    [first] = judge_engine.judge([_sleepy(nonce)])
     start = time.perf_counter()
-    [second] = sandbox_client.judge([_sleepy(nonce)])
+    [second] = judge_engine.judge([_sleepy(nonce)])
     elapsed = time.perf_counter() - start
     assert (first.verdict, first.cached) == ("AC", False)
     assert (second.verdict, second.cached) == ("AC", True)
     assert elapsed < 0.2  # the program sleeps 0.4 s: it did not run
     assert second.cache_key == first.cache_key and second.tests == first.tests
     # any change to what decides the verdict is a new key: judged again
-    [third] = sandbox_client.judge([_sleepy(nonce, tl=3.0)])
+    [third] = judge_engine.judge([_sleepy(nonce, tl=3.0)])
     assert third.cached is False and third.cache_key != first.cache_key
     # use_cache=False forces execution
-    [fourth] = sandbox_client.judge([_sleepy(nonce)], use_cache=False)
+    [fourth] = judge_engine.judge([_sleepy(nonce)], use_cache=False)
     assert fourth.cached is False
 
 
@@ -56,6 +53,7 @@ def test_cache_key_covers_every_input():
     keys = {base.cache_key("sha256:a")} | {v.cache_key("sha256:a") for v in variants}
     assert len(keys) == 1 + len(variants)
     assert base.cache_key("sha256:a") != base.cache_key("sha256:b")  # image digest is part of it
+    assert base.cache_key("sha256:a") != base.cache_key("process:python=3.11.2;...")  # the engine
     assert base.cache_key("sha256:a") == JudgeRequest(**base.model_dump()).cache_key("sha256:a")
 
 
@@ -74,14 +72,14 @@ def test_verdict_cache_persists_and_skips_se(tmp_path):
     assert len(reopened) == 1
 
 
-def test_compiled_binary_reused_inside_pool(sandbox_client):
+def test_compiled_binary_reused_inside_pool(judge_engine):
     src = f"#include <bits/stdc++.h>\nint main(){{long long a,b;std::cin>>a>>b;std::cout<<a+b;}} // {uuid.uuid4()}\n"
     results = []
     for i in range(4):  # same source, new tests each time: verdicts are new, the build is not
         req = JudgeRequest(
             language="cpp", source=src, tests=[TestCase(input=f"{i} 1", output=f"{i + 1}")]
         )
-        [r] = sandbox_client.judge([req])
+        [r] = judge_engine.judge([req])
         results.append(r)
     assert all(r.verdict == "AC" and not r.cached for r in results)
     assert not results[0].compile_cached

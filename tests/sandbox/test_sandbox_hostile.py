@@ -1,8 +1,9 @@
 """Hostile programs: each gets a sane verdict, leaves nothing behind, and does not slow the next candidate.
 
-After every hostile candidate a probe runs in the SAME container (a pool of one) and checks that no
-process, file or exhausted resource is left over, that it is still the same container (the runner
-survived), and that it runs about as fast as before.
+After every hostile candidate a probe runs in the SAME slot (a pool of one) and checks that no
+process, file or exhausted resource is left over, that it is still the same slot (the runner
+survived), and that it runs about as fast as before. Every test runs on each engine: the Docker
+engine (containers) and the process engine (bubblewrap sandboxes on the host).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import os
 import subprocess
 import textwrap
 import uuid
+from pathlib import Path
 
 import pytest
+from engines_here import ENGINE_PARAMS, open_test_engine
 
-from sandbox import JudgeRequest, SandboxClient, TestCase
+from sandbox import JudgeRequest, TestCase
 from sandbox.container import OWNER_LABEL, owner_id
-
-pytestmark = pytest.mark.docker
 
 SECRET = f"hunter2-{uuid.uuid4().hex}"
 
@@ -65,13 +66,13 @@ def _probe() -> JudgeRequest:
     )
 
 
-@pytest.fixture(scope="module")
-def one_container(monkeypatch_module=None):
-    """A pool of ONE container, so the probe after a hostile program runs where it ran."""
+@pytest.fixture(scope="module", params=ENGINE_PARAMS)
+def one_container(request):
+    """A pool of ONE slot, so the probe after a hostile program runs where it ran."""
     os.environ["ALETHEIA_HOSTILE_SECRET"] = (
         SECRET  # in the host's env: must never reach a candidate
     )
-    with SandboxClient(pool_size=1, cache=False, selftest=False) as client:
+    with open_test_engine(request.param, pool_size=1, cache=False, selftest=False) as client:
         [base] = client.judge([_probe()])
         assert base.verdict == "AC", base.tests[0].stderr_tail
         report = json.loads(base.tests[0].stderr_tail)
@@ -246,6 +247,21 @@ HOSTILE: dict[str, tuple[JudgeRequest, set[str]]] = {
         ),
         {"AC"},
     ),
+    "namespace-and-mount-escape": (
+        py("""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        done = []
+        for name, flags in (("user", 0x10000000), ("mount", 0x20000), ("net", 0x40000000),
+                            ("pid", 0x20000000)):
+            if libc.unshare(flags) == 0:
+                done.append("unshare-" + name)
+        if libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+            done.append("mount")
+        print(3 if not done else done)
+        """),
+        {"AC"},
+    ),
     "network-interfaces": (
         py(
             "import socket\nprint(' '.join(sorted(n for _, n in socket.if_nameindex())))\n",
@@ -342,11 +358,20 @@ def test_compile_cache_cannot_be_tampered_with(one_container):
     )  # ...which was detected and rebuilt
 
 
-def test_closed_pool_leaves_no_containers_on_host():
-    client = SandboxClient(pool_size=1, cache=False, selftest=False)
-    names = client.containers
+@pytest.mark.parametrize("engine", ENGINE_PARAMS)
+def test_closed_pool_leaves_nothing_on_host(engine):
+    client = open_test_engine(engine, pool_size=1, cache=False, selftest=False)
+    names = client.slots
     [r] = client.judge([HOSTILE["orphan-background"][0]])
     assert r.verdict == "AC" and len(names) == 1
+    if engine == "process":
+        [slot] = [s for s in client._live.values() if s is not None]
+        pids, dirs = {slot.runner_pid, slot.proc.pid}, list(slot.cgroup.dirs.values())
+        assert slot.cgroup.pids() and all(d.exists() for d in dirs)
+        client.close()
+        assert not any(Path(f"/proc/{p}").exists() for p in pids), "a slot process survived"
+        assert not any(d.exists() for d in dirs), "the slot's cgroups were left behind"
+        return
     client.close()
     out = subprocess.run(
         [

@@ -1,6 +1,6 @@
-"""Tests travel once: a problem's tests go to a container's store once and are named by hash after.
+"""Tests travel once: a problem's tests go to a slot's store once and are named by hash after.
 The store is out of a candidate's reach: it cannot read expected outputs (its own problem's or
-another's), nor change a stored test for the tests that follow."""
+another's), nor change a stored test for the tests that follow. On each engine (Docker, process)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import textwrap
 import uuid
 
 import pytest
+from engines_here import ENGINE_PARAMS, open_test_engine
 
-from sandbox import JudgeRequest, SandboxClient, TestCase
-
-pytestmark = pytest.mark.docker
+from sandbox import JudgeRequest, TestCase
 
 # Looks everywhere a candidate can read for a string (given reversed on stdin, so that its own
 # input file does not hold it); prints the string if found anywhere, else "nothing".
@@ -39,16 +38,16 @@ HUNTER = textwrap.dedent(
 )
 
 
-@pytest.fixture(scope="module")
-def one():
+@pytest.fixture(scope="module", params=ENGINE_PARAMS)
+def one(request):
     # inline_tests_max_bytes=0: every set goes through the store, however small (as large ones do)
-    with SandboxClient(
-        pool_size=1, cache=False, selftest=False, inline_tests_max_bytes=0
+    with open_test_engine(
+        request.param, pool_size=1, cache=False, selftest=False, inline_tests_max_bytes=0
     ) as client:
         yield client
 
 
-def _container(client: SandboxClient):
+def _container(client):
     [container] = [c for c in client._live.values() if c is not None]
     return container
 

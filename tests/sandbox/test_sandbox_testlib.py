@@ -1,5 +1,6 @@
-"""Checkers written to testlib's conventions: compiled once per container, run as
-`checker INPUT OUTPUT ANSWER`, verdict from the exit code (0 ok, 1 wa, 2 pe, 3 fail, 7 points)."""
+"""Checkers written to testlib's conventions: compiled once per slot, run as
+`checker INPUT OUTPUT ANSWER`, verdict from the exit code (0 ok, 1 wa, 2 pe, 3 fail, 7 points).
+On each engine (Docker, process)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import sys
 import textwrap
 
 import pytest
+from engines_here import ENGINE_PARAMS, open_test_engine
 
-from sandbox import CompareSpec, JudgeRequest, SandboxClient, TestCase
+from sandbox import CompareSpec, JudgeRequest, TestCase
 from tests.conftest import REPO
 from tests.sandbox.checker_programs import (
     BROKEN_CHECKER,
@@ -24,8 +26,6 @@ from tests.sandbox.checker_programs import (
     SPLIT_TESTS,
 )
 
-pytestmark = pytest.mark.docker
-
 TESTS = [TestCase(input=i, output=o) for i, o in SPLIT_TESTS]
 
 
@@ -38,9 +38,9 @@ def _req(source: str, checker: str, tests=TESTS, language: str = "python") -> Ju
     )
 
 
-@pytest.fixture(scope="module")
-def one():
-    with SandboxClient(pool_size=1, cache=False, selftest=False) as client:
+@pytest.fixture(scope="module", params=ENGINE_PARAMS)
+def one(request):
+    with open_test_engine(request.param, pool_size=1, cache=False, selftest=False) as client:
         yield client
 
 
@@ -116,6 +116,7 @@ def test_unusable_checker_is_reported_not_replaced(one):
     assert missing.tests == [] and broken.tests == []  # never judged by another comparison
 
 
+@pytest.mark.docker
 def test_cli_run_with_a_testlib_checker(tmp_path):
     (tmp_path / "a.py").write_text(SPLIT_HALF)
     (tmp_path / "wrong.py").write_text(SPLIT_OFF_BY_ONE)

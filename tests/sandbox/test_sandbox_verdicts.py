@@ -1,4 +1,5 @@
-"""Known-verdict programs: every verdict in every language, through the real Docker sandbox."""
+"""Known-verdict programs: every verdict in every language, on each engine (the real Docker
+sandbox, then the process engine)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,6 @@ import pytest
 from sandbox_programs import ADD_TESTS, CASES, PROGRAMS
 
 from sandbox import CompareSpec, JudgeRequest, TestCase
-
-pytestmark = pytest.mark.docker
 
 
 def _request(lang: str, verdict: str) -> JudgeRequest:
@@ -24,9 +23,9 @@ def _request(lang: str, verdict: str) -> JudgeRequest:
 
 
 @pytest.fixture(scope="module")
-def verdict_results(sandbox_client):
+def verdict_results(judge_engine):
     reqs = [_request(lang, verdict) for lang, verdict in CASES]
-    results = sandbox_client.judge(reqs, use_cache=False)
+    results = judge_engine.judge(reqs, use_cache=False)
     return {case: r for case, r in zip(CASES, results)}
 
 
@@ -46,14 +45,14 @@ def test_known_verdict(verdict_results, lang, verdict):
         assert len(r.tests) == 2
 
 
-def test_partial_pass_rate_and_first_failure(sandbox_client):
+def test_partial_pass_rate_and_first_failure(judge_engine):
     src = "a, b = map(int, input().split())\nprint(a + b if a < 5 else 0)\n"
     tests = [
         TestCase(input="1 1\n", output="2\n"),
         TestCase(input="9 1\n", output="10\n"),
         TestCase(input="2 2\n", output="4"),
     ]
-    [r] = sandbox_client.judge(
+    [r] = judge_engine.judge(
         [JudgeRequest(language="python", source=src, tests=tests)], use_cache=False
     )
     assert (r.verdict, r.passed, r.total) == ("WA", 2, 3)
@@ -61,7 +60,7 @@ def test_partial_pass_rate_and_first_failure(sandbox_client):
     assert [t.verdict for t in r.tests] == ["AC", "WA", "AC"]
 
 
-def test_function_mode(sandbox_client):
+def test_function_mode(judge_engine):
     src = "def add(a, b):\n    return a + b\n"
     reqs = [
         JudgeRequest(
@@ -111,7 +110,7 @@ def test_function_mode(sandbox_client):
             tests=[TestCase(code="assert add(1, 2) == 3")],
         ),
     ]
-    results = sandbox_client.judge(reqs, use_cache=False)
+    results = judge_engine.judge(reqs, use_cache=False)
     assert [t.verdict for t in results[0].tests] == ["AC", "WA"]
     assert [r.verdict for r in results[1:]] == ["WA", "WA", "WA", "RE", "TLE", "WA"]
 
@@ -130,7 +129,7 @@ def test_function_mode(sandbox_client):
         ("float", "1 2\n", "1\n", "WA", {}),
     ],
 )
-def test_compare_modes(sandbox_client, mode, actual, expected, want, tol):
+def test_compare_modes(judge_engine, mode, actual, expected, want, tol):
     src = f"import sys\nsys.stdout.write({actual!r})\n# {uuid.uuid4()}\n"
     req = JudgeRequest(
         language="python",
@@ -138,11 +137,11 @@ def test_compare_modes(sandbox_client, mode, actual, expected, want, tol):
         tests=[TestCase(input="", output=expected)],
         compare=CompareSpec(mode=mode, **tol),
     )
-    [r] = sandbox_client.judge([req])
+    [r] = judge_engine.judge([req])
     assert r.verdict == want
 
 
-def test_checker(sandbox_client):
+def test_checker(judge_engine):
     checker = (
         "import sys\n"
         "inp, exp, act = (open(p).read() for p in sys.argv[1:4])\n"
@@ -169,11 +168,11 @@ def test_checker(sandbox_client):
         tests=tests,
         compare=CompareSpec(mode="checker", checker="raise SystemExit(7)\n"),
     )
-    results = sandbox_client.judge([good, bad, broken], use_cache=False)
+    results = judge_engine.judge([good, bad, broken], use_cache=False)
     assert [r.verdict for r in results] == ["AC", "WA", "SE"]
 
 
-def test_java_without_public_main_class(sandbox_client):
+def test_java_without_public_main_class(judge_engine):
     sources = [
         (
             "import java.util.*;\nclass Solution{public static void main(String[] a){Scanner s=new Scanner(System.in);"
@@ -197,11 +196,11 @@ def test_java_without_public_main_class(sandbox_client):
         "    System.out.println(Long.parseLong(f.next()) + Long.parseLong(f.next())); }\n}\n"
     )
     reqs = [JudgeRequest(language="java", source=s, tests=ADD_TESTS) for s in sources]
-    results = sandbox_client.judge(reqs, use_cache=False)
+    results = judge_engine.judge(reqs, use_cache=False)
     assert [r.verdict for r in results] == ["AC"] * 4, [r.compile_output for r in results]
 
 
-def test_order_and_generator_input(sandbox_client):
+def test_order_and_generator_input(judge_engine):
     def gen():
         for i in range(12):
             yield JudgeRequest(
@@ -210,10 +209,10 @@ def test_order_and_generator_input(sandbox_client):
                 tests=[TestCase(input="", output=f"{i % 3}\n")],
             )
 
-    results = sandbox_client.judge(gen(), use_cache=False)
+    results = judge_engine.judge(gen(), use_cache=False)
     assert [r.verdict for r in results] == ["AC" if i % 3 == i else "WA" for i in range(12)]
     streamed = dict(
-        sandbox_client.judge_iter(
+        judge_engine.judge_iter(
             [
                 JudgeRequest(
                     language="python", source="print(1)\n", tests=[TestCase(input="", output="1")]
@@ -224,3 +223,25 @@ def test_order_and_generator_input(sandbox_client):
         )
     )
     assert sorted(streamed) == [0, 1, 2] and all(r.verdict == "AC" for r in streamed.values())
+
+
+def test_a_small_batch_uses_every_slot(judge_engine):
+    """Requests are sent to a slot ahead of time only when no other slot is idle: two slow
+    candidates on a pool of two run side by side, not one after the other on one slot."""
+    import time
+
+    nonce = uuid.uuid4().hex
+    reqs = [
+        JudgeRequest(
+            language="python",
+            source=f"import time\ntime.sleep(1.5)\nprint(1)  # {nonce} {i}\n",
+            tests=[TestCase(input="", output="1\n")],
+            time_limit_s=2,
+        )
+        for i in range(2)
+    ]
+    start = time.perf_counter()
+    results = judge_engine.judge(reqs, use_cache=False)
+    elapsed = time.perf_counter() - start
+    assert [r.verdict for r in results] == ["AC", "AC"]
+    assert elapsed < 2.7, f"{elapsed:.1f} s: the two candidates ran one after the other"

@@ -1,0 +1,1 @@
+"""The process engine: the runner under bubblewrap on the host (see engine.py)."""
