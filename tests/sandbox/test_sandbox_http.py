@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from engines_here import child_pythonpath
 from sandbox_programs import ADD_TESTS, PROGRAMS
 
 from sandbox import JudgeRequest, TestCase
@@ -48,7 +49,7 @@ class Server:
              "127.0.0.1", "--port", str(self.port), "--pool-size", str(pool_size),
              "--no-cache", *args],
             cwd=REPO,
-            env={**os.environ, "PYTHONPATH": str(REPO), "ALETHEIA_SANDBOX_TOKEN": TOKEN},
+            env={**os.environ, "PYTHONPATH": child_pythonpath(REPO), "ALETHEIA_SANDBOX_TOKEN": TOKEN},
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )  # fmt: skip

@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from engines_here import child_pythonpath
 
 from sandbox import JudgeRequest, TestCase
 from sandbox.process import seccomp
@@ -221,7 +222,7 @@ def _cli(prefix: list[str], *args: str, env: dict | None = None) -> subprocess.C
     return subprocess.run(
         [*prefix, sys.executable, "-m", "sandbox", *args],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+        env={**os.environ, "PYTHONPATH": child_pythonpath(REPO), **(env or {})},
         capture_output=True,
         text=True,
         timeout=300,

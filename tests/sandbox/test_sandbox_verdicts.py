@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from engines_here import skip_unless_language
 from sandbox_programs import ADD_TESTS, CASES, PROGRAMS
 
 from sandbox import CompareSpec, JudgeRequest, TestCase
@@ -30,7 +31,8 @@ def verdict_results(judge_engine):
 
 
 @pytest.mark.parametrize(("lang", "verdict"), CASES, ids=[f"{lang}-{v}" for lang, v in CASES])
-def test_known_verdict(verdict_results, lang, verdict):
+def test_known_verdict(verdict_results, judge_engine, lang, verdict):
+    skip_unless_language(judge_engine, lang)
     r = verdict_results[(lang, verdict)]
     assert r.verdict == verdict, (r.verdict, [t.model_dump() for t in r.tests], r.compile_output)
     assert r.total == 2
@@ -173,6 +175,7 @@ def test_checker(judge_engine):
 
 
 def test_java_without_public_main_class(judge_engine):
+    skip_unless_language(judge_engine, "java")
     sources = [
         (
             "import java.util.*;\nclass Solution{public static void main(String[] a){Scanner s=new Scanner(System.in);"
