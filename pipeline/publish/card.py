@@ -345,8 +345,8 @@ def render_card(
 Execution-grounded data for training and evaluating **code verifiers**: models that read
 a programming problem and a list of candidate programs and pick the one that is correct.
 Every candidate was compiled and run against the problem's tests in a locked-down Docker
-sandbox; an instance has exactly one candidate that passed every test. In this build the
-lists are {F.sizes_phrase(sizes)}.
+sandbox; an instance has exactly one candidate that passed every test. In this build a
+row holds {F.count_phrase(sizes)}.
 
 Rows lead with Aletheia's field names and types (`prompt_id, query, generator, language,
 num_candidates, candidates, chosen_position, chosen_answer, pass_rates, easy_hard,
@@ -386,7 +386,7 @@ candidates.
 ## Example rows
 
 The first row of each config, as YAML; long texts and lists are cut where marked
-`[... cut here: ...]`.
+`[... cut here: ...]`, and spaces at the end of a line are not shown.
 
 {examples_md(splits)}
 

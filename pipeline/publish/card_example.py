@@ -2,7 +2,7 @@
 
 The row is the config's first (of its `train` split, or an evaluation config's `test`
 split: the one to evaluate on), shown as YAML so programs and statements keep their line
-breaks. Long texts are cut after `MAX_LINES` lines or `MAX_CHARS` characters and long lists
+breaks (spaces at the end of a line are not shown). Long texts are cut after `MAX_LINES` lines or `MAX_CHARS` characters and long lists
 after `MAX_ITEMS` items, each cut marked with what was left out, so no reader mistakes a
 shortened value for the real one.
 """
@@ -20,6 +20,9 @@ MAX_ITEMS = 5
 
 
 def cut_text(text: str) -> str:
+    # Spaces at line ends are dropped from the shown copy: YAML cannot show a text that has
+    # them as a block, and they are invisible anyway.
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
     lines = text.split("\n")
     kept = "\n".join(lines[:MAX_LINES])
     if len(kept) > MAX_CHARS:

@@ -173,6 +173,19 @@ def sizes_phrase(sizes: dict[int, int] | list[int]) -> str:
     return "lists of " + ", ".join(map(str, got[:-1])) + f" or {got[-1]} candidates"
 
 
+def count_phrase(sizes: list[int]) -> str:
+    """'2-5 candidates', '2 candidates (pairs only)', '2, 3 or 5 candidates'."""
+    if not sizes:
+        return "no candidates"
+    if sizes == [2]:
+        return "2 candidates (pairs only)"
+    if len(sizes) == 1:
+        return f"{sizes[0]} candidates"
+    if sizes == list(range(sizes[0], sizes[-1] + 1)):
+        return f"{sizes[0]}-{sizes[-1]} candidates"
+    return ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]} candidates"
+
+
 def all_sizes(facts: list[SplitFacts]) -> list[int]:
     return sorted({n for f in facts for n, c in f.sizes.items() if c})
 
@@ -212,6 +225,9 @@ def origins_phrase(f: SplitFacts) -> str:
 
 
 def _counted(counts: dict[str, int]) -> str:
+    """'weak (every row)' for one value, else 'cpp 64, java 60, python 54'."""
+    if len(counts) == 1:
+        return f"{next(iter(counts))} (every row)"
     return ", ".join(f"{k} {v}" for k, v in counts.items()) or "-"
 
 

@@ -159,7 +159,7 @@ VALUE_FIELDS = frozenset(
         "judge_model",
     }
 )
-MAX_VALUES = 8
+MAX_VALUES = 24  # enough for every bias type; a long tail of model names is cut
 
 
 def field_values(tables: dict[str, pa.Table], field: str) -> list[str | None]:

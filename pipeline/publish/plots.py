@@ -28,6 +28,8 @@ _PNG_META = {"Software": None}
 _DPI = 100
 _LABEL_MIN_SHARE = 0.06  # a segment narrower than this gets no count written on it
 _ORIGIN_COLORS = {"policy": "#4c72b0", "reference": "#55a868", "mutant": "#dd8452"}
+_LANGUAGE_COLORS = {"python": "#3776ab", "cpp": "#f34b7d", "java": "#b07219", "mixed": "#8c8c8c"}
+_OTHER = "#bcbcbc"
 
 
 def _bars(facts: list[F.SplitFacts], splits: F.Splits) -> list[tuple[str, F.SplitFacts]]:
@@ -97,7 +99,7 @@ def _share_bars(
     return _save(fig, path)
 
 
-def _palette(n: int, cmap: str = "viridis") -> list[str]:
+def _palette(n: int, cmap: str) -> list[str]:
     cm = matplotlib.colormaps[cmap]
     return [matplotlib.colors.to_hex(cm(0.15 + 0.7 * i / max(1, n - 1))) for i in range(n)]
 
@@ -106,7 +108,7 @@ def plot_list_sizes(facts: list[F.SplitFacts], splits: F.Splits, path: Path) -> 
     bars = [(label, f.sizes) for label, f in _bars(facts, splits)]
     sizes = list(range(2, len(ANSWER_LETTERS) + 1))
     return _share_bars(
-        bars, sizes, {n: f"{n} candidates" for n in sizes}, _palette(len(sizes)),
+        bars, sizes, {n: f"{n} candidates" for n in sizes}, _palette(len(sizes), "viridis"),
         "List sizes: rows per number of candidates", "rows", path,
     )  # fmt: skip
 
@@ -114,7 +116,7 @@ def plot_list_sizes(facts: list[F.SplitFacts], splits: F.Splits, path: Path) -> 
 def plot_origins(facts: list[F.SplitFacts], splits: F.Splits, path: Path) -> Path:
     bars = [(label, f.origins) for label, f in _bars(facts, splits)]
     keys = [*F.ORIGINS, *sorted({k for _, c in bars for k in c} - set(F.ORIGINS))]
-    colors = [_ORIGIN_COLORS.get(k, "#8c8c8c") for k in keys]
+    colors = [_ORIGIN_COLORS.get(k, _OTHER) for k in keys]
     words = {k: F.ORIGIN_WORDS.get(k, (k, k))[1] for k in keys}
     return _share_bars(
         bars, keys, words, colors, "Where the candidates come from", "candidates", path
@@ -125,8 +127,8 @@ def plot_languages(facts: list[F.SplitFacts], splits: F.Splits, path: Path) -> P
     bars = [(label, f.languages) for label, f in _bars(facts, splits)]
     langs = sorted({k for _, c in bars for k in c}, key=lambda k: (k == "mixed", k))
     return _share_bars(
-        bars, langs, {k: k for k in langs}, _palette(len(langs), "tab10"),
-        "Languages: rows per language (a row's `language`)", "rows", path,
+        bars, langs, {k: k for k in langs}, [_LANGUAGE_COLORS.get(k, _OTHER) for k in langs],
+        "Languages: rows per language (a row's language field)", "rows", path,
     )  # fmt: skip
 
 
@@ -164,7 +166,7 @@ def plot_correct_positions(facts: list[F.SplitFacts], splits: F.Splits, path: Pa
 def plot_pass_rates(facts: list[F.SplitFacts], splits: F.Splits, path: Path) -> Path:
     """Pass rates of the incorrect candidates (the correct one is 1.0 by construction), one
     panel per config with its own count axis."""
-    main = [f for f in _main(facts) if f.incorrect_rate_bins]
+    main = [f for f in _main(facts) if any(f.incorrect_rate_bins)]
     cols = 3
     rows = max(1, math.ceil(len(main) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(9, 2.3 * rows + 0.6), squeeze=False)

@@ -152,7 +152,7 @@ def test_card_claims_only_the_list_sizes_it_ships(build_dir: Path, tmp_path: Pat
     hub = tmp_path / "hub"
     build_hub_folder(build_dir, hub)
     card = _card(hub)
-    assert "In this build the\nlists are pairs (2 candidates)." in card
+    assert "In this build a\nrow holds 2 candidates (pairs only)." in card
     body = card.split("<summary>Run config")[0]
     assert not re.search(r"2[-–]5", body), "claims lists of 2-5 on a pairs-only build"
     holds = _section(card, "### What each config holds")
@@ -266,3 +266,14 @@ def test_same_rows_same_card_and_plots(build_dir: Path, tmp_path: Path) -> None:
     build_hub_folder(build_dir, hub)
     assert {f: (hub / f).read_bytes() for f in list_files(hub)} == first
     assert "assets/origins.png" in first
+
+
+def test_example_programs_read_as_blocks() -> None:
+    import pyarrow as pa
+
+    from pipeline.publish.card_example import example_yaml
+
+    program = "x = 1   \nif x:\n    print(x)\n"  # a line with trailing spaces
+    shown = example_yaml(pa.table({"candidates": [[program, "print(2)"]], "n": [2]}))
+    assert shown.startswith("candidates:\n- |\n  x = 1\n  if x:\n      print(x)\n")
+    assert yaml.safe_load(shown)["candidates"] == ["x = 1\nif x:\n    print(x)\n", "print(2)"]
