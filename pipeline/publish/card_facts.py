@@ -159,20 +159,6 @@ def share(n: int, total: int) -> str:
     return f"{100 * n / total:.0f}%" if total else "-"
 
 
-def sizes_phrase(sizes: dict[int, int] | list[int]) -> str:
-    """'pairs (2 candidates)', 'lists of 2-5 candidates', 'lists of 2, 3 or 5 candidates'."""
-    got = sorted(n for n in sizes if (sizes[n] if isinstance(sizes, dict) else True))
-    if not got:
-        return "no lists"
-    if got == [2]:
-        return "pairs (2 candidates)"
-    if len(got) == 1:
-        return f"lists of exactly {got[0]} candidates"
-    if got == list(range(got[0], got[-1] + 1)):
-        return f"lists of {got[0]}-{got[-1]} candidates"
-    return "lists of " + ", ".join(map(str, got[:-1])) + f" or {got[-1]} candidates"
-
-
 def count_phrase(sizes: list[int]) -> str:
     """'2-5 candidates', '2 candidates (pairs only)', '2, 3 or 5 candidates'."""
     if not sizes:
@@ -184,6 +170,14 @@ def count_phrase(sizes: list[int]) -> str:
     if sizes == list(range(sizes[0], sizes[-1] + 1)):
         return f"{sizes[0]}-{sizes[-1]} candidates"
     return ", ".join(map(str, sizes[:-1])) + f" or {sizes[-1]} candidates"
+
+
+def sizes_phrase(sizes: dict[int, int]) -> str:
+    """'pairs (2 candidates)', 'lists of 2-5 candidates', 'lists of 2, 3 or 5 candidates'."""
+    got = sorted(n for n, rows in sizes.items() if rows)
+    if not got:
+        return "no lists"
+    return "pairs (2 candidates)" if got == [2] else "lists of " + count_phrase(got)
 
 
 def all_sizes(facts: list[SplitFacts]) -> list[int]:

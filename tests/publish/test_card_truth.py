@@ -277,3 +277,14 @@ def test_example_programs_read_as_blocks() -> None:
     shown = example_yaml(pa.table({"candidates": [[program, "print(2)"]], "n": [2]}))
     assert shown.startswith("candidates:\n- |\n  x = 1\n  if x:\n      print(x)\n")
     assert yaml.safe_load(shown)["candidates"] == ["x = 1\nif x:\n    print(x)\n", "print(2)"]
+
+
+def test_list_size_words_follow_the_sizes_present() -> None:
+    from pipeline.publish.card_facts import sizes_phrase
+
+    assert sizes_phrase({2: 7}) == "pairs (2 candidates)"
+    assert sizes_phrase({2: 7, 3: 0, 4: 1}) == "lists of 2 or 4 candidates"  # 0 rows: absent
+    assert sizes_phrase({2: 1, 3: 2, 4: 3}) == "lists of 2-4 candidates"
+    assert sizes_phrase({3: 2, 5: 1, 4: 0}) == "lists of 3 or 5 candidates"
+    assert sizes_phrase({2: 1, 3: 1, 5: 1}) == "lists of 2, 3 or 5 candidates"
+    assert sizes_phrase({4: 2}) == "lists of 4 candidates"
