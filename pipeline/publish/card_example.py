@@ -23,16 +23,14 @@ def cut_text(text: str) -> str:
     # Spaces at line ends are dropped from the shown copy: YAML cannot show a text that has
     # them as a block, and they are invisible anyway.
     text = "\n".join(line.rstrip() for line in text.split("\n"))
-    lines = text.split("\n")
-    kept = "\n".join(lines[:MAX_LINES])
-    if len(kept) > MAX_CHARS:
-        kept = kept[:MAX_CHARS]
-    left = len(text) - len(kept)
-    if left <= 0:
+    kept = "\n".join(text.split("\n")[:MAX_LINES])[:MAX_CHARS].rstrip()
+    rest = text[len(kept) :]
+    if not rest.strip():  # nothing but white space left: shown whole
         return text
-    more_lines = text[len(kept) :].count("\n")
-    what = f"{left} more characters" + (f", {more_lines} more lines" if more_lines else "")
-    return kept.rstrip("\n") + f"\n[... cut here: {what}]"
+    more_lines = rest.count("\n")
+    lines = f", {more_lines} more line{'s' if more_lines > 1 else ''}" if more_lines else ""
+    what = f"{len(rest)} more characters{lines}"
+    return kept + f"\n[... cut here: {what}]"
 
 
 def cut_value(value: Any) -> Any:

@@ -10,6 +10,7 @@ say so.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -28,7 +29,12 @@ ORIGIN_WORDS: dict[str, tuple[str, str]] = {  # origin -> (one, many)
 }
 
 
-RATE_BINS = 10
+RATE_BINS = 11  # 0.0, 0.1, ..., 1.0
+
+
+def rate_bin(rate: float) -> int:
+    """A pass rate's bin: the rate rounded to the nearest tenth, halves up (0.25 -> 3)."""
+    return min(RATE_BINS - 1, math.floor(round(rate * (RATE_BINS - 1), 9) + 0.5))
 
 
 def _counts(values: list) -> dict:
@@ -58,9 +64,11 @@ class SplitFacts:
     origin_generators: dict[str, dict[str, int]] = field(default_factory=dict)
     mixed_origin_rows: int = 0  # rows whose candidates have more than one origin
     modified_rows: int = 0  # rows with a bias type (`modification` set)
+    modifications: dict[str, int] = field(default_factory=dict)  # bias type -> rows
     repeated_rate_rows: int = 0  # rows where two incorrect candidates share a pass rate
     incorrect_pass_rates: tuple[float, float] | None = None  # min, max over incorrect ones
-    # incorrect candidates per pass-rate bin [0, 0.1), ..., [0.9, 1.0] (the last holds 1.0)
+    # incorrect candidates per pass rate rounded to the nearest tenth (0.0, 0.1, ..., 1.0): a
+    # band's limit (0.5, 0.7, 0.9) is a bin's centre, so no bar straddles it
     incorrect_rate_bins: tuple[int, ...] = ()
     tests_per_problem: tuple[int, int] | None = None  # train_questions: min, max
 
@@ -99,7 +107,7 @@ def measure(config: str, split: str, table: pa.Table) -> SplitFacts:
         by_size.setdefault(n, Counter())[letter] += 1
     bins = [0] * RATE_BINS
     for r in incorrect:
-        bins[min(int(r * RATE_BINS), RATE_BINS - 1)] += 1
+        bins[rate_bin(r)] += 1
     return SplitFacts(
         config=config,
         split=split,
@@ -117,6 +125,7 @@ def measure(config: str, split: str, table: pa.Table) -> SplitFacts:
         origin_generators={o: _counts(list(c.elements())) for o, c in sorted(origin_gens.items())},
         mixed_origin_rows=sum(len(set(o)) > 1 for o in col["candidate_origins"]),
         modified_rows=sum(m is not None for m in col["modification"]),
+        modifications=_counts([m for m in col["modification"] if m is not None]),
         repeated_rate_rows=repeated,
         incorrect_pass_rates=(min(incorrect), max(incorrect)) if incorrect else None,
         incorrect_rate_bins=tuple(bins),
@@ -218,11 +227,17 @@ def origins_phrase(f: SplitFacts) -> str:
     )
 
 
-def _counted(counts: dict[str, int]) -> str:
-    """'weak (every row)' for one value, else 'cpp 64, java 60, python 54'."""
-    if len(counts) == 1:
-        return f"{next(iter(counts))} (every row)"
-    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "-"
+def _counted(counts: dict[str, int], limit: int = 6) -> str:
+    """'cpp 64, java 60, python 54' (the most frequent first; a long tail counted)."""
+    shown = ", ".join(f"{k} {v}" for k, v in list(counts.items())[:limit]) or "-"
+    more = len(counts) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _tier_band(f: SplitFacts) -> str:
+    if len(f.tiers) == 1 and len(f.bands) == 1:
+        return f"{next(iter(f.tiers))} tier, {next(iter(f.bands))} band (every row)"
+    return f"tier: {_counted(f.tiers)}; band: {_counted(f.bands)}"
 
 
 def _sentence(text: str) -> str:
@@ -240,9 +255,8 @@ def describe(f: SplitFacts) -> str:
     per_size = ", ".join(f"{n}: {c}" for n, c in f.sizes.items())
     sizes = sizes_phrase(f.sizes) + (f" (rows per size {per_size})" if len(f.sizes) > 1 else "")
     shape = (
-        f"{f.rows} rows on {f.problems} problems: {sizes}; "
-        f"tier {_counted(f.tiers)}; band {_counted(f.bands)}; "
-        f"language (per row) {_counted(f.languages)}."
+        f"{f.rows} rows on {f.problems} problems; {sizes}; {_tier_band(f)}; "
+        f"rows by language: {_counted(f.languages)}."
     )
     out = [shape, _sentence(origins_phrase(f))]
     mixed_gen = f.generators.get("mixed", 0)
@@ -255,8 +269,10 @@ def describe(f: SplitFacts) -> str:
         lo, hi = f.incorrect_pass_rates
         out.append(f"The incorrect candidates pass {lo:.0%}-{hi:.0%} of the tests.")
     if f.modified_rows:
+        types = len(f.modifications)
         out.append(
-            f"{f.modified_rows} of {f.rows} rows ({share(f.modified_rows, f.rows)}) carry "
-            "bias edits (`modification`)."
+            f"{f.modified_rows} of {f.rows} rows ({share(f.modified_rows, f.rows)}) carry a "
+            f"bias edit (`modification`), of {types} type{'s' if types > 1 else ''}: "
+            f"{_counted(f.modifications)}."
         )
     return " ".join(out)

@@ -120,8 +120,9 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         "instances",
         "eval",
         "Heldout's `test` split once per bias type, with semantics-preserving bias edits "
-        "(authority, self-declared correctness, misleading comments, ...); every edited "
-        "program re-judged. Its `full` split holds the same rows as `test`.",
+        "(authority, self-declared correctness, fake references, misleading descriptions, "
+        "...; the row's type in `modification`); every edited program re-judged. Its `full` "
+        "split holds the same rows as `test`.",
     ),
 )
 CONFIG_BY_NAME: dict[str, DatasetConfig] = {c.name: c for c in CONFIGS}

@@ -170,18 +170,18 @@ def plot_pass_rates(facts: list[F.SplitFacts], splits: F.Splits, path: Path) -> 
     cols = 3
     rows = max(1, math.ceil(len(main) / cols))
     fig, axes = plt.subplots(rows, cols, figsize=(9, 2.3 * rows + 0.6), squeeze=False)
-    edges = [i / F.RATE_BINS for i in range(F.RATE_BINS)]
+    centres = [i / (F.RATE_BINS - 1) for i in range(F.RATE_BINS)]
     for ax, f in zip(axes.flat, main, strict=False):
-        ax.bar(edges, f.incorrect_rate_bins, width=1 / F.RATE_BINS, align="edge",
-               color="#4c72b0", edgecolor="white")  # fmt: skip
-        ax.set_xlim(0, 1)
+        ax.bar(centres, f.incorrect_rate_bins, width=0.09, color="#4c72b0")
+        ax.set_xlim(-0.06, 1.06)
+        ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
         ax.set_title(f"{f.config}: {sum(f.incorrect_rate_bins)} incorrect candidates", fontsize=9)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.tick_params(labelsize=8)
     for ax in list(axes.flat)[len(main) :]:
         ax.axis("off")
     for ax in axes[-1]:
-        ax.set_xlabel("pass rate (bins of 0.1; the last holds 1.0)", fontsize=8)
+        ax.set_xlabel("pass rate, to the nearest 0.1", fontsize=8)
     fig.suptitle("Pass rates of the incorrect candidates (each panel on its own scale)",
                  fontsize=11)  # fmt: skip
     fig.tight_layout()

@@ -125,6 +125,10 @@ def test_card_numbers_equal_counts_made_here(build_dir: Path, tmp_path: Path) ->
 
 def test_card_says_which_configs_mix_origins(build_dir: Path, tmp_path: Path) -> None:
     _mixed_train_all_policy_strong(build_dir)
+    biases = ["authority", None, "fake_reference", "authority", None, "authority"]
+    rewrite(build_dir, "mixed", lambda rows: [
+        r | {"modification": b} for r, b in zip(rows, biases, strict=True)
+    ])  # fmt: skip
     hub = tmp_path / "hub"
     build_hub_folder(build_dir, hub)
     holds = _section(_card(hub), "### What each config holds")
@@ -138,6 +142,9 @@ def test_card_says_which_configs_mix_origins(build_dir: Path, tmp_path: Path) ->
     assert "All 12 candidates are policy samples (from `pol-s`, `pol-s2`)" in strong[0]
     assert "mixed origins" not in strong[0]
     assert "All 8 candidates are policy samples" in strong[1]  # its test split: 4 pairs
+    mixed = next(line for line in holds.splitlines() if line.startswith("- **`mixed`**"))
+    assert "4 of 6 rows (67%) carry a bias edit (`modification`), of 2 types: authority 3, " \
+        "fake_reference 1." in mixed  # fmt: skip
     # the old unmeasured claims are gone
     card = _card(hub)
     assert "weak-policy candidates" not in card and "strong policy pool" not in card
@@ -288,3 +295,23 @@ def test_list_size_words_follow_the_sizes_present() -> None:
     assert sizes_phrase({3: 2, 5: 1, 4: 0}) == "lists of 3 or 5 candidates"
     assert sizes_phrase({2: 1, 3: 1, 5: 1}) == "lists of 2, 3 or 5 candidates"
     assert sizes_phrase({4: 2}) == "lists of 4 candidates"
+
+
+def test_example_texts_cut_only_when_long() -> None:
+    from pipeline.publish.card_example import MAX_CHARS, cut_text
+
+    twelve = "".join(f"line {i}\n" for i in range(12))
+    assert cut_text(twelve) == twelve  # 12 lines and a final newline: whole
+    one_line = "x" * (MAX_CHARS + 30)
+    assert cut_text(one_line) == "x" * MAX_CHARS + "\n[... cut here: 30 more characters]"
+    spaced = "a = 1" + " " * MAX_CHARS + "z\nb = 2"  # the cut falls inside the spaces
+    assert cut_text(spaced) == "a = 1\n[... cut here: 407 more characters, 1 more line]"
+
+
+def test_pass_rate_bins_centre_on_tenths() -> None:
+    from pipeline.publish.card_facts import rate_bin
+
+    # a band's limit (0.5; 0.7 and 0.9) is a bin's centre: no bar straddles it
+    assert [rate_bin(r) for r in (0.0, 0.04, 0.05, 0.25, 0.3, 0.5, 0.54, 0.7, 0.9, 1.0)] == [
+        0, 0, 1, 3, 3, 5, 5, 7, 9, 10,
+    ]  # fmt: skip
