@@ -227,7 +227,10 @@ def sources_md(tables: dict[str, pa.Table]) -> str:
     for name, t in tables.items():
         if CONFIG_BY_NAME[name].kind == "instances" and "source" in t.column_names:
             counts.update(t.column("source").to_pylist())
-    lines = ["| source | license | attribution | instances |", "| --- | --- | --- | ---: |"]
+    lines = [
+        "| source | license | attribution | rows (instance configs) |",
+        "| --- | --- | --- | ---: |",
+    ]
     for s in source_names(tables):
         info = SOURCES.get(s, SourceInfo(s, None, "your own source: see each problem's `license`"))
         lines.append(
