@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import yaml
 
-from pipeline.common.answers import gold_letter
+from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
+from pipeline.publish.card_example import example_yaml
 from pipeline.publish.checks import CheckResult
-from pipeline.publish.layout import (
-    CONFIG_BY_NAME,
-    CONFIGS,
-    BuildManifest,
-    DatasetConfig,
-    split_glob,
-)
+from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest, split_glob
 
 Splits = dict[str, dict[str, pa.Table]]  # config -> split -> rows (layout.split_tables)
 
@@ -56,7 +51,11 @@ def main_tables(splits: Splits) -> dict[str, pa.Table]:
     return {name: by_split.get("full", by_split.get("train")) for name, by_split in splits.items()}
 
 
-def front_matter(splits: Splits, pretty_name: str, license: str) -> dict[str, Any]:
+def front_matter(
+    splits: Splits, pretty_name: str, license: str, info: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The YAML header: the Hub's metadata, `dataset_info` (features and counts per config
+    and split, `card_info.dataset_info`) and `configs` (each split's shards)."""
     configs = []
     for cfg in CONFIGS:
         if cfg.name not in splits:
@@ -85,6 +84,7 @@ def front_matter(splits: Splits, pretty_name: str, license: str) -> dict[str, An
         "task_categories": ["text-generation"],
         "tags": ["code", "verifier", "execution-verified", "dpo", "aletheia"],
         "size_categories": [size],
+        **({"dataset_info": info} if info else {}),
         "configs": configs,
     }
 
@@ -104,32 +104,94 @@ def models_used(tables: dict[str, pa.Table]) -> dict[str, list[str]]:
     return {"candidate generators": sorted(gens), "verifier-response models (DPO)": sorted(judges)}
 
 
-def _each_split(splits: Splits) -> Iterator[tuple[DatasetConfig, str, pa.Table]]:
-    for cfg in CONFIGS:
-        for split, t in splits.get(cfg.name, {}).items():
-            yield cfg, split, t
-
-
-def counts_table(splits: Splits) -> str:
+def counts_table(facts: list[F.SplitFacts]) -> str:
+    """Rows, problems, rows per list size, rows per language (the row's `language`, not its
+    candidates') and the correct position, per split."""
+    sizes = range(2, 6)
     lines = [
-        "| config | split | rows | problems | candidates / row | languages | correct position (A..E) |",
-        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+        "| config | split | rows | problems | "
+        + " | ".join(f"{n} cand." for n in sizes)
+        + " | languages (rows) | correct position (A / B / C / D / E) |",
+        "| --- | --- | ---: | ---: |" + " ---: |" * len(sizes) + " --- | --- |",
     ]
-    for cfg, split, t in _each_split(splits):
-        problems = len(set(t.column("problem_id").to_pylist()))
-        if cfg.kind == "questions":
-            lines.append(f"| {cfg.name} | {split} | {t.num_rows} | {problems} | - | - | - |")
+    for f in facts:
+        if f.kind == "questions":
+            dash = " | ".join("-" for _ in sizes)
+            lines.append(f"| {f.config} | {f.split} | {f.rows} | {f.problems} | {dash} | - | - |")
             continue
-        sizes = t.column("num_candidates").to_pylist()
-        mean = f"{sum(sizes) / len(sizes):.2f}" if sizes else "-"
-        langs = Counter(l for row in t.column("candidate_languages").to_pylist() for l in row)
-        lang_s = ", ".join(f"{k} {v}" for k, v in sorted(langs.items())) or "-"
-        pos = Counter(gold_letter(a) for a in t.column("chosen_answer").to_pylist())
-        pos_s = " / ".join(str(pos.get(a, 0)) for a in "ABCDE")
+        cells = " | ".join(str(f.sizes.get(n, 0)) for n in sizes)
+        langs = ", ".join(f"{k} {v}" for k, v in sorted(f.languages.items())) or "-"
+        pos = " / ".join(str(f.positions.get(a, 0)) for a in "ABCDE")
         lines.append(
-            f"| {cfg.name} | {split} | {t.num_rows} | {problems} | {mean} | {lang_s} | {pos_s} |"
+            f"| {f.config} | {f.split} | {f.rows} | {f.problems} | {cells} | {langs} | {pos} |"
         )
     return "\n".join(lines)
+
+
+def origins_table(facts: list[F.SplitFacts]) -> str:
+    """Candidates per origin, rows that mix origins, rows whose `generator` is `mixed`."""
+    head = (
+        "| config | split | candidates | policy samples | reference solutions | mutants "
+        "| rows mixing origins | rows with `generator` `mixed` | policy models |"
+    )
+    lines = [head, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for f in facts:
+        if f.kind == "questions":
+            continue
+        cells = [
+            f"{f.origins.get(o, 0)} ({F.share(f.origins.get(o, 0), f.candidates)})"
+            for o in F.ORIGINS
+        ]
+        models = ", ".join(f"`{m}`" for m in f.origin_generators.get("policy", {})) or "-"
+        lines.append(
+            f"| {f.config} | {f.split} | {f.candidates} | "
+            + " | ".join(cells)
+            + f" | {f.mixed_origin_rows} | {f.generators.get('mixed', 0)} | {models} |"
+        )
+    return "\n".join(lines)
+
+
+def holds_md(facts: list[F.SplitFacts], splits: Splits) -> str:
+    """Each config in a few measured sentences: an evaluation config's `full` split, then
+    its `test` split (one line when the two hold the same rows)."""
+    out = []
+    for cfg in CONFIGS:
+        mine = [f for f in facts if f.config == cfg.name]
+        if not mine:
+            continue
+        by = {f.split: f for f in mine}
+        if cfg.side == "train":
+            out.append(f"- **`{cfg.name}`**: {F.describe(by['train'])}")
+        elif F.same_rows(splits[cfg.name]["test"], splits[cfg.name]["full"]):
+            out.append(f"- **`{cfg.name}`** (`test` = `full`): {F.describe(by['full'])}")
+        else:
+            out.append(
+                f"- **`{cfg.name}`** `full`: {F.describe(by['full'])}\n"
+                f"  `test`: {F.describe(by['test'])}"
+            )
+    return "\n".join(out)
+
+
+def load_target(repo_id: str | None, folder: str | Path) -> str:
+    """What the card's load line names: the Hub repo when there is one, else the folder as
+    it was built (a relative path stays relative to where the build ran)."""
+    return repo_id or str(folder)
+
+
+def examples_md(splits: Splits) -> str:
+    """An example row per config (its `train` split, or an evaluation config's `test`)."""
+    blocks = []
+    for i, cfg in enumerate(c for c in CONFIGS if c.name in splits):
+        table = splits[cfg.name][cfg.split]
+        body = example_yaml(table)
+        if not body:
+            continue
+        opened = " open" if i == 0 else ""
+        blocks.append(
+            f"<details{opened}>\n<summary><code>{cfg.name}</code>, first row of "
+            f"<code>{cfg.split}</code></summary>\n\n```yaml\n{body}\n```\n\n</details>"
+        )
+    return "\n\n".join(blocks)
 
 
 def dpo_routes_md(tables: dict[str, pa.Table]) -> str:
@@ -159,22 +221,6 @@ def dpo_routes_md(tables: dict[str, pa.Table]) -> str:
             *lines,
         ]
     )
-
-
-def list_sizes_table(splits: Splits) -> str:
-    """Rows per list size (2..5 candidates) of every split of every instance config."""
-    sizes = range(2, 6)
-    lines = [
-        "| config | split | " + " | ".join(f"{n} candidates" for n in sizes) + " |",
-        "| --- | --- |" + " ---: |" * len(sizes),
-    ]
-    for cfg, split, t in _each_split(splits):
-        if cfg.kind == "questions":
-            continue
-        got = Counter(t.column("num_candidates").to_pylist())
-        cells = " | ".join(str(got.get(n, 0)) for n in sizes)
-        lines.append(f"| {cfg.name} | {split} | {cells} |")
-    return "\n".join(lines)
 
 
 VERDICT_COLUMNS = ("AC", "WA", "TLE", "MLE", "RE", "CE", "OLE")
@@ -255,14 +301,21 @@ def render_card(
     *,
     pretty_name: str = "Aletheia (regenerated)",
     license: str | None = None,
+    info: list[dict[str, Any]] | None = None,
+    load_from: str = "<this repo or folder>",
 ) -> str:
+    """The card. `info`: the header's `dataset_info` (`card_info.dataset_info`); `load_from`:
+    the repo id or folder the load lines name (`load_target`)."""
     tables = main_tables(splits)
+    facts = F.measure_all(splits)
     license = license or sections.derived_license(tables)  # None: from the sources' licenses
     meta = yaml.safe_dump(
-        front_matter(splits, pretty_name, license), sort_keys=False, allow_unicode=True
+        front_matter(splits, pretty_name, license, info), sort_keys=False, allow_unicode=True
     )
     configs_md = "\n".join(
-        f"| `{c.name}` | {', '.join(f'`{s}`' for s in c.splits)} | {c.description} |"
+        f"| `{c.name}` | "
+        + ", ".join(f"`{s}` ({splits[c.name][s].num_rows})" for s in c.splits)
+        + f" | {c.description} |"
         for c in CONFIGS
         if c.name in tables
     )
@@ -275,16 +328,25 @@ def render_card(
         redact(manifest.run_config), sort_keys=True, allow_unicode=True
     ).strip()
     plots_md = "\n\n".join(f"![{cap}](assets/{f})" for f, cap in plots.items())
-    example = next(iter(c.name for c in CONFIGS if c.name in tables), "train")
+    first = next(iter(c.name for c in CONFIGS if c.name in tables), "train")
+    sizes = F.all_sizes(facts)
+    eval_name = next((c.name for c in CONFIGS if c.name in tables and c.side == "eval"), None)
+    eval_line = (
+        f'\n{eval_name} = load_dataset("{load_from}", "{eval_name}", split="test")'
+        '  # or split="full"'
+        if eval_name
+        else ""
+    )
     return f"""---
 {meta}---
 
 # {pretty_name}
 
 Execution-grounded data for training and evaluating **code verifiers**: models that read
-a programming problem and 2-5 candidate programs and pick the one that is correct.
+a programming problem and a list of candidate programs and pick the one that is correct.
 Every candidate was compiled and run against the problem's tests in a locked-down Docker
-sandbox; an instance has exactly one candidate that passed every test.
+sandbox; an instance has exactly one candidate that passed every test. In this build a
+row holds {F.count_phrase(sizes)}.
 
 Rows lead with Aletheia's field names and types (`prompt_id, query, generator, language,
 num_candidates, candidates, chosen_position, chosen_answer, pass_rates, easy_hard,
@@ -295,35 +357,56 @@ split, build_id`).
 
 ```python
 from datasets import load_dataset
-ds = load_dataset("<this repo or folder>", "{example}")
-heldout = load_dataset("<this repo or folder>", "heldout", split="test")  # or split="full"
+
+ds = load_dataset("{load_from}", "{first}"){eval_line}
 ```
 
 ## Configs
 
-| config | splits | what a row is |
+| config | splits (rows) | what a row is |
 | --- | --- | --- |
 {configs_md}
 
-{sections.splits_md(splits, manifest.run_config)}
+### What each config holds
+
+Measured from the published rows: list sizes, tiers (`weak_strong`), bands (`easy_hard`),
+languages (a row's `language`), where the candidates come from (`candidate_origins`:
+`policy` for a model's sample, `reference` for a solution shipped with the problem,
+`mutant` for a tree-sitter mutation of a correct one) and the pass rates of the incorrect
+candidates.
+
+{holds_md(facts, splits)}
+
+{sections.splits_md(splits, facts, manifest.run_config)}
 
 ## Data fields
 
-{sections.data_fields_md()}
+{sections.data_fields_md(tables)}
+
+## Example rows
+
+The first row of each config, as YAML; long texts and lists are cut where marked
+`[... cut here: ...]`, and spaces at the end of a line are not shown.
+
+{examples_md(splits)}
 
 ## Counts
 
-{counts_table(splits)}
-
-Rows per list size:
-
-{list_sizes_table(splits)}
+{counts_table(facts)}
 
 {dpo_routes_md(tables)}
 
+## Candidates by origin
+
+Every candidate of every row, by origin (a candidate that appears in several rows is
+counted in each), the rows whose candidates come from more than one origin, and the rows
+whose `generator` is `mixed` (candidates of several generators).
+
+{origins_table(facts)}
+
 ## What this build contains
 
-{sections.contents_md(tables, manifest.run_config)}
+{sections.contents_md(facts, manifest.run_config)}
 
 ## Sources
 
@@ -351,9 +434,8 @@ candidates, verdicts and responses are this build's own. Front-matter license: `
 
 ## Candidates by model and verdict
 
-Every candidate of every instance config, by who wrote it (`origin`: `policy` for a
-model's sample, `reference` for a solution shipped with the problem, `mutant` for a
-tree-sitter mutation of a correct one) and its sandbox verdict.
+Every candidate of every instance config, by who wrote it (`origin`) and its sandbox
+verdict.
 
 {policy_note(manifest.run_config)}
 {verdict_mix_table(tables)}

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from pipeline.publish import card_facts as F
 from pipeline.publish.layout import CONFIG_BY_NAME
 
 
@@ -45,7 +46,7 @@ SOURCES: dict[str, SourceInfo] = {
 DATA_FIELDS: list[tuple[str, str, str]] = [
     ("prompt_id", "string", "the problem's id, shared by all its instances (as in Aletheia)"),
     ("query", "string", "the problem statement as shown to a verifier"),
-    ("candidates", "list<string>", "2-5 candidate programs, in the order shown"),
+    ("candidates", "list<string>", "the candidate programs, in the order shown (A, B, ...)"),
     ("num_candidates", "int64", "len(candidates)"),
     (
         "chosen_position",
@@ -66,20 +67,34 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
         "list<string>",
         "per candidate, the sandbox verdict: AC, WA, TLE, MLE, RE, CE, OLE",
     ),
-    ("generator", "string", "the model (or `reference` / `mutant`) behind the candidates"),
-    ("language", "string", "the candidates' language (python, cpp, java)"),
-    ("easy_hard", "string", "difficulty band of the instance (easy | hard)"),
+    (
+        "generator",
+        "string",
+        (
+            "who wrote the candidates: a policy model's name (sampled programs), "
+            "`reference:<source>` (solutions shipped with the problem), `mutant:<operator>` "
+            "(tree-sitter mutations of a correct reference), or `mixed` when the row's "
+            "candidates come from more than one generator (each one's is in "
+            "`candidate_generators`)"
+        ),
+    ),
+    (
+        "language",
+        "string",
+        "the candidates' language (python, cpp, java), or `mixed` when they are in several",
+    ),
+    ("easy_hard", "string", "difficulty band of the instance: easy or hard"),
     ("weak_strong", "string", "candidate tier: weak or strong generators"),
     ("source", "string", "the problem source (see Sources)"),
     (
         "modification",
-        "string|null",
+        "string (nullable)",
         "adv, mixed: the row's one bias type (its edits are all of this type); else null",
     ),
     ("instance_id", "string", "names the row: hash of its problem, ordered candidates and split"),
     (
         "source_instance_id",
-        "string|null",
+        "string (nullable)",
         "adv, mixed: the instance_id of the row the edits were applied to; else null",
     ),
     ("problem_id", "string", "stable problem id; never shared between train and test configs"),
@@ -93,7 +108,7 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     ("candidate_languages", "list<string>", "per candidate: its language"),
     (
         "adversarial",
-        "list<string|null>",
+        "list<string> (items nullable)",
         "per candidate: the bias type applied to it (mixed, adv), else null",
     ),
     ("split", "string", "the stage the row came from: train, heldout, strong, hard, mixed, adv"),
@@ -125,20 +140,68 @@ DPO_FIELDS: list[tuple[str, str, str]] = [
 ]
 
 
-def data_fields_md() -> str:
-    rows = [f"| `{f}` | {t} | {m} |" for f, t, m in DATA_FIELDS]
-    dpo = [f"| `{f}` | {t} | {m} |" for f, t, m in DPO_FIELDS]
+# Fields with a few distinct values: the card lists the ones this build's rows hold.
+VALUE_FIELDS = frozenset(
+    {
+        "generator",
+        "language",
+        "easy_hard",
+        "weak_strong",
+        "source",
+        "modification",
+        "split",
+        "candidate_origins",
+        "candidate_languages",
+        "verdicts",
+        "adversarial",
+        "chosen_source",
+        "prompt_variant",
+        "judge_model",
+    }
+)
+MAX_VALUES = 24  # enough for every bias type; a long tail of model names is cut
+
+
+def field_values(tables: dict[str, pa.Table], field: str) -> list[str | None]:
+    """The distinct values of a field (list fields: of their items) over every config that
+    has it, the most frequent first (rows of every config counted), ties by value."""
+    counts: Counter[str | None] = Counter()
+    for t in tables.values():
+        if field not in t.column_names:
+            continue
+        for v in t.column(field).to_pylist():
+            counts.update(v if isinstance(v, list) else [v])
+    return [v for v, _ in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))]
+
+
+def _values_cell(tables: dict[str, pa.Table], field: str) -> str:
+    if field not in VALUE_FIELDS:
+        return ""
+    values = field_values(tables, field)
+    shown = ", ".join("null" if v is None else f"`{v}`" for v in values[:MAX_VALUES])
+    more = len(values) - MAX_VALUES
+    return (shown + (f" and {more} more" if more > 0 else "")) or "-"
+
+
+def data_fields_md(tables: dict[str, pa.Table]) -> str:
+    """The field tables, with the values each categorical field takes in these rows."""
+
+    def rows(fields: list[tuple[str, str, str]]) -> list[str]:
+        return [
+            f"| `{f}` | {t} | {m} | {_values_cell(tables, f.split(' / ')[0])} |"
+            for f, t, m in fields
+        ]
+
+    head = ["| field | type | meaning | values in this build |", "| --- | --- | --- | --- |"]
     return "\n".join(
         [
-            "| field | type | meaning |",
-            "| --- | --- | --- |",
-            *rows,
+            *head,
+            *rows(DATA_FIELDS),
             "",
             "`dpo` and `mixed_dpo` rows carry the instance fields plus:",
             "",
-            "| field | type | meaning |",
-            "| --- | --- | --- |",
-            *dpo,
+            *head,
+            *rows(DPO_FIELDS),
             "",
             "`train_questions` rows are problems with their tests (one per Train problem).",
         ]
@@ -164,7 +227,10 @@ def sources_md(tables: dict[str, pa.Table]) -> str:
     for name, t in tables.items():
         if CONFIG_BY_NAME[name].kind == "instances" and "source" in t.column_names:
             counts.update(t.column("source").to_pylist())
-    lines = ["| source | license | attribution | instances |", "| --- | --- | --- | ---: |"]
+    lines = [
+        "| source | license | attribution | rows (instance configs) |",
+        "| --- | --- | --- | ---: |",
+    ]
     for s in source_names(tables):
         info = SOURCES.get(s, SourceInfo(s, None, "your own source: see each problem's `license`"))
         lines.append(
@@ -172,15 +238,6 @@ def sources_md(tables: dict[str, pa.Table]) -> str:
             f"| {counts.get(s, 0)} |"
         )
     return "\n".join(lines)
-
-
-_EVAL_HOLDS: dict[str, str] = {
-    "heldout": "lists of weak-tier candidates whose incorrect ones pass at most half of the "
-    "tests (weak-easy)",
-    "strong": "lists of strong-tier candidates, the same band (strong-easy)",
-    "hard": "lists of weak-tier candidates whose incorrect ones are near misses, passing "
-    "70-90% of the tests (weak-hard)",
-}
 
 
 def _test_caps(run_config: dict[str, Any]) -> dict[str, int]:
@@ -194,17 +251,24 @@ def _test_caps(run_config: dict[str, Any]) -> dict[str, int]:
     }
 
 
-def _sizes(t: pa.Table) -> str:
-    got = sorted(set(t.column("num_candidates").to_pylist()))
-    return ", ".join(str(n) for n in got) or "none"
-
-
-def splits_md(splits: dict[str, dict[str, pa.Table]], run_config: dict[str, Any]) -> str:
+def splits_md(
+    splits: dict[str, dict[str, pa.Table]],
+    facts: list[F.SplitFacts],
+    run_config: dict[str, Any],
+) -> str:
     """What the evaluation configs hold and how their `test` and `full` splits relate."""
     evals = [n for n in splits if CONFIG_BY_NAME[n].side == "eval"]
     if not evals:
         return ""
+    by = {(f.config, f.split): f for f in facts}
     caps = _test_caps(run_config)
+    listwise = [by[(n, "full")] for n in evals if n != "adv"]
+    repeated = sum(f.repeated_rate_rows for f in listwise)
+    distinct = (
+        "incorrect programs of distinct pass rates"
+        if not repeated
+        else f"incorrect programs (in {repeated} rows two of them share a pass rate)"
+    )
     intro = (
         "Training configs have one split, `train`. Each evaluation config has two, as "
         "Aletheia's evaluation sets: `full` (every row) and `test` (a seeded sample of it, "
@@ -213,36 +277,20 @@ def splits_md(splits: dict[str, dict[str, pa.Table]], run_config: dict[str, Any]
         "`instance_id`, in `full`. `heldout`, `strong` and `hard` are built as Aletheia's "
         "listwise evaluation sets (`src/listwise_eval_sets.py`): per group of candidates "
         "(Aletheia's: one problem, generator and language; `assemble.grouping` in the run "
-        "config), one correct program and incorrect programs of distinct pass rates, in "
-        "shuffled order."
+        f"config), one correct program and {distinct}, in shuffled order."
     )
-    head = (
-        "| config | holds | list sizes | test rows (cap per list size and language) | full rows |"
-    )
-    lines = [intro, "", head, "| --- | --- | --- | ---: | ---: |"]
+    head = "| config | `test` rows (cap per list size and language) | `full` rows | note |"
+    lines = [intro, "", head, "| --- | ---: | ---: | --- |"]
     for name in evals:
-        by = splits[name]
+        full, test = by[(name, "full")], by[(name, "test")]
+        note = "a sample of `full`"
         if name == "adv":
-            holds = (
-                "`heldout`'s `test` split once per bias type, one bias type per row; `full` "
-                "holds the same rows as `test`"
-            )
-        else:
-            holds = _EVAL_HOLDS.get(name, CONFIG_BY_NAME[name].description)
+            note = "`heldout`'s `test` split once per bias type"
+        if F.same_rows(splits[name]["test"], splits[name]["full"]):
+            note += "; `test` and `full` hold the same rows"
         cap = f" ({caps[name]})" if name in caps else ""
-        lines.append(
-            f"| `{name}` | {holds} | {_sizes(by['full'])} | {by['test'].num_rows}{cap} "
-            f"| {by['full'].num_rows} |"
-        )
+        lines.append(f"| `{name}` | {test.rows}{cap} | {full.rows} | {note} |")
     return "\n".join(lines)
-
-
-def _origins(tables: dict[str, pa.Table]) -> Counter[str]:
-    c: Counter[str] = Counter()
-    for name, t in tables.items():
-        if CONFIG_BY_NAME[name].kind == "instances":
-            c.update(o for row in t.column("candidate_origins").to_pylist() for o in row)
-    return c
 
 
 def _tiny_verifier(run_config: dict[str, Any]) -> bool:
@@ -258,13 +306,20 @@ def _tiny_verifier(run_config: dict[str, Any]) -> bool:
     )
 
 
-def contents_md(tables: dict[str, pa.Table], run_config: dict[str, Any]) -> str:
+def contents_md(facts: list[F.SplitFacts], run_config: dict[str, Any]) -> str:
     """What this build really contains, said plainly (a demo build is not a real dataset)."""
-    origins = _origins(tables)
-    total = sum(origins.values())
-    parts = ", ".join(f"{k} {v}" for k, v in sorted(origins.items())) or "none"
-    out = [f"Candidates by origin (instance configs): {parts}."]
-    if total and not origins.get("policy"):
+    main = [f for f in facts if f.kind == "instances" and f.split in ("train", "full")]
+    total = sum(f.candidates for f in main)
+    policy = [(f.config, f.origins.get("policy", 0), f.candidates) for f in main if f.candidates]
+    out = []
+    if any(n for _, n, _ in policy):
+        parts = ", ".join(f"`{c}` {n} of {t} ({F.share(n, t)})" for c, n, t in policy)
+        out.append(
+            "Model-written candidates (policy samples) per instance config (`train` / `full` "
+            f"split): {parts}. The others are the problems' reference solutions and "
+            "tree-sitter mutants of correct ones: see *Candidates by origin* below."
+        )
+    if total and not any(n for _, n, _ in policy):
         out.append(
             "**No candidate in this build was sampled from a model**: they are the problems' "
             "reference solutions (correct and incorrect) and mechanical mutants of the correct "

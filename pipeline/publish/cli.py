@@ -19,7 +19,12 @@ def register(app: typer.Typer) -> None:
     def publish(
         build: Annotated[Path, typer.Option("--build", help="build folder (holds build.json)")],
         repo_id: Annotated[
-            str | None, typer.Option("--repo-id", help="namespace/name on the Hub")
+            str | None,
+            typer.Option(
+                "--repo-id",
+                help="namespace/name on the Hub, named by the card's load lines "
+                "(default: the build's hub.repo_id)",
+            ),
         ] = None,
         push: Annotated[
             bool, typer.Option("--push", help="push to the Hub (token: HF_TOKEN)")
@@ -54,7 +59,7 @@ def register(app: typer.Typer) -> None:
         config = PublishConfig.model_validate(section)
         if max_shard_mb is not None:
             config = config.model_copy(update={"max_shard_bytes": max_shard_mb << 20})
-        stats = build_hub_folder(build, hub, config)
+        stats = build_hub_folder(build, hub, config, repo_id=repo_id)
         for name, n in stats["rows"].items():
             typer.echo(f"{name:16s} {n:8d} rows  {stats['shards'][name]} shard(s)")
         typer.echo(f"hub folder: {hub}")

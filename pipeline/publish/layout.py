@@ -57,8 +57,8 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "train",
-        "A problem + 2-5 candidate programs, exactly one correct (execution-verified); "
-        "weak-policy candidates.",
+        "A problem and a list of candidate programs, exactly one of them correct "
+        "(execution-verified).",
     ),
     DatasetConfig(
         "train_questions",
@@ -80,7 +80,8 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "train",
-        "Train where ~25% of instances carry semantics-preserving adversarial bias edits.",
+        "Train where a share of the instances (`mixed.share`) carry semantics-preserving "
+        "adversarial bias edits, one bias type per row.",
     ),
     DatasetConfig(
         "mixed_dpo",
@@ -94,8 +95,8 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "In-distribution listwise test set: a problem + 2-5 weak-tier candidates, the "
-        "incorrect ones passing <= 50% of tests at distinct pass rates; no problem (or "
+        "In-distribution listwise test set: a problem and a list of candidates, exactly one "
+        "correct, the incorrect ones of low pass rates (easy band); no problem (or "
         "near-duplicate of one) shared with Train.",
     ),
     DatasetConfig(
@@ -103,15 +104,15 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "Listwise test set like Heldout whose candidates come from the strong tier.",
+        "Listwise test set like Heldout, built from the strong tier's candidates.",
     ),
     DatasetConfig(
         "hard",
         INSTANCE_SCHEMA,
         "instances",
         "eval",
-        "Listwise test set whose incorrect candidates are near misses (pass 70-90% of the "
-        "tests, at distinct pass rates); weak-tier candidates.",
+        "Listwise test set whose incorrect candidates are near misses of high pass rates "
+        "(hard band).",
     ),
     DatasetConfig(
         "adv",
@@ -119,8 +120,9 @@ CONFIGS: tuple[DatasetConfig, ...] = (
         "instances",
         "eval",
         "Heldout's `test` split once per bias type, with semantics-preserving bias edits "
-        "(authority, self-declared correctness, misleading comments, ...); every edited "
-        "program re-judged. Its `full` split holds the same rows as `test`.",
+        "(authority, self-declared correctness, fake references, misleading descriptions, "
+        "...; the row's type in `modification`); every edited program re-judged. Its `full` "
+        "split holds the same rows as `test`.",
     ),
 )
 CONFIG_BY_NAME: dict[str, DatasetConfig] = {c.name: c for c in CONFIGS}

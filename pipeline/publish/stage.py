@@ -20,7 +20,8 @@ from pipeline.common.answers import AnswerFormat
 from pipeline.common.perms import as_if_created
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
 from pipeline.publish.answer_format import tables_with_answer_format
-from pipeline.publish.card import render_card
+from pipeline.publish.card import load_target, render_card
+from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
 from pipeline.publish.layout import (
     CONFIG_BY_NAME,
@@ -37,7 +38,7 @@ from pipeline.publish.layout import (
 )
 
 STAGE = "publish"
-VERSION = "2"  # 2: evaluation configs as `test` + `full` splits
+VERSION = "3"  # 2: evaluation configs as `test` + `full` splits; 3: measured card
 
 
 class PublishConfig(BaseModel):
@@ -73,18 +74,31 @@ def _require(tables: dict[str, pa.Table], required: list[str]) -> None:
         )
 
 
+def _repo_id(manifest: BuildManifest) -> str | None:
+    """The run config's `hub.repo_id`, as the build recorded it."""
+    hub = manifest.run_config.get("hub")
+    return hub.get("repo_id") if isinstance(hub, dict) else None
+
+
 def build_hub_folder(
-    build_dir: str | Path, hub_dir: str | Path, config: PublishConfig | None = None
+    build_dir: str | Path,
+    hub_dir: str | Path,
+    config: PublishConfig | None = None,
+    repo_id: str | None = None,
 ) -> dict[str, Any]:
-    """Lay out the Hub folder for a build. Returns stats (rows and shards per config, checks)."""
+    """Lay out the Hub folder for a build. Returns stats (rows and shards per config, checks).
+
+    The card's load lines name `repo_id` (default: the build's `hub.repo_id`), or without
+    one the folder as given here."""
     config = config or PublishConfig()
     build_dir, hub_dir = Path(build_dir), Path(hub_dir)
     manifest = BuildManifest.read(build_dir)
+    load_from = load_target(repo_id or _repo_id(manifest), hub_dir)
     # Only the tables that ship: the re-check reads nothing else (no split-stage outputs).
     shipped = [*manifest.tables.values(), *manifest.test_tables.values()]
     inputs = [build_dir / MANIFEST] + [build_dir / p for p in shipped]
     state_dir = build_dir / STAGE
-    key = stage_key(STAGE, VERSION, config, inputs) + ":" + str(hub_dir.resolve())
+    key = stage_key(STAGE, VERSION, config, inputs) + f":{hub_dir.resolve()}:{load_from}"
     if is_done(state_dir, key) and (hub_dir / "README.md").exists():
         return read_stats(state_dir) | {"cached": True}
 
@@ -106,9 +120,16 @@ def build_hub_folder(
     }
     from pipeline.publish.plots import write_plots  # matplotlib: only when publishing
 
-    plots = write_plots(tables, staging / "assets")
+    plots = write_plots(splits, staging / "assets")
     card = render_card(
-        splits, manifest, results, plots, pretty_name=config.pretty_name, license=config.license
+        splits,
+        manifest,
+        results,
+        plots,
+        pretty_name=config.pretty_name,
+        license=config.license,
+        info=dataset_info(splits, staging),
+        load_from=load_from,
     )
     (staging / "README.md").write_text(card, encoding="utf-8")
     as_if_created(staging)  # mkdtemp made it 0700: the published folder follows the umask

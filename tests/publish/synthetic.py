@@ -199,3 +199,55 @@ def rewrite(root: Path, name: str, mutate) -> None:
     write_parquet(pa.Table.from_pylist(rows, schema=s), path, s)
     if name in WITH_TEST:
         _write_test(root, name, rows)
+
+
+PER_CANDIDATE = (
+    "candidates",
+    "pass_rates",
+    "candidate_ids",
+    "candidate_origins",
+    "candidate_generators",
+    "candidate_languages",
+    "verdicts",
+    "adversarial",
+)
+
+
+def keep_candidates(row: dict, keep: list[int]) -> dict:
+    """The row with only the candidates at `keep` (in that order), its gold position,
+    answer, size and language recomputed; the caller keeps the AC one in."""
+    out = row | {c: [row[c][j] for j in keep] for c in PER_CANDIDATE}
+    pos = out["verdicts"].index("AC")
+    langs = set(out["candidate_languages"])
+    gens = set(out["candidate_generators"])
+    return out | {
+        "num_candidates": len(keep),
+        "chosen_position": pos,
+        "chosen_answer": ANSWER_LETTERS[pos],
+        "language": langs.pop() if len(langs) == 1 else "mixed",
+        "generator": gens.pop() if len(gens) == 1 else "mixed",
+    }
+
+
+def as_pair(row: dict) -> dict:
+    """The row cut to a pair: its correct candidate and the first incorrect one."""
+    ac = row["verdicts"].index("AC")
+    wrong = next(j for j, v in enumerate(row["verdicts"]) if v != "AC")
+    return keep_candidates(row, sorted([ac, wrong]))
+
+
+def with_origins(row: dict, origins: list[str], generators: list[str]) -> dict:
+    """The row's first len(origins) candidates (the AC one kept in), with these origins
+    and generators; `generator` recomputed (`mixed` when they differ)."""
+    n = len(origins)
+    keep = list(range(n))
+    ac = row["verdicts"].index("AC")
+    if ac >= n:
+        keep[-1] = ac
+    cut = keep_candidates(row, keep)
+    gens = set(generators)
+    return cut | {
+        "candidate_origins": origins,
+        "candidate_generators": generators,
+        "generator": gens.pop() if len(gens) == 1 else "mixed",
+    }

@@ -36,6 +36,7 @@ def test_folder_has_card_and_one_folder_per_config(build_dir: Path, tmp_path: Pa
         assert stats["rows"][name] > 0
     assert {f for f in files if f.startswith("assets/")} == {
         "assets/list_sizes.png",
+        "assets/origins.png",
         "assets/correct_positions.png",
         "assets/languages.png",
         "assets/pass_rates.png",
@@ -80,9 +81,11 @@ def test_shards_by_size_and_reads_all_rows(build_dir: Path, tmp_path: Path) -> N
 
 
 def test_same_build_gives_identical_bytes(build_dir: Path, tmp_path: Path) -> None:
+    # two folders: the same bytes once the card names the same load target (a repo id;
+    # without one it names each folder, see test_card_truth)
     a, b = tmp_path / "a", tmp_path / "b"
-    build_hub_folder(build_dir, a)
-    build_hub_folder(build_dir, b)
+    build_hub_folder(build_dir, a, repo_id="someone/aletheia")
+    build_hub_folder(build_dir, b, repo_id="someone/aletheia")
     files = list_files(a)
     assert files == list_files(b)
     assert all((a / f).read_bytes() == (b / f).read_bytes() for f in files)
