@@ -91,6 +91,17 @@ class RetrySection(_Section):
     timeout_s: float | None = Field(None, gt=0)
 
 
+class ProgressSection(_Section):
+    """Progress of a flow run's long stages, fed by the stages themselves: a line in the
+    terminal (and the flow log) every `log_every_s`, and the Prefect UI's progress artifact
+    every `artifact_every_s`. `sample.progress` / `judge.progress` switch a stage's lines
+    off (in a flow the stages never draw their own progress bars)."""
+
+    enabled: bool = True
+    log_every_s: float = Field(10.0, gt=0)
+    artifact_every_s: float = Field(2.0, gt=0)
+
+
 class HubSection(_Section):
     repo_id: str | None = None  # namespace/name; None = build the local folder only
     push: bool = False  # token: HF_TOKEN in the environment, never in the config
@@ -124,6 +135,9 @@ DATA_SECTIONS = {
     "tiny_model",
     "policies",
 }
+
+
+_DISPLAY_ONLY: dict[str, Any] = {"sample": {"progress"}, "judge": {"progress"}}
 
 
 def _is_template_file(key: str, value: str) -> bool:
@@ -201,6 +215,7 @@ class RunConfig(_Section):
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     runner: RunnerSection = Field(default_factory=RunnerSection)
     retry: RetrySection = Field(default_factory=RetrySection)
+    progress: ProgressSection = Field(default_factory=ProgressSection)
     tiny_model: TinyModelSection | None = None
     # Tiny local policies fitted on the ingested problems' reference solutions before
     # sampling (pipeline/models/policy.py): the demo's weak and strong pools.
@@ -228,7 +243,10 @@ class RunConfig(_Section):
         """Fill the run-wide seed and build id into sections that did not set their own."""
         self._stamp_policy_revisions()
         if self.build_id is None:
-            data = hash_template_files(self.model_dump(mode="json", include=DATA_SECTIONS))
+            # Whether progress is shown changes no row: not part of the build id.
+            data = hash_template_files(
+                self.model_dump(mode="json", include=DATA_SECTIONS, exclude=_DISPLAY_ONLY)
+            )
             self.build_id = "b_" + sha256_text(canonical_json(data))[:12]
         for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
             if "seed" in type(section).model_fields and "seed" not in section.model_fields_set:

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common import progress
 from pipeline.models.tiny import CHATML_TEMPLATE
 from schemas.common import Language
 
@@ -159,6 +160,10 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
 
     import time
 
+    from pipeline.models.cpu import pin_cpu_kernels
+
+    kernels = pin_cpu_kernels()  # before any torch work: the same weights on any x86 CPU
+
     import torch
     from transformers import GraniteConfig, GraniteForCausalLM
 
@@ -198,6 +203,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     # core count), and on a shared 2-core box it is no slower than fighting for both cores.
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    tracker = progress.track("steps", spec.steps)
     try:
         for _ in range(spec.steps):
             pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
@@ -206,6 +212,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
             loss.backward()
             opt.step()
             loss_value = float(loss.detach())
+            tracker.advance()
     finally:
         torch.set_num_threads(threads)
     model.eval()
@@ -229,6 +236,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         "fit_seconds": round(time.perf_counter() - t0, 1),
         "fit_cpu_seconds": round(time.process_time() - cpu0, 1),
         "weights_sha256": weights,
+        "cpu_kernels": kernels,  # the PyTorch CPU kernels the floats came from
     }
     (tmp / FIT_FILE).write_text(json.dumps(meta, indent=2))
     if out.exists():

@@ -23,6 +23,10 @@ class TransformersOptions(_Strict):
     device: str | None = None  # None: cuda when available, else cpu
     dtype: str | None = None  # e.g. bfloat16; None: bf16 on GPU, fp32 on CPU
     batch_size: int = Field(8, ge=1)
+    # CPU threads torch uses while this backend generates (None: torch's default, one per
+    # core). Tiny models on a small or shared machine run faster on one thread than on
+    # threads waiting for each other, and their floats then do not depend on the core count.
+    threads: int | None = Field(None, ge=1)
 
 
 class ServeOptions(_Strict):

@@ -14,6 +14,7 @@ unmasked tokens only, so the model sees exactly the kept text.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 from collections.abc import Iterator, Sequence
@@ -91,6 +92,7 @@ class TransformersBackend(Backend):
         revision: str | None = None,
         chat_template: str | None = None,
         model_name: str | None = None,
+        threads: int | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -105,6 +107,7 @@ class TransformersBackend(Backend):
         self.model_name = model_name or str(model)
         self.revision = revision or local_model_revision(model)
         self.batch_size = batch_size
+        self.threads = threads  # torch CPU threads while generating (None: torch's default)
         self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
         if chat_template is not None:
             self.tokenizer.chat_template = chat_template
@@ -397,7 +400,7 @@ class TransformersBackend(Backend):
             rows.extend(made)
         # Similar lengths together: less padding. Stable, so batches are deterministic.
         rows.sort(key=lambda r: len(r.prompt_ids))
-        with Progress(disable=not progress, transient=True) as bar:
+        with _torch_threads(self.threads), Progress(disable=not progress, transient=True) as bar:
             task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
             for start in range(0, len(rows), self.batch_size):
                 batch = rows[start : start + self.batch_size]
@@ -431,6 +434,22 @@ class TransformersBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_name, "revision": self.revision, "device": str(self.device)}
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `n` for the block (process-wide), then restored."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 __all__ = ["TransformersBackend", "derive_seed", "local_model_revision"]
