@@ -107,11 +107,13 @@ def _collect(
     cfg: RunConfig,
     progress: Progress,
     note: Callable[[dict[str, Any]], str],
+    parallel: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[Any]]:
-    """Run shard submits (at most `runner.max_parallel_shards` at once), advancing the
-    progress artifact as each finishes: the shard results and where each ran."""
+    """Run shard submits (at most `parallel`, default `runner.max_parallel_shards`, at
+    once), advancing the progress artifact as each finishes: the shard results and where
+    each ran."""
     results, ran_on = [], []
-    for fut in bounded(submits, cfg.runner.max_parallel_shards):
+    for fut in bounded(submits, parallel or cfg.runner.max_parallel_shards):
         r = fut.result()
         results.append(r)
         ran_on.append(r.get("ran_on"))
@@ -145,7 +147,11 @@ def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, A
     files = [progress_file(work / "sample" / f"shard-{i:04d}") for i in range(len(shard_files))]
     with watch(cfg, "sample", files, progress, enabled=cfg.sample.progress):
         results, ran_on = _collect(
-            submits, cfg, progress, lambda r: f"{r['stats'].get('candidates', '?')} candidates"
+            submits,
+            cfg,
+            progress,
+            lambda r: f"{r['stats'].get('candidates', '?')} candidates",
+            cfg.runner.model_parallel,
         )
     parts = [Path(r["outputs"]["candidates"]) for r in results]
     merge_shards(sorted(parts), out, CANDIDATE_SCHEMA)
@@ -243,15 +249,28 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         T.code_digest("pipeline.splits"),
     )
     prints += fingerprint_lines("splits", splits)
-    fitted = {}
-    for fit in cfg.policies:  # before sampling: the model sources read these folders
-        with watch(cfg, f"fit {fit.name}", [T.policy_progress_file(fit.dir)]):
-            fitted[fit.name] = T.configured(T.policy_task, cfg, [fit.dir / "fit.json"])(
-                fit.model_dump(mode="json"), T.ref(problems), T.code_digest("pipeline.models")
+
+    # Before sampling (the model sources read these folders); one thread each, so as many
+    # side by side as `runner.model_parallel_shards` allows.
+    def fit_submit(fit: Any) -> Any:
+        t = T.configured(T.policy_task, cfg, [fit.dir / "fit.json"])
+        return t.submit(
+            fit.model_dump(mode="json"), T.ref(problems), T.code_digest("pipeline.models")
+        )
+
+    fit_files = [T.policy_progress_file(fit.dir) for fit in cfg.policies]
+    with watch(cfg, "fit " + " + ".join(f.name for f in cfg.policies), fit_files):
+        done = [
+            f.result()
+            for f in bounded(
+                [partial(fit_submit, f) for f in cfg.policies], cfg.runner.model_parallel
             )
+        ]
+    fitted = {r["stage"].removeprefix("policy-"): r for r in done}
+    for fit in cfg.policies:
         weights = fitted[fit.name]["stats"].get("weights_sha256")
         prints += _weights_line(f"fit {fit.name}", weights, "weights")
-    runner = make_task_runner(cfg.runner)
+    runner = make_task_runner(cfg.runner, cfg.runner.model_parallel)
     candidates = sample_shards.with_options(task_runner=runner)(_cfg_param(cfg), splits)
     prints += fingerprint_lines("sample", candidates)
     judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
@@ -405,6 +424,7 @@ def dpo_shards(
             cfg,
             progress,
             lambda r: f"{r['stats']['judges'].get('responses', '?')} responses",
+            cfg.runner.model_parallel,
         )
     parts.sort(key=lambda r: r["outputs"]["judges"])  # completion order must not matter
     out = T.configured(T.dpo_pairs_task, cfg, [base / f"{name}.parquet"])(
@@ -420,7 +440,8 @@ def dpo_shards(
 
 def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
     """DPO pairs for one instance table; `name` (dpo | mixed_dpo) names the output."""
-    return dpo_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+    runner = make_task_runner(cfg.runner, cfg.runner.model_parallel)
+    return dpo_shards.with_options(task_runner=runner)(
         _cfg_param(cfg), name, str(instances), tiny["digest"] if tiny else ""
     )
 

@@ -67,6 +67,10 @@ class RunnerSection(_Section):
     # Shards in flight at once per fan-out, on threads and on a Ray cluster alike (the flow
     # submits the next shard only when one has finished).
     max_parallel_shards: int = Field(2, ge=1)
+    # Shards of the model stages (policy fits, sampling, DPO responses) in flight at once;
+    # None = max_parallel_shards. On a small CPU box: judge shards one at a time (each
+    # already runs `sandbox.pool_size` containers) but one-thread model shards side by side.
+    model_parallel_shards: int | None = Field(None, ge=1)
     # Where shards may run on a Ray cluster: sampling (vLLM) on GPU nodes, judging on nodes
     # with Docker and the sandbox image. Empty = anywhere.
     sample_placement: ShardPlacement = Field(default_factory=ShardPlacement)
@@ -77,6 +81,10 @@ class RunnerSection(_Section):
         if self.dpo_shards is None:
             self.dpo_shards = self.sample_shards
         return self
+
+    @property
+    def model_parallel(self) -> int:
+        return self.model_parallel_shards or self.max_parallel_shards
 
 
 class RetrySection(_Section):

@@ -16,9 +16,12 @@ torch work. `ALETHEIA_CPU_KERNELS=native` leaves PyTorch's own choice.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -54,3 +57,38 @@ def pin_cpu_kernels() -> str:
             asked,
         )
     return chosen
+
+
+_threads_lock = threading.Lock()
+_threads_users = 0
+_threads_before: int | None = None
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """torch's CPU threads set to `n` while any holder is inside (None: left alone).
+
+    The setting is process-wide, and model tasks may run side by side on threads of one
+    process (two policy fits, two sampling shards): the first holder sets it, the last
+    one out restores it, so one finishing never changes the others' thread count midway.
+    """
+    global _threads_users, _threads_before
+    if n is None:
+        yield
+        return
+    import torch
+
+    with _threads_lock:
+        if _threads_users == 0:
+            _threads_before = torch.get_num_threads()
+        elif torch.get_num_threads() != n:
+            log.warning("torch threads: %d asked while %d are in use", n, torch.get_num_threads())
+        _threads_users += 1
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _threads_users -= 1
+            if _threads_users == 0 and _threads_before is not None:
+                torch.set_num_threads(_threads_before)

@@ -160,7 +160,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
 
     import time
 
-    from pipeline.models.cpu import pin_cpu_kernels
+    from pipeline.models.cpu import pin_cpu_kernels, torch_threads
 
     kernels = pin_cpu_kernels()  # before any torch work: the same weights on any x86 CPU
 
@@ -200,11 +200,10 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     model.train()
     loss_value = float("nan")
     # One thread: the same float reductions on any machine (the weights do not depend on the
-    # core count), and on a shared 2-core box it is no slower than fighting for both cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+    # core count), and on a shared 2-core box it is no slower than fighting for both cores;
+    # two fits then also run side by side, one per core.
     tracker = progress.track("steps", spec.steps)
-    try:
+    with torch_threads(1):
         for _ in range(spec.steps):
             pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
             loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=labels[pick]).loss
@@ -213,8 +212,6 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
             opt.step()
             loss_value = float(loss.detach())
             tracker.advance()
-    finally:
-        torch.set_num_threads(threads)
     model.eval()
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id

@@ -14,7 +14,6 @@ unmasked tokens only, so the model sees exactly the kept text.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
 from collections.abc import Iterator, Sequence
@@ -24,6 +23,7 @@ from typing import Any
 
 from rich.markup import escape
 
+from pipeline.models.cpu import torch_threads
 from pipeline.sampling.backends.base import (
     Backend,
     Generation,
@@ -400,7 +400,7 @@ class TransformersBackend(Backend):
             rows.extend(made)
         # Similar lengths together: less padding. Stable, so batches are deterministic.
         rows.sort(key=lambda r: len(r.prompt_ids))
-        with _torch_threads(self.threads), Progress(disable=not progress, transient=True) as bar:
+        with torch_threads(self.threads), Progress(disable=not progress, transient=True) as bar:
             task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
             for start in range(0, len(rows), self.batch_size):
                 batch = rows[start : start + self.batch_size]
@@ -434,22 +434,6 @@ class TransformersBackend(Backend):
 
     def describe(self) -> dict[str, Any]:
         return {"model": self.model_name, "revision": self.revision, "device": str(self.device)}
-
-
-@contextlib.contextmanager
-def _torch_threads(n: int | None) -> Iterator[None]:
-    """torch's intra-op threads set to `n` for the block (process-wide), then restored."""
-    if n is None:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 __all__ = ["TransformersBackend", "derive_seed", "local_model_revision"]
