@@ -52,10 +52,18 @@ class CpuSampler:
         owner = f"{socket.gethostname()}:{os.getpid()}"
         try:
             ids = subprocess.run(
-                ["docker", "ps", "-q", "--no-trunc", "--filter", f"label=aletheia.sandbox.owner={owner}"],
+                [
+                    "docker",
+                    "ps",
+                    "-q",
+                    "--no-trunc",
+                    "--filter",
+                    f"label=aletheia.sandbox.owner={owner}",
+                ],
                 capture_output=True,
                 text=True,
                 timeout=10,
+                check=False,
             ).stdout.split()
         except (OSError, subprocess.SubprocessError):
             ids = []
@@ -212,9 +220,17 @@ def profile(config: Path, out: Path, fresh_cache: bool) -> dict[str, Any]:
         if name in ("adversarial-edits", "adversarial"):  # Mixed runs first, then Adv
             k = seen[name] = seen.get(name, 0) + 1
             name = ("mixed" if k == 1 else "adv") + name.removeprefix("adversarial")
-        st = stages.setdefault(name, {"wall_s": 0.0, "cpu_proc_s": 0.0,
-                                                       "cpu_children_s": 0.0, "cpu_sandbox_s": 0.0,
-                                                       "runs": 0, "load": 0.0})
+        st = stages.setdefault(
+            name,
+            {
+                "wall_s": 0.0,
+                "cpu_proc_s": 0.0,
+                "cpu_children_s": 0.0,
+                "cpu_sandbox_s": 0.0,
+                "runs": 0,
+                "load": 0.0,
+            },
+        )
         st["wall_s"] += b - a
         st["cpu_proc_s"] += cb[0] - ca[0]
         st["cpu_children_s"] += cb[1] - ca[1]
@@ -233,7 +249,9 @@ def profile(config: Path, out: Path, fresh_cache: bool) -> dict[str, Any]:
 
 
 def print_profile(p: dict[str, Any]) -> None:
-    print(f"\n{'stage':16s} {'runs':>4s} {'wall s':>8s} {'cpu s':>8s} {'(proc':>7s} {'sandbox)':>9s} {'load':>5s}")
+    print(
+        f"\n{'stage':16s} {'runs':>4s} {'wall s':>8s} {'cpu s':>8s} {'(proc':>7s} {'sandbox)':>9s} {'load':>5s}"
+    )
     for name, s in p["stages"].items():
         cpu_total = s["cpu_proc_s"] + s["cpu_children_s"] + s["cpu_sandbox_s"]
         print(
@@ -247,13 +265,211 @@ def print_profile(p: dict[str, Any]) -> None:
     print("rows:", json.dumps(p["rows"]))
 
 
+# --- the cuts, before and after side by side ----------------------------------------------
+
+
+@dataclass
+class Timed:
+    wall_s: float
+    cpu_s: float  # this process (all threads) + its sandbox containers
+
+
+def _timed(fn: Any) -> tuple[Timed, Any]:
+    """Wall and CPU seconds of this process (all threads) running `fn`."""
+    c0, t0 = time.process_time(), time.monotonic()
+    out = fn()
+    return Timed(time.monotonic() - t0, time.process_time() - c0), out
+
+
+def _alternate(pairs: int, before: Any, after: Any) -> tuple[list[Timed], list[Timed]]:
+    """Run before/after `pairs` times, alternating which goes first (a busy neighbour or a
+    warm cache then favours neither)."""
+    a, b = [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            a.append(before())
+            b.append(after())
+        else:
+            b.append(after())
+            a.append(before())
+    return a, b
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
+
+
+def _report(name: str, a: list[Timed], b: list[Timed], note: str) -> dict[str, Any]:
+    ca, cb = _median([t.cpu_s for t in a]), _median([t.cpu_s for t in b])
+    wa, wb = _median([t.wall_s for t in a]), _median([t.wall_s for t in b])
+    print(
+        f"{name:28s} cpu {ca:7.1f} -> {cb:7.1f} s ({ca / max(cb, 1e-9):5.1f}x)   "
+        f"wall {wa:7.1f} -> {wb:7.1f} s ({wa / max(wb, 1e-9):5.1f}x)   {note}"
+    )
+    return {"cpu_before": ca, "cpu_after": cb, "wall_before": wa, "wall_after": wb, "note": note}
+
+
+def cut_adv_rejudge(work: Path, rows: int, pairs: int) -> dict[str, Any]:
+    """Adv on the first `rows` Heldout rows: every edit re-judged (before) vs edits proven
+    unchanged carried (after); fresh sandbox pools without the verdict cache on each side."""
+    from pipeline.common.parquet import read_parquet, write_parquet
+    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.stage import adversarial
+    from sandbox import SandboxClient
+    from schemas.instance import INSTANCE_SCHEMA
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-adv-"))
+    heldout = read_parquet(work / "instances" / "heldout.parquet", INSTANCE_SCHEMA).slice(0, rows)
+    write_parquet(heldout, tmp / "heldout.parquet", INSTANCE_SCHEMA)
+    problems = work / "problems.parquet"
+    outs: dict[str, Any] = {}
+
+    def side(carry: bool) -> Timed:
+        cfg = AdversarialConfig(rejudge_unchanged=not carry)
+        out = tmp / f"{'carry' if carry else 'all'}-{time.monotonic_ns()}"
+        cpu = CpuSampler(interval_s=0.2)
+        cpu.start()
+        t0 = time.monotonic()
+        with SandboxClient(pool_size=2, cache=False) as client:
+            stats = adversarial(tmp / "heldout.parquet", problems, out, cfg, client)
+        wall = time.monotonic() - t0
+        cpu.stop()
+        first, last = cpu.samples[0], cpu.samples[-1]
+        outs[str(carry)] = ((out / "adv.parquet").read_bytes(), stats)
+        return Timed(wall, sum(last[1:]) - sum(first[1:]))
+
+    a, b = _alternate(pairs, lambda: side(False), lambda: side(True))
+    same = outs["False"][0] == outs["True"][0]
+    st = outs["True"][1]
+    note = (
+        f"{st['edits_planned']} edits, {st['edits_carried_unchanged']} carried; "
+        f"rows {'identical' if same else 'DIFFER'}"
+    )
+    return _report(f"adv re-judge ({rows} heldout rows)", a, b, note)
+
+
+def cut_threads(work: Path, models: Path, rows: int, pairs: int) -> list[dict[str, Any]]:
+    """The tiny models on torch's default threads (before) vs one thread (after): the DPO
+    verifier on `rows` Train instances, and the weak policy sampling every problem."""
+    import hashlib
+
+    from pipeline.common.parquet import read_parquet
+    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.responses import sample_responses
+    from pipeline.sampling.backends.transformers_backend import TransformersBackend
+    from pipeline.sampling.config import SampleConfig
+    from pipeline.sampling.stage import sample
+    from schemas.instance import INSTANCE_SCHEMA
+
+    out = []
+    train = read_parquet(work / "instances" / "train.parquet", INSTANCE_SCHEMA).to_pylist()[:rows]
+    dcfg = DPOConfig(
+        judges=[{"name": "v", "model_path": str(models / "tiny-qwen2")}],
+        max_tokens=48,
+        constrain_answer=True,
+    )
+    texts: dict[str, str] = {}
+
+    def dpo(threads: int | None) -> Timed:
+        b = TransformersBackend(models / "tiny-qwen2", device="cpu", batch_size=4, threads=threads)
+        t, got = _timed(
+            lambda: sample_responses(train, b, "v", dcfg.variants[0], dcfg, 4, progress=False)
+        )
+        texts[str(threads)] = hashlib.sha256(
+            json.dumps({k: [r.text for r in v] for k, v in sorted(got.items())}).encode()
+        ).hexdigest()
+        return t
+
+    a, b = _alternate(pairs, lambda: dpo(None), lambda: dpo(1))
+    same = texts["None"] == texts["1"]
+    out.append(
+        _report(
+            f"dpo responses ({rows} rows x4)",
+            a,
+            b,
+            f"torch default threads -> 1; text {'identical' if same else 'DIFFERS'}",
+        )
+    )
+
+    def policy(threads: int | None) -> Timed:
+        cfg = SampleConfig.model_validate(
+            {
+                "progress": False,
+                "sources": [
+                    {
+                        "kind": "model",
+                        "name": "w",
+                        "model": str(models / "demo-policy-weak"),
+                        "tier": "weak",
+                        "samples_per_problem": 2,
+                        "max_tokens": 128,
+                        "seed": 0,
+                        "backend": {
+                            "type": "transformers",
+                            "device": "cpu",
+                            "batch_size": 16,
+                            "threads": threads,
+                        },
+                    }
+                ],
+            }
+        )
+        dest = Path(tempfile.mkdtemp(prefix="bench-sample-"))
+        t, _ = _timed(lambda: sample(cfg, work / "problems.parquet", dest))
+        texts["s" + str(threads)] = hashlib.sha256(
+            (dest / "candidates.parquet").read_bytes()
+        ).hexdigest()
+        return t
+
+    a, b = _alternate(pairs, lambda: policy(None), lambda: policy(1))
+    same = texts["sNone"] == texts["s1"]
+    out.append(
+        _report(
+            "sample (weak policy)",
+            a,
+            b,
+            f"torch default threads -> 1; candidates {'identical' if same else 'DIFFER'}",
+        )
+    )
+    return out
+
+
+def cuts(build: Path, pairs: int, adv_rows: int, dpo_rows: int) -> dict[str, Any]:
+    work, models = build / "build" / "work", build / "models"
+    print(
+        f"\nthe cuts, before -> after, median of {pairs} alternating pair(s); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    return {
+        "adv_rejudge": cut_adv_rejudge(work, adv_rows, pairs),
+        "threads": cut_threads(work, models, dpo_rows, pairs),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", type=Path, default=REPO / "configs" / "demo.yaml")
     ap.add_argument("--out", type=Path, default=REPO / "out" / "bench-demo")
     ap.add_argument("--json", type=Path, default=None, help="also write the profile here")
-    ap.add_argument("--keep-cache", action="store_true", help="reuse $ALETHEIA_CACHE_DIR's verdicts")
+    ap.add_argument(
+        "--keep-cache", action="store_true", help="reuse $ALETHEIA_CACHE_DIR's verdicts"
+    )
+    ap.add_argument(
+        "--cuts",
+        type=Path,
+        default=None,
+        help="skip the build; measure the cuts side by side on this earlier --out folder",
+    )
+    ap.add_argument("--pairs", type=int, default=2, help="before/after pairs per cut")
+    ap.add_argument("--adv-rows", type=int, default=12, help="Heldout rows for the Adv cut")
+    ap.add_argument("--dpo-rows", type=int, default=8, help="Train rows for the DPO cut")
     args = ap.parse_args()
+    if args.cuts is not None:
+        result = cuts(args.cuts.resolve(), args.pairs, args.adv_rows, args.dpo_rows)
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2))
+        return
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="bench-demo-prefect-")
     from prefect.testing.utilities import prefect_test_harness

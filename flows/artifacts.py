@@ -170,6 +170,27 @@ def published_tables(hub_dir: Path) -> dict[str, Any]:
     return out
 
 
+def timing_sensitivity(judged: Path, near: float = 0.5) -> dict[str, int]:
+    """How many of a judged table's verdicts another machine could see otherwise: distinct
+    programs with a test that used at least `near` of its CPU time limit (a slower or
+    busier CPU may cross the limit), and tests stopped by the sandbox's wall-clock cap
+    before they used their CPU limit (the machine was too busy to run them: a TLE that a
+    quiet machine would not give)."""
+    cols = ["judge_cache_key", "test_verdicts", "test_times_s", "time_limit_s"]
+    df = pl.read_parquet(judged, columns=cols).unique("judge_cache_key")
+    if df.height == 0:
+        return {"programs_near_time_limit": 0, "tests_stopped_by_wall_clock": 0}
+    tests = df.explode(["test_verdicts", "test_times_s"]).drop_nulls("test_times_s")
+    close = tests.filter(pl.col("test_times_s") >= near * pl.col("time_limit_s"))
+    walled = tests.filter(
+        (pl.col("test_verdicts") == "TLE") & (pl.col("test_times_s") < pl.col("time_limit_s"))
+    )
+    return {
+        "programs_near_time_limit": close["judge_cache_key"].n_unique(),
+        "tests_stopped_by_wall_clock": walled.height,
+    }
+
+
 def config_fingerprints(hub_dir: Path) -> dict[str, dict[str, Any]]:
     """Rows and content hash of each published config (its shards in order, as one table)."""
     import hashlib

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -31,6 +32,7 @@ from flows.artifacts import (
     counts_artifact,
     judged_counts,
     rejected_edits,
+    timing_sensitivity,
 )
 from flows.progress import StageWatch, progress_file
 from flows.runners import bounded, make_task_runner, placement
@@ -89,6 +91,24 @@ def fingerprint_lines(label: str, result: dict[str, Any]) -> list[dict[str, Any]
         logger.info("[fingerprint] %s %s: %d rows %s", label, name, fp["rows"], fp["hash"])
         out.append({"stage": label, "output": name, **fp})
     return out
+
+
+def _timing_note(judged: Path, prints: list[dict[str, Any]]) -> None:
+    """Say how many verdicts are timing-sensitive (docs: "The same rows on every machine"):
+    the part of a build another machine may judge otherwise."""
+    t = timing_sensitivity(judged)
+    get_run_logger().info(
+        "[fingerprint] judge timing: %d program(s) used >= half their time limit on a test "
+        "(a slower CPU may judge them otherwise); %d test(s) stopped by the wall-clock cap "
+        "before their CPU limit (this machine was busy: load %.1f on %d cores)",
+        t["programs_near_time_limit"],
+        t["tests_stopped_by_wall_clock"],
+        os.getloadavg()[0],
+        os.cpu_count() or 0,
+    )
+    for e in prints:
+        if e["stage"] == "judge" and e["output"] == "judged":
+            e.update(t)
 
 
 def _weights_line(label: str, digest: str | None, what: str) -> list[dict[str, Any]]:
@@ -280,6 +300,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         str(work / "judged.parquet"),
     )
     prints += fingerprint_lines("judge", judged)
+    _timing_note(Path(judged["outputs"]["judged"]), prints)
     counts_artifact(
         artifact_key(cfg.name, "judged-counts"),
         judged_counts(Path(judged["outputs"]["judged"]), Path(judged["outputs"]["quarantine"])),

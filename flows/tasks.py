@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +223,26 @@ def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
     )
 
 
+_IMPORTS = threading.Lock()
+
+
+def _resolve_model_classes() -> None:
+    """transformers resolves its classes lazily, and not thread-safely: two model tasks
+    starting side by side (`runner.model_parallel_shards`) failed with "cannot import name
+    'GraniteConfig'". Resolve the ones the model stages use once, under a lock."""
+    with _IMPORTS:
+        import transformers
+
+        for name in (
+            "AutoTokenizer",
+            "AutoModelForCausalLM",
+            "GraniteConfig",
+            "GraniteForCausalLM",
+            "PreTrainedTokenizerFast",
+        ):
+            getattr(transformers, name)
+
+
 # --- stages ------------------------------------------------------------------------------
 
 
@@ -262,6 +283,7 @@ def sample_task(
     from pipeline.sampling.stage import sample
 
     pin_cpu_kernels()  # local models: the same floats on any x86 machine
+    _resolve_model_classes()
     out = Path(out_dir)
     cfg = SampleConfig.model_validate(config).model_copy(update={"progress": False})
     with reporting(progress_file(out)):  # lines in the log, not a redrawn bar
@@ -378,6 +400,7 @@ def dpo_responses_task(
     from pipeline.models.cpu import pin_cpu_kernels
 
     pin_cpu_kernels()  # local models: the same floats on any x86 machine
+    _resolve_model_classes()
     cfg = DPOConfig.model_validate(config)
     with reporting(progress_file(out_dir)):
         files, stats = shard_responses(Path(instances_shard), Path(out_dir), cfg, progress=False)
@@ -409,6 +432,7 @@ def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
     from pipeline.models.tiny import build_tiny_model
 
     pin_cpu_kernels()
+    _resolve_model_classes()
     path = build_tiny_model(Path(out_dir), seed=seed)
     weights = path / "model.safetensors"
     return result(
@@ -425,6 +449,7 @@ def policy_task(spec: dict, problems: dict, code: str) -> dict:
     from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy, read_fit
     from pipeline.sampling.stage import load_problems
 
+    _resolve_model_classes()
     fit = PolicyFit.model_validate(spec)
     examples = examples_from_problems(load_problems(Path(problems["outputs"]["problems"])), fit)
     with reporting(policy_progress_file(fit.dir)):
