@@ -65,6 +65,7 @@ def watch(
     files: list[Path],
     artifact: Progress | None = None,
     enabled: bool = True,
+    part: str = "shard",
 ) -> contextlib.AbstractContextManager:
     """Terminal lines and the UI artifact for a stage whose tasks write `files`."""
     if not (enabled and cfg.progress.enabled):
@@ -74,6 +75,7 @@ def watch(
         files,
         logger=get_run_logger(),
         artifact=artifact,
+        part=part,
         log_every_s=cfg.progress.log_every_s,
         artifact_every_s=cfg.progress.artifact_every_s,
     )
@@ -89,7 +91,7 @@ def fingerprint_lines(label: str, result: dict[str, Any]) -> list[dict[str, Any]
     out = []
     for name, fp in (result.get("fingerprints") or {}).items():
         logger.info("[fingerprint] %s %s: %d rows %s", label, name, fp["rows"], fp["hash"])
-        out.append({"stage": label, "output": name, **fp})
+        out.append({"stage": label, "output": name, **fp, "file": result["outputs"][name]})
     return out
 
 
@@ -279,7 +281,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         )
 
     fit_files = [T.policy_progress_file(fit.dir) for fit in cfg.policies]
-    with watch(cfg, "fit " + " + ".join(f.name for f in cfg.policies), fit_files):
+    with watch(cfg, "fit " + " + ".join(f.name for f in cfg.policies), fit_files, part="fit"):
         done = [
             f.result()
             for f in bounded(
@@ -547,6 +549,9 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     logger.info("build manifest written: %s", work / "build.json")
     # Every stage's fingerprint in one file: the build summary shows it, and two users
     # compare theirs line by line to see where their builds parted.
+    for e in prints:  # paths relative to the work dir: two machines' files compare as text
+        if e.get("file") and Path(e["file"]).resolve().is_relative_to(work):
+            e["file"] = rel(e["file"])
     (work / FINGERPRINTS).write_text(json.dumps(prints, indent=1) + "\n")
     return publish_aletheia(_cfg_param(cfg))
 

@@ -6,7 +6,7 @@ Two halves, so it works wherever a shard runs (a thread here, a Ray worker elsew
 - in the task, `reporting(path)` listens to the stage and writes its counts to a small
   JSON file beside the shard's output (at most once a second, atomically);
 - in the flow, `StageWatch` reads the files of a stage's shards every second, and logs
-  `[progress] judge 312/840 programs, shard 1/2, 5.2/s, ETA 1m41s` (every
+  `[progress] judge 312/840 programs, 0/2 shards done, 5.2/s, ETA 1m41s` (every
   `log_every_s`, and once at the end) and updates the stage's progress artifact (every
   `artifact_every_s`).
 
@@ -168,10 +168,12 @@ class Rate:
         return (d1 - d0) / (t1 - t0) if t1 > t0 and d1 > d0 else None
 
 
-def progress_line(stage: str, snap: Snapshot, shards: int, rate: float | None) -> str:
+def progress_line(
+    stage: str, snap: Snapshot, shards: int, rate: float | None, part: str = "shard"
+) -> str:
     parts = [f"[progress] {stage} {snap.done}/{snap.total} {snap.unit}"]
     if shards > 1:
-        parts.append(f"shard {min(snap.shards_finished + 1, shards)}/{shards}")
+        parts.append(f"{snap.shards_finished}/{shards} {part}s done")
     if rate:
         parts.append(f"{rate:.1f}/s" if rate >= 1 else f"{60 * rate:.1f}/min")
         parts.append(f"ETA {fmt_duration(max(0, snap.total - snap.done) / rate)}")
@@ -188,6 +190,7 @@ class StageWatch:
         *,
         logger: logging.Logger | logging.LoggerAdapter | None = None,
         artifact: Any = None,
+        part: str = "shard",
         log_every_s: float = 10.0,
         artifact_every_s: float = 2.0,
         poll_s: float = 1.0,
@@ -195,6 +198,7 @@ class StageWatch:
         self.stage, self.files = stage, list(files)
         self.logger = logger or logging.getLogger("aletheia.progress")
         self.artifact = artifact  # a flows.artifacts.Progress, or None
+        self.part = part  # what one of `files` is: "shard", "fit"
         self.log_every_s, self.artifact_every_s, self.poll_s = (
             log_every_s,
             artifact_every_s,
@@ -226,7 +230,9 @@ class StageWatch:
         # a line when the count moved, else a heartbeat now and then: a log stays short
         if not final and since >= self.log_every_s and (moved or since >= 6 * self.log_every_s):
             self._logged_at, self._logged_done = now, snap.done
-            self.logger.info(progress_line(self.stage, snap, len(self.files), self.rate.per_s()))
+            self.logger.info(
+                progress_line(self.stage, snap, len(self.files), self.rate.per_s(), self.part)
+            )
         if self.artifact is not None and (
             final or now - self._artifact_at >= self.artifact_every_s
         ):
