@@ -92,3 +92,20 @@ def torch_threads(n: int | None) -> Iterator[None]:
             _threads_users -= 1
             if _threads_users == 0 and _threads_before is not None:
                 torch.set_num_threads(_threads_before)
+
+
+_LOADING = threading.RLock()
+
+
+@contextlib.contextmanager
+def building_models() -> Iterator[None]:
+    """One model built or loaded at a time in this process.
+
+    transformers builds a model under process-wide patches (weight initialisation turned
+    off, `torch.linspace` rewrapped, the meta device): two loads on two threads (two DPO
+    or sampling shards side by side) interleave them, and one got a model whose weights
+    were never loaded ("Cannot copy out of meta tensor"). Loading is brief; generating,
+    which needs no lock, stays side by side.
+    """
+    with _LOADING:
+        yield

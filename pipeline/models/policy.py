@@ -160,7 +160,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
 
     import time
 
-    from pipeline.models.cpu import pin_cpu_kernels, torch_threads
+    from pipeline.models.cpu import building_models, pin_cpu_kernels, torch_threads
 
     kernels = pin_cpu_kernels()  # before any torch work: the same weights on any x86 CPU
 
@@ -172,7 +172,6 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     seqs = _sequences(tok, examples)
     if any(tok.unk_token_id in ids for ids, _ in seqs):  # every fitted line is in the vocabulary
         raise RuntimeError(f"policy {spec.name}: a fitted line fell outside the vocabulary (a bug)")
-    torch.manual_seed(spec.seed)
     config = GraniteConfig(
         vocab_size=len(tok),
         hidden_size=spec.hidden_size,
@@ -186,7 +185,11 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.convert_tokens_to_ids("<|im_start|>"),
     )
-    model = GraniteForCausalLM(config)
+    # Seeding and initialising under one lock: the global RNG and transformers' build
+    # patches are process-wide, and another fit may be starting on the next thread.
+    with building_models():
+        torch.manual_seed(spec.seed)
+        model = GraniteForCausalLM(config)
     width = max(len(ids) for ids, _ in seqs)
     ids = torch.full((len(seqs), width), tok.pad_token_id, dtype=torch.long)
     labels = torch.full((len(seqs), width), -100, dtype=torch.long)

@@ -23,7 +23,7 @@ from typing import Any
 
 from rich.markup import escape
 
-from pipeline.models.cpu import torch_threads
+from pipeline.models.cpu import building_models, torch_threads
 from pipeline.sampling.backends.base import (
     Backend,
     Generation,
@@ -108,13 +108,14 @@ class TransformersBackend(Backend):
         self.revision = revision or local_model_revision(model)
         self.batch_size = batch_size
         self.threads = threads  # torch CPU threads while generating (None: torch's default)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
-        if chat_template is not None:
-            self.tokenizer.chat_template = chat_template
-        self.model = AutoModelForCausalLM.from_pretrained(
-            str(model), revision=revision, dtype=dtype
-        )
-        self.model.to(self.device).eval()
+        with building_models():  # not thread-safe in transformers: one load at a time
+            self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
+            if chat_template is not None:
+                self.tokenizer.chat_template = chat_template
+            self.model = AutoModelForCausalLM.from_pretrained(
+                str(model), revision=revision, dtype=dtype
+            )
+            self.model.to(self.device).eval()
         self.max_positions = int(getattr(self.model.config, "max_position_embeddings", 1 << 30))
         # transformers 5.x renamed `past_key_values` to `cache`; accept either version.
         params = inspect.signature(self.model.forward).parameters
