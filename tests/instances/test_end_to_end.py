@@ -533,7 +533,8 @@ def test_a_program_two_plans_produce_is_judged_once(
     twice = rows + [{**r, "instance_id": r["instance_id"] + "-again"} for r in rows]
     path = work["tmp"] / "shard_cases" / "twice.parquet"
     write_parquet(pa.Table.from_pylist(twice, schema=INSTANCE_SCHEMA), path, INSTANCE_SCHEMA)
-    cfg = AdversarialConfig(bias_types=["minified"])
+    # every edit to the judge (a minified program is proven unchanged, so none would go)
+    cfg = AdversarialConfig(bias_types=["minified"], rejudge_unchanged=True)
     stats = adversarial_edits(path, work["tmp"] / "problems.parquet", path.parent / "twice", cfg)
     table = pl.read_parquet(path.parent / "twice" / "edits.parquet")
     planned, _ = planned_edits(twice, cfg)
