@@ -162,8 +162,15 @@ def task_runs_since(t0_wall: float) -> list[Any]:
     from prefect.client.schemas.sorting import TaskRunSort
 
     since = datetime.fromtimestamp(t0_wall, UTC)
+    runs: list[Any] = []
     with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(sort=TaskRunSort.EXPECTED_START_TIME_ASC, limit=500)
+        while True:  # the API answers at most 200 at a time
+            page = client.read_task_runs(
+                sort=TaskRunSort.EXPECTED_START_TIME_ASC, limit=200, offset=len(runs)
+            )
+            runs += page
+            if len(page) < 200:
+                break
     return [r for r in runs if r.start_time and r.start_time >= since]
 
 
@@ -207,6 +214,11 @@ def profile(config: Path, out: Path, fresh_cache: bool) -> dict[str, Any]:
     total_wall = time.monotonic() - t0
     cpu.stop()
     stop.set()
+    # The raw samples first: a profile can be rebuilt from them and the flow log if the
+    # task-run query below fails.
+    (out / "cpu-samples.json").write_text(
+        json.dumps({"t0": t0, "t0_wall": t0_wall, "samples": cpu.samples, "load": load.samples})
+    )
 
     stages: dict[str, dict[str, float]] = {}
     seen: dict[str, int] = {}
