@@ -121,38 +121,29 @@ class LoadSampler:
         return sum(vals) / len(vals) if vals else os.getloadavg()[0]
 
 
-STAGE_ORDER = (
-    "ingest",
-    "splits",
-    "fit-policy",
-    "sample",
-    "judge",
-    "tiny-model",
-    "assemble",
-    "mixed-edits",
-    "mixed-judge",
-    "mixed",
-    "dpo-responses",
-    "dpo-pairs",
-    "adv-edits",
-    "adv-judge",
-    "adv",
-    "publish",
-)
+SUBFLOWS = {
+    "sample-shards",
+    "judge-shards",
+    "dpo-shards",
+    "build-aletheia-eval",
+    "publish-aletheia",
+}
 
 
-def stage_of(task_name: str, flow_names: dict[str, str]) -> str:
-    """A task run's stage (shards and the two adversarial splits told apart)."""
-    name = task_name.rsplit("-", 1)[0] if task_name[-1:].isdigit() else task_name
+def stage_of(task_name: str) -> str | None:
+    """A task run's stage (shards of one stage together); None for a subflow's own run."""
+    import re
+
+    name = re.sub(r"-([0-9a-f]{3}|\d+)$", "", task_name)  # "judge-shard-3fa", "...-shard-0"
+    if name in SUBFLOWS:
+        return None
     if name.endswith("-judge-shard"):  # mixed-judge-shard-0, adv-judge-shard-1
-        return name.split("-judge-shard")[0] + "-judge"
-    if name == "judge-shard":
-        return "judge"
-    if name == "sample-shard":
-        return "sample"
-    if name == "dpo-responses-shard":
-        return "dpo-responses"
-    return name
+        return name.removesuffix("-shard")
+    return {
+        "judge-shard": "judge",
+        "sample-shard": "sample",
+        "dpo-responses-shard": "dpo-responses",
+    }.get(name, name)
 
 
 def task_runs_since(t0_wall: float) -> list[Any]:
@@ -220,35 +211,38 @@ def profile(config: Path, out: Path, fresh_cache: bool) -> dict[str, Any]:
         json.dumps({"t0": t0, "t0_wall": t0_wall, "samples": cpu.samples, "load": load.samples})
     )
 
-    stages: dict[str, dict[str, float]] = {}
-    seen: dict[str, int] = {}
+    spans: dict[str, list[float]] = {}  # stage -> [first start, last end, runs]
+    seen: dict[str, list[Any]] = {}  # stage -> its task / flow runs, in order
     for r in task_runs_since(t0_wall - 5):
-        if not (r.start_time and r.end_time):
+        name = stage_of(r.name)
+        if name is None or not (r.start_time and r.end_time):
             continue
         a = t0 + (r.start_time.timestamp() - t0_wall)
         b = t0 + (r.end_time.timestamp() - t0_wall)
-        ca, cb = cpu.at(a), cpu.at(b)
-        name = stage_of(r.name, {})
         if name in ("adversarial-edits", "adversarial"):  # Mixed runs first, then Adv
-            k = seen[name] = seen.get(name, 0) + 1
-            name = ("mixed" if k == 1 else "adv") + name.removeprefix("adversarial")
-        st = stages.setdefault(
-            name,
-            {
-                "wall_s": 0.0,
-                "cpu_proc_s": 0.0,
-                "cpu_children_s": 0.0,
-                "cpu_sandbox_s": 0.0,
-                "runs": 0,
-                "load": 0.0,
-            },
-        )
-        st["wall_s"] += b - a
-        st["cpu_proc_s"] += cb[0] - ca[0]
-        st["cpu_children_s"] += cb[1] - ca[1]
-        st["cpu_sandbox_s"] += cb[2] - ca[2]
-        st["runs"] += 1
-        st["load"] = load.mean(a, b)
+            runs = seen.setdefault(name, [])
+            runs.append(r.id)
+            name = ("mixed" if len(runs) == 1 else "adv") + name.removeprefix("adversarial")
+        elif name in ("dpo-responses", "dpo-pairs"):  # dpo's subflow first, then mixed_dpo's
+            flows = seen.setdefault(name, [])
+            if r.flow_run_id not in flows:
+                flows.append(r.flow_run_id)
+            name = ("dpo " if flows.index(r.flow_run_id) == 0 else "mixed_dpo ") + name
+        span = spans.setdefault(name, [a, b, 0])
+        span[0], span[1], span[2] = min(span[0], a), max(span[1], b), span[2] + 1
+    # A stage's shards may run side by side: its wall and CPU are over the span from its
+    # first start to its last end (stages themselves run one after another).
+    stages: dict[str, dict[str, float]] = {}
+    for name, (a, b, n) in sorted(spans.items(), key=lambda kv: kv[1][0]):
+        ca, cb = cpu.at(a), cpu.at(b)
+        stages[name] = {
+            "wall_s": b - a,
+            "cpu_proc_s": cb[0] - ca[0],
+            "cpu_children_s": cb[1] - ca[1],
+            "cpu_sandbox_s": cb[2] - ca[2],
+            "runs": n,
+            "load": load.mean(a, b),
+        }
     end = cpu.samples[-1]
     return {
         "config": str(config),
