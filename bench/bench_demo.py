@@ -1,20 +1,26 @@
-"""The demo build's stage times: wall and CPU seconds per stage of one `build-aletheia-train`
-run on configs/demo.yaml (or `--config`), in this process, against a temporary Prefect server.
+"""The demo build's stage times, and its cuts measured side by side.
+
+Profile (default): one `build-aletheia-train` run on configs/demo.yaml (or `--config`), in
+this process, against a temporary Prefect server, with fresh policy fits and an empty
+verdict cache (the docker image is reused): wall and CPU seconds per stage.
 
 CPU is what a shared machine cannot inflate: every 0.5 s a sampler reads this process's CPU
 time (all its threads: Prefect, torch, the sandbox client), its reaped children's, and the
 CPU of the sandbox containers this process started (their cgroup's `cpuacct.usage`, Docker's
-cgroupfs driver); a stage's CPU is the growth of that sum over its task runs' start..end
-(the demo runs one shard at a time, so the intervals do not overlap). Wall seconds are
-printed beside the load average seen during the stage: on a loaded machine they stretch,
-CPU seconds do not.
+cgroupfs driver); a stage's CPU is the growth of that sum from its first task's start to
+its last task's end (stages run one after another; a stage's shards may overlap). Wall
+seconds are printed beside the load average seen during the stage: on a loaded machine
+they stretch, CPU seconds much less.
 
-    PYTHONPATH=$PWD .venv/bin/python bench/bench_demo.py                  # fresh build
     PYTHONPATH=$PWD .venv/bin/python bench/bench_demo.py --out out/bench-demo --json prof.json
 
-`--fresh-cache` (default) points the sandbox's verdict cache at a new folder, so judging is
-measured cold (the docker image itself is reused). The side-by-side ratios of the cuts
-(`--cuts`) are measured on the built work folder: see `cuts()`.
+Cuts (`--cuts <an earlier --out folder>`): each cut before and after on the same input in
+one run, alternating which goes first: Adv's re-judge with every edit judged vs the edits
+proven unchanged carried (fresh sandbox pools, no verdict cache; the rows must be
+identical), and the DPO verifier and a policy's sampling on torch's default threads vs one
+thread (the text must be identical).
+
+    PYTHONPATH=$PWD .venv/bin/python bench/bench_demo.py --cuts out/bench-demo --pairs 2
 """
 
 from __future__ import annotations
