@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -15,6 +16,7 @@ from prefect.artifacts import (
     update_progress_artifact,
 )
 
+from pipeline.common.fingerprint import table_fingerprint
 from pipeline.publish.card import policy_note, verdict_mix_table
 from pipeline.publish.layout import CONFIG_BY_NAME, split_files
 
@@ -25,20 +27,34 @@ def artifact_key(*parts: str) -> str:
 
 
 class Progress:
-    """A progress artifact for one long stage, updated as its shards finish."""
+    """A progress artifact for one long stage: moved by the stage's own progress (`set`,
+    from flows.progress.StageWatch, every few seconds of work) and as its shards finish
+    (`advance`). It only moves forward, whichever of the two is ahead."""
 
     def __init__(self, key: str, total: int, description: str):
         self.total, self.done, self.description = max(total, 1), 0, description
+        self.value = 0.0
+        self._lock = threading.Lock()
         self.id: UUID = create_progress_artifact(0.0, key=key, description=description)
 
+    def set(self, percent: float, note: str = "") -> None:
+        """The stage's progress inside its shards (`note`: "312/840 programs, ETA 1m41s")."""
+        with self._lock:
+            if percent <= self.value:
+                return
+            self.value = min(100.0, percent)
+            shards = f"{self.done}/{self.total} shard(s) done"
+            desc = f"{self.description}: {note}; {shards}" if note else f"{self.description}"
+            update_progress_artifact(self.id, self.value, description=desc)
+
     def advance(self, n: int = 1, note: str = "") -> None:
-        self.done += n
-        desc = f"{self.description}: {self.done}/{self.total} shard(s) done" + (
-            f" ({note})" if note else ""
-        )
-        update_progress_artifact(
-            self.id, min(100.0, 100.0 * self.done / self.total), description=desc
-        )
+        with self._lock:
+            self.done += n
+            desc = f"{self.description}: {self.done}/{self.total} shard(s) done" + (
+                f" ({note})" if note else ""
+            )
+            self.value = max(self.value, min(100.0, 100.0 * self.done / self.total))
+            update_progress_artifact(self.id, self.value, description=desc)
 
 
 def judged_counts(judged: Path, quarantine: Path | None = None) -> list[dict[str, Any]]:
@@ -80,6 +96,7 @@ def judged_counts(judged: Path, quarantine: Path | None = None) -> list[dict[str
 REJUDGE_COLUMNS = (
     "planned",
     "accepted",
+    "carried_unchanged",
     "rejected_verdict_changed",
     "rejected_pass_rate_changed",
     "rejudge_sandbox_error",
@@ -161,6 +178,77 @@ def published_tables(hub_dir: Path) -> dict[str, Any]:
     return out
 
 
+def timing_sensitivity(judged: Path, near: float = 0.5) -> dict[str, int]:
+    """How many of a judged table's verdicts another machine could see otherwise: distinct
+    programs with a test that used at least `near` of its CPU time limit (a slower or
+    busier CPU may cross the limit), and tests stopped by the sandbox's wall-clock cap
+    before they used their CPU limit (the machine was too busy to run them: a TLE that a
+    quiet machine would not give)."""
+    cols = ["judge_cache_key", "test_verdicts", "test_times_s", "time_limit_s"]
+    df = pl.read_parquet(judged, columns=cols).unique("judge_cache_key")
+    if df.height == 0:
+        return {"programs_near_time_limit": 0, "tests_stopped_by_wall_clock": 0}
+    tests = df.explode(["test_verdicts", "test_times_s"]).drop_nulls("test_times_s")
+    close = tests.filter(pl.col("test_times_s") >= near * pl.col("time_limit_s"))
+    walled = tests.filter(
+        (pl.col("test_verdicts") == "TLE") & (pl.col("test_times_s") < pl.col("time_limit_s"))
+    )
+    return {
+        "programs_near_time_limit": close["judge_cache_key"].n_unique(),
+        "tests_stopped_by_wall_clock": walled.height,
+    }
+
+
+def config_fingerprints(hub_dir: Path) -> dict[str, dict[str, Any]]:
+    """Rows and content hash of each published split (its shards in order, as one table):
+    `<config>` for its whole table (`train`, or an evaluation set's `full`), `<config>/test`
+    for an evaluation set's `test` split."""
+    import hashlib
+
+    out = {}
+    for name, cfg in CONFIG_BY_NAME.items():
+        for split in cfg.splits:
+            files = split_files(hub_dir, name, split)
+            if not files:
+                continue
+            parts = [table_fingerprint(f) for f in files]
+            digest = parts[0]["hash"]  # one shard: its own fingerprint
+            if len(parts) > 1:
+                joined = "".join(p["hash"] for p in parts)
+                digest = hashlib.sha256(joined.encode()).hexdigest()[:12]
+            key = f"{name}/{split}" if split == "test" else name
+            out[key] = {"rows": sum(p["rows"] for p in parts), "hash": digest}
+    return out
+
+
+def fingerprint_section(work_dir: Path, hub_dir: Path) -> list[str]:
+    """The build summary's fingerprints: every stage's outputs (the build's
+    fingerprints.json), then every published config. Two builds that agree on a line
+    hold the same rows there; the first line that differs is where they parted."""
+    import json
+
+    lines = [
+        "## Fingerprints",
+        "",
+        (
+            "Rows and a content hash per stage output (measured columns such as per-test times "
+            "left out). Compare with another build line by line: the first line that differs is "
+            "the stage where the two parted."
+        ),
+        "",
+        "| stage | output | rows | fingerprint |",
+        "| --- | --- | ---: | --- |",
+    ]
+    path = work_dir / "fingerprints.json"
+    stages = json.loads(path.read_text()) if path.exists() else []
+    for e in stages:
+        rows = "-" if e.get("rows") is None else str(e["rows"])
+        lines.append(f"| {e['stage']} | {e['output']} | {rows} | `{e['hash']}` |")
+    for name, fp in config_fingerprints(hub_dir).items():
+        lines.append(f"| published | {name} | {fp['rows']} | `{fp['hash']}` |")
+    return lines
+
+
 def counts_artifact(key: str, rows: list[dict[str, Any]], description: str) -> None:
     create_table_artifact(rows or [{"note": "no rows"}], key=key, description=description)
 
@@ -197,6 +285,7 @@ def summary_artifact(
         lines.append(
             f"| {c['name']} | {c['invariant']} | {c['rows']} | {'pass' if c['passed'] else 'FAIL'} |"
         )
+    lines += ["", *fingerprint_section(cfg.work_dir, Path(stats["hub_dir"]))]
     lines += ["", "## Candidates by model and verdict", ""]
     note = policy_note(cfg.model_dump(mode="json"))
     lines += [note] if note else []

@@ -14,6 +14,9 @@ Work-dir layout (`<out_dir>/work/`):
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -29,7 +32,9 @@ from flows.artifacts import (
     counts_artifact,
     judged_counts,
     rejected_edits,
+    timing_sensitivity,
 )
+from flows.progress import StageWatch, progress_file
 from flows.runners import bounded, make_task_runner, placement
 from flows.sharding import merge_quarantines, merge_shards, write_shards
 from pipeline import preflight
@@ -55,6 +60,68 @@ def _source_digest(sources: list[str]) -> str:
     return sha256_files(sorted(files))[:16]
 
 
+def watch(
+    cfg: RunConfig,
+    stage: str,
+    files: list[Path],
+    artifact: Progress | None = None,
+    enabled: bool = True,
+    part: str = "shard",
+) -> contextlib.AbstractContextManager:
+    """Terminal lines and the UI artifact for a stage whose tasks write `files`."""
+    if not (enabled and cfg.progress.enabled):
+        return contextlib.nullcontext()
+    return StageWatch(
+        stage,
+        files,
+        logger=get_run_logger(),
+        artifact=artifact,
+        part=part,
+        log_every_s=cfg.progress.log_every_s,
+        artifact_every_s=cfg.progress.artifact_every_s,
+    )
+
+
+FINGERPRINTS = "fingerprints.json"
+
+
+def fingerprint_lines(label: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Log a stage's output fingerprints (`[fingerprint] judge judged: 1234 rows 3f2a...`)
+    and return them as entries of the build summary (`<work>/fingerprints.json`)."""
+    logger = get_run_logger()
+    out = []
+    for name, fp in (result.get("fingerprints") or {}).items():
+        logger.info("[fingerprint] %s %s: %d rows %s", label, name, fp["rows"], fp["hash"])
+        out.append({"stage": label, "output": name, **fp, "file": result["outputs"][name]})
+    return out
+
+
+def _timing_note(judged: Path, prints: list[dict[str, Any]]) -> None:
+    """Say how many verdicts are timing-sensitive (docs: "The same rows on every machine"):
+    the part of a build another machine may judge otherwise."""
+    t = timing_sensitivity(judged)
+    get_run_logger().info(
+        "[fingerprint] judge timing: %d program(s) used >= half their time limit on a test "
+        "(a slower CPU may judge them otherwise); %d test(s) stopped by the wall-clock cap "
+        "before their CPU limit (this machine was busy: load %.1f on %d cores)",
+        t["programs_near_time_limit"],
+        t["tests_stopped_by_wall_clock"],
+        os.getloadavg()[0],
+        os.cpu_count() or 0,
+    )
+    for e in prints:
+        if e["stage"] == "judge" and e["output"] == "judged":
+            e.update(t)
+
+
+def _weights_line(label: str, digest: str | None, what: str) -> list[dict[str, Any]]:
+    """A model's fingerprint: the hash of its weights file (None: nothing to show)."""
+    if not digest:
+        return []
+    get_run_logger().info("[fingerprint] %s %s: %s", label, what, digest)
+    return [{"stage": label, "output": what, "rows": None, "hash": digest}]
+
+
 # --- shard fan-out subflows -------------------------------------------------------------
 
 
@@ -63,11 +130,13 @@ def _collect(
     cfg: RunConfig,
     progress: Progress,
     note: Callable[[dict[str, Any]], str],
+    parallel: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[Any]]:
-    """Run shard submits (at most `runner.max_parallel_shards` at once), advancing the
-    progress artifact as each finishes: the shard results and where each ran."""
+    """Run shard submits (at most `parallel`, default `runner.max_parallel_shards`, at
+    once), advancing the progress artifact as each finishes: the shard results and where
+    each ran."""
     results, ran_on = [], []
-    for fut in bounded(submits, cfg.runner.max_parallel_shards):
+    for fut in bounded(submits, parallel or cfg.runner.max_parallel_shards):
         r = fut.result()
         results.append(r)
         ran_on.append(r.get("ran_on"))
@@ -98,9 +167,15 @@ def sample_shards(config: dict[str, Any], splits: dict[str, Any]) -> dict[str, A
             )
 
     submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
-    results, ran_on = _collect(
-        submits, cfg, progress, lambda r: f"{r['stats'].get('candidates', '?')} candidates"
-    )
+    files = [progress_file(work / "sample" / f"shard-{i:04d}") for i in range(len(shard_files))]
+    with watch(cfg, "sample", files, progress, enabled=cfg.sample.progress):
+        results, ran_on = _collect(
+            submits,
+            cfg,
+            progress,
+            lambda r: f"{r['stats'].get('candidates', '?')} candidates",
+            cfg.runner.model_parallel,
+        )
     parts = [Path(r["outputs"]["candidates"]) for r in results]
     merge_shards(sorted(parts), out, CANDIDATE_SCHEMA)
     return T.result("sample", {"candidates": out}, {"shards": n, "shards_ran_on": ran_on})
@@ -153,9 +228,15 @@ def judge_shards(
             )
 
     submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
-    results, ran_on = _collect(
-        submits, cfg, progress, lambda r: f"{r['stats'].get('judged_rows', '?')} rows"
-    )
+    files = [
+        progress_file(folder / f"judged-{i:04d}-of-{n:04d}.parquet")
+        for i in range(len(shard_files))
+    ]
+    stage = "judge" if name == "judge" else f"{name} re-judge"
+    with watch(cfg, stage, files, progress, enabled=cfg.judge.progress):
+        results, ran_on = _collect(
+            submits, cfg, progress, lambda r: f"{r['stats'].get('judged_rows', '?')} rows"
+        )
     parts = [Path(r["outputs"]["judged"]) for r in results]
     se = sum(int(r["stats"].get("se", 0) or 0) for r in results)
     merge_shards(sorted(parts), out_path, JUDGED_CANDIDATE_SCHEMA)
@@ -182,6 +263,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         str(problems_out),
         T.code_digest("pipeline.problems"),
     )
+    prints = fingerprint_lines("ingest", problems)
     splits_dir = work / "splits"
     splits = T.configured(T.splits_task, cfg, [splits_dir / "train.parquet"])(
         T.ref(problems),
@@ -189,18 +271,39 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         str(splits_dir),
         T.code_digest("pipeline.splits"),
     )
-    for fit in cfg.policies:  # before sampling: the model sources read these folders
-        T.configured(T.policy_task, cfg, [fit.dir / "fit.json"])(
+    prints += fingerprint_lines("splits", splits)
+
+    # Before sampling (the model sources read these folders); one thread each, so as many
+    # side by side as `runner.model_parallel_shards` allows.
+    def fit_submit(fit: Any) -> Any:
+        t = T.configured(T.policy_task, cfg, [fit.dir / "fit.json"])
+        return t.submit(
             fit.model_dump(mode="json"), T.ref(problems), T.code_digest("pipeline.models")
         )
-    runner = make_task_runner(cfg.runner)
+
+    fit_files = [T.policy_progress_file(fit.dir) for fit in cfg.policies]
+    with watch(cfg, "fit " + " + ".join(f.name for f in cfg.policies), fit_files, part="fit"):
+        done = [
+            f.result()
+            for f in bounded(
+                [partial(fit_submit, f) for f in cfg.policies], cfg.runner.model_parallel
+            )
+        ]
+    fitted = {r["stage"].removeprefix("policy-"): r for r in done}
+    for fit in cfg.policies:
+        weights = fitted[fit.name]["stats"].get("weights_sha256")
+        prints += _weights_line(f"fit {fit.name}", weights, "weights")
+    runner = make_task_runner(cfg.runner, cfg.runner.model_parallel)
     candidates = sample_shards.with_options(task_runner=runner)(_cfg_param(cfg), splits)
+    prints += fingerprint_lines("sample", candidates)
     judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
         _cfg_param(cfg),
         candidates["outputs"]["candidates"],
         problems,
         str(work / "judged.parquet"),
     )
+    prints += fingerprint_lines("judge", judged)
+    _timing_note(Path(judged["outputs"]["judged"]), prints)
     counts_artifact(
         artifact_key(cfg.name, "judged-counts"),
         judged_counts(Path(judged["outputs"]["judged"]), Path(judged["outputs"]["quarantine"])),
@@ -210,6 +313,8 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     # The tiny model is built before assembly: the demo measures Aletheia's token caps with
     # its tokenizer (the R1-distill one cannot be downloaded offline).
     tiny = _tiny_model(cfg)
+    if tiny is not None:
+        prints += _weights_line("tiny-model", tiny["stats"].get("weights_sha256"), "weights")
     inst_dir = work / "instances"
     instances = T.configured(T.assemble_task, cfg, [inst_dir / "train.parquet"])(
         T.ref(judged),
@@ -219,6 +324,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
         str(inst_dir),
         T.code_digest("pipeline.instances"),
     )
+    prints += fingerprint_lines("assemble", instances)
     front = {
         "problems": problems,
         "splits": splits,
@@ -228,6 +334,7 @@ def prepare(cfg: RunConfig) -> dict[str, dict[str, Any]]:
     }
     if tiny is not None:
         front["tiny_model"] = tiny
+    front["fingerprints"] = prints  # type: ignore[assignment]
     return front
 
 
@@ -261,13 +368,23 @@ def _adversarial(
     src_digest = sha256_files([src])[:16]
     code = T.code_digest("pipeline.instances", "pipeline.judge", "sandbox")
     edits_dir = out_dir / "edits"
-    edits = T.configured(T.adversarial_edits_task, cfg, [edits_dir / "edits.parquet"])(
-        str(src),
-        src_digest,
-        T.ref(problems),
-        adv_cfg.model_dump(mode="json"),
-        str(edits_dir),
-        code,
+    with watch(cfg, f"{section} edits", [progress_file(edits_dir)]):
+        edits = T.configured(T.adversarial_edits_task, cfg, [edits_dir / "edits.parquet"])(
+            str(src),
+            src_digest,
+            T.ref(problems),
+            adv_cfg.model_dump(mode="json"),
+            str(edits_dir),
+            code,
+        )
+    prints = fingerprint_lines(f"{section} edits", edits)
+    carried = edits["stats"].get("edits_carried_unchanged", 0)
+    get_run_logger().info(
+        "%s: %d bias edits planned, %d proven unchanged (verdict carried), %d programs to re-judge",
+        section,
+        edits["stats"].get("edits_planned", 0),
+        carried,
+        edits["stats"].get("distinct_programs", 0),
     )
     # The edits are judged with the stage's own judge settings (those the originals were
     # judged with), so the in-process and the sharded re-judge agree.
@@ -280,6 +397,7 @@ def _adversarial(
         judge=adv_cfg.judge.model_dump(mode="json"),
         description=f"{section}: re-judging the bias-edited programs in the sandbox",
     )
+    prints += fingerprint_lines(f"{section} re-judge", judged)
     out = T.configured(T.adversarial_task, cfg, [out_dir / f"{section}.parquet"])(
         str(src),
         src_digest,
@@ -295,7 +413,7 @@ def _adversarial(
         rejected_edits(out["stats"]),
         f"{section}: bias edits per type, planned / accepted / rejected by the re-judge",
     )
-    return out
+    return {**out, "fingerprints_all": prints + fingerprint_lines(section, out)}
 
 
 @flow(name="dpo-shards")
@@ -329,9 +447,18 @@ def dpo_shards(
             )
 
     submits = [partial(submit, i, shard) for i, shard in enumerate(shard_files)]
-    parts, ran_on = _collect(
-        submits, cfg, progress, lambda r: f"{r['stats']['judges'].get('responses', '?')} responses"
-    )
+    files = [
+        progress_file(base / "responses" / f"shard-{i:04d}-of-{n:04d}")
+        for i in range(len(shard_files))
+    ]
+    with watch(cfg, f"{name} responses", files, progress):
+        parts, ran_on = _collect(
+            submits,
+            cfg,
+            progress,
+            lambda r: f"{r['stats']['judges'].get('responses', '?')} responses",
+            cfg.runner.model_parallel,
+        )
     parts.sort(key=lambda r: r["outputs"]["judges"])  # completion order must not matter
     out = T.configured(T.dpo_pairs_task, cfg, [base / f"{name}.parquet"])(
         str(src),
@@ -346,7 +473,8 @@ def dpo_shards(
 
 def _dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
     """DPO pairs for one instance table; `name` (dpo | mixed_dpo) names the output."""
-    return dpo_shards.with_options(task_runner=make_task_runner(cfg.runner))(
+    runner = make_task_runner(cfg.runner, cfg.runner.model_parallel)
+    return dpo_shards.with_options(task_runner=runner)(
         _cfg_param(cfg), name, str(instances), tiny["digest"] if tiny else ""
     )
 
@@ -372,7 +500,11 @@ def build_aletheia_eval(
         for name in ("heldout", "strong", "hard")
         if test_table_name(name) in inst
     }
-    return out | {"adv": adv["outputs"]["adv"], "front": front}
+    return out | {
+        "adv": adv["outputs"]["adv"],
+        "front": front,
+        "fingerprints": adv["fingerprints_all"],
+    }
 
 
 @flow(name="build-aletheia-train", log_prints=True)
@@ -390,8 +522,11 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     mixed = _adversarial(cfg, "mixed", inst, problems)
     tiny = front.get("tiny_model")
     dpo = _dpo(cfg, "dpo", Path(inst["train"]), tiny)
+    prints = front["fingerprints"] + mixed["fingerprints_all"] + fingerprint_lines("dpo", dpo)
     mixed_dpo = _dpo(cfg, "mixed_dpo", Path(mixed["outputs"]["mixed"]), tiny)
+    prints += fingerprint_lines("mixed_dpo", mixed_dpo)
     evals = build_aletheia_eval(_cfg_param(cfg), front)
+    prints += evals["fingerprints"]
 
     work = cfg.work_dir.resolve()
 
@@ -430,9 +565,15 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
         tables=tables,
         test_tables=test_tables,
         assignments=rel(front["splits"]["outputs"]["assignments"]),
-        stage_stats={k: v.get("stats", {}) for k, v in front.items()},
+        stage_stats={k: v.get("stats", {}) for k, v in front.items() if k != "fingerprints"},
     ).write(work)
     logger.info("build manifest written: %s", work / "build.json")
+    # Every stage's fingerprint in one file: the build summary shows it, and two users
+    # compare theirs line by line to see where their builds parted.
+    for e in prints:  # paths relative to the work dir: two machines' files compare as text
+        if e.get("file") and Path(e["file"]).resolve().is_relative_to(work):
+            e["file"] = rel(e["file"])
+    (work / FINGERPRINTS).write_text(json.dumps(prints, indent=1) + "\n")
     return publish_aletheia(_cfg_param(cfg))
 
 

@@ -8,7 +8,13 @@ from typing import Any
 from prefect import flow, get_run_logger
 
 from flows import tasks as T
-from flows.artifacts import artifact_key, counts_artifact, dataset_counts, summary_artifact
+from flows.artifacts import (
+    artifact_key,
+    config_fingerprints,
+    counts_artifact,
+    dataset_counts,
+    summary_artifact,
+)
 from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
@@ -64,6 +70,9 @@ def publish_aletheia(
             cfg.hub.private,
         )
     summary_artifact(artifact_key(cfg.name, "summary"), cfg, published, pushed)
+    prints = config_fingerprints(hub_dir)
+    for name, fp in prints.items():
+        logger.info("[fingerprint] published %s: %d rows %s", name, fp["rows"], fp["hash"])
     rows = published["stats"]["rows"]
     logger.info(
         "dataset: %s (%s)", hub_dir.resolve(), ", ".join(f"{k} {v}" for k, v in rows.items())
@@ -76,4 +85,5 @@ def publish_aletheia(
         "checks": published["stats"]["checks"],
         "push": pushed,
         "build_id": manifest.build_id,
+        "fingerprints": prints,
     }

@@ -13,9 +13,10 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from pipeline.config import RunnerSection, ShardPlacement
 
 
-def make_task_runner(runner: RunnerSection) -> Any:
+def make_task_runner(runner: RunnerSection, parallel: int | None = None) -> Any:
+    """`parallel`: shards in flight at once (None: `runner.max_parallel_shards`)."""
     if runner.kind == "thread":
-        return ThreadPoolTaskRunner(max_workers=runner.max_parallel_shards)
+        return ThreadPoolTaskRunner(max_workers=parallel or runner.max_parallel_shards)
     try:
         from prefect_ray import RayTaskRunner
     except ImportError as e:  # the `ray` extra is not installed

@@ -20,6 +20,7 @@ import logging
 import os
 import socket
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,8 @@ from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.filesystems import LocalFileSystem
 from prefect.tasks import Task
 
+from flows.progress import progress_file, reporting
+from pipeline.common.fingerprint import fingerprints
 from pipeline.common.hashing import sha256_files
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,9 @@ def result(stage: str, outputs: dict[str, Path], stats: dict[str, Any]) -> dict[
             "stage": stage,
             "outputs": {k: str(v) for k, v in outputs.items()},
             "digest": sha256_files(files)[:16],
+            # rows + content hash of each Parquet output: where two builds part (printed
+            # by the flow; not part of `ref`, so cache keys stay as they were)
+            "fingerprints": fingerprints(outputs),
             "stats": stats,
             "ran_on": _ran_on(),  # where a shard ran
         }
@@ -217,6 +223,26 @@ def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
     )
 
 
+_IMPORTS = threading.Lock()
+
+
+def _resolve_model_classes() -> None:
+    """transformers resolves its classes lazily, and not thread-safely: two model tasks
+    starting side by side (`runner.model_parallel_shards`) failed with "cannot import name
+    'GraniteConfig'". Resolve the ones the model stages use once, under a lock."""
+    with _IMPORTS:
+        import transformers
+
+        for name in (
+            "AutoTokenizer",
+            "AutoModelForCausalLM",
+            "GraniteConfig",
+            "GraniteForCausalLM",
+            "PreTrainedTokenizerFast",
+        ):
+            getattr(transformers, name)
+
+
 # --- stages ------------------------------------------------------------------------------
 
 
@@ -253,10 +279,15 @@ def sample_task(
     problems_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
 ) -> dict:
     from pipeline.config import SampleConfig
+    from pipeline.models.cpu import pin_cpu_kernels
     from pipeline.sampling.stage import sample
 
+    pin_cpu_kernels()  # local models: the same floats on any x86 machine
+    _resolve_model_classes()
     out = Path(out_dir)
-    stats = sample(SampleConfig.model_validate(config), Path(problems_shard), out)
+    cfg = SampleConfig.model_validate(config).model_copy(update={"progress": False})
+    with reporting(progress_file(out)):  # lines in the log, not a redrawn bar
+        stats = sample(cfg, Path(problems_shard), out)
     return result("sample", {"candidates": out / "candidates.parquet"}, stats)
 
 
@@ -270,17 +301,22 @@ def judge_task(
     out: str,
     code: str,
 ) -> dict:
+    import pyarrow.parquet as pq
+
     from pipeline.judge.interface import SandboxSection, open_judge
     from pipeline.judge.stage import JudgeConfig, judge_candidates
 
-    with open_judge(SandboxSection.model_validate(sandbox)) as engine:
-        stats = judge_candidates(
-            Path(candidates),
-            Path(problems["outputs"]["problems"]),
-            Path(out),
-            JudgeConfig.model_validate(config),
-            client=engine,
-        )
+    cfg = JudgeConfig.model_validate(config).model_copy(update={"progress": False})
+    args = (Path(candidates), Path(problems["outputs"]["problems"]), Path(out), cfg)
+    if pq.ParquetFile(candidates).metadata.num_rows == 0:  # e.g. every edit proven unchanged
+        with reporting(progress_file(out)):
+            stats = judge_candidates(*args)  # no programs: no judge engine is started
+        return result("judge", {"judged": Path(out)}, stats)
+    with (
+        open_judge(SandboxSection.model_validate(sandbox)) as engine,
+        reporting(progress_file(out)),
+    ):
+        stats = judge_candidates(*args, client=engine)
         stats["sandbox_image"] = str(getattr(engine, "image", "") or "")
         stats["judge_stamp"] = engine.stamp
     return result("judge", {"judged": Path(out)}, stats)
@@ -325,9 +361,10 @@ def adversarial_edits_task(
     from pipeline.instances.stage import adversarial_edits
 
     cfg = AdversarialConfig.model_validate(config)
-    stats = adversarial_edits(
-        Path(instances), Path(problems["outputs"]["problems"]), Path(out_dir), cfg
-    )
+    with reporting(progress_file(out_dir)):
+        stats = adversarial_edits(
+            Path(instances), Path(problems["outputs"]["problems"]), Path(out_dir), cfg
+        )
     return result(
         f"adversarial-edits-{cfg.split}", {"edits": Path(out_dir) / "edits.parquet"}, stats
     )
@@ -370,9 +407,13 @@ def dpo_responses_task(
     """Every DPO judge's responses for one shard of instances (each round cached apart)."""
     from pipeline.instances.config import DPOConfig
     from pipeline.instances.dpo.stage import shard_responses
+    from pipeline.models.cpu import pin_cpu_kernels
 
+    pin_cpu_kernels()  # local models: the same floats on any x86 machine
+    _resolve_model_classes()
     cfg = DPOConfig.model_validate(config)
-    files, stats = shard_responses(Path(instances_shard), Path(out_dir), cfg, progress=False)
+    with reporting(progress_file(out_dir)):
+        files, stats = shard_responses(Path(instances_shard), Path(out_dir), cfg, progress=False)
     return result("dpo-responses", {p.parent.name: p for p in files}, stats)
 
 
@@ -397,13 +438,18 @@ def dpo_pairs_task(
 
 @task(name="tiny-model", tags=["cpu"])
 def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
+    from pipeline.models.cpu import pin_cpu_kernels
     from pipeline.models.tiny import build_tiny_model
 
+    pin_cpu_kernels()
+    _resolve_model_classes()
     path = build_tiny_model(Path(out_dir), seed=seed)
+    weights = path / "model.safetensors"
     return result(
         "tiny-model",
-        {"config": path / "config.json", "tokenizer": path / "tokenizer.json"},
-        {"dir": str(path)},
+        # the weights too: the DPO responses depend on them, so their digest must as well
+        {"config": path / "config.json", "tokenizer": path / "tokenizer.json", "weights": weights},
+        {"dir": str(path), "weights_sha256": sha256_files([weights])[:16]},
     )
 
 
@@ -413,10 +459,18 @@ def policy_task(spec: dict, problems: dict, code: str) -> dict:
     from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy, read_fit
     from pipeline.sampling.stage import load_problems
 
+    _resolve_model_classes()
     fit = PolicyFit.model_validate(spec)
     examples = examples_from_problems(load_problems(Path(problems["outputs"]["problems"])), fit)
-    path = fit_policy(fit, examples)
+    with reporting(policy_progress_file(fit.dir)):
+        path = fit_policy(fit, examples)
     return result(f"policy-{fit.name}", {"fit": path / "fit.json"}, read_fit(path))
+
+
+def policy_progress_file(model_dir: str | Path) -> Path:
+    """Beside the model folder, not in it: a fit replaces the folder when it is done."""
+    d = Path(model_dir)
+    return d.with_name(d.name + ".progress.json")
 
 
 @task(name="publish", tags=["cpu"])

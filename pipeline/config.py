@@ -63,6 +63,10 @@ class RunnerSection(_Section):
     # Shards in flight at once per fan-out, on threads and on a Ray cluster alike (the flow
     # submits the next shard only when one has finished).
     max_parallel_shards: int = Field(2, ge=1)
+    # Shards of the model stages (policy fits, sampling, DPO responses) in flight at once;
+    # None = max_parallel_shards. On a small CPU box: judge shards one at a time (each
+    # already runs `sandbox.pool_size` containers) but one-thread model shards side by side.
+    model_parallel_shards: int | None = Field(None, ge=1)
     # Where shards may run on a Ray cluster: sampling (vLLM) on GPU nodes, judging on nodes
     # with Docker and the sandbox image. Empty = anywhere.
     sample_placement: ShardPlacement = Field(default_factory=ShardPlacement)
@@ -73,6 +77,10 @@ class RunnerSection(_Section):
         if self.dpo_shards is None:
             self.dpo_shards = self.sample_shards
         return self
+
+    @property
+    def model_parallel(self) -> int:
+        return self.model_parallel_shards or self.max_parallel_shards
 
 
 class RetrySection(_Section):
@@ -85,6 +93,17 @@ class RetrySection(_Section):
     # task running in a thread, so hangs are bounded first by the stages' own limits
     # (sandbox wall-time per test, HTTP timeouts of the generation backends).
     timeout_s: float | None = Field(None, gt=0)
+
+
+class ProgressSection(_Section):
+    """Progress of a flow run's long stages, fed by the stages themselves: a line in the
+    terminal (and the flow log) every `log_every_s`, and the Prefect UI's progress artifact
+    every `artifact_every_s`. `sample.progress` / `judge.progress` switch a stage's lines
+    off (in a flow the stages never draw their own progress bars)."""
+
+    enabled: bool = True
+    log_every_s: float = Field(10.0, gt=0)
+    artifact_every_s: float = Field(2.0, gt=0)
 
 
 class HubSection(_Section):
@@ -120,6 +139,9 @@ DATA_SECTIONS = {
     "tiny_model",
     "policies",
 }
+
+
+_DISPLAY_ONLY: dict[str, Any] = {"sample": {"progress"}, "judge": {"progress"}}
 
 
 def _is_template_file(key: str, value: str) -> bool:
@@ -197,6 +219,7 @@ class RunConfig(_Section):
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     runner: RunnerSection = Field(default_factory=RunnerSection)
     retry: RetrySection = Field(default_factory=RetrySection)
+    progress: ProgressSection = Field(default_factory=ProgressSection)
     tiny_model: TinyModelSection | None = None
     # Tiny local policies fitted on the ingested problems' reference solutions before
     # sampling (pipeline/models/policy.py): the demo's weak and strong pools.
@@ -224,7 +247,10 @@ class RunConfig(_Section):
         """Fill the run-wide seed and build id into sections that did not set their own."""
         self._stamp_policy_revisions()
         if self.build_id is None:
-            data = hash_template_files(self.model_dump(mode="json", include=DATA_SECTIONS))
+            # Whether progress is shown changes no row: not part of the build id.
+            data = hash_template_files(
+                self.model_dump(mode="json", include=DATA_SECTIONS, exclude=_DISPLAY_ONLY)
+            )
             self.build_id = "b_" + sha256_text(canonical_json(data))[:12]
         for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
             if "seed" in type(section).model_fields and "seed" not in section.model_fields_set:

@@ -109,31 +109,48 @@ trap stop_worker EXIT
 echo "worker pid ${WORKER} (log $STATE/worker.log)"
 
 say "run build-aletheia-train/demo on ${CONFIG}"
+# The flow run's own progress and fingerprint lines, from the worker's log, as they come:
+# "17:23:28 [progress] judge 312/840 programs, 0/2 shards done, 5.2/s, ETA 1m41s".
+tail -n +1 -F "$STATE/worker.log" 2>/dev/null \
+  | grep --line-buffered -E '\[progress\]|\[fingerprint\]|proven unchanged|\| (ERROR|CRITICAL) ' \
+  | sed -u -E "s/^([0-9:]{8})\.[0-9]+ \| [A-Z]+ +\| (Flow|Task) run '[^']*' - /\1 /" &
+FOLLOW=$!
+trap 'kill "$FOLLOW" 2>/dev/null || true; stop_worker' EXIT
+T0=$(date +%s)
 set +e
 "$PREFECT" deployment run build-aletheia-train/demo --param "config=${CONFIG}" --watch --watch-interval 5
 RC=$?
 set -e
+sleep 1  # the last lines of the log
+kill "$FOLLOW" 2>/dev/null || true
 if [[ $RC -ne 0 ]]; then
-  echo "the flow run failed (exit ${RC}); flow logs: the UI, or $STATE/worker.log" >&2
-  tail -n 60 "$STATE/worker.log" >&2 || true
+  echo "" >&2
+  echo "the flow run failed (exit ${RC}) after $(( $(date +%s) - T0 )) s" >&2
+  "$PY" -m flows.runlog first-error "$STATE/worker.log" >&2 || true
+  echo "the run in the UI: http://127.0.0.1:${PORT}/runs" >&2
   exit "$RC"
 fi
+echo "flow run: $(( $(date +%s) - T0 )) s"
 
 say "result"
 "$PY" - "$CONFIG" <<'EOF'
 import sys
 from pipeline.config import load_run_config
+from flows.artifacts import config_fingerprints
 from pipeline.publish.layout import CONFIGS, split_files
 import pyarrow.parquet as pq
 
 cfg = load_run_config(sys.argv[1])
 hub, work = cfg.hub_dir.resolve(), cfg.work_dir.resolve()
-print(f"{'config':16s} {'split':6s} {'rows':>6s}")
+prints = config_fingerprints(hub)
+print(f"{'config':16s} {'split':6s} {'rows':>6s}  fingerprint")
 for c in CONFIGS:
     for split in c.splits:
         files = split_files(hub, c.name, split)
         rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-        print(f"{c.name:16s} {split:6s} {rows:6d}")
+        key = f"{c.name}/test" if split == "test" else c.name
+        print(f"{c.name:16s} {split:6s} {rows:6d}  {prints.get(key, {}).get('hash', '-')}")
+print(f"\nevery stage's fingerprint:    {work / 'fingerprints.json'}  (compare two builds line by line)")
 print(f"\ndataset (laid out as pushed): {hub}")
 print(f"card:                         {hub / 'README.md'}")
 print(f"intermediate tables:          {work}  (problems.parquet, judged.parquet, ...)")

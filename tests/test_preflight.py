@@ -155,7 +155,10 @@ def test_dpo_judges_are_checked_like_policy_sources(tmp_path: Path) -> None:
     assert any("dpo.judges.served" in f and "nothing answers" in f for f in fatal), fatal
     assert not any("dpo.judges.present" in f for f in fatal), fatal
     assert any("dpo.judges.present" in n and f"vLLM runs in {sys.executable}" in n for n in notes)
-    assert any("3 verifier model(s)" in line and "1 shard(s)" in line for line in report.lines())
+    shards = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["runner"]["dpo_shards"]
+    assert any(
+        "3 verifier model(s)" in line and f"{shards} shard(s)" in line for line in report.lines()
+    )
 
 
 @pytest.mark.docker

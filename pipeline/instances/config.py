@@ -273,6 +273,10 @@ class AdversarialConfig(StageConfig):
     build_id: str | None = None  # None = keep the input's build_id
     # Must match the settings the candidates were judged with, or pass rates cannot match.
     judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig(progress=False))
+    # An edit proven to leave the program unchanged (comments or layout only, nothing that
+    # could read its own lines or source: adversarial/unchanged.py) keeps its original's
+    # verdict without a sandbox run, counted `carried_unchanged`; true re-judges it anyway.
+    rejudge_unchanged: bool = False
 
     @field_validator("bias_types")
     @classmethod

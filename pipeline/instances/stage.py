@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from sandbox.engines import JudgeEngine
 
 ASSEMBLE_VERSION = "3"  # 2: Aletheia selection, token caps; 3: listwise eval sets + test splits
-ADVERSARIAL_VERSION = "3"  # 2: per-row construction, modification column; 3: not_rejudged total
-ADVERSARIAL_EDITS_VERSION = "1"
+# 2: per-row construction, modification column; 3: not_rejudged total; 4: edits proven
+# unchanged carry their verdict (carried_unchanged)
+ADVERSARIAL_VERSION = "4"
+ADVERSARIAL_EDITS_VERSION = "2"  # 2: edits proven unchanged are not written for the judge
 STATS_FILE = "stats.json"
 
 
@@ -127,6 +129,7 @@ def adversarial_edits(
     `adversarial(..., judged_edits=<that file judged>)` re-plans the same edits (same
     config and seed, same plan) and reads their verdicts back.
     """
+    from pipeline.instances.adversarial.apply import carries_verdict
     from pipeline.instances.adversarial.rejudge import edit_candidates, planned_edits
     from schemas.candidate import CANDIDATE_SCHEMA
     from schemas.tables import models_to_table
@@ -148,7 +151,9 @@ def adversarial_edits(
                 f"{instances.name}: instance {rows[edit.row]['instance_id']}: problem_id "
                 f"{edit.problem_id!r} is not in {problems} (its edits could not be judged)"
             )
-    cands = edit_candidates(planned, rows)
+    # Edits proven unchanged keep their verdict (adversarial/unchanged.py): not judged.
+    carried = [e for e in planned if carries_verdict(e, config)]
+    cands = edit_candidates([e for e in planned if not carries_verdict(e, config)], rows)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_parquet(
         models_to_table(cands, CANDIDATE_SCHEMA), out_dir / "edits.parquet", CANDIDATE_SCHEMA
@@ -161,6 +166,7 @@ def adversarial_edits(
         "split": config.split,
         "instances_in": len(rows),
         "edits_planned": len(planned),
+        "edits_carried_unchanged": len(carried),
         "distinct_programs": len(cands),
         "edits_planned_by_bias": dict(sorted(by_bias.items())),
         "planning_by_bias": {k: dict(sorted(counts[k].items())) for k in sorted(counts)},

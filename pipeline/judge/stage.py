@@ -28,6 +28,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common import progress
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.judge.interface import (
     JudgeSpec,
@@ -177,9 +178,10 @@ def _judge_programs(
     memo = memo or ProblemMemo()
     checker_errors = {} if checker_errors is None else checker_errors
     keys = sorted((k for k in todo if k not in done), key=lambda k: (todo[k][1].problem_id, k))
+    tracker = progress.track("programs", len(keys))
     for chunk in _chunks(keys, config.chunk_size):
         requests = [judge_request(*todo[k], config, memo) for k in chunk]
-        results = client.judge(requests, progress=config.progress)
+        results = _judge_chunk(client, requests, config, tracker)
         if len(results) != len(requests):
             raise RuntimeError(
                 f"sandbox returned {len(results)} results for {len(requests)} requests"
@@ -195,6 +197,23 @@ def _judge_programs(
         if on_chunk is not None and fresh:
             on_chunk(fresh)
     return done
+
+
+def _judge_chunk(
+    client: Any, requests: list[Any], config: JudgeConfig, tracker: progress.Tracker
+) -> list[Any]:
+    """The sandbox's results in request order, ticking the stage's progress per program
+    as it finishes (when someone listens and the client yields results one by one)."""
+    judge_iter = getattr(client, "judge_iter", None)
+    if not progress.active() or judge_iter is None:
+        results = client.judge(requests, progress=config.progress)
+        tracker.advance(len(results))
+        return results
+    out: dict[int, Any] = {}
+    for index, result in judge_iter(requests, progress=config.progress):
+        out[index] = result
+        tracker.advance()
+    return [out[i] for i in range(len(out))]
 
 
 def judge_rows(

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common import progress
 from pipeline.models.tiny import CHATML_TEMPLATE
 from schemas.common import Language
 
@@ -159,6 +160,10 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
 
     import time
 
+    from pipeline.models.cpu import building_models, pin_cpu_kernels, torch_threads
+
+    kernels = pin_cpu_kernels()  # before any torch work: the same weights on any x86 CPU
+
     import torch
     from transformers import GraniteConfig, GraniteForCausalLM
 
@@ -167,7 +172,6 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     seqs = _sequences(tok, examples)
     if any(tok.unk_token_id in ids for ids, _ in seqs):  # every fitted line is in the vocabulary
         raise RuntimeError(f"policy {spec.name}: a fitted line fell outside the vocabulary (a bug)")
-    torch.manual_seed(spec.seed)
     config = GraniteConfig(
         vocab_size=len(tok),
         hidden_size=spec.hidden_size,
@@ -181,7 +185,11 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.convert_tokens_to_ids("<|im_start|>"),
     )
-    model = GraniteForCausalLM(config)
+    # Seeding and initialising under one lock: the global RNG and transformers' build
+    # patches are process-wide, and another fit may be starting on the next thread.
+    with building_models():
+        torch.manual_seed(spec.seed)
+        model = GraniteForCausalLM(config)
     width = max(len(ids) for ids, _ in seqs)
     ids = torch.full((len(seqs), width), tok.pad_token_id, dtype=torch.long)
     labels = torch.full((len(seqs), width), -100, dtype=torch.long)
@@ -195,10 +203,10 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     model.train()
     loss_value = float("nan")
     # One thread: the same float reductions on any machine (the weights do not depend on the
-    # core count), and on a shared 2-core box it is no slower than fighting for both cores.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    # core count), and on a shared 2-core box it is no slower than fighting for both cores;
+    # two fits then also run side by side, one per core.
+    tracker = progress.track("steps", spec.steps)
+    with torch_threads(1):
         for _ in range(spec.steps):
             pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
             loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=labels[pick]).loss
@@ -206,8 +214,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
             loss.backward()
             opt.step()
             loss_value = float(loss.detach())
-    finally:
-        torch.set_num_threads(threads)
+            tracker.advance()
     model.eval()
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
@@ -229,6 +236,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         "fit_seconds": round(time.perf_counter() - t0, 1),
         "fit_cpu_seconds": round(time.process_time() - cpu0, 1),
         "weights_sha256": weights,
+        "cpu_kernels": kernels,  # the PyTorch CPU kernels the floats came from
     }
     (tmp / FIT_FILE).write_text(json.dumps(meta, indent=2))
     if out.exists():

@@ -51,6 +51,8 @@ def build_tiny_model(
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
+    from pipeline.models.cpu import building_models
+
     out.mkdir(parents=True, exist_ok=True)
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -72,7 +74,6 @@ def build_tiny_model(
     tok.chat_template = CHATML_TEMPLATE
     tok.save_pretrained(out)
 
-    torch.manual_seed(seed)
     config = Qwen2Config(
         vocab_size=len(tok),
         hidden_size=hidden_size,
@@ -86,7 +87,11 @@ def build_tiny_model(
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.convert_tokens_to_ids("<|im_start|>"),
     )
-    model = Qwen2ForCausalLM(config)
+    # Seeding and initialising under one lock: the global RNG and transformers' build
+    # patches are process-wide (pipeline/models/cpu.py).
+    with building_models():
+        torch.manual_seed(seed)
+        model = Qwen2ForCausalLM(config)
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     model.save_pretrained(out)

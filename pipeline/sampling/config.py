@@ -29,6 +29,10 @@ class TransformersOptions(_Strict):
     # generate: tokens a batch may reach, rows x (longest prompt + budget); None: from the
     # free GPU memory (a fixed 65536 on a CPU)
     max_batch_tokens: int | None = Field(None, ge=1)
+    # CPU threads torch uses while this backend generates (None: torch's default, one per
+    # core). Tiny models on a small or shared machine run faster on one thread than on
+    # threads waiting for each other, and their floats then do not depend on the core count.
+    threads: int | None = Field(None, ge=1)
 
 
 class ServeOptions(_Strict):

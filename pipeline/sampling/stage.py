@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipeline.common import progress
 from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
@@ -294,9 +295,11 @@ class ModelSampler:
         backend: Backend = backend_factory(self.source)
         buffer: list[dict[str, Any]] = []
         pending = 0  # results in the buffer
+        tracker = progress.track("requests", len(requests))
         try:
             for result in backend.generate(requests, progress=self.progress):
                 buffer += self._result_rows(by_id[result.request_id], result)
+                tracker.advance()
                 pending += 1
                 if pending >= self.source.shard_requests:
                     self._write_shard(buffer)

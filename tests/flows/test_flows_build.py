@@ -220,6 +220,49 @@ def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
     summary = latest["flowtest-summary"]
     assert summary.type == "markdown"
     assert str(Path(build["second"]["hub_dir"])) in summary.data and "invariant 1" in summary.data
+    assert "## Fingerprints" in summary.data
+    fp = build["second"]["fingerprints"]["heldout"]
+    assert f"| published | heldout | {fp['rows']} | `{fp['hash']}` |" in summary.data
+
+
+def test_every_stage_prints_its_fingerprint(build: dict[str, Any]) -> None:
+    """fingerprints.json names every stage's outputs with their rows and content hash,
+    recomputed here from the files; the build summary shows them; the cached third run
+    gives the same lines as the second."""
+    from pipeline.common.fingerprint import table_fingerprint
+
+    work = build["work"]
+    prints = json.loads((work / "fingerprints.json").read_text())
+    stages = {e["stage"] for e in prints}
+    assert {
+        "ingest", "splits", "fit demo-policy-weak", "fit demo-policy-strong", "sample",
+        "judge", "tiny-model", "assemble", "mixed edits", "mixed re-judge", "mixed", "dpo",
+        "mixed_dpo", "adv edits", "adv re-judge", "adv",
+    } <= stages  # fmt: skip
+    for e in prints:
+        if e.get("file"):
+            assert table_fingerprint(work / e["file"]) == {"rows": e["rows"], "hash": e["hash"]}
+        else:  # a model: its weights hash
+            assert len(e["hash"]) == 16 and e["rows"] is None
+    judged = next(e for e in prints if (e["stage"], e["output"]) == ("judge", "judged"))
+    assert judged["tests_stopped_by_wall_clock"] >= 0 and "programs_near_time_limit" in judged
+    second, third = build["second"]["fingerprints"], build["third"]["fingerprints"]
+    assert second == third
+    whole = {c: fp for c, fp in second.items() if "/" not in c}  # train / full
+    assert set(whole) == set(build["second"]["rows"])
+    assert {c.split("/")[0] for c in second if c.endswith("/test")} == {
+        "heldout", "strong", "hard", "adv",
+    }  # fmt: skip
+    assert all(second[c]["rows"] == n for c, n in build["second"]["rows"].items())
+    by_config = {e["output"]: e["hash"] for e in prints if e["stage"] == "assemble"}
+    assert second["train"]["hash"] == by_config["train"]  # published as assembled
+
+
+def test_the_log_shows_progress_and_fingerprints(build: dict[str, Any]) -> None:
+    """What the terminal shows: a progress line per long stage, fingerprint lines."""
+    log = build["log1"]  # the killed first run's console output (fits, sampling, judging)
+    assert "[progress] judge " in log and " programs" in log, log[-3000:]
+    assert "[progress] fit demo-policy-weak" in log and "[fingerprint] ingest problems:" in log
 
 
 def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -> None:

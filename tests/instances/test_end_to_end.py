@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.instances.adversarial.apply import targets
+from pipeline.instances.adversarial.apply import carries_verdict, targets
 from pipeline.instances.adversarial.catalogue import BY_NAME
 from pipeline.instances.adversarial.rejudge import planned_edits
 from pipeline.instances.assemble import assemble_frames
@@ -478,18 +478,47 @@ def test_rejudge_from_a_judged_table_gives_identical_output(
     assert table.select("problem_id", "candidate_id").is_unique().all()
     rows = _table(instances).to_pylist()
     planned, _ = planned_edits(rows, cfg)
+    judged = [e for e in planned if not carries_verdict(e, cfg)]  # the rest keep their verdict
+    assert edits["edits_carried_unchanged"] == len(planned) - len(judged)
+    assert sharded["edits_carried_unchanged"] == edits["edits_carried_unchanged"]
     assert set(table.select("problem_id", "candidate_id").iter_rows()) == {
-        (e.problem_id, e.candidate_id) for e in planned
+        (e.problem_id, e.candidate_id) for e in judged
     }
-    assert set(table["code"]) == {e.after for e in planned}  # the edited programs themselves
-    if case == "probe":  # the rejections come out the same way too
+    assert set(table["code"]) == {e.after for e in judged}  # the edited programs themselves
+    if case == "probe":  # the rejections come out the same way too (never carried)
         assert sharded["by_bias"]["authority"]["copies_rejected_by_rejudge"] == 1
+        assert sharded["by_bias"]["authority"].get("carried_unchanged", 0) == 0
+
+
+def test_carried_verdicts_give_the_rows_a_full_rejudge_gives(
+    assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
+) -> None:
+    """Adv on Heldout rows with the edits proven unchanged carried, and with every edit
+    judged again in the real sandbox: the same bytes, and most edits carried."""
+    tmp = work["tmp"]
+    heldout = _table(assembled["dir"] / "heldout.parquet").slice(0, 6)
+    write_parquet(heldout, tmp / "carry" / "heldout6.parquet", INSTANCE_SCHEMA)
+    cfg = AdversarialConfig(seed=5)
+    args = (tmp / "carry" / "heldout6.parquet", tmp / "problems.parquet")
+    carried = adversarial(*args, tmp / "carry" / "carried", cfg, sandbox_client)
+    full = adversarial(
+        *args,
+        tmp / "carry" / "full",
+        cfg.model_copy(update={"rejudge_unchanged": True}),
+        sandbox_client,
+    )
+    assert full["edits_carried_unchanged"] == 0
+    assert carried["edits_carried_unchanged"] > carried["edits_planned"] // 2
+    assert (tmp / "carry" / "carried" / "adv.parquet").read_bytes() == (
+        tmp / "carry" / "full" / "adv.parquet"
+    ).read_bytes()
 
 
 def test_edits_missing_from_the_judged_table_are_counted_not_rejudged(
     assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
 ) -> None:
     instances, problems, cfg = _sharded_inputs("adv", assembled, work)
+    cfg = cfg.model_copy(update={"rejudge_unchanged": True})  # every edit needs a verdict
     base = work["tmp"] / "shard_cases" / "missing"
     _judge_edits(instances, problems, cfg, base, sandbox_client)
     full = adversarial(
@@ -521,7 +550,8 @@ def test_a_program_two_plans_produce_is_judged_once(
     twice = rows + [{**r, "instance_id": r["instance_id"] + "-again"} for r in rows]
     path = work["tmp"] / "shard_cases" / "twice.parquet"
     write_parquet(pa.Table.from_pylist(twice, schema=INSTANCE_SCHEMA), path, INSTANCE_SCHEMA)
-    cfg = AdversarialConfig(bias_types=["minified"])
+    # every edit to the judge (a minified program is proven unchanged, so none would go)
+    cfg = AdversarialConfig(bias_types=["minified"], rejudge_unchanged=True)
     stats = adversarial_edits(path, work["tmp"] / "problems.parquet", path.parent / "twice", cfg)
     table = pl.read_parquet(path.parent / "twice" / "edits.parquet")
     planned, _ = planned_edits(twice, cfg)

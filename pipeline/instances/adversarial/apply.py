@@ -13,9 +13,11 @@ Two constructions (`AdversarialConfig.construction`):
 
 Both: check each edit's shape with tree-sitter (comment-only edits differ in comments
 only, renames are one consistent renaming, layout edits keep the token stream, added code
-adds no parse error), then judge every edited program again; an edit whose verdict or pass
-rate differs from the original's is rejected and counted (invariant 4). Aletheia does not
-re-judge.
+adds no parse error), then judge every edited program again, except those proven
+unchanged (comments or layout only, in a program that cannot read its own lines or source:
+`unchanged.py`), which keep the original's verdict, counted `carried_unchanged`; an edit
+whose verdict or pass rate differs from the original's is rejected and counted (invariant
+4). Aletheia does not re-judge.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pipeline.instances.adversarial.plan import (
     shape_ok,
     targets,
 )
+from pipeline.instances.adversarial.unchanged import provably_unchanged
 from pipeline.instances.config import AdversarialConfig
 from schemas.ids import instance_id_for
 
@@ -58,16 +61,41 @@ class Outcome:
 Rejudge = Callable[[list[PlannedEdit]], list[Outcome | None]]
 
 
+def carries_verdict(edit: PlannedEdit, config: AdversarialConfig) -> bool:
+    """True when the edit is proven not to change its program (comments or layout only,
+    see unchanged.py), so it keeps the original's verdict and pass rate unjudged."""
+    return not config.rejudge_unchanged and provably_unchanged(
+        edit.language, edit.before, edit.after
+    )
+
+
 def _verdicts(
-    rows: list[dict[str, Any]], planned: list[PlannedEdit], rejudge: Rejudge, counts: Counts
+    rows: list[dict[str, Any]],
+    planned: list[PlannedEdit],
+    rejudge: Rejudge,
+    counts: Counts,
+    config: AdversarialConfig,
 ) -> tuple[list[bool], list[dict[str, Any]]]:
-    """Re-judge every planned edit; per edit whether it kept its verdict and pass rate."""
-    outcomes = rejudge(planned) if planned else []
-    if len(outcomes) != len(planned):
-        raise RuntimeError(f"re-judge returned {len(outcomes)} outcomes for {len(planned)} edits")
+    """Re-judge every planned edit not proven unchanged; per edit whether it kept its
+    verdict and pass rate (a proven edit keeps them by construction)."""
+    carried = [carries_verdict(e, config) for e in planned]
+    to_judge = [e for e, c in zip(planned, carried, strict=True) if not c]
+    judged = iter(rejudge(to_judge) if to_judge else [])
+    outcomes: list[Outcome | None] = []
+    try:
+        for edit, c in zip(planned, carried, strict=True):
+            outcomes.append(Outcome(edit.verdict, edit.pass_rate) if c else next(judged))
+    except StopIteration:
+        raise RuntimeError(
+            f"re-judge returned too few outcomes for {len(to_judge)} edits"
+        ) from None
+    if next(judged, None) is not None:
+        raise RuntimeError(f"re-judge returned too many outcomes for {len(to_judge)} edits")
     ok: list[bool] = []
     examples: list[dict[str, Any]] = []
-    for edit, outcome in zip(planned, outcomes, strict=True):
+    for edit, outcome, c in zip(planned, outcomes, carried, strict=True):
+        if c:
+            counts[edit.bias]["carried_unchanged"] += 1
         if outcome is None:
             reason = "not_rejudged"
         elif outcome.verdict == "SE":
@@ -127,7 +155,7 @@ def _rows_per_row(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Counts]:
     plans, selected, counts = plan_per_row(rows, config)
     planned = [e for p in plans for e in p.edits]
-    ok, examples = _verdicts(rows, planned, rejudge, counts)
+    ok, examples = _verdicts(rows, planned, rejudge, counts, config)
     good = {e.plan for e, k in zip(planned, ok, strict=True) if k}
     bad = {e.plan for e, k in zip(planned, ok, strict=True) if not k}
     kept = [p for n, p in enumerate(plans) if n in good and n not in bad]
@@ -174,7 +202,7 @@ def _rows_per_candidate(
     rows: list[dict[str, Any]], config: AdversarialConfig, rejudge: Rejudge
 ) -> tuple[list[dict[str, Any]], dict[str, Any], Counts]:
     planned, selected, counts = plan_edits(rows, config)
-    ok, examples = _verdicts(rows, planned, rejudge, counts)
+    ok, examples = _verdicts(rows, planned, rejudge, counts, config)
     accepted: dict[int, list[PlannedEdit]] = defaultdict(list)
     for edit, k in zip(planned, ok, strict=True):
         if k:
@@ -213,6 +241,9 @@ def apply_edits(
         # Edits no verdict came back for (a judged table that lacks them, or not judgeable):
         # each rejected and counted, never dropped unseen.
         edits_not_rejudged=sum(c.get("not_rejudged", 0) for c in counts.values()),
+        # Edits proven unchanged (comments / layout only): accepted with the original's
+        # verdict, no sandbox run (unchanged.py); counted in `accepted` too.
+        edits_carried_unchanged=sum(c.get("carried_unchanged", 0) for c in counts.values()),
         by_bias={k: dict(sorted(counts[k].items())) for k in sorted(counts)},
         rows_by_modification={
             k: sum(1 for r in out if r["modification"] == k)
@@ -247,6 +278,7 @@ __all__ = [
     "Rejudge",
     "RowPlan",
     "apply_edits",
+    "carries_verdict",
     "plan_edits",
     "plan_per_row",
     "sandbox_rejudge",

@@ -10,6 +10,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.common.progress import track
 from pipeline.instances.adversarial.catalogue import BiasType, bias_types
 from pipeline.instances.adversarial.syntax import (
     code_stream,
@@ -181,7 +182,9 @@ def plan_per_row(
     selected = select_rows([r["instance_id"] for r in rows], config.share, config.seed)
     counts: Counts = defaultdict(lambda: defaultdict(int))
     plans: list[RowPlan] = []
+    tracker = track("rows", len(selected))
     for i in sorted(selected):
+        tracker.advance()
         row = rows[i]
         order = list(types)
         if not config.copy_per_bias:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.common.answers import parse_answer, valid_options
+from pipeline.common.progress import track
 from pipeline.common.verifier_prompt import build_messages, prefill
 from pipeline.instances.config import DPOConfig
 from pipeline.sampling.backends.base import Backend, GenerationRequest
@@ -99,11 +100,13 @@ def sample_responses(
     by_id = {row["instance_id"]: row for row in rows}
     out: dict[str, list[Response]] = {iid: [] for iid in by_id}
     requests = verifier_requests(rows, variant, judge, config, n, round_)
+    tracker = track("responses", len(requests) * n)
     for start in range(0, len(requests), config.batch_size):
         chunk = requests[start : start + config.batch_size]
         pre = {r.request_id: prefill(r.messages or []) for r in chunk}
         for result in backend.generate(chunk, progress=progress):
             instance_id = result.request_id.split("|", 1)[0]
+            tracker.advance(len(result.generations))
             k = by_id[instance_id]["num_candidates"]
             for i, gen in enumerate(result.generations):
                 text = pre[result.request_id] + gen.text

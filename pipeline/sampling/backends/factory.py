@@ -38,6 +38,7 @@ def make_backend(source: ModelSource) -> Backend:
             device=opts.device,
             dtype=opts.dtype,
             batch_size=opts.batch_size,
+            threads=opts.threads,
             revision=source.revision,
             chat_template=template,
             model_name=source.name,

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from rich.markup import escape
 
+from pipeline.models.cpu import building_models, torch_threads
 from pipeline.sampling.backends.base import (
     Backend,
     Generation,
@@ -103,6 +104,7 @@ class TransformersBackend(Backend):
         model_name: str | None = None,
         decoder: Literal["loop", "generate"] = "loop",
         max_batch_tokens: int | None = None,
+        threads: int | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -122,13 +124,15 @@ class TransformersBackend(Backend):
         self.revision = revision or local_model_revision(model)
         self.batch_size = batch_size  # rows decoded together (either decoder)
         self.decoder = decoder
-        self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
-        if chat_template is not None:
-            self.tokenizer.chat_template = chat_template
-        self.model = AutoModelForCausalLM.from_pretrained(
-            str(model), revision=revision, dtype=dtype
-        )
-        self.model.to(self.device).eval()
+        self.threads = threads  # torch CPU threads while generating (None: torch's default)
+        with building_models():  # not thread-safe in transformers: one load at a time
+            self.tokenizer = AutoTokenizer.from_pretrained(str(model), revision=revision)
+            if chat_template is not None:
+                self.tokenizer.chat_template = chat_template
+            self.model = AutoModelForCausalLM.from_pretrained(
+                str(model), revision=revision, dtype=dtype
+            )
+            self.model.to(self.device).eval()
         self.max_positions = int(getattr(self.model.config, "max_position_embeddings", 1 << 30))
         # transformers 5.x renamed `past_key_values` to `cache`; accept either version.
         params = inspect.signature(self.model.forward).parameters
@@ -426,7 +430,9 @@ class TransformersBackend(Backend):
             rows.extend(made)
         fast = [r for r in rows if self.decoder == "generate" and r.choices is None]
         looped = [r for r in rows if not (self.decoder == "generate" and r.choices is None)]
-        with Progress(disable=not progress, transient=True) as bar:
+        # Similar lengths together: less padding. Stable, so batches are deterministic.
+        looped.sort(key=lambda r: len(r.prompt_ids))
+        with torch_threads(self.threads), Progress(disable=not progress, transient=True) as bar:
             task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
             for batch in self._batches(fast, looped):
                 for r in batch:
