@@ -80,6 +80,12 @@ class EvalConfig(BaseModel):
     # stage's make_backend. `model` is then a folder, a hub id or a served model's name.
     backend: BackendOptions = Field(default_factory=default_backend)
     progress: bool = True  # a progress bar while responses are generated
+    # Ours, not Aletheia's (it samples freely): every response (listwise and pair prompts) is
+    # decoded as free text, then `\boxed{X}` with X a valid letter the model picks itself
+    # (the backend's constrained decoding, as `dpo.constrain_answer`). For models never
+    # trained on the format (the demo's tiny random verifier), whose free answers never
+    # parse: their scores are then near chance, which the report's random baseline shows.
+    constrain_answer: bool = False
 
     @model_validator(mode="before")
     @classmethod

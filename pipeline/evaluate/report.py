@@ -48,6 +48,17 @@ VOTE_SHARE_COLUMNS = [
 ]
 
 
+CONSTRAINED_NOTE = (
+    "> **Constrained answers** (`constrain_answer: true`, ours, not Aletheia's protocol): every "
+    "response was decoded as free text followed by `\\boxed{X}`, with X a valid letter the "
+    "model picked itself, so every generated answer parses (only a failed generation, such as "
+    "a prompt past the model's context, counts invalid). This measures which "
+    "letter a model prefers, not whether it can write the format; a model that has not "
+    "learnt the task (the demo's tiny random verifier) scores near the random verifier's "
+    "expected values shown under each split."
+)
+
+
 def _fmt(v: Any) -> str:
     if v is None:
         return ""
@@ -161,6 +172,8 @@ def to_markdown(report: dict[str, Any]) -> str:
             f"K = {cfg['k']} listwise responses per instance, prompt style `{cfg['style']}`.",
             "",
         ]
+        if cfg.get("constrain_answer"):
+            lines += [CONSTRAINED_NOTE, ""]
     lines += _warnings(splits)
     lines += [f"> **Note**: {w}" for w in report.get("warnings", [])]
     lines += [""] if report.get("warnings") else []

@@ -12,6 +12,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.answers import valid_options
+from pipeline.common.progress import track
 from pipeline.common.verifier_prompt import PromptSpec, build_messages
 from pipeline.evaluate.checkpoint import GenerationLog
 from pipeline.evaluate.config import EvalConfig
@@ -56,6 +58,7 @@ def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[G
                     # One seed per prompt, from the run's: prompts sharing a seed would draw
                     # the same random numbers, correlating samples across instances.
                     seed=derive_seed(cfg.seed, split, r["instance_id"], tag),
+                    answer_choices=list(valid_options(len(c))) if cfg.constrain_answer else None,
                 )
             )
     return requests
@@ -78,8 +81,11 @@ def sample_splits(
     errors: dict[str, list[str]] = {split: [] for split in instances}
     for rid, (_, reasons) in done.items():
         errors[rid.split(":", 1)[0]] += [r for r in reasons if r.startswith("error")]
+    # Ticks for a flow's `[progress] evaluate ...` lines (nothing shown without a listener).
+    tracker = track("responses", sum(q.n for q in todo))
     # The backend escapes the model path in its bar's label, so paths like /tmp/x are safe.
     for result in backend.generate(todo, progress=cfg.progress):
+        tracker.advance(len(result.generations))
         if partial:
             partial.add(result)
         got[result.request_id] = [g.text for g in result.generations]
