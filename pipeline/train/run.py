@@ -37,7 +37,9 @@ def train(
 
     Output folder: `checkpoints/` (TRL's periodic checkpoints), `final/` (weights or LoRA
     adapter + tokenizer), `merged/` (LoRA merged into the base, when asked), the
-    metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json`.
+    metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json` (for RLVR with
+    `rlvr`: per-step generation and reward time, rollout pass@1, zero-variance groups and the
+    warning when most groups had zero reward variance; pipeline.train.rlvr_report).
     RLVR judges with `sandbox_client` when given (else it opens the judge engine that
     `rlvr.sandbox` names, and closes it at the end).
     """
@@ -71,6 +73,12 @@ def train(
         "train_loss": result.training_loss,
         "last_log": steps[-1] if steps else None,
     }
+    if cfg.method == "rlvr":  # per-step cost and learning signal; the zero-variance warning
+        from pipeline.train.rlvr_report import rlvr_run_summary
+
+        summary["rlvr"] = rlvr_run_summary(history, cfg.rlvr.zero_variance_warn_share)
+        if summary["rlvr"]["warning"]:
+            log.warning("%s: %s", cfg.name, summary["rlvr"]["warning"])
     if trainer.accelerator.is_main_process:
         (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     log.info(
