@@ -11,10 +11,12 @@ generation time, the reward (judging) time, the rollout pass@1 and the share of 
 zero reward variance (with the warning when most groups had none), plus the engine's stamp,
 the device, the fit and the Python packages the run imported.
 
-Why this policy earns mixed rewards: a line-level policy fitted for a few hundred steps on
-the references reproduces some train programs and splices wrong lines into others; sampled at
-temperature 1 its rollouts on its own train problems are partly AC, so most GRPO groups have
-both passing and failing rollouts (see docs/rlvr-study.md for the settings measured).
+Why its rollouts earn mixed rewards: a line-level policy fitted until it reproduces its train
+programs writes them (AC) at temperature 1 and, sampled hotter, splices wrong lines into some
+rollouts and not others. Where that balance lies depends on the fit, so with `--temperature
+auto` a probe measures it on the fitted policy before training (pipeline.train.rlvr_probe) and
+training runs at the temperature with the fewest zero-variance groups; the same probe on the
+trained policy gives a before/after on the same tasks (docs/rlvr-study.md: what was measured).
 
 The import chain is kept to what a GPU node has plus a few wheels (docs/rlvr-study.md lists
 them; tests/train/test_rlvr_node.py checks it): no Prefect, no docker-py unless the engine is
@@ -63,6 +65,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     judge.add_argument("--pool-size", type=int, default=None, help="programs at once (None: CPUs)")
     judge.add_argument("--url", default=None, help="http engine: the judge server")
     judge.add_argument("--batch-timeout", type=float, default=300.0, help="one reward batch, s")
+    judge.add_argument(
+        "--time-limit-scale",
+        type=float,
+        default=0.2,
+        help="rewards judge at this share of each task's time limit (MBPP's 10 s per assert "
+        "only guards against hangs; a looping rollout would hold a judge slot that long)",
+    )
     fit = ap.add_argument_group("the tiny policy (pipeline.models.policy)")
     fit.add_argument("--device", default="auto", help="auto (cuda when there is one), cuda, cpu")
     fit.add_argument("--fit-steps", type=int, default=300)
@@ -85,7 +94,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     rl.add_argument("--probe-temperatures", type=_floats, default=[0.7, 1.0, 1.3, 1.6, 2.0])
     rl.add_argument("--probe-problems", type=int, default=32, help="problems sampled per probe")
     rl.add_argument("--max-completion-length", type=int, default=48, help="tokens (lines here)")
-    rl.add_argument("--lr", type=float, default=1e-3, help="learning rate")
+    rl.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    rl.add_argument("--warmup", type=float, default=0.1, help="warm-up, a share of the steps")
+    rl.add_argument(
+        "--optim", default="adamw_torch", help="a transformers optimizer name (sgd, ...)"
+    )
     rl.add_argument("--lora-r", type=int, default=0, help="LoRA rank; 0 = full fine-tuning")
     rl.add_argument("--algorithm", default="grpo", choices=("grpo", "gspo"))
     rl.add_argument(
@@ -95,6 +108,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the study's reward formulations (pipeline.policy_eval.study.PAPER_REWARDS)",
     )
     rl.add_argument("--zero-variance-warn", type=float, default=0.5, help="warn above this share")
+    rl.add_argument(
+        "--train-budget-s",
+        type=float,
+        default=None,
+        help="stop training after the step that passes this many seconds (a lent GPU's budget)",
+    )
     return ap.parse_args(argv)
 
 
@@ -237,6 +256,7 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
         "engine": args.engine,
         "pool_size": args.pool_size or os.cpu_count() or 1,
         "batch_timeout_s": args.batch_timeout,
+        "time_limit_scale": args.time_limit_scale,
     }
     if args.url:
         sandbox["url"] = args.url
@@ -252,7 +272,10 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 "learning_rate": args.lr,
                 "max_steps": args.steps,
                 "per_device_train_batch_size": args.prompts_per_step * args.num_generations,
-                "lr_scheduler_type": "constant",
+                # A warm-up: Adam's first steps move every weight by about the full learning
+                # rate at once, which a fitted tiny policy does not survive at 1e-3 (measured).
+                "lr_scheduler_type": "constant_with_warmup",
+                "warmup_ratio": args.warmup,
                 "bf16": False,  # a tiny model: fp32 costs nothing and keeps the fit's numerics
                 "use_cpu": device == "cpu",
                 "save_steps": max(args.steps, 1),
@@ -268,8 +291,27 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 "zero_variance_warn_share": args.zero_variance_warn,
             },
             "resume": False,  # a measurement: every run starts from the fitted policy
+            "trainer_overrides": {"optim": args.optim},
         }
     )
+
+
+def time_budget(seconds: float) -> Any:
+    """A TrainerCallback that ends training after the step that passes `seconds`."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.perf_counter() - self.start > seconds:
+                log.info(
+                    "training stops at step %d: --train-budget-s %s", state.global_step, seconds
+                )
+                control.should_training_stop = True
+
+    return TimeBudget()
 
 
 def probe_table(
@@ -358,7 +400,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         log.info("rollout temperature %s (probe: %s)", chosen, probe)
         cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
         t = time.perf_counter()
-        result = train(cfg, sandbox_client=engine)
+        budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []
+        result = train(cfg, sandbox_client=engine, callbacks=budget)
         timings["train_s"] = time.perf_counter() - t
         # The trained policy on the probe's problems at the training temperature: before/after
         # on the same tasks (the per-step pass@1 is over each step's own tasks).

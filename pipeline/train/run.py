@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,10 @@ def _builder(method: str, sandbox_client: JudgeEngine | None) -> Any:
 
 
 def train(
-    config: TrainConfig | str | Path, *, sandbox_client: JudgeEngine | None = None
+    config: TrainConfig | str | Path,
+    *,
+    sandbox_client: JudgeEngine | None = None,
+    callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Train one model as `config` says; returns a summary (also written as summary.json).
 
@@ -41,7 +45,7 @@ def train(
     `rlvr`: per-step generation and reward time, rollout pass@1, zero-variance groups and the
     warning when most groups had zero reward variance; pipeline.train.rlvr_report).
     RLVR judges with `sandbox_client` when given (else it opens the judge engine that
-    `rlvr.sandbox` names, and closes it at the end).
+    `rlvr.sandbox` names, and closes it at the end). `callbacks`: more TrainerCallbacks.
     """
     cfg = config if isinstance(config, TrainConfig) else TrainConfig.from_yaml(config)
     out = cfg.output_dir
@@ -51,7 +55,9 @@ def train(
     if metrics_path.exists():  # a re-run starts a fresh log; checkpoints stay for resuming
         metrics_path.unlink()
 
-    trainer = _builder(cfg.method, sandbox_client)(cfg, [JsonlMetricsCallback(metrics_path)])
+    trainer = _builder(cfg.method, sandbox_client)(
+        cfg, [JsonlMetricsCallback(metrics_path), *callbacks]
+    )
     start = time.perf_counter()
     result = trainer.train(
         resume_from_checkpoint=_last_checkpoint(out / "checkpoints") if cfg.resume else None

@@ -117,3 +117,20 @@ def test_node_entry_point_end_to_end_with_only_the_node_packages(
     note = (out / "note.md").read_text()
     assert f"Judge: `{summary['engine']['stamp']}`" in note
     assert "| 1 |" in note and "| 2 |" in note
+
+
+def test_time_budget_stops_training_after_the_step_that_passes_it() -> None:
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from pipeline.train.rlvr_node import time_budget
+
+    args = TrainingArguments(output_dir="unused", use_cpu=True, report_to=[])
+    state, control = TrainerState(), TrainerControl()
+    roomy = time_budget(3600.0)
+    roomy.on_train_begin(args, state, control)
+    roomy.on_step_end(args, state, control)
+    assert not control.should_training_stop
+    spent = time_budget(0.0)
+    spent.on_train_begin(args, state, control)
+    spent.on_step_end(args, state, control)
+    assert control.should_training_stop
