@@ -33,7 +33,8 @@ if [ -n "${OUT:-}" ]; then  # a lent device machine: bring the small results bac
 fi
 "$PY" -m pipeline.train.rlvr_node --mbpp "$mbpp" --out "$out" \
   --engine process --device cuda \
-  --fit-steps 2000 --hidden 256 --layers 6 --fit-batch 64 \
-  --steps 40 --prompts-per-step 32 --num-generations 8 --max-completion-length 48 \
+  --fit-steps 3000 --hidden 128 --layers 4 --fit-batch 64 \
   --temperature auto --probe-problems 64 \
+  --steps 60 --prompts-per-step 32 --num-generations 8 --max-completion-length 48 \
+  --lora-r 16 --lr 1e-3 --train-budget-s 150 \
   "$@" 2>&1 | tee "$out/run.log"

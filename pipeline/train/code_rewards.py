@@ -27,6 +27,7 @@ sandbox's: it scores 0 on the test rewards and counts as verdict `NO_CODE`.
 Per step the scorer also logs what it costs and whether the step can teach anything:
 `rlvr/reward_time_s` (the whole scoring: extraction, judge, lint), `rlvr/judge_time_s` (the
 judge call alone), `rlvr/pass_at_1` (the AC share of the judged rollouts) and
+`rlvr/judge_cached` (the share of judged programs the engine's verdict cache answered) and
 `rlvr/zero_variance_groups`: the share of GRPO groups (the `num_generations` rollouts of one
 prompt, consecutive in TRL's batch) whose total reward (the configured rewards, weighted, as
 TRL sums them) is the same for every rollout. Such a group has zero advantage everywhere, so
@@ -110,6 +111,7 @@ class SandboxRewardScorer:
         self._scored: list[Scored] = []
         self._specs: dict[str, JudgeSpec] = {}  # problem_id -> its judge spec, built once
         self.failed_batches_in_a_row = 0
+        self.cached_in_last_batch = 0  # programs the engine's verdict cache answered
 
     def spec(self, row: Mapping[str, Any]) -> JudgeSpec:
         """The problem's judge spec (from its Train-Questions row), built once per problem."""
@@ -137,6 +139,7 @@ class SandboxRewardScorer:
         todo = [i for i, c in enumerate(codes) if c.strip()]
         specs = [self.spec(rows[i]) for i in todo]
         judge_start = time.perf_counter()
+        self.cached_in_last_batch = 0
         verdicts = self._judge([s.request(language, codes[i]) for s, i in zip(specs, todo)], specs)
         judge_s = time.perf_counter() - judge_start
         # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
@@ -153,6 +156,8 @@ class SandboxRewardScorer:
             if share is not None:
                 metrics["rlvr/zero_variance_groups"] = share
             metrics["rlvr/judge_time_s"] = judge_s
+            if todo:  # a program seen before is answered from the verdict cache, at no run cost
+                metrics["rlvr/judge_cached"] = self.cached_in_last_batch / len(todo)
             metrics["rlvr/reward_time_s"] = time.perf_counter() - start
             for name, value in metrics.items():
                 log_metric(name, value)
@@ -184,6 +189,7 @@ class SandboxRewardScorer:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
         self.failed_batches_in_a_row = 0
+        self.cached_in_last_batch = sum(bool(getattr(r, "cached", False)) for r in results)
         stamp = self.client.stamp
         columns = [verdict_columns(r, s, stamp) for r, s in zip(results, specs, strict=True)]
         return [(c["verdict"], c["passed"], c["total"]) for c in columns]

@@ -17,6 +17,7 @@ STEP_FIELDS: dict[str, str] = {
     "generation_time_s": "rlvr/generation_time_s",
     "reward_time_s": "rlvr/reward_time_s",
     "judge_time_s": "rlvr/judge_time_s",
+    "judge_cached": "rlvr/judge_cached",
     "pass_at_1": "rlvr/pass_at_1",
     "zero_variance_groups": "rlvr/zero_variance_groups",
     "reward": "reward",
@@ -86,13 +87,14 @@ def markdown_table(steps: list[dict[str, Any]]) -> str:
         return "-" if v is None else format(v, fmt)
 
     lines = [
-        "| step | generation s | reward s | judge s | rollout pass@1 | zero-variance groups | reward |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| step | generation s | reward s | judge s | cached | rollout pass@1 | zero-variance groups | reward |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for s in steps:
         lines.append(
             f"| {s['step']} | {cell(s['generation_time_s'], '.2f')} | "
             f"{cell(s['reward_time_s'], '.2f')} | {cell(s['judge_time_s'], '.2f')} | "
+            f"{cell(s['judge_cached'], '.0%')} | "
             f"{cell(s['pass_at_1'], '.3f')} | {cell(s['zero_variance_groups'], '.0%')} | "
             f"{cell(s['reward'], '.3f')} |"
         )

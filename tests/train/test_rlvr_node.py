@@ -100,7 +100,7 @@ def test_node_entry_point_end_to_end_with_only_the_node_packages(
     assert rlvr["steps_run"] == 2 and [s["step"] for s in rlvr["steps"]] == [1, 2]
     for step in rlvr["steps"]:
         assert step["generation_time_s"] > 0 and step["reward_time_s"] > 0
-        assert 0.0 <= step["pass_at_1"] <= 1.0
+        assert 0.0 <= step["pass_at_1"] <= 1.0 and 0.0 <= step["judge_cached"] <= 1.0
         assert 0.0 <= step["zero_variance_groups"] <= 1.0
     shares = [s["zero_variance_groups"] for s in rlvr["steps"]]
     assert (rlvr["warning"] is not None) == (sum(shares) / 2 > 0.5)

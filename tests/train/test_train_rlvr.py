@@ -184,6 +184,7 @@ def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
     for s in steps:  # what each step cost, and whether it could learn
         assert s["rlvr/generation_time_s"] > 0 and s["rlvr/reward_time_s"] > 0
         assert 0 < s["rlvr/judge_time_s"] <= s["rlvr/reward_time_s"]
+        assert 0.0 <= s["rlvr/judge_cached"] <= 1.0
         assert 0.0 <= s["rlvr/pass_at_1"] <= 1.0
         # one process: our share of flat groups is TRL's own, computed from its advantages' std
         assert s["rlvr/zero_variance_groups"] == pytest.approx(s["frac_reward_zero_std"])
