@@ -32,6 +32,9 @@ names = ["torch", "transformers", "accelerate", "peft", "trl", "datasets", "pyda
 print("packages:", ", ".join(f"{n} {m.version(n)}" for n in names))
 print("cuda:", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "-")
 PY
+# The wheels went in without their dependencies: say (not fail) where the node's versions fall
+# outside what they require, so a failed import later has its cause in the log.
+"$PY" -m pip check --disable-pip-version-check 2>&1 | grep -iE "trl|datasets|pydantic|tree.sitter|multiprocess" || echo "pip check: no conflict involving the wheels"
 if [ -n "${OUT:-}" ]; then  # a lent device machine: bring the small results back, even on failure
   trap 'cp -f "$out"/summary.json "$out"/note.md "$out"/run.log "$out"/train/metrics.jsonl "$OUT"/ 2>/dev/null || true' EXIT
 fi
