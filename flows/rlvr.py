@@ -81,9 +81,10 @@ def compare_task(
 
     cfg = StudyConfig.model_validate(study)
     cmp = write_comparison([Path(d) for d in eval_dirs], cfg.out_dir)
-    if metrics:
-        training_curves({k: Path(v) for k, v in metrics.items()}, cfg.out_dir)
-    write_study_summary(cfg, cmp, cfg.out_dir)
+    paths = {k: Path(v) for k, v in metrics.items()}
+    if paths:
+        training_curves(paths, cfg.out_dir)
+    write_study_summary(cfg, cmp, cfg.out_dir, paths)
     return jsonable(cmp)
 
 

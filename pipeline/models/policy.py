@@ -57,6 +57,9 @@ class PolicyFit(BaseModel):
     learning_rate: float = Field(3e-3, gt=0)
     batch_size: int = Field(32, ge=1)
     seed: int = 0
+    # Where the fit runs: "cpu" (one thread: the same weights on any machine) or a torch
+    # device such as "cuda" (a GPU node; its float reductions differ, so it has its own key).
+    device: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -189,7 +192,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
     # patches are process-wide, and another fit may be starting on the next thread.
     with building_models():
         torch.manual_seed(spec.seed)
-        model = GraniteForCausalLM(config)
+        model = GraniteForCausalLM(config).to(spec.device)
     width = max(len(ids) for ids, _ in seqs)
     ids = torch.full((len(seqs), width), tok.pad_token_id, dtype=torch.long)
     labels = torch.full((len(seqs), width), -100, dtype=torch.long)
@@ -198,24 +201,26 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
         ids[i, : len(s)] = torch.tensor(s)
         labels[i, n_prompt : len(s)] = torch.tensor(s[n_prompt:])
         mask[i, : len(s)] = 1
+    ids, labels, mask = ids.to(spec.device), labels.to(spec.device), mask.to(spec.device)
     opt = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=0.0)
     order = torch.Generator().manual_seed(spec.seed)
     model.train()
-    loss_value = float("nan")
+    last = torch.tensor(float("nan"))
     # One thread: the same float reductions on any machine (the weights do not depend on the
     # core count), and on a shared 2-core box it is no slower than fighting for both cores;
     # two fits then also run side by side, one per core.
     tracker = progress.track("steps", spec.steps)
     with torch_threads(1):
         for _ in range(spec.steps):
-            pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size]
+            pick = torch.randperm(len(seqs), generator=order)[: spec.batch_size].to(spec.device)
             loss = model(input_ids=ids[pick], attention_mask=mask[pick], labels=labels[pick]).loss
             opt.zero_grad()
             loss.backward()
             opt.step()
-            loss_value = float(loss.detach())
+            last = loss.detach()  # read once at the end: a read per step would stall a GPU
             tracker.advance()
-    model.eval()
+        loss_value = float(last)
+    model = model.to("cpu").eval()  # saved from the CPU: the same files whatever fitted it
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
 

@@ -188,6 +188,9 @@ CURVES = {
     "length (chars)": "rlvr/completion_chars",
     "Ruff violations / program": "rlvr/ruff/violations",
     "pass@1 (rollouts)": "rlvr/pass_at_1",
+    "zero-variance groups": "rlvr/zero_variance_groups",
+    "generation s / step": "rlvr/generation_time_s",
+    "reward s / step": "rlvr/reward_time_s",
 }
 
 
@@ -225,7 +228,46 @@ def training_curves(
     return data
 
 
-def write_study_summary(cfg: StudyConfig, comparison: dict[str, Any], out: Path) -> Path:
+def training_note(cfg: StudyConfig, metrics: dict[str, Path]) -> list[str]:
+    """The closing note's training part: per run, reward time per step beside generation time
+    per step, the rollout pass@1 curve over the steps, and the zero-variance warning."""
+    from pipeline.train.metrics_log import read_metrics
+    from pipeline.train.rlvr_report import rlvr_run_summary
+
+    threshold = float(cfg.train.get("rlvr", {}).get("zero_variance_warn_share", 0.5))
+
+    def num(v: Any, spec: str) -> str:
+        return "-" if v is None else format(v, spec)
+
+    lines = [
+        "## Training",
+        "",
+        "| run | steps | generation s / step | reward s / step | rollout pass@1 by step | zero-variance groups |",
+        "| --- | ---: | ---: | ---: | --- | ---: |",
+    ]
+    warnings = []
+    for run, path in metrics.items():
+        r = rlvr_run_summary(read_metrics(path), threshold)
+        curve = " → ".join(num(s["pass_at_1"], ".2f") for s in r["steps"]) or "-"
+        m = r["mean"]
+        lines.append(
+            f"| {run} | {len(r['steps'])} | {num(m['generation_time_s'], '.2f')} | "
+            f"{num(m['reward_time_s'], '.2f')} | {curve} | {num(m['zero_variance_groups'], '.0%')} |"
+        )
+        if r["warning"]:
+            warnings.append(f"- **{run}**: {r['warning']}")
+    if warnings:
+        lines += ["", "**Warning: most GRPO groups had zero reward variance.**", "", *warnings]
+    return [*lines, ""]
+
+
+def write_study_summary(
+    cfg: StudyConfig,
+    comparison: dict[str, Any],
+    out: Path,
+    metrics: dict[str, Path] | None = None,
+) -> Path:
+    """study.md: the comparison table and, with the runs' metrics logs, the training note."""
     from pipeline.policy_eval.compare import to_markdown
 
     text = [
@@ -238,9 +280,10 @@ def write_study_summary(cfg: StudyConfig, comparison: dict[str, Any], out: Path)
         ),
         "",
         to_markdown(comparison),
+        *(training_note(cfg, metrics) if metrics else []),
         (
-            "Training curves: `curves.png` (reward, length, Ruff, rollout pass@1 per "
-            "step), data in `curves.json`."
+            "Training curves: `curves.png` (reward, length, Ruff, rollout pass@1, zero-variance "
+            "groups, generation and reward time per step), data in `curves.json`."
         ),
         "",
     ]

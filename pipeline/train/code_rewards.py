@@ -23,6 +23,15 @@ running on without rewards.
 
 A completion with no program in it (extraction failed) is the policy's fault, not the
 sandbox's: it scores 0 on the test rewards and counts as verdict `NO_CODE`.
+
+Per step the scorer also logs what it costs and whether the step can teach anything:
+`rlvr/reward_time_s` (the whole scoring: extraction, judge, lint), `rlvr/judge_time_s` (the
+judge call alone), `rlvr/judge_cached` (the share of judged programs the engine's verdict
+cache answered), `rlvr/pass_at_1` (the AC share of the judged rollouts) and
+`rlvr/zero_variance_groups`: the share of GRPO groups (the `num_generations` rollouts of one
+prompt, consecutive in TRL's batch) whose total reward (the configured rewards, weighted, as
+TRL sums them) is the same for every rollout. Such a group has zero advantage everywhere, so
+it teaches the policy nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -101,6 +111,8 @@ class SandboxRewardScorer:
         self._scored: list[Scored] = []
         self._specs: dict[str, JudgeSpec] = {}  # problem_id -> its judge spec, built once
         self.failed_batches_in_a_row = 0
+        self.cached_in_last_batch = 0  # programs the engine's verdict cache answered
+        self._table = reward_table(settings)
 
     def spec(self, row: Mapping[str, Any]) -> JudgeSpec:
         """The problem's judge spec (from its Train-Questions row), built once per problem."""
@@ -122,11 +134,15 @@ class SandboxRewardScorer:
         key = _batch_key(texts, [r["problem_id"] for r in rows])
         if key == self._key:
             return self._scored
+        start = time.perf_counter()
         language = self.settings.language
         codes = [extract_code(t, language).code for t in texts]
         todo = [i for i, c in enumerate(codes) if c.strip()]
         specs = [self.spec(rows[i]) for i in todo]
+        judge_start = time.perf_counter()
+        self.cached_in_last_batch = 0
         verdicts = self._judge([s.request(language, codes[i]) for s, i in zip(specs, todo)], specs)
+        judge_s = time.perf_counter() - judge_start
         # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
         lints = lint_python([codes[i].rstrip("\n") + "\n" for i in todo], self.settings.lint_select)
         scored = [Scored(NO_CODE, 0, len(r["tests"]), None) for r in rows]
@@ -135,9 +151,25 @@ class SandboxRewardScorer:
             scored[i] = Scored(v[0], v[1], v[2], lints[j])
         self._key, self._scored = key, scored
         if log_metric is not None:
-            for name, value in step_diagnostics(scored, texts).items():
+            metrics = step_diagnostics(scored, texts)
+            totals = [self.total_reward(x) for x in scored]
+            share = zero_variance_share(totals, self.settings.num_generations)
+            if share is not None:
+                metrics["rlvr/zero_variance_groups"] = share
+            metrics["rlvr/judge_time_s"] = judge_s
+            if todo:  # a program seen before is answered from the verdict cache, at no run cost
+                metrics["rlvr/judge_cached"] = self.cached_in_last_batch / len(todo)
+            metrics["rlvr/reward_time_s"] = time.perf_counter() - start
+            for name, value in metrics.items():
                 log_metric(name, value)
         return scored
+
+    def total_reward(self, s: Scored) -> float | None:
+        """The reward GRPO's advantage is computed from: the configured rewards, weighted and
+        summed as TRL sums them (None counts as nothing; None when every reward is None)."""
+        parts = [(w, self._table[name](s)) for name, w in self.settings.rewards.items()]
+        values = [w * v for w, v in parts if v is not None]
+        return sum(values) if values else None
 
     def _judge(
         self, requests: list[JudgeRequest], specs: list[JudgeSpec]
@@ -157,6 +189,7 @@ class SandboxRewardScorer:
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
         self.failed_batches_in_a_row = 0
+        self.cached_in_last_batch = sum(r.cached for r in results)
         stamp = self.client.stamp
         columns = [verdict_columns(r, s, stamp) for r, s in zip(results, specs, strict=True)]
         return [(c["verdict"], c["passed"], c["total"]) for c in columns]
@@ -200,16 +233,38 @@ class SandboxRewardScorer:
             reward.__name__ = name
             return reward
 
-        table = {
-            "pass_fraction": lambda x: x.pass_fraction,
-            "all_pass": lambda x: x.all_pass,
-            "lint": lambda x: lint_reward(x, s.lint_per_violation),
-            "combined": lambda x: combined_reward(x, s.lint_per_violation, s.lint_weight),
-        }
+        table = reward_table(s)
         unknown = [n for n in names if n not in table]
         if unknown:
             raise ValueError(f"unknown RLVR reward(s) {unknown}; known: {sorted(table)}")
         return [make(n, table[n]) for n in names]
+
+
+def reward_table(s: RlvrSettings) -> dict[str, Callable[[Scored], float | None]]:
+    """Each RLVR reward by name, as a function of a scored completion."""
+    return {
+        "pass_fraction": lambda x: x.pass_fraction,
+        "all_pass": lambda x: x.all_pass,
+        "lint": lambda x: lint_reward(x, s.lint_per_violation),
+        "combined": lambda x: combined_reward(x, s.lint_per_violation, s.lint_weight),
+    }
+
+
+def zero_variance_share(rewards: Sequence[float | None], group_size: int) -> float | None:
+    """The share of GRPO groups (consecutive runs of `group_size` rewards, one prompt's
+    rollouts) whose rewards are all equal: no advantage, no gradient from that group. None
+    (no reward) is left out, as TRL leaves NaN out of a group's mean and deviation; a group
+    with fewer than two rewards left has nothing to compare and counts as zero variance.
+    None when the batch is not whole groups (nothing to say)."""
+    if group_size < 2 or not rewards or len(rewards) % group_size:
+        return None
+    groups = [rewards[i : i + group_size] for i in range(0, len(rewards), group_size)]
+    flat = 0
+    for g in groups:
+        values = [v for v in g if v is not None]
+        if len(values) < 2 or max(values) - min(values) <= 1e-9:
+            flat += 1
+    return flat / len(groups)
 
 
 CODE_REWARDS: tuple[str, ...] = ("pass_fraction", "all_pass", "lint", "combined")

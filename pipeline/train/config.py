@@ -231,6 +231,9 @@ class RlvrSettings(_Section):
     lint_weight: float = 0.2  # weight of the lint term inside `combined`
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     vllm: VllmSettings = Field(default_factory=VllmSettings)
+    # Warn (log and run summary) when more than this share of GRPO groups has one reward for
+    # every rollout: such a group has zero advantage and teaches nothing.
+    zero_variance_warn_share: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class TrainConfig(_Section):

@@ -5,10 +5,18 @@ and its program is pulled out with the sampling stage's extractor, so RLVR train
 exact format the candidate pools are sampled with. GSPO is GRPO with sequence-level
 importance ratios (`importance_sampling_level="sequence"`) and, by default, the GSPO
 paper's per-sequence loss (`loss_type="grpo"`).
+
+Per step, besides TRL's own metrics and the rewards' (pipeline.train.code_rewards: reward
+time, pass@1, zero-variance groups), the trainer logs `rlvr/generation_time_s`: the wall time
+of writing the step's rollouts. A warning is logged when more than
+`rlvr.zero_variance_warn_share` of a step's groups had zero reward variance.
 """
 
 from __future__ import annotations
 
+import logging
+import time
+from functools import cache
 from typing import Any
 
 from datasets import Dataset
@@ -20,9 +28,14 @@ from pipeline.train.code_rewards import ROW_COLUMNS, SandboxRewardScorer
 from pipeline.train.common import base_trainer_args, peft_config, with_overrides
 from pipeline.train.config import TrainConfig
 from pipeline.train.data import read_config
+from pipeline.train.rlvr_report import WHAT_TO_DO, step_warning
 from pipeline.train.verifier import vllm_args
 from sandbox.engines import JudgeEngine
 from schemas.problem import JUDGE_FIELDS, Problem
+
+log = logging.getLogger(__name__)
+
+GENERATION_TIME = "rlvr/generation_time_s"
 
 
 def question_rows(table: Any, language: str) -> Dataset:
@@ -58,6 +71,68 @@ def thinking_args(enable_thinking: bool | None) -> dict[str, Any]:
     return {"chat_template_kwargs": {"enable_thinking": enable_thinking}}
 
 
+@cache
+def timed_grpo_trainer() -> type:
+    """TRL's GRPOTrainer, plus the wall time of each rollout generation in its metrics.
+
+    Generation is TRL's `_generate` (prompts -> decoded completions; on CUDA the decoding
+    waits for the device, so the time is the GPU's real work). It is a private method: a TRL
+    without it trains as before, with a warning that generation time is not measured."""
+    from trl import GRPOTrainer
+
+    if not callable(getattr(GRPOTrainer, "_generate", None)):
+        import trl
+
+        log.warning(
+            "trl %s: GRPOTrainer has no _generate; %s is not measured (this project pins the "
+            "TRL it was written against in pyproject.toml)",
+            trl.__version__,
+            GENERATION_TIME,
+        )
+        return GRPOTrainer
+
+    class TimedGRPOTrainer(GRPOTrainer):
+        def _generate(self, prompts: list):
+            start = time.perf_counter()
+            out = super()._generate(prompts)
+            mode = "train" if self.model.training else "eval"
+            self._metrics[mode][GENERATION_TIME].append(time.perf_counter() - start)
+            return out
+
+    return TimedGRPOTrainer
+
+
+class ZeroVarianceWatch(TrainerCallback):
+    """Warns when most of a step's GRPO groups had zero reward variance: in full the first
+    time, then one short line every `every` steps it happens again."""
+
+    def __init__(self, threshold: float, every: int = 10) -> None:
+        self.threshold = threshold
+        self.every = every
+        self.over = 0  # steps over the threshold so far
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        share = (logs or {}).get("rlvr/zero_variance_groups")
+        if share is None or not state.is_world_process_zero:
+            return
+        message = step_warning(share, self.threshold)
+        if message is None:
+            return
+        self.over += 1
+        if self.over == 1:
+            log.warning("step %d: %s", state.global_step, message)
+        elif self.over % self.every == 0:
+            log.warning(
+                "step %d: %.0f%% of GRPO groups had zero reward variance (%d steps so far over "
+                "%.0f%%): %s",
+                state.global_step,
+                100 * share,
+                self.over,
+                100 * self.threshold,
+                WHAT_TO_DO,
+            )
+
+
 class _CloseJudge(TrainerCallback):
     def __init__(self, judge: JudgeEngine) -> None:
         self.judge = judge
@@ -71,13 +146,13 @@ def build_rlvr(
 ) -> Any:
     """A GRPOTrainer for the code policy. Without `sandbox_client` the judge that
     `rlvr.sandbox` names is opened (and closed at the end)."""
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
 
     r = cfg.rlvr
     dataset = question_rows(
         read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split), r.language
     )
-    callbacks = list(callbacks)
+    callbacks = [*callbacks, ZeroVarianceWatch(r.zero_variance_warn_share)]
     if sandbox_client is None:
         sandbox_client = open_judge(r.sandbox)
         callbacks.append(_CloseJudge(sandbox_client))
@@ -100,7 +175,7 @@ def build_rlvr(
         | thinking_args(r.enable_thinking)
         | vllm_args(r.vllm)
     )
-    return GRPOTrainer(
+    return timed_grpo_trainer()(
         model=cfg.model,
         reward_funcs=scorer.reward_funcs(names),
         args=GRPOConfig(**with_overrides(args, cfg)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,15 +36,20 @@ def _builder(method: str, sandbox_client: JudgeEngine | None) -> Any:
 
 
 def train(
-    config: TrainConfig | str | Path, *, sandbox_client: JudgeEngine | None = None
+    config: TrainConfig | str | Path,
+    *,
+    sandbox_client: JudgeEngine | None = None,
+    callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Train one model as `config` says; returns a summary (also written as summary.json).
 
     Output folder: `checkpoints/` (TRL's periodic checkpoints), `final/` (weights or LoRA
     adapter + tokenizer), `merged/` (LoRA merged into the base, when asked), the
-    metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json`.
+    metrics log `metrics.jsonl`, the resolved `config.json` and `summary.json` (for RLVR with
+    `rlvr`: per-step generation and reward time, rollout pass@1, zero-variance groups and the
+    warning when most groups had zero reward variance; pipeline.train.rlvr_report).
     RLVR judges with `sandbox_client` when given (else it opens the judge engine that
-    `rlvr.sandbox` names, and closes it at the end).
+    `rlvr.sandbox` names, and closes it at the end). `callbacks`: more TrainerCallbacks.
     """
     cfg = config if isinstance(config, TrainConfig) else TrainConfig.from_yaml(config)
     out = cfg.output_dir
@@ -53,7 +59,9 @@ def train(
     if metrics_path.exists():  # a re-run starts a fresh log; checkpoints stay for resuming
         metrics_path.unlink()
 
-    trainer = _builder(cfg.method, sandbox_client)(cfg, [JsonlMetricsCallback(metrics_path)])
+    trainer = _builder(cfg.method, sandbox_client)(
+        cfg, [JsonlMetricsCallback(metrics_path), *callbacks]
+    )
     start = time.perf_counter()
     result = trainer.train(
         resume_from_checkpoint=last_checkpoint(out / "checkpoints") if cfg.resume else None
@@ -79,6 +87,12 @@ def train(
         from pipeline.train.raft import raft_summary
 
         summary["raft"] = raft_summary(cfg)
+    if cfg.method == "rlvr":  # per-step cost and learning signal; the zero-variance warning
+        from pipeline.train.rlvr_report import rlvr_run_summary
+
+        summary["rlvr"] = rlvr_run_summary(history, cfg.rlvr.zero_variance_warn_share)
+        if summary["rlvr"]["warning"]:
+            log.warning("%s: %s", cfg.name, summary["rlvr"]["warning"])
     summary["cost"] = training_cost(cfg, trainer, runtime, history, summary.get("raft"))
     if trainer.accelerator.is_main_process:
         (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))

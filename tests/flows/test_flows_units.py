@@ -128,4 +128,5 @@ def test_prefect_yaml_entrypoints_load_and_defaults_validate() -> None:
         "evaluate-verifier",
         "rlvr-study",
         "evaluate-policy",
+        "aletheia-ablation",
     }

@@ -103,6 +103,19 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
             )
         if run.startswith("ruff"):  # a lint penalty is never positive
             assert step["reward"] <= 0.0
+        # what the step cost (generation, judging) and whether it could learn
+        assert curves[run]["rlvr/generation_time_s"][0] > 0
+        assert curves[run]["rlvr/reward_time_s"][0] > 0
+        assert 0.0 <= curves[run]["rlvr/zero_variance_groups"][0] <= 1.0
+        assert curves[run]["rlvr/pass_at_1"] == [step["rlvr/pass_at_1"]]
+    # The closing note: per run, reward time beside generation time and the pass@1 curve.
+    note = (study / "study.md").read_text()
+    assert "| run | steps | generation s / step | reward s / step |" in note
+    for run in RUNS:
+        row = next(line for line in note.splitlines() if line.startswith(f"| {run} | 1 |"))
+        assert f"{curves[run]['rlvr/pass_at_1'][0]:.2f}" in row, row
+    flat = {r: curves[r]["rlvr/zero_variance_groups"][0] > 0.5 for r in RUNS}
+    assert ("zero reward variance" in note) == any(flat.values()), (flat, note)
     assert verdicts.get("AC", 0.0) > 0, verdicts
     assert sum(v for k, v in verdicts.items() if k not in ("AC", "NO_CODE")) > 0, verdicts
     assert out["base_model"] == str(mbpp_policy)

@@ -3,6 +3,7 @@ GRPO/GSPO steps of a tiny fitted policy whose own programs are judged in the san
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -15,10 +16,12 @@ from pipeline.train.code_rewards import (
     Scored,
     combined_reward,
     step_diagnostics,
+    zero_variance_share,
 )
 from pipeline.train.config import RlvrSettings
 from pipeline.train.lint import LintReport, lint_python, rule_prefix
 from pipeline.train.metrics_log import read_metrics
+from pipeline.train.rlvr_report import rlvr_run_summary
 
 SUM_ROW = {
     "problem_id": "sum2",
@@ -79,6 +82,47 @@ def test_step_diagnostics_hand_computed() -> None:
     assert d["rlvr/ruff/violations"] == 1.0 and d["rlvr/ruff/F"] == pytest.approx(2 / 3)
 
 
+def test_zero_variance_share_hand_computed() -> None:
+    # groups of 3: [1,1,1] flat, [0,1,0] mixed, [0.5,None,0.5] flat (None left out),
+    # [None,None,1] flat (one reward left: nothing to compare) -> 3 of 4 flat
+    rewards = [1.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.5, None, 0.5, None, None, 1.0]
+    assert zero_variance_share(rewards, 3) == 0.75
+    assert zero_variance_share([0.0, 0.0, 0.0, 1.0], 2) == 0.5
+    assert zero_variance_share([1.0, 0.0, 1.0], 2) is None  # not whole groups: nothing to say
+    assert zero_variance_share([], 4) is None
+
+
+def test_total_reward_weights_the_configured_rewards() -> None:
+    settings = RlvrSettings(rewards={"pass_fraction": 1.0, "lint": 0.5})
+    scorer = SandboxRewardScorer(None, settings)  # type: ignore[arg-type] - scoring needs no judge
+    # 3 of 4 tests pass (0.75) + 0.5 * (2 violations * -0.1) = 0.75 - 0.1 = 0.65
+    assert scorer.total_reward(Scored("WA", 3, 4, LintReport(2, {"E": 2}))) == pytest.approx(0.65)
+    # SE: no pass fraction; the lint term alone counts, as TRL's nansum counts it
+    assert scorer.total_reward(Scored("SE", 0, 4, LintReport(0, {}))) == 0.0
+    only_tests = SandboxRewardScorer(None, RlvrSettings(rewards={"all_pass": 1.0}))  # type: ignore[arg-type]
+    assert only_tests.total_reward(Scored("SE", 0, 4, LintReport(0, {}))) is None
+
+
+def test_run_summary_warns_when_most_groups_have_zero_variance() -> None:
+    def step(n: int, share: float | None, pass_at_1: float) -> dict:
+        rec = {"step": n, "loss": 0.0, "rlvr/pass_at_1": pass_at_1, "rlvr/reward_time_s": 2.0,
+               "rlvr/generation_time_s": 1.0, "reward": pass_at_1}  # fmt: skip
+        return rec | ({} if share is None else {"rlvr/zero_variance_groups": share})
+
+    eval_event = {"step": 3, "train_runtime": 9.0}  # no loss: not a training step
+    mostly_flat = [step(1, 0.75, 0.9), step(2, 0.5, 0.95), step(3, 0.75, 1.0), eval_event]
+    s = rlvr_run_summary(mostly_flat, threshold=0.5)
+    assert [r["step"] for r in s["steps"]] == [1, 2, 3]
+    assert [r["pass_at_1"] for r in s["steps"]] == [0.9, 0.95, 1.0]
+    assert s["mean"]["zero_variance_groups"] == pytest.approx(2 / 3)  # (0.75+0.5+0.75)/3
+    assert s["mean"]["reward_time_s"] == 2.0 and s["mean"]["judge_time_s"] is None
+    # mean 67% > 50%; steps 1 and 3 were over the line, step 2 (exactly 50%) was not
+    assert s["warning"].startswith("67% of GRPO groups had zero reward variance")
+    assert "in 2 of 3 steps" in s["warning"] and "temperature" in s["warning"]
+    assert rlvr_run_summary(mostly_flat, threshold=0.7)["warning"] is None
+    assert rlvr_run_summary([step(1, None, 0.5)], threshold=0.0)["warning"] is None
+
+
 @pytest.mark.docker
 def test_sandbox_rewards_on_hand_written_completions(sandbox_client: object) -> None:
     scorer = SandboxRewardScorer(sandbox_client, RlvrSettings(lint_select=["E", "F", "W"]))
@@ -137,6 +181,18 @@ def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
     assert len(steps) == 3
     for key in ("rewards/combined/mean", "rlvr/completion_chars", "completions/mean_length"):
         assert key in steps[-1]
+    for s in steps:  # what each step cost, and whether it could learn
+        assert s["rlvr/generation_time_s"] > 0 and s["rlvr/reward_time_s"] > 0
+        assert 0 < s["rlvr/judge_time_s"] <= s["rlvr/reward_time_s"]
+        assert 0.0 <= s["rlvr/judge_cached"] <= 1.0
+        assert 0.0 <= s["rlvr/pass_at_1"] <= 1.0
+        # one process: our share of flat groups is TRL's own, computed from its advantages' std
+        assert s["rlvr/zero_variance_groups"] == pytest.approx(s["frac_reward_zero_std"])
+    run = summary["rlvr"]
+    assert [r["pass_at_1"] for r in run["steps"]] == [s["rlvr/pass_at_1"] for s in steps]
+    assert run["mean"]["generation_time_s"] > 0
+    flat = sum(s["rlvr/zero_variance_groups"] for s in steps) / 3
+    assert (run["warning"] is not None) == (flat > 0.5), run
     ac = [s.get("rlvr/verdict/AC", 0.0) for s in steps]
     judged_wrong = [
         sum(v for k, v in s.items() if k.startswith("rlvr/verdict/") and k[13:] in WRONG)
@@ -151,3 +207,30 @@ def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
         # an AC program earns 1 + 0.2 * lint (lint >= -1), a failed one its pass fraction
         assert s["rewards/combined/mean"] >= 0.8 * a - 1e-6
     assert (Path(summary["model_path"]) / "model.safetensors").exists()
+
+
+@pytest.mark.docker
+def test_rlvr_warns_when_every_group_earns_one_reward(
+    tmp_path: Path, code_policy_dir: Path, dataset_dir: Path, sandbox_client: object
+) -> None:
+    """Near-greedy rollouts (temperature 0.01) of one problem are the same program, so every
+    group's rewards are equal: the study must say that nothing can be learned, and why."""
+    cfg = TrainConfig.model_validate(
+        {
+            "method": "rlvr",
+            "model": str(code_policy_dir),
+            "output_dir": tmp_path / "rlvr",
+            "data": {"dir": dataset_dir, "config": "train_questions"},
+            "lora": {"r": 4, "alpha": 8},
+            "optim": {"max_steps": 1, "per_device_train_batch_size": 8, "bf16": False, "use_cpu": True},
+            "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 0.01,
+                     "rewards": {"pass_fraction": 1.0}},
+        }
+    )  # fmt: skip
+    summary = train(cfg, sandbox_client=sandbox_client)
+    [step] = summary["rlvr"]["steps"]
+    assert step["zero_variance_groups"] == 1.0
+    assert "zero reward variance" in summary["rlvr"]["warning"]
+    assert "rlvr.temperature" in summary["rlvr"]["warning"]
+    on_disk = json.loads((tmp_path / "rlvr" / "summary.json").read_text())
+    assert on_disk["rlvr"]["warning"] == summary["rlvr"]["warning"]

@@ -1,0 +1,528 @@
+"""The RLVR study's training step on one machine, without Prefect or Docker: a GPU node.
+
+    python -m pipeline.train.rlvr_node --mbpp PATH/mbpp.jsonl --out DIR --engine process
+
+MBPP's own JSONL (read in place) -> the project's `mbpp` adapter (train split only) -> the
+reference check (optional) -> a tiny line-level policy (pipeline.models.policy) fitted on the
+train split's references, on the GPU when there is one -> GRPO on the same problems with
+unit-test rewards judged by the chosen engine (`process` on a node without Docker, `http` to a
+judge machine, `docker` where it runs) -> `DIR/summary.json` and `DIR/note.md`: per step the
+generation time, the reward (judging) time, the rollout pass@1 and the share of groups with
+zero reward variance (with the warning when most groups had none), plus the engine's stamp,
+the device, the fit and the Python packages the run imported.
+
+Why its rollouts earn mixed rewards: a line-level policy fitted until it reproduces its train
+programs writes them (AC) at temperature 1 and, sampled hotter, splices wrong lines into some
+rollouts and not others. Where that balance lies depends on the fit, so with `--temperature
+auto` a probe measures it on the fitted policy before training (pipeline.train.rlvr_probe) and
+training runs at the temperature with the fewest zero-variance groups; the same probe on the
+trained policy gives a before/after on the same tasks (docs/rlvr-study.md: what was measured).
+
+The import chain is kept to what a GPU node has plus a few wheels (docs/rlvr-study.md lists
+them; tests/train/test_rlvr_node.py checks it): no Prefect, no docker-py unless the engine is
+docker, no polars.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("rlvr_node")
+
+SUMMARY_FILE = "summary.json"
+NOTE_FILE = "note.md"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        prog="python -m pipeline.train.rlvr_node",
+        description="RLVR (GRPO) of a tiny fitted MBPP policy with unit-test rewards from a "
+        "judge engine; no Prefect, no Docker needed.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    io = ap.add_argument_group("data and output")
+    io.add_argument(
+        "--mbpp", type=Path, required=True, help="MBPP's own mbpp.jsonl (read in place)"
+    )
+    io.add_argument("--out", type=Path, required=True, help="output folder")
+    io.add_argument("--train-limit", type=int, default=None, help="first N train tasks (by id)")
+    io.add_argument(
+        "--no-check-references",
+        dest="check_references",
+        action="store_false",
+        help="skip running the references (the check quarantines tasks whose reference fails)",
+    )
+    judge = ap.add_argument_group("judge")
+    judge.add_argument("--engine", default="process", choices=("process", "docker", "http"))
+    judge.add_argument("--pool-size", type=int, default=None, help="programs at once (None: CPUs)")
+    judge.add_argument("--url", default=None, help="http engine: the judge server")
+    judge.add_argument("--batch-timeout", type=float, default=300.0, help="one reward batch, s")
+    judge.add_argument(
+        "--time-limit-scale",
+        type=float,
+        default=0.2,
+        help="rewards judge at this share of each task's time limit (MBPP's 10 s per assert "
+        "only guards against hangs; a looping rollout would hold a judge slot that long)",
+    )
+    fit = ap.add_argument_group("the tiny policy (pipeline.models.policy)")
+    fit.add_argument("--device", default="auto", help="auto (cuda when there is one), cuda, cpu")
+    fit.add_argument("--fit-steps", type=int, default=300)
+    fit.add_argument("--hidden", type=int, default=128)
+    fit.add_argument("--layers", type=int, default=4)
+    fit.add_argument("--fit-lr", type=float, default=3e-3)
+    fit.add_argument("--fit-batch", type=int, default=32)
+    fit.add_argument("--seed", type=int, default=0)
+    rl = ap.add_argument_group("RLVR (TRL GRPO)")
+    rl.add_argument("--steps", type=int, default=20, help="optimizer steps")
+    rl.add_argument("--prompts-per-step", type=int, default=8, help="problems per step")
+    rl.add_argument("--num-generations", type=int, default=8, help="rollouts per problem (group)")
+    rl.add_argument(
+        "--temperature",
+        type=_temperature,
+        default="auto",
+        help="rollout temperature, or auto: probe --probe-temperatures first and take the one "
+        "with the fewest zero-variance groups (pipeline.train.rlvr_probe)",
+    )
+    rl.add_argument("--probe-temperatures", type=_floats, default=[0.7, 1.0, 1.3, 1.6, 2.0, 2.5])
+    rl.add_argument("--probe-problems", type=int, default=32, help="problems sampled per probe")
+    rl.add_argument("--max-completion-length", type=int, default=48, help="tokens (lines here)")
+    # LoRA at 1e-3 kept the fitted policy's rollouts mixed and its entropy flat over 16 steps on
+    # the CPU; full fine-tuning collapsed at 1e-3 in one step and drifted at 5e-4 (measured).
+    rl.add_argument("--lr", type=float, default=1e-3, help="learning rate")
+    rl.add_argument("--warmup", type=float, default=0.1, help="warm-up, a share of the steps")
+    rl.add_argument(
+        "--optim", default="adamw_torch", help="a transformers optimizer name (sgd, ...)"
+    )
+    rl.add_argument("--lora-r", type=int, default=16, help="LoRA rank; 0 = full fine-tuning")
+    rl.add_argument("--algorithm", default="grpo", choices=("grpo", "gspo"))
+    rl.add_argument(
+        "--reward",
+        default="unit_test",
+        choices=("unit_test", "combined", "ruff"),
+        help="the study's reward formulations (pipeline.policy_eval.study.PAPER_REWARDS)",
+    )
+    rl.add_argument("--zero-variance-warn", type=float, default=0.5, help="warn above this share")
+    rl.add_argument(
+        "--train-budget-s",
+        type=float,
+        default=None,
+        help="stop training after the step that passes this many seconds (a lent GPU's budget)",
+    )
+    return ap.parse_args(argv)
+
+
+def _temperature(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number or auto") from None
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: comma-separated numbers") from None
+
+
+def resolve_device(name: str) -> str:
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"--device {name}: torch {torch.__version__} sees no CUDA device here")
+    return name
+
+
+def device_info(device: str) -> dict[str, Any]:
+    import torch
+
+    info: dict[str, Any] = {
+        "device": device,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+    }
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info |= {
+            "gpu": props.name,
+            "gpu_memory_gib": round(props.total_memory / 2**30, 1),
+            "gpu_count": torch.cuda.device_count(),
+        }
+    return info
+
+
+def imported_packages() -> dict[str, str]:
+    """The installed distributions this process imported modules from (name -> version): what
+    a node needs. Read from each module's file, so a namespace package (google.*) names only
+    the distribution that really supplied the module."""
+    from importlib.metadata import distributions
+
+    owner: dict[str, tuple[str, str]] = {}
+    for dist in distributions():
+        for f in dist.files or ():
+            if f.suffix in (".py", ".so"):  # no resolve(): a path as the import system saw it
+                owner[os.path.normpath(str(dist.locate_file(f)))] = (
+                    dist.metadata["Name"],
+                    dist.version,
+                )
+    found: dict[str, str] = {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and (hit := owner.get(os.path.normpath(path))):
+            found[hit[0]] = hit[1]
+    return dict(sorted(found.items(), key=lambda kv: kv[0].lower()))
+
+
+def train_problems(args: argparse.Namespace, work: Path, engine: Any) -> tuple[Path, dict]:
+    """Ingest MBPP's train split, keep the first N tasks, check their references; returns the
+    problems Parquet RLVR trains on and what happened to the tasks."""
+    from pipeline.common.parquet import write_parquet
+    from pipeline.judge.stage import load_problems
+    from pipeline.problems.config import IngestConfig
+    from pipeline.problems.stage import ingest
+    from schemas.problem import PROBLEM_SCHEMA
+    from schemas.tables import models_to_table
+
+    ingested = work / "problems.parquet"
+    stats = ingest([f"mbpp:{args.mbpp}#train"], ingested, IngestConfig(), show_progress=False)
+    problems = sorted(
+        load_problems(ingested).values(),
+        key=lambda p: (int(p.source_id) if p.source_id.isdigit() else 1 << 62, p.problem_id),
+    )
+    chosen = problems[: args.train_limit] if args.train_limit else problems
+    path = work / "train.parquet"
+    write_parquet(models_to_table(chosen, PROBLEM_SCHEMA), path, PROBLEM_SCHEMA)
+    report: dict[str, Any] = {
+        "ingested": len(problems),
+        "ingest_quarantined": stats.get("quarantined"),
+        "chosen": len(chosen),
+    }
+    if not args.check_references:
+        return path, report
+    from pipeline.problems.reference_check import check_references
+
+    checked = check_references(path, work / "references", client=engine, progress=False)
+    report["reference_check"] = {
+        k: checked[k]
+        for k in (
+            "with_reference",
+            "reference_pass",
+            "reference_pass_rate",
+            "verdicts",
+            "quarantined",
+        )
+    }
+    return work / "references" / "train.verified.parquet", report
+
+
+def fit(args: argparse.Namespace, problems: list, device: str, out: Path) -> tuple[Path, dict]:
+    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy, read_fit
+
+    spec = PolicyFit(
+        name="mbpp-rlvr-node",
+        dir=out / "policy",
+        languages=["python"],
+        steps=args.fit_steps,
+        hidden_size=args.hidden,
+        num_layers=args.layers,
+        learning_rate=args.fit_lr,
+        batch_size=args.fit_batch,
+        seed=args.seed,
+        device=device,
+    )
+    path = fit_policy(spec, examples_from_problems(problems, spec))
+    return path, read_fit(path)
+
+
+def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: str) -> Any:
+    from pipeline.policy_eval.study import PAPER_REWARDS
+    from pipeline.train.config import TrainConfig
+
+    sandbox: dict[str, Any] = {
+        "engine": args.engine,
+        "pool_size": args.pool_size or os.cpu_count() or 1,
+        "batch_timeout_s": args.batch_timeout,
+        "time_limit_scale": args.time_limit_scale,
+    }
+    if args.url:
+        sandbox["url"] = args.url
+    return TrainConfig.model_validate(
+        {
+            "name": f"rlvr-node-{args.reward}-{args.algorithm}",
+            "method": "rlvr",
+            "model": str(model),
+            "output_dir": args.out / "train",
+            "data": {"dir": data_dir, "config": "train_questions"},
+            "lora": {"r": args.lora_r, "alpha": 2 * args.lora_r} if args.lora_r else None,
+            "optim": {
+                "learning_rate": args.lr,
+                "max_steps": args.steps,
+                "per_device_train_batch_size": args.prompts_per_step * args.num_generations,
+                # A warm-up: Adam's first steps move every weight by about the full learning
+                # rate at once, which a fitted tiny policy does not survive at 1e-3 (measured).
+                "lr_scheduler_type": "constant_with_warmup",
+                "warmup_ratio": args.warmup,
+                "bf16": False,  # a tiny model: fp32 costs nothing and keeps the fit's numerics
+                "use_cpu": device == "cpu",
+                "save_steps": max(args.steps, 1),
+                "seed": args.seed,
+            },
+            "rlvr": {
+                "algorithm": args.algorithm,
+                "num_generations": args.num_generations,
+                "max_completion_length": args.max_completion_length,
+                "temperature": 1.0 if args.temperature == "auto" else args.temperature,
+                "rewards": PAPER_REWARDS[args.reward],
+                "sandbox": sandbox,
+                "zero_variance_warn_share": args.zero_variance_warn,
+            },
+            "resume": False,  # a measurement: every run starts from the fitted policy
+            "trainer_overrides": {"optim": args.optim},
+        }
+    )
+
+
+def time_budget(seconds: float) -> Any:
+    """A TrainerCallback that ends training after the step that passes `seconds`."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.perf_counter() - self.start > seconds:
+                log.info(
+                    "training stops at step %d: --train-budget-s %s", state.global_step, seconds
+                )
+                control.should_training_stop = True
+
+    return TimeBudget()
+
+
+def probe_table(
+    args: argparse.Namespace,
+    cfg: Any,
+    engine: Any,
+    device: str,
+    model: str,
+    temperatures: list[float],
+) -> list[dict]:
+    """Rollout pass@1 and zero-variance groups of `model` per temperature, on the same
+    `--probe-problems` train tasks and seed every time (so before and after compare)."""
+    from pipeline.train.code_rewards import SandboxRewardScorer
+    from pipeline.train.data import read_config
+    from pipeline.train.rlvr import question_rows
+    from pipeline.train.rlvr_probe import probe_temperatures
+
+    rows = question_rows(read_config(cfg.data.dir, cfg.data.config), cfg.rlvr.language).to_list()
+    table = probe_temperatures(
+        model,
+        rows,
+        temperatures,
+        SandboxRewardScorer(engine, cfg.rlvr),
+        num_generations=cfg.rlvr.num_generations,
+        max_new_tokens=cfg.rlvr.max_completion_length,
+        problems=args.probe_problems,
+        device=device,
+        seed=args.seed,
+    )
+    if device.startswith("cuda"):  # the probe's copy of the policy leaves the GPU to training
+        import torch
+
+        torch.cuda.empty_cache()
+    return table
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from pipeline.judge.interface import SandboxSection, open_judge
+    from pipeline.judge.stage import load_problems
+    from pipeline.policy_eval.study import write_train_questions
+    from pipeline.train.rlvr_probe import pick_temperature
+    from pipeline.train.rlvr_report import markdown_table
+    from pipeline.train.run import train
+
+    started = time.perf_counter()
+    if not args.mbpp.is_file():
+        raise SystemExit(f"--mbpp {args.mbpp}: no such file (MBPP's own mbpp.jsonl)")
+    device = resolve_device(args.device)
+    out: Path = args.out
+    work = out / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+
+    section: dict[str, Any] = {"engine": args.engine, "pool_size": args.pool_size}
+    if args.url:
+        section["url"] = args.url
+    t = time.perf_counter()
+    engine = open_judge(SandboxSection.model_validate(section))
+    timings["engine_start_s"] = time.perf_counter() - t
+    try:
+        t = time.perf_counter()
+        problems_path, data_report = train_problems(args, work, engine)
+        timings["prepare_s"] = time.perf_counter() - t
+        problems = sorted(load_problems(problems_path).values(), key=lambda p: p.problem_id)
+        if not problems:
+            raise SystemExit(f"{args.mbpp}: no train task left to train on ({data_report})")
+        data_dir = write_train_questions(problems, work / "data")
+
+        t = time.perf_counter()
+        model, fit_record = fit(args, problems, device, out)
+        timings["fit_s"] = time.perf_counter() - t
+
+        cfg = train_config(args, model, data_dir, device)
+        auto = args.temperature == "auto"
+        t = time.perf_counter()
+        probe = probe_table(
+            args,
+            cfg,
+            engine,
+            device,
+            str(model),
+            args.probe_temperatures if auto else [args.temperature],
+        )
+        timings["probe_s"] = time.perf_counter() - t
+        chosen = pick_temperature(probe) if auto else args.temperature
+        log.info("rollout temperature %s (probe: %s)", chosen, probe)
+        cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
+        t = time.perf_counter()
+        budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []
+        result = train(cfg, sandbox_client=engine, callbacks=budget)
+        timings["train_s"] = time.perf_counter() - t
+        # The trained policy on the probe's problems at the training temperature: before/after
+        # on the same tasks (the per-step pass@1 is over each step's own tasks).
+        t = time.perf_counter()
+        [after] = probe_table(args, cfg, engine, device, result["model_path"], [chosen])
+        timings["probe_after_s"] = time.perf_counter() - t
+        [before] = [row for row in probe if row["temperature"] == chosen]
+        stamp = engine.stamp
+        # The engine's own account where it gives one (process: cgroups, seccomp, versions).
+        described = engine.describe() if callable(getattr(engine, "describe", None)) else None
+    finally:
+        engine.close()
+    timings["total_s"] = time.perf_counter() - started
+
+    rlvr = result["rlvr"]
+    summary = {
+        "engine": {
+            "name": args.engine,
+            "stamp": stamp,
+            "pool_size": args.pool_size,  # None: the engine's default (the CPU count)
+            "describe": described,
+        },
+        "device": device_info(device),
+        "data": {"mbpp": str(args.mbpp), "train_problems": len(problems), **data_report},
+        "fit": fit_record,
+        "rlvr": {
+            "settings": cfg.rlvr.model_dump(mode="json", exclude={"vllm"}),
+            "learning_rate": args.lr,
+            "lora_r": args.lora_r or None,
+            "steps_run": result["global_step"],
+            "temperature_chosen_by": "probe" if auto else "--temperature",
+            "temperature_probe": probe,
+            "before": before,
+            "after": after,
+            **rlvr,
+        },
+        "timings": timings,
+        "model_path": result["model_path"],
+        "metrics_log": result["metrics_log"],
+        "packages": imported_packages(),
+        "argv": sys.argv[1:],
+    }
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    (out / NOTE_FILE).write_text(closing_note(summary, markdown_table(rlvr["steps"])))
+    return summary
+
+
+def closing_note(summary: dict[str, Any], table: str) -> str:
+    r, m, t = summary["rlvr"], summary["rlvr"]["mean"], summary["timings"]
+    dev = summary["device"]
+    where = dev.get("gpu") or f"{dev['cpus']} CPUs"
+
+    def fmt(v: Any, spec: str) -> str:
+        return "-" if v is None else format(v, spec)
+
+    lines = [
+        f"# RLVR on MBPP train ({summary['data']['train_problems']} tasks), {where}",
+        "",
+        (
+            f"Judge: `{summary['engine']['stamp']}`. Policy: {summary['fit']['parameters']:,} "
+            f"parameters, fitted in {summary['fit']['fit_seconds']:.1f} s"
+            f"{' (reused)' if t['fit_s'] < summary['fit']['fit_seconds'] / 2 else ''}. "
+            f"{r['steps_run']} GRPO steps of "
+            f"{r['settings']['num_generations']} rollouts per problem at temperature "
+            f"{r['settings']['temperature']} in {t['train_s']:.1f} s."
+        ),
+        "",
+        (
+            f"Per step (mean): generation {fmt(m['generation_time_s'], '.2f')} s, reward "
+            f"{fmt(m['reward_time_s'], '.2f')} s (judging {fmt(m['judge_time_s'], '.2f')} s, "
+            f"{fmt(m['judge_cached'], '.0%')} of programs from the verdict cache), "
+            f"rollout pass@1 {fmt(m['pass_at_1'], '.3f')}, zero-variance groups "
+            f"{fmt(m['zero_variance_groups'], '.0%')}."
+        ),
+        "",
+        table,
+        "",
+        (
+            f"Before and after, on the same {r['before']['problems']} train tasks x "
+            f"{r['settings']['num_generations']} rollouts at temperature "
+            f"{r['settings']['temperature']}: rollout pass@1 {fmt(r['before']['pass_at_1'], '.3f')}"
+            f" -> {fmt(r['after']['pass_at_1'], '.3f')}, zero-variance groups "
+            f"{fmt(r['before']['zero_variance_groups'], '.0%')} -> "
+            f"{fmt(r['after']['zero_variance_groups'], '.0%')}."
+        ),
+        "",
+    ]
+    if r["temperature_chosen_by"] == "probe":
+        lines += [
+            (
+                f"Rollout temperature {r['settings']['temperature']}, chosen by the probe (the "
+                f"fitted policy on {r['before']['problems']} train tasks before training; the "
+                "fewest zero-variance groups):"
+            ),
+            "",
+            "| temperature | rollout pass@1 | zero-variance groups | generation s | reward s |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+            *(
+                f"| {p['temperature']} | {fmt(p['pass_at_1'], '.3f')} | "
+                f"{fmt(p['zero_variance_groups'], '.0%')} | {p['generation_s']:.2f} | "
+                f"{p['reward_s']:.2f} |"
+                for p in r["temperature_probe"]
+            ),
+            "",
+        ]
+    if r["warning"]:
+        lines += [f"**Warning:** {r['warning']}", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    summary = run(args)
+    print((args.out / NOTE_FILE).read_text())
+    print(f"summary: {args.out / SUMMARY_FILE}")
+    if summary["rlvr"]["warning"]:
+        log.warning(summary["rlvr"]["warning"])
+
+
+if __name__ == "__main__":
+    main()

