@@ -41,7 +41,7 @@ from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
 from pipeline.instances.config import test_table_name
-from pipeline.publish.layout import BuildManifest
+from pipeline.publish.layout import BuildManifest, split_files
 from schemas import CANDIDATE_SCHEMA, INSTANCE_SCHEMA, JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA
 
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -574,7 +574,35 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
         if e.get("file") and Path(e["file"]).resolve().is_relative_to(work):
             e["file"] = rel(e["file"])
     (work / FINGERPRINTS).write_text(json.dumps(prints, indent=1) + "\n")
-    return publish_aletheia(_cfg_param(cfg))
+    published = publish_aletheia(_cfg_param(cfg))
+    if cfg.evaluate is not None:
+        published["evaluation"] = evaluate_published(cfg)
+    return published
+
+
+def evaluate_published(cfg: RunConfig) -> dict[str, Any]:
+    """The run config's `evaluate:` section: its model scored on the published folder's
+    evaluation configs, the report under `cfg.eval_dir` (outside the hub folder)."""
+    section, hub = cfg.evaluate, cfg.hub_dir
+    assert section is not None and cfg.eval_dir is not None
+    knobs = section.eval_config().model_copy(update={"progress": False})  # lines, not a bar
+    files = [f for name in knobs.splits for f in split_files(hub, name, knobs.split)]
+    model = Path(section.model)
+    # A local model folder by content (the demo's tiny verifier); a hub id by its name.
+    weights = sorted(p for p in model.iterdir() if p.is_file()) if model.is_dir() else []
+    out = cfg.eval_dir
+    with watch(cfg, "evaluate", [progress_file(out)]):
+        evaluated = T.configured(T.evaluate_published_task, cfg, [out / "report.json"])(
+            section.model,
+            sha256_files(weights)[:16] if weights else section.model,
+            str(hub),
+            sha256_files(files)[:16],
+            knobs.model_dump(mode="json"),
+            str(out),
+            T.code_digest("pipeline.evaluate", "pipeline.sampling"),
+        )
+    get_run_logger().info("evaluation report: %s", Path(evaluated["outputs"]["markdown"]).resolve())
+    return evaluated
 
 
 def _sandbox_image(judged: Path) -> str | None:

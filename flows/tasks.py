@@ -473,6 +473,34 @@ def policy_progress_file(model_dir: str | Path) -> Path:
     return d.with_name(d.name + ".progress.json")
 
 
+@task(name="evaluate-published", tags=["cpu"])
+def evaluate_published_task(
+    model: str,
+    model_digest: str,
+    hub_dir: str,
+    hub_digest: str,
+    config: dict,
+    out_dir: str,
+    code: str,
+) -> dict:
+    """Evaluate a verifier on a published folder's evaluation configs (the run config's
+    `evaluate:` section). Cached by the model's and the published splits' digests; a run
+    cut short resumes from its finished generations (pipeline/evaluate/checkpoint.py)."""
+    from pipeline.evaluate import evaluate
+    from pipeline.models.cpu import pin_cpu_kernels
+
+    pin_cpu_kernels()  # local models: the same floats on any x86 machine
+    _resolve_model_classes()
+    out = Path(out_dir)
+    with reporting(progress_file(out)):
+        report = evaluate(model, Path(hub_dir), out, config)
+    return result(
+        "evaluate",
+        {"report": Path(report["files"]["json"]), "markdown": Path(report["files"]["markdown"])},
+        {"flags": report["flags"]},
+    )
+
+
 @task(name="publish", tags=["cpu"])
 def publish_task(build_dir: str, build_digest: str, hub_dir: str, config: dict, code: str) -> dict:
     from pipeline.publish.stage import PublishConfig, build_hub_folder

@@ -14,10 +14,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from pipeline.common.hashing import canonical_json, sha256_file, sha256_text
 from pipeline.errors import UserError, describe
+from pipeline.evaluate.config import EvalConfig
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
 from pipeline.judge.interface import SandboxSection
 from pipeline.judge.stage import JudgeConfig
@@ -119,6 +128,20 @@ class TinyModelSection(_Section):
 
     dir: Path = Path(".cache/models/tiny-qwen2")
     seed: int = 0
+
+
+class EvaluateSection(EvalConfig):
+    """After publish, the build flow evaluates `model` on the published folder's evaluation
+    configs (`splits`, their `split`: `test` by default) with these EvalConfig knobs, and
+    writes the report under `out_dir` (never inside the hub folder, which is what is pushed).
+    Cached like a stage: a re-run with the same model, published rows and knobs reuses it."""
+
+    model: str  # a model folder or hub id; the demo: its tiny verifier (`tiny_model.dir`)
+    out_dir: Path | None = None  # None = <run out_dir>/eval
+
+    def eval_config(self) -> EvalConfig:
+        """The knobs `pipeline.evaluate.evaluate` takes (this section less model / out_dir)."""
+        return EvalConfig.model_validate(self.model_dump(exclude={"model", "out_dir"}))
 
 
 # The sections that decide the rows (the build id hashes these); the rest (where, how fast,
@@ -225,7 +248,24 @@ class RunConfig(_Section):
     # sampling (pipeline/models/policy.py): the demo's weak and strong pools.
     policies: list[PolicyFit] = Field(default_factory=list)
     train: str | None = None  # a TrainConfig YAML for the train-verifier flow
-    evaluate: dict[str, Any] = Field(default_factory=dict)  # options for evaluate-verifier
+    # Evaluate a verifier on the published folder after publish (EvaluateSection); None =
+    # no evaluation. Not a data section: it changes no row, so not the build id either.
+    evaluate: EvaluateSection | None = None
+
+    @field_validator("evaluate", mode="before")
+    @classmethod
+    def _empty_evaluate_is_none(cls, value: Any) -> Any:
+        # `evaluate: {}` is how a run config without the section dumps (below): it names
+        # no model, so there is nothing to evaluate.
+        return None if value == {} else value
+
+    @field_serializer("evaluate")
+    def _dump_evaluate(self, value: EvaluateSection | None, info: Any) -> Any:
+        # Absent dumps as `{}`, as the placeholder this field once was: the manifest and the
+        # card of a config without the section stay byte for byte what they were.
+        if value is None:
+            return {}
+        return value.model_dump(mode=info.mode)
 
     @model_validator(mode="before")
     @classmethod
@@ -303,6 +343,13 @@ class RunConfig(_Section):
     @property
     def hub_dir(self) -> Path:
         return self.out_dir / "hub"
+
+    @property
+    def eval_dir(self) -> Path | None:
+        """Where the evaluation after publish writes its report (None: no evaluation)."""
+        if self.evaluate is None:
+            return None
+        return self.evaluate.out_dir or self.out_dir / "eval"
 
 
 def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfig:

@@ -5,6 +5,7 @@
 #   -> process work pool `aletheia-local` (or $ALETHEIA_POOL) -> `prefect deploy --all`
 #   -> a worker
 #   -> `prefect deployment run build-aletheia-train/demo --watch` on configs/demo.yaml
+#      (the build, publish, then the evaluation of the demo's tiny verifier: `evaluate:`)
 #
 # Idempotent: a second run reuses the server, the pool, the deployments and every stage
 # cache (nothing is recomputed). The worker is stopped cleanly at the end; the server
@@ -118,7 +119,10 @@ FOLLOW=$!
 trap 'kill "$FOLLOW" 2>/dev/null || true; stop_worker' EXIT
 T0=$(date +%s)
 set +e
-"$PREFECT" deployment run build-aletheia-train/demo --param "config=${CONFIG}" --watch --watch-interval 5
+# --watch waits for the run and exits with its state; its own state-change lines go to a
+# file, so the terminal shows the flow's progress lines only.
+"$PREFECT" deployment run build-aletheia-train/demo --param "config=${CONFIG}" --watch \
+  --watch-interval 5 >"$STATE/run.log" 2>&1
 RC=$?
 set -e
 sleep 1  # the last lines of the log
@@ -126,6 +130,7 @@ kill "$FOLLOW" 2>/dev/null || true
 if [[ $RC -ne 0 ]]; then
   echo "" >&2
   echo "the flow run failed (exit ${RC}) after $(( $(date +%s) - T0 )) s" >&2
+  tail -n 5 "$STATE/run.log" >&2 || true
   "$PY" -m flows.runlog first-error "$STATE/worker.log" >&2 || true
   echo "the run in the UI: http://127.0.0.1:${PORT}/runs" >&2
   exit "$RC"
@@ -155,6 +160,15 @@ print(f"\ndataset (laid out as pushed): {hub}")
 print(f"card:                         {hub / 'README.md'}")
 print(f"intermediate tables:          {work}  (problems.parquet, judged.parquet, ...)")
 print(f"load it:  .venv/bin/python -c \"import datasets; print(datasets.load_dataset('{hub}', 'train'))\"")
+
+if cfg.eval_dir is not None:  # the run config's `evaluate:` section, run after publish
+    import json
+    from pipeline.evaluate.report import headline
+
+    report = json.loads((cfg.eval_dir / "report.json").read_text())
+    print(f"\nevaluation of {report['model']} on each config's `{report['config']['split']}` split")
+    print(headline(report))
+    print(f"report:                       {cfg.eval_dir.resolve() / 'report.md'}")
 EOF
 echo "Prefect UI:                   http://127.0.0.1:${PORT}  (flow runs, artifacts)"
 echo "the server keeps running for the UI; stop it with: bash scripts/demo.sh --stop-server"

@@ -253,6 +253,32 @@ def to_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+HEADLINE = ("instances", "kendall_tau_b", "ndcg", "transitivity")
+
+
+def headline(report: dict[str, Any]) -> str:
+    """A short plain-text table of the ranking metrics (Aletheia's protocol) per split, each
+    beside the random verifier's expected value: what `make demo` prints at the end. Reads
+    a report.json as written (NaN as null: shown `-`)."""
+
+    def cell(v: Any) -> str:
+        if isinstance(v, bool) or v is None or (isinstance(v, float) and math.isnan(v)):
+            return "-"
+        return f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    head = f"{'config':8s} {'rows':>5s}  {'tau-b':>13s}  {'NDCG':>13s}  {'transitivity':>13s}"
+    lines = [head, f"{'':8s} {'':5s}  " + "  ".join(f"{'(random)':>13s}" for _ in range(3))]
+    for split, m in report["splits"].items():
+        ours = m["aletheia"]
+        rand = (((m.get("baselines") or {}).get("random") or {}).get("aletheia")) or {}
+        pairs = [f"{cell(ours.get(k))} ({cell(rand.get(k))})" for k in HEADLINE[1:]]
+        lines.append(
+            f"{split:8s} {cell(ours.get('instances')):>5s}  "
+            + "  ".join(f"{p:>13s}" for p in pairs)
+        )
+    return "\n".join(lines)
+
+
 def _clean(obj: Any) -> Any:
     """NaN is not JSON: write null."""
     if isinstance(obj, float) and math.isnan(obj):
