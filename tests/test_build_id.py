@@ -70,3 +70,20 @@ def test_missing_template_file_names_the_field(tmp_path: Path) -> None:
 def test_an_explicit_build_id_reads_no_template(tmp_path: Path) -> None:
     cfg = RunConfig(build_id="b_fixed", prompt_template=str(tmp_path / "absent.txt"))
     assert cfg.build_id == "b_fixed" == cfg.assemble.build_id
+
+
+def test_the_evaluate_section_changes_neither_the_build_id_nor_a_dump_without_it() -> None:
+    base = load_run_config({"seed": 3})
+    with_eval = load_run_config(
+        {"seed": 3, "evaluate": {"model": "m", "k": 2, "constrain_answer": True}}
+    )
+    assert with_eval.build_id == base.build_id
+    assert with_eval.evaluate is not None and with_eval.evaluate.eval_config().k == 2
+    assert with_eval.eval_dir == Path("out/aletheia/eval") and base.eval_dir is None
+    # absent: dumped as the `{}` it always was, and read back as absent
+    dump = base.model_dump(mode="json")
+    assert dump["evaluate"] == {} and load_run_config(dump).evaluate is None
+    again = load_run_config(with_eval.model_dump(mode="json"))
+    assert again.evaluate == with_eval.evaluate and again.build_id == base.build_id
+    with pytest.raises(ValueError, match="evaluate.kk"):
+        load_run_config({"evaluate": {"model": "m", "kk": 2}})
