@@ -1,5 +1,5 @@
 """Conformance: the last evaluation rules (issue 20 section 2; docs/aletheia-conformance.md,
-rows E13-E17).
+rows E13-E18).
 
 Aletheia: `src/evaluate_ckpt.py` (003feb8) takes `statistics.mode` over the raw box contents
 and reports best-of-K as None at K = 1; `src/kendall_tau.py` (6373b05) scores -1 only where
@@ -238,3 +238,25 @@ def test_e17_per_instance_table_holds_each_lists_ranking_metrics(tmp_path: Path)
     assert (t["kendall_tau_b_status"], t["ndcg"], t["wins"]) == ("not_ranked", None, None)
     assert (t["top1_correct"], t["best_of_k_correct"]) == (True, None)
     assert [r["row"] for r in pq.read_table(path).to_pylist()] == [0, 1, 2, 3]
+
+
+def test_e18_answers_are_free_by_default_and_constrained_only_on_request() -> None:
+    """Aletheia samples its verifiers freely; `constrain_answer` (ours) restricts the box to
+    the prompt's letters: a 3-candidate list offers A, B, C; each of its round-robin pairs
+    (0,1), (0,2), (1,2) is a 2-candidate prompt offering A, B."""
+    from pipeline.evaluate.config import EvalConfig
+    from pipeline.evaluate.runner import _requests
+
+    row = {
+        "prompt_id": "p", "instance_id": "p-0", "query": "Print 1.", "num_candidates": 3,
+        "candidates": ["print(1)", "print(2)", "print(3)"],
+        "candidate_languages": ["python"] * 3,
+    }  # fmt: skip
+    free = _requests([row], "heldout", EvalConfig())
+    assert EvalConfig().constrain_answer is False
+    assert [q.answer_choices for q in free] == [None] * 4
+    boxed = _requests([row], "heldout", EvalConfig(constrain_answer=True))
+    assert [q.request_id for q in boxed] == [
+        "heldout:0:list", "heldout:0:0,1", "heldout:0:0,2", "heldout:0:1,2",
+    ]  # fmt: skip
+    assert [q.answer_choices for q in boxed] == [["A", "B", "C"]] + [["A", "B"]] * 3
