@@ -166,7 +166,10 @@ if cfg.eval_dir is not None:  # the run config's `evaluate:` section, run after 
     from pipeline.evaluate.report import headline
 
     report = json.loads((cfg.eval_dir / "report.json").read_text())
-    print(f"\nevaluation of {report['model']} on each config's `{report['config']['split']}` split")
+    print(
+        f"\nevaluation of {report['model']} on each config's `{report['config']['split']}` split "
+        "(in brackets: a random verifier's expected value)"
+    )
     print(headline(report))
     print(f"report:                       {cfg.eval_dir.resolve() / 'report.md'}")
 EOF

@@ -266,15 +266,15 @@ def headline(report: dict[str, Any]) -> str:
             return "-"
         return f"{v:.3f}" if isinstance(v, float) else str(v)
 
-    head = f"{'config':8s} {'rows':>5s}  {'tau-b':>13s}  {'NDCG':>13s}  {'transitivity':>13s}"
-    lines = [head, f"{'':8s} {'':5s}  " + "  ".join(f"{'(random)':>13s}" for _ in range(3))]
+    names = ("tau-b (random)", "NDCG (random)", "transit. (random)")
+    lines = [f"{'config':8s} {'rows':>5s}  " + "  ".join(f"{n:>17s}" for n in names)]
     for split, m in report["splits"].items():
         ours = m["aletheia"]
         rand = (((m.get("baselines") or {}).get("random") or {}).get("aletheia")) or {}
         pairs = [f"{cell(ours.get(k))} ({cell(rand.get(k))})" for k in HEADLINE[1:]]
         lines.append(
             f"{split:8s} {cell(ours.get('instances')):>5s}  "
-            + "  ".join(f"{p:>13s}" for p in pairs)
+            + "  ".join(f"{p:>17s}" for p in pairs)
         )
     return "\n".join(lines)
 
