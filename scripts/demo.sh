@@ -112,7 +112,8 @@ echo "worker pid ${WORKER} (log $STATE/worker.log)"
 say "run build-aletheia-train/demo on ${CONFIG}"
 # The flow run's own progress and fingerprint lines, from the worker's log, as they come:
 # "17:23:28 [progress] judge 312/840 programs, 0/2 shards done, 5.2/s, ETA 1m41s".
-tail -n +1 -F "$STATE/worker.log" 2>/dev/null \
+# --pid: tail ends with this script (killing $FOLLOW, the pipeline's last process, left it).
+tail -n +1 -F --pid=$$ "$STATE/worker.log" 2>/dev/null \
   | grep --line-buffered -E '\[progress\]|\[fingerprint\]|proven unchanged|\| (ERROR|CRITICAL) ' \
   | sed -u -E "s/^([0-9:]{8})\.[0-9]+ \| [A-Z]+ +\| (Flow|Task) run '[^']*' - /\1 /" &
 FOLLOW=$!
