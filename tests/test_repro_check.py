@@ -46,6 +46,7 @@ def _hub(root: Path) -> Path:
 def _compare(*args: str | Path) -> tuple[int, str]:
     proc = subprocess.run(
         [sys.executable, str(SCRIPT), "compare", *map(str, args)],
+        check=False,
         capture_output=True,
         text=True,
         cwd=REPO,
