@@ -342,6 +342,27 @@ def compare_work(a: Path, b: Path) -> WorkReport:
     return WorkReport(lines, first)
 
 
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        return {
+            k: v for key, item in value.items() for k, v in _flat(item, f"{prefix}{key}.").items()
+        }
+    if isinstance(value, list):
+        return {
+            k: v for i, item in enumerate(value) for k, v in _flat(item, f"{prefix}{i}.").items()
+        }
+    return {prefix.rstrip("."): value}
+
+
+def config_diff(a: Path, b: Path, limit: int = 10) -> list[str]:
+    """The run configs' differing keys (work/build.json's `run_config`): a card that differs
+    because the inputs differ (another small_config) reads otherwise than a code change."""
+    fa, fb = (_flat(json.loads(p.read_text()).get("run_config", {})) for p in (a, b))
+    keys = sorted(k for k in fa.keys() | fb.keys() if not _same(fa.get(k), fb.get(k)))
+    lines = [f"{k}: {_show(fa.get(k))} vs {_show(fb.get(k))}" for k in keys[:limit]]
+    return lines + ([f"(and {len(keys) - limit} more)"] if len(keys) > limit else [])
+
+
 def _build_root(path: Path) -> tuple[Path, Path | None]:
     """A build folder (hub/ and work/ inside) or a published folder itself."""
     if (path / "hub").is_dir():
@@ -366,6 +387,15 @@ def compare(
         if meta.is_file():
             m = json.loads(meta.read_text())
             typer.echo(f"{p}: {m['rev']} ({m['commit'][:12]}) {m['config']} {m['build_id']}")
+    if (
+        work_a
+        and work_b
+        and (work_a / "build.json").is_file()
+        and (work_b / "build.json").is_file()
+    ):
+        differ = config_diff(work_a / "build.json", work_b / "build.json")
+        typer.echo("run configs differ (inputs, not only code):" if differ else "run configs: same")
+        typer.echo("".join(f"    {line}\n" for line in differ), nl=False)
     ok, lines = compare_hub(hub_a, hub_b)
     typer.echo("\n".join(lines))
     if work:

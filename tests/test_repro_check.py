@@ -4,6 +4,7 @@ minutes; docs/repro.md has the control that runs them)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -140,11 +141,13 @@ def test_an_extra_row_is_the_first_difference(pair: tuple[Path, Path]) -> None:
     assert "config heldout split test row 3, only in B" in out
 
 
-def _build(root: Path, judged_times: list[float], candidate: str) -> Path:
-    """A `build` output folder: hub/ beside work/ tables of three stages."""
+def _build(root: Path, judged_times: list[float], candidate: str, mutant_seed: int = 0) -> Path:
+    """A `build` output folder: hub/ beside work/ tables of four stages and build.json."""
     _hub(root / "hub")
     work = root / "work"
     (work / "splits").mkdir(parents=True)
+    run_config = {"seed": 0, "sample": {"sources": [{"kind": "mutant", "seed": mutant_seed}]}}
+    (work / "build.json").write_text(json.dumps({"run_config": run_config}))
     pq.write_table(pa.table({"problem_id": ["p1", "p2"]}), work / "problems.parquet")
     pq.write_table(pa.table({"problem_id": ["p1"]}), work / "splits" / "train.parquet")
     pq.write_table(pa.table({"candidate": ["x = 1", candidate]}), work / "candidates.parquet")
@@ -161,6 +164,7 @@ def test_work_fingerprints_leave_out_times_and_name_the_first_stage_that_parts(
     other = _build(tmp_path / "other", [0.01, 0.02], "y = 3")
     rc, out = _compare(a, same, "--work")
     assert rc == 0, out
+    assert "run configs: same" in out
     assert "= [judge] judged.parquet 2 rows " in out
     assert "every work table has the same rows" in out
 
@@ -171,3 +175,11 @@ def test_work_fingerprints_leave_out_times_and_name_the_first_stage_that_parts(
     assert order == ["[ingest]", "[splits]", "[sample]", "[judge]"]
     assert any(x.startswith("≠ [sample] candidates.parquet 2 rows ") for x in lines)
     assert "the builds part first at: sample (candidates.parquet)" in out
+
+
+def test_run_configs_that_differ_are_named(tmp_path: Path) -> None:
+    a = _build(tmp_path / "a", [0.01], "y = 2")
+    b = _build(tmp_path / "b", [0.01], "y = 2", mutant_seed=1)
+    rc, out = _compare(a, b)
+    assert rc == 0, out  # same published bytes (this fake card does not embed the config)
+    assert "run configs differ (inputs, not only code):\n    sample.sources.0.seed: 0 vs 1\n" in out
