@@ -38,6 +38,7 @@ from pipeline.common.fingerprint import MEASURED_COLUMNS, table_fingerprint
 
 SHARED_CACHE = Path("/work/main/.cache")
 DIFF_LINES = 40  # differing README lines shown
+BUILD_ID = "build_id"  # a column on every published row
 VALUE_CHARS = 200  # a differing cell is shown up to this many characters
 
 # The small flow config (tests/flows/flows_helpers.small_config of the exported revision),
@@ -218,13 +219,15 @@ def _schema_diff(a: pa.Schema, b: pa.Schema) -> list[str]:
     return sorted(lines)
 
 
-def _first_row_diff(a: Path, b: Path, where: str) -> str | None:
-    """Where the rows of two Parquet files with one schema first differ; None if nowhere."""
+def _first_row_diff(a: Path, b: Path, where: str, skip: frozenset[str] = frozenset()) -> str | None:
+    """Where the rows of two Parquet files with one schema first differ (the columns in
+    `skip` left out); None if nowhere."""
     fa, fb = pq.ParquetFile(a), pq.ParquetFile(b)
+    columns = [c for c in fa.schema_arrow.names if c not in skip]
     rows_a = (r for batch in fa.iter_batches(batch_size=1024) for r in batch.to_pylist())
     rows_b = (r for batch in fb.iter_batches(batch_size=1024) for r in batch.to_pylist())
     for i, (ra, rb) in enumerate(zip(rows_a, rows_b, strict=False)):
-        for col in fa.schema_arrow.names:
+        for col in columns:
             if not _same(ra.get(col), rb.get(col)):
                 ids = f" instance_id {ra.get('instance_id')}" if "instance_id" in ra else ""
                 return (
@@ -245,6 +248,9 @@ def _parquet_detail(a: Path, b: Path, where: str) -> list[str]:
     first = _first_row_diff(a, b, where)
     if first:
         out.append(first)
+        if f", column {BUILD_ID}:" in first:  # it is on every row: say what else differs
+            other = _first_row_diff(a, b, where, frozenset({BUILD_ID}))
+            out.append(f"{BUILD_ID} left out, {other}" if other else f"only {BUILD_ID} differs")
     elif na != nb:
         out.append(
             f"first differing row: {where} row {min(na, nb)}, only in {'A' if na > nb else 'B'}"
@@ -304,19 +310,18 @@ def compare_hub(a: Path, b: Path) -> tuple[bool, list[str]]:
     return ok, lines
 
 
-def _stage_tables(work: Path) -> list[tuple[str, str]]:
-    """(stage, table path) of every work Parquet, in data-flow order; unknown ones last."""
+def _stage_tables(a: Path, b: Path) -> list[tuple[str, str]]:
+    """(stage, table path) of every work Parquet of either build, in data-flow order;
+    unknown ones last."""
     seen: set[str] = set()
     out = []
     for stage, patterns in STAGE_ORDER:
         for pattern in patterns:
-            for p in sorted(work.glob(pattern)):
-                rel = p.relative_to(work).as_posix()
-                if rel not in seen:
-                    seen.add(rel)
-                    out.append((stage, rel))
-    out += [("other", rel) for rel in _files(work) if rel.endswith(".parquet") and rel not in seen]
-    return out
+            found = {p.relative_to(w).as_posix() for w in (a, b) for p in w.glob(pattern)}
+            out += [(stage, rel) for rel in sorted(found - seen)]
+            seen |= found
+    rest = {r for w in (a, b) for r in _files(w) if r.endswith(".parquet")} - seen
+    return out + [("other", rel) for rel in sorted(rest)]
 
 
 @dataclass
@@ -327,10 +332,8 @@ class WorkReport:
 
 def compare_work(a: Path, b: Path) -> WorkReport:
     """Fingerprints (rows, hash of every row but the measured columns) of every work table."""
-    tables_a, tables_b = _stage_tables(a), _stage_tables(b)
-    order = tables_a + [t for t in tables_b if t not in tables_a]
     lines, first = [], None
-    for stage, rel in order:
+    for stage, rel in _stage_tables(a, b):
         fa = table_fingerprint(a / rel) if (a / rel).is_file() else None
         fb = table_fingerprint(b / rel) if (b / rel).is_file() else None
         same = fa == fb
@@ -394,7 +397,11 @@ def compare(
         and (work_b / "build.json").is_file()
     ):
         differ = config_diff(work_a / "build.json", work_b / "build.json")
-        typer.echo("run configs differ (inputs, not only code):" if differ else "run configs: same")
+        typer.echo(
+            "run configs differ (build.json; build_id and fit revisions are derived):"
+            if differ
+            else "run configs: same"
+        )
         typer.echo("".join(f"    {line}\n" for line in differ), nl=False)
     ok, lines = compare_hub(hub_a, hub_b)
     typer.echo("\n".join(lines))

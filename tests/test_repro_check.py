@@ -182,4 +182,27 @@ def test_run_configs_that_differ_are_named(tmp_path: Path) -> None:
     b = _build(tmp_path / "b", [0.01], "y = 2", mutant_seed=1)
     rc, out = _compare(a, b)
     assert rc == 0, out  # same published bytes (this fake card does not embed the config)
-    assert "run configs differ (inputs, not only code):\n    sample.sources.0.seed: 0 vs 1\n" in out
+    assert (
+        "run configs differ (build.json; build_id and fit revisions are derived):\n    sample.sources.0.seed: 0 vs 1\n"
+        in out
+    )
+
+
+def test_a_new_build_id_on_every_row_still_shows_what_else_differs(
+    pair: tuple[Path, Path],
+) -> None:
+    a, b = pair
+    train = _table("t", 4)
+    train = train.set_column(1, "build_id", pa.array(["b_ffffffffffff"] * 4))
+    pq.write_table(train, b / TRAIN)  # only the id differs
+    test = _table("h", 3).set_column(1, "build_id", pa.array(["b_ffffffffffff"] * 3))
+    test = test.set_column(3, "pass_rate", pa.array([0.5, float("nan"), 0.75]))
+    pq.write_table(test, b / HELDOUT_TEST)  # the id and a pass rate in row 2
+    rc, out = _compare(a, b)
+    assert rc == 1, out
+    assert "config train split train row 0 instance_id t-0, column build_id" in out
+    assert "only build_id differs" in out
+    assert (
+        "build_id left out, first differing row: config heldout split test row 2 "
+        "instance_id h-2, column pass_rate:\n      A: 1.0\n      B: 0.75" in out
+    )
