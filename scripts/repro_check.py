@@ -28,11 +28,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import typer
+import yaml
 
 from pipeline.common.fingerprint import MEASURED_COLUMNS, table_fingerprint
 
@@ -92,6 +93,12 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr, then exit (2: bad arguments, 1: the build failed)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
 def _run(cmd: list[str], **kw: Any) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(cmd, check=True, **kw)
 
@@ -137,21 +144,25 @@ def build(
 ) -> None:
     """Export REV into INTO/src, build it there, keep its hub and work tables in INTO."""
     if config not in ("small", "demo"):
-        raise typer.BadParameter(f"--config is small or demo, not {config!r}")
+        _fail(f"--config is small or demo, not {config!r}")
     into = into.resolve()
     if into.exists() and any(into.iterdir()):
-        raise typer.BadParameter(f"{into} is not empty: give a new folder")
-    commit = (
-        _run(["git", "-C", str(repo), "rev-parse", "--verify", f"{rev}^{{commit}}"],
-             capture_output=True).stdout.decode().strip()
-    )  # fmt: skip
+        _fail(f"{into} is not empty: give a new folder")
+    found = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if found.returncode != 0:
+        _fail(f"{rev!r} is not a commit of {repo.resolve()}; give a sha or branch")
+    commit = found.stdout.strip()
     src = into / "src"
     src.mkdir(parents=True)
     archive = subprocess.Popen(["git", "-C", str(repo), "archive", commit], stdout=subprocess.PIPE)
     _run(["tar", "-x", "-C", str(src)], stdin=archive.stdout)
     if archive.wait() != 0:
-        typer.echo(f"git archive {commit} failed", err=True)
-        raise typer.Exit(1)
+        _fail(f"git archive {commit} failed", 1)
 
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="repro-prefect-") as prefect_home:
@@ -161,7 +172,8 @@ def build(
             _run([py, "-c", WRITE_SMALL_CONFIG], cwd=src, env=env)
             cfg_file, out = SMALL_CONFIG_FILE, src / SMALL_OUT
         else:
-            cfg_file, out = "configs/demo.yaml", src / "out" / "demo"
+            cfg_file = "configs/demo.yaml"
+            out = src / yaml.safe_load((src / cfg_file).read_text())["out_dir"]
         typer.echo(f"building {rev} ({commit[:12]}) with {cfg_file} in {src}; log {into}/build.log")
         t0 = time.monotonic()
         with open(into / "build.log", "wb") as log:
@@ -171,10 +183,7 @@ def build(
     if rc != 0:
         tail = (into / "build.log").read_text(errors="replace").splitlines()[-30:]
         typer.echo("\n".join(tail), err=True)
-        typer.echo(
-            f"the build failed (exit {rc}) after {seconds} s; see {into}/build.log", err=True
-        )
-        raise typer.Exit(1)
+        _fail(f"the build failed (exit {rc}) after {seconds} s; see {into}/build.log", 1)
     _copy_outputs(out, into)
     build_id = json.loads((out / "work" / "build.json").read_text())["build_id"]
     meta = {"rev": rev, "commit": commit, "config": config, "config_file": cfg_file,
@@ -382,7 +391,7 @@ def compare(
     """Exit 0 iff A and B publish the same files with the same bytes."""
     for p in (a, b):
         if not p.is_dir():
-            raise typer.BadParameter(f"{p} is not a folder")
+            _fail(f"{p} is not a folder")
     hub_a, work_a = _build_root(a)
     hub_b, work_b = _build_root(b)
     for p in (a, b):
@@ -407,7 +416,7 @@ def compare(
     typer.echo("\n".join(lines))
     if work:
         if work_a is None or work_b is None:
-            raise typer.BadParameter("--work needs two build folders (with work/ inside)")
+            _fail("--work needs two build folders (with work/ inside)")
         typer.echo(f"work tables (fingerprints leave out {', '.join(sorted(MEASURED_COLUMNS))}):")
         report = compare_work(work_a, work_b)
         typer.echo("\n".join(report.lines))

@@ -206,3 +206,18 @@ def test_a_new_build_id_on_every_row_still_shows_what_else_differs(
         "build_id left out, first differing row: config heldout split test row 2 "
         "instance_id h-2, column pass_rate:\n      A: 1.0\n      B: 0.75" in out
     )
+
+
+def test_build_refuses_an_unknown_revision_or_a_used_folder(tmp_path: Path) -> None:
+    def build(rev: str, into: Path) -> tuple[int, str]:
+        cmd = [sys.executable, str(SCRIPT), "build", "--rev", rev, "--into", str(into)]
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=REPO)
+        return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+    rc, out = build("no-such-rev-xyz", tmp_path / "new")
+    assert rc == 2 and out.startswith("error: 'no-such-rev-xyz' is not a commit of"), out
+    assert not (tmp_path / "new").exists()
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "hub").mkdir()
+    rc, out = build("HEAD", tmp_path / "used")
+    assert rc == 2 and out.endswith("used is not empty: give a new folder"), out
