@@ -376,10 +376,12 @@ def config_diff(a: Path, b: Path, limit: int = 10) -> list[str]:
 
 
 def _build_root(path: Path) -> tuple[Path, Path | None]:
-    """A build folder (hub/ and work/ inside) or a published folder itself."""
+    """(hub, work) of a build folder (hub/ and work/ inside) or of a published folder
+    itself (`out/demo/hub`: its work folder is the sibling `work/` where there is one)."""
     if (path / "hub").is_dir():
         return path / "hub", path / "work"
-    return path, None
+    sibling = path.parent / "work"
+    return path, sibling if path.name == "hub" and sibling.is_dir() else None
 
 
 @app.command()
@@ -416,7 +418,7 @@ def compare(
     typer.echo("\n".join(lines))
     if work:
         if work_a is None or work_b is None:
-            _fail("--work needs two build folders (with work/ inside)")
+            _fail("--work needs two build folders (hub/ and work/ inside) or two <out>/hub folders")
         typer.echo(f"work tables (fingerprints leave out {', '.join(sorted(MEASURED_COLUMNS))}):")
         report = compare_work(work_a, work_b)
         typer.echo("\n".join(report.lines))

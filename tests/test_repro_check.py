@@ -168,7 +168,7 @@ def test_work_fingerprints_leave_out_times_and_name_the_first_stage_that_parts(
     assert "= [judge] judged.parquet 2 rows " in out
     assert "every work table has the same rows" in out
 
-    rc, out = _compare(a, other, "--work")
+    rc, out = _compare(a / "hub", other / "hub", "--work")  # out/demo/hub: work/ beside it
     assert rc == 0, out  # the exit code is the Hub's; the work report says where rows part
     lines = out.splitlines()
     order = [x.split()[1] for x in lines if x.startswith(("= [", "≠ ["))]
