@@ -172,6 +172,11 @@ class BuildManifest(BaseModel):
         return cls.model_validate_json(path.read_text())
 
 
+def default_tag(manifest: BuildManifest) -> str:
+    """The release tag of a build pushed without one: v<pipeline version>-<build id>."""
+    return f"v{manifest.pipeline_version}-{manifest.build_id[:12]}"
+
+
 def load_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.Table]:
     """Read every config's table, checked and cast to its explicit schema."""
     unknown = sorted(set(manifest.tables) - set(CONFIG_NAMES))

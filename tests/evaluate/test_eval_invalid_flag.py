@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 from pipeline.evaluate.metrics import ndcg
 from pipeline.evaluate.protocol import round_robin_pairs
 from pipeline.train.data import read_config

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 from pipeline.common.parquet import write_parquet
 from pipeline.evaluate import evaluate
 from pipeline.evaluate.responses import ResponsesError

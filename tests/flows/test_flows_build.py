@@ -268,7 +268,7 @@ def test_the_log_shows_progress_and_fingerprints(build: dict[str, Any]) -> None:
 def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -> None:
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     cfg_yaml = build["root"] / "config.yaml"
     import yaml

@@ -159,7 +159,7 @@ def test_cli_publish_and_push_twice(
 ) -> None:
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     monkeypatch.setenv("HF_TOKEN", hub.state.token)
     args = ["publish", "--build", str(build_dir), "--hub-dir", str(tmp_path / "hub-cli"),
