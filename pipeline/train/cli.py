@@ -30,8 +30,8 @@ def _check_templates(where: str, section: object) -> None:
 
 
 def _check_data(where: str, data_dir: Path, config: str) -> None:
-    """The rows to train on exist (pipeline.train.data.config_path's places), checked before
-    the training libraries load."""
+    """The rows to train on exist (pipeline.common.hub_folder.config_path's places), checked
+    before the training libraries load."""
     from pipeline.errors import UserError, near_path
 
     if not data_dir.is_dir():
