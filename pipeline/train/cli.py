@@ -17,8 +17,8 @@ from pipeline.judge.engine_option import EngineOpt
 
 
 def _check_data(where: str, data_dir: Path, config: str) -> None:
-    """The rows to train on exist (pipeline.train.data.config_path's places), checked before
-    the training libraries load."""
+    """The rows to train on exist (pipeline.common.hub_folder.config_path's places), checked
+    before the training libraries load."""
     from pipeline.errors import UserError, near_path
 
     if not data_dir.is_dir():

@@ -329,8 +329,8 @@ def probe_table(
 ) -> list[dict]:
     """Rollout pass@1 and zero-variance groups of `model` per temperature, on the same
     `--probe-problems` train tasks and seed every time (so before and after compare)."""
+    from pipeline.common.hub_folder import read_config
     from pipeline.train.code_rewards import SandboxRewardScorer
-    from pipeline.train.data import read_config
     from pipeline.train.rlvr import question_rows
     from pipeline.train.rlvr_probe import probe_temperatures
 

@@ -142,7 +142,7 @@ def test_restart_redoes_nothing_that_finished(build: dict[str, Any]) -> None:
 def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
     import datasets
 
-    from pipeline.publish.layout import CONFIG_BY_NAME, CONFIG_NAMES
+    from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES
 
     hub = Path(build["second"]["hub_dir"])
     assert (hub / "README.md").exists()

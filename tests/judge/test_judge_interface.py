@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.common.hub_folder import read_config
 from pipeline.errors import UserError, one_line
 from pipeline.judge.interface import (
     MAX_MEMORY_MB,
@@ -22,7 +23,6 @@ from pipeline.judge.interface import (
     open_judge,
     verdict_columns,
 )
-from pipeline.train.data import read_config
 from sandbox.engines import EngineUnavailable
 from sandbox.models import JudgeResult, TestResult
 from schemas.problem import (
