@@ -180,7 +180,8 @@ def run_cached(
 
 
 def _building(out: Path) -> Path:
-    return out.with_name(f".{out.name}.building")
+    # The suffix stays last, so a writer that reads it (`.parquet`) still can.
+    return out.with_name(f".{out.stem}.building{out.suffix}")
 
 
 def _previous(out: Path) -> Path:
@@ -256,6 +257,12 @@ def run_stage(
     if stage.key_extra is not None:
         keyed["extra"] = stage.key_extra(config, inputs, out)
     outputs = stage.outputs(config, out)
+    if stage.atomic and out.suffix and set(outputs.values()) - {out}:
+        raise ValueError(
+            f"stage {stage.name}: an atomic stage with a file output ({out.name}) swaps only "
+            f"that file, but it also writes {sorted(k for k, p in outputs.items() if p != out)}"
+            f"; make its primary output a folder"
+        )
     required = [p for k, p in outputs.items() if k not in stage.optional_outputs]
     chunks = (
         ChunkStore(chunk_dir(out), stage.chunks.schema, stage.chunks.key)

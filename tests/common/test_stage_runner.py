@@ -214,11 +214,13 @@ def test_wrong_config_or_missing_input_is_named(tmp_path: Path, rows_file: Path)
 
 
 # ---------------------------------------------------------------------- file-form output
-def file_stage(calls: list[Any]) -> Stage[ToyConfig]:
+def file_stage(calls: list[Any], *, atomic: bool = False, crash: bool = False) -> Stage[ToyConfig]:
     def run(ctx: ShardContext[ToyConfig]) -> Stats:
         calls.append(ctx.out)
         rows = [(p, v * ctx.config.factor) for p, v in read_rows(Path(ctx.inputs["rows"]))]
         write_rows(ctx.out, rows)
+        if crash:
+            raise RuntimeError("killed after writing")
         return {"rows": len(rows)}
 
     return Stage(
@@ -228,6 +230,7 @@ def file_stage(calls: list[Any]) -> Stage[ToyConfig]:
         inputs=("rows",),
         outputs=lambda c, out: {"judged": out},
         run=run,
+        atomic=atomic,
     )
 
 
@@ -244,6 +247,33 @@ def test_a_file_output_keeps_its_marker_in_a_stage_folder_beside_it(
     out.unlink()  # the marker alone does not make the stage done
     assert not run_stage(file_stage(calls), ToyConfig(), {"rows": rows_file}, out).cached
     assert len(calls) == 2
+
+
+def test_an_atomic_file_output_is_swapped_by_one_rename(tmp_path: Path, rows_file: Path):
+    out = tmp_path / "work" / "judged.parquet"
+    calls: list[Any] = []
+    run_stage(file_stage(calls, atomic=True), ToyConfig(), {"rows": rows_file}, out)
+    assert calls == [out.with_name(".judged.building.parquet")]
+    before = out.read_bytes()
+    with pytest.raises(RuntimeError, match="killed after writing"):
+        run_stage(
+            file_stage(calls, atomic=True, crash=True),
+            ToyConfig(factor=7),
+            {"rows": rows_file},
+            out,
+        )
+    assert out.read_bytes() == before  # the new rows were written, but never swapped in
+    assert sorted(p.name for p in out.parent.iterdir()) == [".judged.stage", "judged.parquet"]
+    assert run_stage(file_stage(calls, atomic=True), ToyConfig(), {"rows": rows_file}, out).cached
+
+
+def test_an_atomic_file_stage_may_not_write_beside_its_file(tmp_path: Path, rows_file: Path):
+    stage = sharded_stage([])  # its parts write a quarantine beside the file
+    atomic = Stage(**{**stage.__dict__, "atomic": True, "sharding": None})
+    with pytest.raises(ValueError, match=r"also writes \['quarantine'\]; make its primary"):
+        run_stage(
+            atomic, ToyConfig(), {"rows": rows_file, "lookup": rows_file}, tmp_path / "j.parquet"
+        )
 
 
 # ---------------------------------------------------------------------- sub-steps, resources
