@@ -17,8 +17,9 @@ from prefect.artifacts import (
 )
 
 from pipeline.common.fingerprint import table_fingerprint
+from pipeline.common.hub_folder import split_files
 from pipeline.publish.card import policy_note, verdict_mix_table
-from pipeline.publish.layout import CONFIG_BY_NAME, split_files
+from schemas.dataset_configs import CONFIG_BY_NAME
 
 
 def artifact_key(*parts: str) -> str:

@@ -1,10 +1,12 @@
-"""`aletheia build-train` / `build-eval`: the flows run directly, without a Prefect server.
+"""The commands that run flows directly, without a Prefect server: `aletheia build-train` /
+`build-eval`, `rlvr-study` and `ablation`.
 
 The run config is read and the preflight (pipeline/preflight.py) runs before Prefect is
 touched, so a typo or a missing model is one line in a second, not a traceback after the
 temporary API server has started. `--dry-run` stops after printing the plan. Prefect runs
 the flows against a temporary local API; the same code runs as deployments via prefect.yaml.
 Ctrl-C stops a build within seconds and keeps what finished (pipeline/interrupt.py).
+`ablation --plan` lists its cells and their state without training anything.
 """
 
 from __future__ import annotations
@@ -106,3 +108,55 @@ def register(app: typer.Typer) -> None:
 
             out = build_aletheia_eval(param)
         typer.echo(json.dumps({k: out[k] for k in ("heldout", "strong", "hard", "adv")}, indent=2))
+
+    @app.command("rlvr-study")
+    def rlvr_study_cmd(
+        config: Annotated[
+            Path,
+            typer.Option(
+                "--config", "-c", exists=True, dir_okay=False, help="study YAML in configs/rlvr/"
+            ),
+        ] = Path("configs/rlvr/demo.yaml"),
+        engine: EngineOpt = None,
+    ) -> None:
+        """Base policy + RLVR per (reward, algorithm), each evaluated alike; one comparison table."""
+        from flows.rlvr import rlvr_study
+
+        out = rlvr_study(str(config), engine=engine)
+        typer.echo(Path(out["out_dir"], "study.md").read_text())
+
+    @app.command("ablation")
+    def ablation_cmd(
+        config: Annotated[
+            Path,
+            typer.Option(
+                "--config",
+                "-c",
+                exists=True,
+                dir_okay=False,
+                help="ablation YAML in configs/ablation/",
+            ),
+        ] = Path("configs/ablation/demo.yaml"),
+        plan: Annotated[
+            bool,
+            typer.Option("--plan", help="list each cell (base model, batch, state); train nothing"),
+        ] = False,
+    ) -> None:
+        """Aletheia's ablation at one size: train GRPO-Think, GRPO-Instruct, DPO-Think, RAFT; evaluate each alike; one table + Pareto plot."""
+        from pipeline.train.ablation import AblationConfig, read_cell, train_config
+
+        cfg = AblationConfig.from_yaml(config)
+        if plan:
+            for recipe in cfg.recipes:
+                t = train_config(cfg, recipe)
+                o = t.optim
+                typer.echo(
+                    f"{t.name}: {t.method}, {t.model}, batch {o.per_device_train_batch_size} x "
+                    f"{o.gradient_accumulation_steps}, {'LoRA' if t.lora else 'full'} -> "
+                    f"{cfg.cell_dir(recipe)} [{read_cell(cfg, recipe)['status']}]"
+                )
+            return
+        from flows.ablation import aletheia_ablation
+
+        out = aletheia_ablation(str(config))
+        typer.echo(Path(out["files"]["comparison.md"]).read_text())

@@ -18,8 +18,7 @@ from flows.artifacts import (
 from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
-from pipeline.publish.cli import default_tag
-from pipeline.publish.layout import MANIFEST, BuildManifest
+from pipeline.publish.layout import MANIFEST, BuildManifest, default_tag
 from pipeline.publish.stage import PublishConfig
 from pipeline.splits.config import NearDupConfig
 

@@ -143,7 +143,8 @@ say "result"
 import sys
 from pipeline.config import load_run_config
 from flows.artifacts import config_fingerprints
-from pipeline.publish.layout import CONFIGS, split_files
+from schemas.dataset_configs import CONFIGS
+from pipeline.common.hub_folder import split_files
 import pyarrow.parquet as pq
 
 cfg = load_run_config(sys.argv[1])

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 
 EXPECTED = {
     "problems",
@@ -51,7 +51,7 @@ HEAVY = ("torch", "transformers", "trl", "peft", "prefect", "datasets")
 REPO = Path(__file__).resolve().parents[1]
 RUNNER = """
 import sys
-from pipeline.cli import main
+from aletheia.cli import main
 try:
     main(sys.argv[1:])
 except SystemExit as e:

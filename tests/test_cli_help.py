@@ -23,7 +23,7 @@ from typer import _click as click
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from pipeline.cli import COMMANDS, app, load_command
+from aletheia.cli import COMMANDS, app, load_command
 from sandbox.cli import app as sandbox_app
 
 # An ending that leaves the phrase open ("adds to the config's", "tests, ;").
@@ -170,11 +170,11 @@ def test_help_is_whole_at_80_columns(
 
 
 def test_an_80_column_page_of_typer_alone_cuts_names(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without pipeline.cli's help table, typer cuts a long option name at 80 columns: the
+    """Without aletheia.cli's help table, typer cuts a long option name at 80 columns: the
     check above fails on that (today's `problems ingest` page, rendered by typer's own table)."""
     import rich.table
 
-    import pipeline.cli
+    import aletheia.cli
 
     monkeypatch.setattr(typer.rich_utils, "MAX_WIDTH", 80)
     monkeypatch.setattr(typer.rich_utils, "Table", rich.table.Table)
@@ -197,14 +197,14 @@ def test_an_80_column_page_of_typer_alone_cuts_names(monkeypatch: pytest.MonkeyP
     out = CliRunner().invoke(page, ["ingest", "--help"], terminal_width=80).output
     with pytest.raises(AssertionError):
         _whole_at_80(out, get_command(page).get_command(click.Context(get_command(page)), "ingest"))
-    monkeypatch.setattr(typer.rich_utils, "Table", pipeline.cli._HelpTable)
+    monkeypatch.setattr(typer.rich_utils, "Table", aletheia.cli._HelpTable)
     out = CliRunner().invoke(page, ["ingest", "--help"], terminal_width=80).output
     _whole_at_80(out, get_command(page).get_command(click.Context(get_command(page)), "ingest"))
 
 
 @pytest.mark.parametrize("name", ["run", "judge", "image"])
 def test_sandbox_help_is_whole_at_80_columns_in_its_own_process(name: str) -> None:
-    """`python -m sandbox` renders without pipeline.cli's help table: checked as a user runs it."""
+    """`python -m sandbox` renders without aletheia.cli's help table: checked as a user runs it."""
     r = subprocess.run(
         [sys.executable, "-m", "sandbox", name, "--help"],
         check=False,
@@ -237,7 +237,7 @@ def test_sandbox_run_lists_every_compare_mode() -> None:
 def test_one_short_flag_convention(prefix: list[str], cmd: click.Command) -> None:
     """A short flag is SHORT_FLAGS' letter for its option, and every command that has one
     of those options offers its letter."""
-    from pipeline.cli import SHORT_FLAGS
+    from aletheia.cli import SHORT_FLAGS
 
     for param in cmd.params:
         shorts = [o for o in param.opts if o.startswith("-") and not o.startswith("--")]
@@ -261,7 +261,7 @@ def test_help_imports_no_heavy_module(name: str) -> None:
     2 s (they took `train --help` and `evaluate --help` to 12-19 s)."""
     pages = [p for p, _ in ALETHEIA if p[0] == name]
     code = (
-        "import sys\nfrom pipeline.cli import main\n"
+        "import sys\nfrom aletheia.cli import main\n"
         f"for args in {pages!r}:\n"
         "    try:\n        main([*args, '--help'])\n    except SystemExit:\n        pass\n"
         f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules))\n"

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     environ = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args],
+        [sys.executable, "-m", "aletheia", *args],
         check=False,
         cwd=REPO,
         env=environ,
@@ -201,7 +201,7 @@ def test_missing_config_file_is_one_line(tmp_path: Path) -> None:
 
 def test_help_imports_no_heavy_library() -> None:
     code = (
-        "import sys; from pipeline.cli import main\n"
+        "import sys; from aletheia.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('torch', 'transformers', 'matplotlib', 'datasketch', 'prefect')"
         " if m in sys.modules]\nprint('HEAVY', heavy)"

@@ -3,18 +3,27 @@
 A finished stage writes `_stage.json` (its key and stats) into its output folder
 last, so a folder without it is unfinished and is redone; one with a matching key
 is reused and the stage executes nothing.
+
+Below the helpers: the stage as a value (`Stage`, REDESIGN §2.1), which
+pipeline/common/runner.py runs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+import pyarrow as pa
 from pydantic import BaseModel
 
 from pipeline.common.hashing import canonical_json, sha256_files, sha256_text
+
+if TYPE_CHECKING:
+    from pipeline.common.runner import ChunkStore
 
 MARKER = "_stage.json"
 
@@ -31,8 +40,8 @@ def stage_key(
     )
 
 
-def is_done(out_dir: str | Path, key: str) -> bool:
-    marker = Path(out_dir) / MARKER
+def is_done(out_dir: str | Path, key: str, marker_name: str = MARKER) -> bool:
+    marker = Path(out_dir) / marker_name
     if not marker.exists():
         return False
     try:
@@ -41,13 +50,137 @@ def is_done(out_dir: str | Path, key: str) -> bool:
         return False
 
 
-def mark_done(out_dir: str | Path, key: str, stage: str, stats: dict[str, Any]) -> None:
+def mark_done(
+    out_dir: str | Path,
+    key: str,
+    stage: str,
+    stats: dict[str, Any],
+    marker_name: str = MARKER,
+) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = out / (MARKER + ".tmp")
+    tmp = out / (marker_name + ".tmp")
     tmp.write_text(json.dumps({"stage": stage, "key": key, "stats": stats}, indent=2, default=str))
-    tmp.replace(out / MARKER)
+    tmp.replace(out / marker_name)
 
 
-def read_stats(out_dir: str | Path) -> dict[str, Any]:
-    return json.loads((Path(out_dir) / MARKER).read_text())["stats"]
+def read_stats(out_dir: str | Path, marker_name: str = MARKER) -> dict[str, Any]:
+    return json.loads((Path(out_dir) / marker_name).read_text())["stats"]
+
+
+# ---------------------------------------------------------------------- the stage as a value
+# REDESIGN §2.1. Adopted by no stage yet: steps B2-B8 move the stage functions above onto
+# `Stage` values run by pipeline/common/runner.py, which becomes the one caller of
+# stage_key/is_done/mark_done.
+
+C = TypeVar("C", bound=BaseModel)
+
+# What a stage returns and its marker keeps: a JSON-able dict, as every stage returns today.
+Stats = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One preflight finding. pipeline/preflight.py keeps its own copy until C1 moves the
+    stage checks beside the stages (preflight sits above common and cannot be imported)."""
+
+    check: str  # sources | models | hub | templates | docker | ray | config
+    message: str  # what is wrong and what to do
+    fatal: bool = True
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a stage check may know beyond its own section."""
+
+    built: frozenset[Path] = frozenset()  # folders an earlier stage builds (policies, tiny model)
+    docker: bool = True
+    facts: Mapping[str, Any] = field(default_factory=dict)  # plan facts: "sources" -> plans
+
+
+def _default_part(i: int, n: int) -> str:
+    return f"shard-{i:04d}-of-{n:04d}"
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """How a stage splits by problem and how its parts come back together.
+
+    Layout, with `folder(out)` (default `out.parent / stage.name`): shard inputs at
+    `<folder>/shards/<stem>-IIII-of-NNNN.parquet`, part outputs at `<folder>/<part(i, n)>`.
+    The defaults are no stage's today; each adopter names its own so the work dir keeps its
+    layout (judge: part `judged-IIII-of-NNNN.parquet`, sample: `shard-IIII`)."""
+
+    inputs: tuple[str, ...]  # concatenated, then split by problem_id
+    schema: pa.Schema  # of the sharded inputs
+    # The shard count from the runner section (pipeline.config sits above common: Any).
+    count: Callable[[Any], int]
+    placement: Literal["sample", "judge"]  # the runner-section placement a shard asks Ray for
+    # output -> schema: concat in shard-index order, stable sort by problem_id;
+    # None = gather (the parts' results go downstream as a list, in shard-index order).
+    merge: Mapping[str, pa.Schema] | None
+    quarantines: tuple[str, ...] = ()  # outputs merged like flows/sharding.merge_quarantines
+    stem: str = "rows"  # the shard input files' stem (today: problems | candidates | instances)
+    folder: Callable[[Path], Path] | None = None  # from the merged primary output
+    part: Callable[[int, int], str] = _default_part  # a part's primary output, in `folder`
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """Resume by chunks (the judge's checkpoints generalised): rows of `schema`, named by
+    their `key` column, stored beside the output until its marker is written."""
+
+    schema: pa.Schema
+    key: str
+
+
+def _no_findings(config: Any, ctx: CheckContext) -> Iterable[Finding]:
+    return ()
+
+
+@dataclass(frozen=True)
+class Stage(Generic[C]):
+    """A stage as a value: what it reads, writes and keys on, and the function that runs it.
+
+    The primary output `out` is a folder (the marker inside) or, when its name has a suffix
+    (`judged.parquet`), a file with its marker folder `.<stem>.stage/` beside it."""
+
+    name: str  # marker, task, artifact and UI name: "judge"
+    version: str  # bump when the same inputs + config give other rows
+    config: type[C]  # its section model (or a call model built at wiring time)
+    inputs: tuple[str, ...]  # named inputs; the key hashes their content, in this order
+    outputs: Callable[[C, Path], dict[str, Path]]  # every output, from the primary one
+    run: Callable[[ShardContext[C]], Stats]  # one shard or the whole stage
+    check: Callable[[C, CheckContext], Iterable[Finding]] = _no_findings
+    optional_outputs: frozenset[str] = frozenset()  # a quarantine written only with rows
+    key_exclude: Any = frozenset({"progress"})  # model_dump(exclude=): no effect on rows
+    key_extra: Callable[[C, Mapping[str, Any], Path], str] | None = None  # publish: hub dir
+    sharding: Sharding | None = None
+    chunks: Chunks | None = None  # None: resume by the marker only
+    marker: str = MARKER  # the policy fit keeps "fit.json"
+    atomic: bool = False  # built in a temp sibling, swapped in with its marker
+    code: tuple[str, ...] = ()  # packages whose source versions the Prefect cache
+    tags: tuple[str, ...] = ("cpu",)
+    plan: Callable[[C, Any], str] | None = None  # its dry-run plan line (Any: RunnerSection)
+
+    def __post_init__(self) -> None:
+        if self.sharding is not None:
+            unknown = set(self.sharding.inputs) - set(self.inputs)
+            if unknown:
+                raise ValueError(
+                    f"stage {self.name}: sharded input(s) {sorted(unknown)} are not among its "
+                    f"inputs {list(self.inputs)}"
+                )
+
+
+@dataclass
+class ShardContext(Generic[C]):
+    """What `Stage.run` gets: one shard's (or the whole stage's) config, inputs and places."""
+
+    config: C
+    inputs: Mapping[str, Path | list[Path]]  # a gathered input: a list, in shard order
+    out: Path  # where this run writes (a temp sibling when the stage is atomic)
+    step: Callable[..., Stats]  # runner.run_cached: a sub-step with its own marker
+    resources: ExitStack  # what run() opens (a judge engine) closes with it
+    shard: tuple[int, int] = (0, 1)
+    chunks: ChunkStore | None = None  # when the stage resumes by chunks

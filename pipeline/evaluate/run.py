@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.hub_folder import read_config
 from pipeline.evaluate.checkpoint import GenerationLog
 from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
@@ -26,7 +27,6 @@ from pipeline.evaluate.responses import (
 from pipeline.evaluate.runner import open_backend, sample_splits
 from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
-from pipeline.train.data import read_config
 
 log = logging.getLogger(__name__)
 

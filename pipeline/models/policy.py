@@ -16,8 +16,11 @@ it mostly reproduces a program it saw (usually AC) and sometimes splices in a li
 another solution or language (WA, RE or CE). Lines never seen in fitting map to <unk>:
 the model can read them in a prompt but never writes them.
 
-A fit is a pure function of (PolicyFit, the examples, this module's source): its content
-key is stored in `fit.json` and a directory holding the same key is reused as is.
+A fit is a pure function of (PolicyFit, the examples, the fitting code): its content key
+is stored in `fit.json` and a directory holding the same key is reused as is. The fitting
+code enters the key as FIT_CODE_VERSION, not as this file's bytes, so an edit that leaves
+the fitted weights alone (a comment, a docstring, a new helper) leaves every build id alone;
+tests/models/test_fit_version.py fails when the fitting code changes without a bump.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ FIT_FILE = "fit.json"
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 UNK = "<unk>"
 _LINE_PATTERN = r"[^\n]*\n|[^\n]+"  # a line with its newline, or a last line without one
+# The fitting code's version, in every fit key and so in every build id (via the sampled
+# policy's revision `fit-<spec_digest>`). Pinned to the sha256 prefix this file had when the
+# file's bytes were hashed instead, so the build ids did not move. Bump it (any value not used
+# before) when a change to the fitting code can change the weights, and re-record
+# tests/models/test_fit_version.py's FITTING_CODE_DIGEST.
+FIT_CODE_VERSION = "6fd5ba04233fa9ee"
 
 
 class PolicyFit(BaseModel):
@@ -97,7 +106,8 @@ def examples_from_problems(problems: Iterable, spec: PolicyFit) -> list[Example]
 
 
 def _module_digest() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    """The fitting code's part of a fit's identity (a pinned version, see FIT_CODE_VERSION)."""
+    return FIT_CODE_VERSION
 
 
 def spec_digest(spec: PolicyFit) -> str:

@@ -1,4 +1,4 @@
-"""`aletheia evaluate-policy`, `compare-policy-reports`, `rlvr-study` and `problems-check-references`."""
+"""`aletheia evaluate-policy` and `compare-policy-reports`."""
 
 from __future__ import annotations
 
@@ -126,43 +126,3 @@ def register(app: typer.Typer) -> None:
 
         write_comparison(reports, out, seed=seed)
         typer.echo((out / "comparison.md").read_text())
-
-    @app.command("rlvr-study")
-    def rlvr_study_cmd(
-        config: Annotated[
-            Path,
-            typer.Option(
-                "--config", "-c", exists=True, dir_okay=False, help="study YAML in configs/rlvr/"
-            ),
-        ] = Path("configs/rlvr/demo.yaml"),
-        engine: EngineOpt = None,
-    ) -> None:
-        """Base policy + RLVR per (reward, algorithm), each evaluated alike; one comparison table."""
-        from flows.rlvr import rlvr_study
-
-        out = rlvr_study(str(config), engine=engine)
-        typer.echo(Path(out["out_dir"], "study.md").read_text())
-
-    @app.command("check-references")
-    def check_references_cmd(
-        problems: Annotated[
-            Path,
-            typer.Option(
-                "--problems",
-                "-p",
-                exists=True,
-                dir_okay=False,
-                help="problems Parquet (from `problems ingest`)",
-            ),
-        ],
-        out: Annotated[
-            Path, typer.Option("--out", "-o", help="folder for the verified set and the report")
-        ],
-        engine: EngineOpt = None,
-    ) -> None:
-        """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
-        from pipeline.judge.interface import SandboxSection
-        from pipeline.problems.reference_check import check_references
-
-        sandbox = SandboxSection(engine=engine or "docker")
-        typer.echo(json.dumps(check_references(problems, out, sandbox=sandbox), indent=2))

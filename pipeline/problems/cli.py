@@ -1,8 +1,11 @@
-"""`aletheia problems ingest | split`: the same stage functions the flows call."""
+"""`aletheia problems ingest` and `aletheia check-references`: the same stage functions the
+flows call. `problems split` lives with its stage (pipeline/splits/cli.py); the app shell
+(aletheia/cli.py) hands it to `register` to join the `problems` group."""
 
 from __future__ import annotations
 
-import datetime as dt
+import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.errors import fail
+from pipeline.judge.engine_option import EngineOpt
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import SourceError
 from pipeline.problems.sources import ADAPTERS
@@ -34,22 +38,9 @@ def _ingest_table(stats: dict) -> Table:
     return t
 
 
-def _split_table(report: dict) -> Table:
-    t = Table(
-        title="problems split" + (" (cached: nothing re-run)" if report.get("cached") else "")
-    )
-    for c in ("source", "train", "heldout", "dropped"):
-        t.add_column(c, justify="left" if c == "source" else "right")
-    for src, c in report["per_source"].items():
-        t.add_row(src, str(c.get("train", 0)), str(c.get("heldout", 0)), str(c.get("dropped", 0)))
-    k = report["counts"]
-    t.add_row(
-        "[bold]total", f"[bold]{k['train']}", f"[bold]{k['heldout']}", f"[bold]{k['dropped']}"
-    )
-    return t
-
-
-def register(app: typer.Typer) -> None:
+def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -> None:
+    """Add the `problems` group (`ingest`, then each of `group_commands` registering its own
+    subcommands into the group) and `check-references`."""
     problems = typer.Typer(
         help="Problems with tests: ingest sources, split into contamination-free sets.",
         no_args_is_help=True,
@@ -109,57 +100,30 @@ def register(app: typer.Typer) -> None:
         console.print(_ingest_table(stats))
         console.print(f"wrote {out} and {stats['outputs']['quarantine']}")
 
-    @problems.command("split")
-    def split_cmd(
-        problems_path: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-        out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
-        benchmark: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="benchmark statements: an `mbpp[:PATH]\\[#SPLIT]` spec, or parquet/jsonl "
-                "with a statement, prompt, question_content, question or text column; repeatable"
-            ),
-        ] = None,
-        heldout_fraction: Annotated[
-            float, typer.Option(help="fraction of eligible clusters held out")
-        ] = 0.1,
-        eval_after: Annotated[
-            dt.datetime | None,
-            typer.Option(
-                formats=["%Y-%m-%d"],
-                help="heldout only from clusters whose problems are all dated after this date; "
-                "earlier and undated problems go to train",
-            ),
-        ] = None,
-        seed: Annotated[int, typer.Option()] = 0,
-        threshold: Annotated[float, typer.Option(help="near-duplicate Jaccard threshold")] = 0.7,
-        num_perm: Annotated[int, typer.Option(help="MinHash permutations")] = 128,
-        ngram: Annotated[int, typer.Option(help="decontamination word n-gram size")] = 8,
-        force: Annotated[
-            bool, typer.Option("--force", help="re-run even if the cached output matches")
-        ] = False,
-    ) -> None:
-        """Near-duplicate clusters, benchmark decontamination and split assignment by cluster."""
-        from pipeline.splits.config import SplitConfig
-        from pipeline.splits.decontam import BenchmarkError
-        from pipeline.splits.stage import split_problems
-
-        try:
-            config = SplitConfig(
-                seed=seed,
-                heldout_fraction=heldout_fraction,
-                threshold=threshold,
-                num_perm=num_perm,
-                decontam_ngram=ngram,
-                benchmarks=benchmark or [],
-                eval_after=eval_after.date() if eval_after else None,
-            )
-            report = split_problems(problems_path, out, config, force=force)
-        except (BenchmarkError, ValueError, FileNotFoundError) as e:
-            raise fail(e) from e
-        console.print(_split_table(report))
-        console.print(
-            f"wrote {out}/{{train,heldout,train_questions,assignments,quarantine}}.parquet, report.json"
-        )
-
+    for add in group_commands:
+        add(problems)
     app.add_typer(problems, name="problems")
+
+    @app.command("check-references")
+    def check_references_cmd(
+        problems: Annotated[
+            Path,
+            typer.Option(
+                "--problems",
+                "-p",
+                exists=True,
+                dir_okay=False,
+                help="problems Parquet (from `problems ingest`)",
+            ),
+        ],
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="folder for the verified set and the report")
+        ],
+        engine: EngineOpt = None,
+    ) -> None:
+        """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
+        from pipeline.judge.interface import SandboxSection
+        from pipeline.problems.reference_check import check_references
+
+        sandbox = SandboxSection(engine=engine or "docker")
+        typer.echo(json.dumps(check_references(problems, out, sandbox=sandbox), indent=2))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from pipeline.common.answers import AnswerFormat, format_answer
-from pipeline.publish.layout import CONFIG_BY_NAME
+from schemas.dataset_configs import CONFIG_BY_NAME
 
 ANSWER_COLUMNS = {"instances": ("chosen_answer",), "dpo": ("chosen_answer", "rejected_answer")}
 

@@ -19,11 +19,13 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
+from pipeline.common.hub_folder import split_glob
 from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
 from pipeline.publish.card_example import example_yaml
 from pipeline.publish.checks import CheckResult
-from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS, BuildManifest, split_glob
+from pipeline.publish.layout import BuildManifest
+from schemas.dataset_configs import CONFIG_BY_NAME, CONFIGS
 
 Splits = dict[str, dict[str, pa.Table]]  # config -> split -> rows (layout.split_tables)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pipeline.common.answers import gold_letter
-from pipeline.publish.layout import CONFIG_BY_NAME, CONFIGS
+from schemas.dataset_configs import CONFIG_BY_NAME, CONFIGS
 
 Splits = dict[str, dict[str, pa.Table]]  # config -> split -> rows (layout.split_tables)
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.publish.layout import CONFIG_BY_NAME, split_files
+from pipeline.common.hub_folder import split_files
+from schemas.dataset_configs import CONFIG_BY_NAME
 
 Splits = dict[str, dict[str, pa.Table]]
 

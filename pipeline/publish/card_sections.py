@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from pipeline.publish import card_facts as F
-from pipeline.publish.layout import CONFIG_BY_NAME
+from schemas.dataset_configs import CONFIG_BY_NAME
 
 
 class SourceInfo(NamedTuple):

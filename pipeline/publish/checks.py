@@ -25,9 +25,9 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.answers import gold_letter, parse_answer
-from pipeline.publish.layout import CONFIG_BY_NAME, DatasetConfig
 from pipeline.splits.config import NearDupConfig
 from schemas import ANSWER_LETTERS
+from schemas.dataset_configs import CONFIG_BY_NAME, DatasetConfig
 
 ORIGINS = frozenset({"policy", "reference", "mutant"})
 MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to read

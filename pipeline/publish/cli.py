@@ -7,11 +7,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.publish.layout import BuildManifest
-
-
-def default_tag(manifest: BuildManifest) -> str:
-    return f"v{manifest.pipeline_version}-{manifest.build_id[:12]}"
+from pipeline.publish.layout import BuildManifest, default_tag
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,8 @@
-"""The published dataset's shape: its nine configs, their splits, the build manifest, and
-the Hub folder.
+"""The published dataset's shape: its splits as tables, the build manifest, and the Hub
+folder's shards.
 
+The configs themselves (names, schemas, sides, the card's descriptions) are listed once in
+schemas/dataset_configs.py; reading a published folder back is pipeline/common/hub_folder.py.
 The local folder is laid out exactly as it is pushed: `README.md` (the card), one
 folder of size-sharded Parquet files per config, and `assets/` (the card's plots). A
 training config has one split, `train`; an evaluation config two, as Aletheia's
@@ -16,117 +18,14 @@ import math
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
-
-Side = Literal["train", "eval"]
-EVAL_SPLITS: tuple[str, ...] = ("test", "full")
-
-
-@dataclass(frozen=True)
-class DatasetConfig:
-    """One Hub config: a name, the Arrow schema its files are written with, and its split."""
-
-    name: str
-    schema: pa.Schema
-    kind: Literal["instances", "dpo", "questions"]
-    side: Side  # which side of the train/eval wall (invariant 2)
-    description: str
-
-    @property
-    def split(self) -> str:
-        """The default split: `train` for training material, `test` for an evaluation set."""
-        return "train" if self.side == "train" else "test"
-
-    @property
-    def splits(self) -> tuple[str, ...]:
-        # Aletheia's evaluation sets are pushed as a DatasetDict of `test` and `full`.
-        return ("train",) if self.side == "train" else EVAL_SPLITS
-
-
-CONFIGS: tuple[DatasetConfig, ...] = (
-    DatasetConfig(
-        "train",
-        INSTANCE_SCHEMA,
-        "instances",
-        "train",
-        "A problem and a list of candidate programs, exactly one of them correct "
-        "(execution-verified).",
-    ),
-    DatasetConfig(
-        "train_questions",
-        TRAIN_QUESTIONS_SCHEMA,
-        "questions",
-        "train",
-        "Each unique problem of Train once, with its tests (for on-policy sampling and RLVR).",
-    ),
-    DatasetConfig(
-        "dpo",
-        DPO_SCHEMA,
-        "dpo",
-        "train",
-        "A Train instance + a chosen verifier response that picks the correct candidate and a "
-        "rejected one that does not.",
-    ),
-    DatasetConfig(
-        "mixed",
-        INSTANCE_SCHEMA,
-        "instances",
-        "train",
-        "Train where a share of the instances (`mixed.share`) carry semantics-preserving "
-        "adversarial bias edits, one bias type per row.",
-    ),
-    DatasetConfig(
-        "mixed_dpo",
-        DPO_SCHEMA,
-        "dpo",
-        "train",
-        "DPO pairs built on Mixed.",
-    ),
-    DatasetConfig(
-        "heldout",
-        INSTANCE_SCHEMA,
-        "instances",
-        "eval",
-        "In-distribution listwise test set: a problem and a list of candidates, exactly one "
-        "correct, the incorrect ones of low pass rates (easy band); no problem (or "
-        "near-duplicate of one) shared with Train.",
-    ),
-    DatasetConfig(
-        "strong",
-        INSTANCE_SCHEMA,
-        "instances",
-        "eval",
-        "Listwise test set like Heldout, built from the strong tier's candidates.",
-    ),
-    DatasetConfig(
-        "hard",
-        INSTANCE_SCHEMA,
-        "instances",
-        "eval",
-        "Listwise test set whose incorrect candidates are near misses of high pass rates "
-        "(hard band).",
-    ),
-    DatasetConfig(
-        "adv",
-        INSTANCE_SCHEMA,
-        "instances",
-        "eval",
-        "Heldout's `test` split once per bias type, with semantics-preserving bias edits "
-        "(authority, self-declared correctness, fake references, misleading descriptions, "
-        "...; the row's type in `modification`); every edited program re-judged. Its `full` "
-        "split holds the same rows as `test`.",
-    ),
-)
-CONFIG_BY_NAME: dict[str, DatasetConfig] = {c.name: c for c in CONFIGS}
-CONFIG_NAMES: tuple[str, ...] = tuple(c.name for c in CONFIGS)
+from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES, CONFIGS, DatasetConfig
 
 MANIFEST = "build.json"
 DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024  # well under the Hub's per-file comfort zone
@@ -172,6 +71,11 @@ class BuildManifest(BaseModel):
         return cls.model_validate_json(path.read_text())
 
 
+def default_tag(manifest: BuildManifest) -> str:
+    """The release tag of a build pushed without one: v<pipeline version>-<build id>."""
+    return f"v{manifest.pipeline_version}-{manifest.build_id[:12]}"
+
+
 def load_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.Table]:
     """Read every config's table, checked and cast to its explicit schema."""
     unknown = sorted(set(manifest.tables) - set(CONFIG_NAMES))
@@ -215,16 +119,6 @@ def split_tables(
         else:
             out[cfg.name] = {"test": test_tables.get(cfg.name, table), "full": table}
     return out
-
-
-def split_glob(config: str, split: str) -> str:
-    """The Hub-folder path pattern of one split's shards (the card's `data_files`)."""
-    return f"{config}/{split}-*.parquet"
-
-
-def split_files(folder: str | Path, config: str, split: str) -> list[Path]:
-    """The shards of one split of a published folder, sorted."""
-    return sorted(Path(folder).glob(split_glob(config, split)))
 
 
 def shard_bounds(table: pa.Table, max_shard_bytes: int) -> list[tuple[int, int]]:

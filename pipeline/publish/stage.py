@@ -24,8 +24,6 @@ from pipeline.publish.card import load_target, render_card
 from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
 from pipeline.publish.layout import (
-    CONFIG_BY_NAME,
-    CONFIG_NAMES,
     DEFAULT_MAX_SHARD_BYTES,
     MANIFEST,
     BuildManifest,
@@ -36,6 +34,7 @@ from pipeline.publish.layout import (
     split_tables,
     write_config_shards,
 )
+from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES
 
 STAGE = "publish"
 VERSION = "3"  # 2: evaluation configs as `test` + `full` splits; 3: measured card

@@ -231,7 +231,7 @@ def train_cell(cfg: AblationConfig, recipe: str) -> dict[str, Any]:
 
 
 def launch_args(cfg: AblationConfig, recipe: str, config_path: Path) -> list[str]:
-    """`accelerate launch ... -m pipeline.cli train --config FILE` for one cell."""
+    """`accelerate launch ... -m aletheia train --config FILE` for one cell."""
     from pipeline.train.recipes import launch
 
     zoo = launch(ablation_cell(cfg, recipe))
@@ -241,7 +241,7 @@ def launch_args(cfg: AblationConfig, recipe: str, config_path: Path) -> list[str
     if config_file != "none":
         args += ["--config_file", config_file]
     args += ["--num_processes", str(lc.num_processes or zoo.num_processes), *lc.args]
-    return args + ["-m", "pipeline.cli", "train", "--config", str(config_path)]
+    return args + ["-m", "aletheia", "train", "--config", str(config_path)]
 
 
 def _launch(cfg: AblationConfig, recipe: str, tcfg: Any) -> dict[str, Any]:

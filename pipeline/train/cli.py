@@ -1,6 +1,6 @@
-"""`aletheia train (--config FILE | --recipe R --size S [--budget B])` and `aletheia evaluate (--model PATH | --responses FILE) --data DIR --out DIR`.
+"""`aletheia train (--config FILE | --recipe R --size S [--budget B])`.
 
-Both check what the user gave (the config's keys, the model path) before torch and
+It checks what the user gave (the config's keys, the model path) before torch and
 transformers are imported, so a mistake is one line within a second or two.
 """
 
@@ -12,26 +12,13 @@ from typing import Annotated
 
 import typer
 
+from pipeline.evaluate.cli import check_templates
 from pipeline.judge.engine_option import EngineOpt
 
 
-def _check_templates(where: str, section: object) -> None:
-    """A prompt template with a wrong placeholder fails now, not after the model has loaded."""
-    pairs = [("prompt_template", "user"), ("system_template", "system")]
-    given = [(key, kind, getattr(section, key, None)) for key, kind in pairs]
-    if not any(path for _, _, path in given):
-        return
-    from pipeline.errors import UserError
-    from pipeline.preflight import template_problem
-
-    for key, kind, path in given:
-        if path and (problem := template_problem(f"{where}{key}", path, kind)):
-            raise UserError(problem)
-
-
 def _check_data(where: str, data_dir: Path, config: str) -> None:
-    """The rows to train on exist (pipeline.train.data.config_path's places), checked before
-    the training libraries load."""
+    """The rows to train on exist (pipeline.common.hub_folder.config_path's places), checked
+    before the training libraries load."""
     from pipeline.errors import UserError, near_path
 
     if not data_dir.is_dir():
@@ -127,94 +114,8 @@ def register(app: typer.Typer) -> None:
             cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"sandbox": sandbox})})
         require_model(cfg.model, f"{where}model")
         _check_data(where, cfg.data.dir, cfg.data.config)
-        _check_templates(f"{where}prompt.", cfg.prompt)
+        check_templates(f"{where}prompt.", cfg.prompt)
         from pipeline.train.run import train
 
         summary = train(cfg)
         typer.echo(json.dumps(summary, indent=2, default=str))
-
-    @app.command("evaluate")
-    def evaluate_cmd(
-        data: Annotated[
-            Path,
-            typer.Option(
-                "--data", exists=True, file_okay=False, help="dataset folder, a folder per config"
-            ),
-        ],
-        out: Annotated[
-            Path,
-            typer.Option("--out", "-o", help="where report.json, report.md and responses.jsonl go"),
-        ],
-        model: Annotated[
-            Path | None,
-            typer.Option(
-                "--model",
-                help="model folder (merged LoRA or full weights); with --backend URL, the served name",
-            ),
-        ] = None,
-        responses: Annotated[
-            Path | None,
-            typer.Option(
-                "--responses",
-                exists=True,
-                dir_okay=False,
-                help="score responses generated elsewhere (JSONL/Parquet, docs/training.md) without a model",
-            ),
-        ] = None,
-        config: Annotated[
-            Path | None,
-            typer.Option("--config", "-c", dir_okay=False, help="EvalConfig YAML"),
-        ] = None,
-        k: Annotated[
-            int | None, typer.Option("--k", help="responses per instance (overrides the config)")
-        ] = None,
-        limit: Annotated[
-            int | None, typer.Option("--limit", help="first N instances per split")
-        ] = None,
-        split: Annotated[
-            str | None,
-            typer.Option(
-                "--split",
-                help="which split of each eval config: test (default, Aletheia's) or full",
-            ),
-        ] = None,
-        max_new_tokens: Annotated[
-            int | None,
-            typer.Option("--max-new-tokens", help="response budget (overrides the config)"),
-        ] = None,
-        backend: Annotated[
-            str | None,
-            typer.Option(
-                "--backend",
-                help="how to generate (overrides the config): transformers | vllm | a server URL "
-                "(OpenAI-compatible, e.g. vLLM) | a YAML mapping such as "
-                "'{type: openai, base_url: URL, concurrency: 64}'",
-            ),
-        ] = None,
-    ) -> None:
-        """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
-        from pipeline.errors import load_config
-        from pipeline.evaluate.config import EvalConfig
-        from pipeline.model_refs import require_model
-
-        if (model is None) == (responses is None):
-            raise typer.BadParameter("give exactly one of --model or --responses")
-        cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
-        _check_templates(f"{config}: " if config else "", cfg)
-        given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens), ("split", split))
-        updates = {key: v for key, v in given if v is not None}
-        if backend is not None:
-            from pipeline.evaluate.config import backend_option
-
-            try:
-                updates["backend"] = backend_option(backend)
-            except ValueError as exc:
-                raise typer.BadParameter(str(exc), param_hint="--backend") from None
-        if updates:  # validated, so a wrong --split is a one-line error
-            cfg = EvalConfig.model_validate(cfg.model_dump() | updates)
-        if model is not None and cfg.backend.type == "transformers":  # a served name is no path
-            require_model(model, "--model")
-        from pipeline.evaluate.run import evaluate
-
-        report = evaluate(model, data, out, cfg, responses=responses)
-        typer.echo(Path(report["files"]["markdown"]).read_text())

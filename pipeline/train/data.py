@@ -1,101 +1,16 @@
-"""Dataset rows (published Parquet configs) -> the HF `datasets` each TRL trainer reads.
-
-The published layout is one folder of Parquet shards per config, the shards of each split
-named after it (`<dir>/<config>/<split>-*.parquet`, see pipeline/publish/layout.py): a
-training config has `train`, an evaluation config `test` (the default) and `full`. A
-folder without split-named shards, or a single `<dir>/<config>.parquet` file, is read
-whole as the config's default split.
-Rows are checked against the lead's schemas on read, so a wrong column fails here with
-the file's name rather than deep inside a trainer.
+"""Dataset rows (published Parquet configs, read by pipeline/common/hub_folder.py) -> the
+HF `datasets` each TRL trainer reads.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from datasets import Dataset
 
 from pipeline.common.answers import gold_letter
-from pipeline.common.parquet import read_parquet
 from pipeline.common.verifier_prompt import PromptSpec, build_messages, prefill
-from pipeline.publish.layout import CONFIG_BY_NAME, split_files
-from schemas import DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
-from schemas.problem import train_questions_table
-
-_SCHEMAS = {
-    "train": INSTANCE_SCHEMA,
-    "mixed": INSTANCE_SCHEMA,
-    "heldout": INSTANCE_SCHEMA,
-    "strong": INSTANCE_SCHEMA,
-    "hard": INSTANCE_SCHEMA,
-    "adv": INSTANCE_SCHEMA,
-    "dpo": DPO_SCHEMA,
-    "mixed_dpo": DPO_SCHEMA,
-    "train_questions": TRAIN_QUESTIONS_SCHEMA,
-}
-
-
-def config_path(data_dir: str | Path, config: str) -> Path:
-    data_dir = Path(data_dir)
-    for candidate in (data_dir / config, data_dir / f"{config}.parquet"):
-        if candidate.exists():
-            return candidate
-    raise FileNotFoundError(
-        f"dataset config {config!r} not found under {data_dir} "
-        f"(looked for {data_dir / config}/ and {data_dir / config}.parquet)"
-    )
-
-
-def split_paths(data_dir: str | Path, config: str, split: str | None = None) -> list[Path]:
-    """The files of one split of a config (None: its default split, `train` or `test`)."""
-    cfg = CONFIG_BY_NAME[config]
-    split = split or cfg.split
-    if split not in cfg.splits:
-        raise ValueError(
-            f"dataset config {config!r} has no split {split!r}; its splits: {list(cfg.splits)}"
-        )
-    path = config_path(data_dir, config)
-    if path.is_dir():
-        files = split_files(path.parent, config, split)
-        if files:
-            return files
-        named = {s: split_files(path.parent, config, s) for s in cfg.splits}
-        if not any(named.values()) and split == cfg.split:  # an older folder: one split
-            return [path]
-        have = [s for s, f in named.items() if f]
-        raise FileNotFoundError(
-            f"dataset config {config!r} under {data_dir} has no {split!r} split "
-            f"(no {path}/{split}-*.parquet; splits there: {have or 'none'})"
-        )
-    if split != cfg.split:
-        raise FileNotFoundError(
-            f"{path} is one file, read as the {cfg.split!r} split of {config!r}; "
-            f"the {split!r} split needs the published folder layout ({config}/{split}-*.parquet)"
-        )
-    return [path]
-
-
-def read_config(
-    data_dir: str | Path, config: str, limit: int | None = None, split: str | None = None
-) -> pa.Table:
-    """One split of a published config (None: `train`, or `test` for an evaluation set),
-    checked against its schema; `limit`: the first N rows."""
-    if config not in _SCHEMAS:
-        raise ValueError(f"unknown dataset config {config!r}; known: {sorted(_SCHEMAS)}")
-    paths = split_paths(data_dir, config, split)
-    if config == "train_questions":  # older schema versions: read or refused with the reason
-        parts = [train_questions_table(read_parquet(p), name=str(p)) for p in paths]
-    else:
-        parts = [read_parquet(p, _SCHEMAS[config]) for p in paths]
-    table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    if table.num_rows == 0:
-        which = split or CONFIG_BY_NAME[config].split
-        raise ValueError(
-            f"dataset config {config!r}, split {which!r}, under {data_dir} has no rows"
-        )
-    return table.slice(0, limit) if limit else table
 
 
 def _messages(r: dict[str, Any], i: int, spec: PromptSpec) -> list[dict[str, str]]:

@@ -34,12 +34,13 @@ from datasets import Dataset
 
 from pipeline.common.answers import parse_answer, valid_options
 from pipeline.common.hashing import canonical_json, sha256_text
+from pipeline.common.hub_folder import read_config
 from pipeline.common.verifier_prompt import build_messages, prefill
 from pipeline.sampling.backends.base import GenerationRequest
 from pipeline.sampling.seeds import derive_seed
 from pipeline.train.common import last_checkpoint, save_final
 from pipeline.train.config import TrainConfig
-from pipeline.train.data import prompt_and_response, read_config
+from pipeline.train.data import prompt_and_response
 from pipeline.train.metrics_log import METRICS_FILE, JsonlMetricsCallback, read_metrics
 
 log = logging.getLogger(__name__)

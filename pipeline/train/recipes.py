@@ -204,7 +204,7 @@ def launch_command(cell: Cell, extra: str = "") -> str:
     lora = " --lora" if cell.lora else ""
     return (
         f"accelerate launch --config_file {lc.accelerate_config} --num_processes {lc.num_processes} "
-        f"-m pipeline.cli train --recipe {cell.recipe} --size {cell.size}{budget}{lora}{extra}"
+        f"-m aletheia train --recipe {cell.recipe} --size {cell.size}{budget}{lora}{extra}"
     )
 
 

@@ -22,12 +22,12 @@ from typing import Any
 from datasets import Dataset
 from transformers import TrainerCallback
 
+from pipeline.common.hub_folder import read_config
 from pipeline.judge.interface import judge_spec, open_judge
 from pipeline.sampling.prompts import chat_messages
 from pipeline.train.code_rewards import ROW_COLUMNS, SandboxRewardScorer
 from pipeline.train.common import base_trainer_args, peft_config, with_overrides
 from pipeline.train.config import TrainConfig
-from pipeline.train.data import read_config
 from pipeline.train.rlvr_report import WHAT_TO_DO, step_warning
 from pipeline.train.verifier import vllm_args
 from sandbox.engines import JudgeEngine

@@ -170,11 +170,14 @@ def device_info(device: str) -> dict[str, Any]:
 def imported_packages() -> dict[str, str]:
     """The installed distributions this process imported modules from (name -> version): what
     a node needs. Read from each module's file, so a namespace package (google.*) names only
-    the distribution that really supplied the module."""
+    the distribution that really supplied the module. This project is left out: the node runs it
+    from the checkout, and an editable install's `*.egg-info` there would otherwise name it."""
     from importlib.metadata import distributions
 
     owner: dict[str, tuple[str, str]] = {}
     for dist in distributions():
+        if dist.metadata["Name"] == "aletheia-pipeline":
+            continue
         for f in dist.files or ():
             if f.suffix in (".py", ".so"):  # no resolve(): a path as the import system saw it
                 owner[os.path.normpath(str(dist.locate_file(f)))] = (
@@ -326,8 +329,8 @@ def probe_table(
 ) -> list[dict]:
     """Rollout pass@1 and zero-variance groups of `model` per temperature, on the same
     `--probe-problems` train tasks and seed every time (so before and after compare)."""
+    from pipeline.common.hub_folder import read_config
     from pipeline.train.code_rewards import SandboxRewardScorer
-    from pipeline.train.data import read_config
     from pipeline.train.rlvr import question_rows
     from pipeline.train.rlvr_probe import probe_temperatures
 

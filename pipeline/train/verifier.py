@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.common.hub_folder import read_config
 from pipeline.train.common import base_trainer_args, peft_config, with_overrides
 from pipeline.train.config import TrainConfig, VllmSettings
-from pipeline.train.data import preference_rows, read_config, sft_rows, verifier_prompt_rows
+from pipeline.train.data import preference_rows, sft_rows, verifier_prompt_rows
 from pipeline.train.rewards import make_reward_funcs
 
 

@@ -251,10 +251,11 @@ def test_p3_answer_forms() -> None:
 
 
 def test_p3_bracketed_publish_is_read_back_by_our_readers(tmp_path: Path) -> None:
+    from pipeline.common.hub_folder import read_config
     from pipeline.evaluate.responses import InstanceResponses
     from pipeline.evaluate.score import score_split
     from pipeline.publish.stage import PublishConfig, build_hub_folder
-    from pipeline.train.data import read_config, verifier_prompt_rows
+    from pipeline.train.data import verifier_prompt_rows
     from tests.publish.synthetic import make_build
 
     build = make_build(tmp_path / "build")

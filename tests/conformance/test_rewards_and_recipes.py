@@ -166,13 +166,9 @@ def test_t4_think_prompt_is_continued_in_training(tiny_model_dir: Path, rows_dir
     TRL continued it); DPO/SFT: prompt + response renders the same text generation sees."""
     from transformers import AutoTokenizer
 
+    from pipeline.common.hub_folder import read_config
     from pipeline.common.verifier_prompt import PromptSpec
-    from pipeline.train.data import (
-        preference_rows,
-        read_config,
-        render_prefilled,
-        verifier_prompt_rows,
-    )
+    from pipeline.train.data import preference_rows, render_prefilled, verifier_prompt_rows
 
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     grpo = verifier_prompt_rows(read_config(rows_dir, "train", 1), PromptSpec("think"), tok)[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 from pipeline.evaluate import EvalConfig, evaluate
 from pipeline.evaluate.config import backend_option
 from pipeline.sampling.backends.base import Backend

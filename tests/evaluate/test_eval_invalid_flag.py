@@ -14,10 +14,10 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
+from pipeline.common.hub_folder import read_config
 from pipeline.evaluate.metrics import ndcg
 from pipeline.evaluate.protocol import round_robin_pairs
-from pipeline.train.data import read_config
 
 
 def _responses(data: Path, splits: list[str], answer: str, k: int = 4) -> list[dict]:

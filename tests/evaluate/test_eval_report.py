@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 from pipeline.evaluate import EvalConfig, evaluate
 from pipeline.evaluate.config import EVAL_SPLITS
 from pipeline.evaluate.report import to_markdown

@@ -9,10 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.common.hub_folder import read_config
 from pipeline.common.parquet import write_parquet
 from pipeline.evaluate import evaluate
 from pipeline.evaluate.responses import ResponsesError, read_responses
-from pipeline.train.data import read_config
 from schemas import INSTANCE_SCHEMA
 
 

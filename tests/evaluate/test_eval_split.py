@@ -11,11 +11,11 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
+from pipeline.common.hub_folder import read_config
 from pipeline.common.parquet import write_parquet
 from pipeline.evaluate import evaluate
 from pipeline.evaluate.responses import ResponsesError
-from pipeline.train.data import read_config
 from schemas import INSTANCE_SCHEMA
 
 

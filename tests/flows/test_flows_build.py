@@ -142,7 +142,7 @@ def test_restart_redoes_nothing_that_finished(build: dict[str, Any]) -> None:
 def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
     import datasets
 
-    from pipeline.publish.layout import CONFIG_BY_NAME, CONFIG_NAMES
+    from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES
 
     hub = Path(build["second"]["hub_dir"])
     assert (hub / "README.md").exists()
@@ -268,7 +268,7 @@ def test_the_log_shows_progress_and_fingerprints(build: dict[str, Any]) -> None:
 def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -> None:
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     cfg_yaml = build["root"] / "config.yaml"
     import yaml

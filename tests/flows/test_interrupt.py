@@ -47,7 +47,7 @@ def _interrupted_run(
     )
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "build-train", "-c", str(config)],
+            [sys.executable, "-m", "aletheia", "build-train", "-c", str(config)],
             cwd=REPO,
             env=env,
             stdout=out,

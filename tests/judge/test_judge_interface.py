@@ -10,6 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.common.hub_folder import read_config
 from pipeline.errors import UserError, one_line
 from pipeline.judge.interface import (
     MAX_MEMORY_MB,
@@ -22,7 +23,6 @@ from pipeline.judge.interface import (
     open_judge,
     verdict_columns,
 )
-from pipeline.train.data import read_config
 from sandbox.engines import EngineUnavailable
 from sandbox.models import JudgeResult, TestResult
 from schemas.problem import (
@@ -198,7 +198,7 @@ def test_an_engine_that_cannot_run_is_one_line(monkeypatch: pytest.MonkeyPatch) 
 def test_the_judge_command_without_an_http_server_fails_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pipeline.cli import main
+    from aletheia.cli import main
     from pipeline.common.parquet import write_parquet
     from pipeline.sampling.references import reference_candidates
     from schemas.candidate import CANDIDATE_SCHEMA
@@ -276,7 +276,7 @@ def test_preflight_checks_the_configured_engine_not_docker(monkeypatch) -> None:
 
 
 def test_train_takes_an_engine_only_for_rlvr(capsys: pytest.CaptureFixture[str]) -> None:
-    from pipeline.cli import main
+    from aletheia.cli import main
 
     with pytest.raises(SystemExit) as code:
         main(["train", "--config", "configs/train/demo-dpo.yaml", "--engine", "process"])

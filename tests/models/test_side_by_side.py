@@ -102,3 +102,23 @@ def test_cpu_kernels_pinned_to_avx2_where_the_cpu_has_it() -> None:
     """In this test process torch has long chosen its kernels; the pin says which."""
     chosen = pin_cpu_kernels()
     assert chosen == torch.backends.cpu.get_cpu_capability()
+
+
+def test_a_generation_stopped_early_leaves_the_thread_count_alone(tiny_model_dir: Path) -> None:
+    """A consumer that takes one result and stops (the generator suspended, not closed) must
+    not keep the backend's thread setting: it is held while a batch decodes, not across a
+    yield, so the count is back at once rather than whenever the generator is collected."""
+    before = torch.get_num_threads()
+    threads = 1 if before != 1 else 2  # a setting that differs from the process's
+    backend = TransformersBackend(tiny_model_dir, device="cpu", batch_size=1, threads=threads)
+    requests = [
+        GenerationRequest(
+            request_id=f"r{i}", prompt="Which? ", n=1, max_tokens=4, temperature=1.0, seed=i
+        )
+        for i in range(3)
+    ]
+    results = backend.generate(requests, progress=False)
+    first = next(results)
+    assert first.request_id == "r0" and len(first.generations) == 1
+    assert torch.get_num_threads() == before
+    results.close()

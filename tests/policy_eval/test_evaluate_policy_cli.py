@@ -16,7 +16,7 @@ from tests.policy_eval.mbpp_policy import demo_problems, fit_demo_policy
 @pytest.mark.docker
 @pytest.mark.timeout(900)
 def test_evaluate_policy_and_compare(tmp_path: Path) -> None:
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     model, problems = fit_demo_policy(), demo_problems()
     runner = CliRunner()

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 from pipeline.errors import UserError
 from tests.policy_eval.mbpp_policy import demo_problems, fit_demo_policy
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.common.parquet import write_parquet
-from pipeline.publish.layout import CONFIGS, BuildManifest
+from pipeline.publish.layout import BuildManifest
 from schemas import (
     ANSWER_LETTERS,
     DPO_SCHEMA,
@@ -17,6 +17,7 @@ from schemas import (
     SPLIT_ASSIGNMENT_SCHEMA,
     TRAIN_QUESTIONS_SCHEMA,
 )
+from schemas.dataset_configs import CONFIGS
 
 # Evaluation configs given a separate `test` table (Adv has none: it is published with
 # test = full, as a build makes it), and its size.
@@ -191,7 +192,7 @@ def rewrite(root: Path, name: str, mutate) -> None:
     which stays the first TEST_ROWS rows)."""
     import pyarrow.parquet as pq
 
-    from pipeline.publish.layout import CONFIG_BY_NAME
+    from schemas.dataset_configs import CONFIG_BY_NAME
 
     path = root / "final" / f"{name}.parquet"
     rows = mutate(pq.read_table(path).to_pylist())

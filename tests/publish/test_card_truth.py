@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 from pipeline.publish import CONFIG_NAMES, build_hub_folder
-from pipeline.publish.layout import CONFIG_BY_NAME, list_files
+from pipeline.publish.layout import list_files
+from schemas.dataset_configs import CONFIG_BY_NAME
 from tests.publish.synthetic import as_pair, dpo_row, rewrite, with_origins
 
 

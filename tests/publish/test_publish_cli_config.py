@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from aletheia.cli import app
 
 
 def test_publish_uses_the_builds_publish_section(build_dir: Path, tmp_path: Path) -> None:

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from pipeline.publish import CONFIG_NAMES, PublishConfig, build_hub_folder
-from pipeline.publish.layout import CONFIG_BY_NAME, list_files
+from pipeline.publish.layout import list_files
 from pipeline.publish.stage import MissingConfigError
+from schemas.dataset_configs import CONFIG_BY_NAME
 from tests.publish.synthetic import TEST_ROWS, rewrite
 
 

@@ -12,8 +12,9 @@ from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub.errors import HfHubHTTPError
 
 from pipeline.publish import CONFIG_NAMES, PublishConfig, build_hub_folder, push_folder
-from pipeline.publish.layout import CONFIG_BY_NAME, list_files
+from pipeline.publish.layout import list_files
 from pipeline.publish.push import ReleaseTagConflict
+from schemas.dataset_configs import CONFIG_BY_NAME
 from tests.publish.hub_double import HubDouble
 
 REPO = "aletheia-org/aletheia-test"
@@ -159,7 +160,7 @@ def test_cli_publish_and_push_twice(
 ) -> None:
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     monkeypatch.setenv("HF_TOKEN", hub.state.token)
     args = ["publish", "--build", str(build_dir), "--hub-dir", str(tmp_path / "hub-cli"),

@@ -8,6 +8,7 @@ import yaml
 from typer.testing import CliRunner
 
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.judge.cli import register as register_judge
 from pipeline.sampling.cli import register
 from schemas.problem import PROBLEM_SCHEMA
 from schemas.tables import models_to_table
@@ -19,6 +20,7 @@ from tests.sampling.problems_fixture import abs_problem, sum_problem
 def app():
     a = typer.Typer()
     register(a)
+    register_judge(a)
     return a
 
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from pipeline.common.parquet import write_parquet
 from pipeline.problems.cli import register
+from pipeline.splits.cli import register as register_split
 from pipeline.splits.config import SplitConfig
 from pipeline.splits.invariants import InvariantError, check_decontaminated, check_no_cluster_leak
 from pipeline.splits.stage import OUTPUTS, split_problems
@@ -230,7 +231,7 @@ def test_byte_identical_outputs_and_cache(planted_parquet: Path, tmp_path: Path)
 
 def test_cli_ingest_then_split(tmp_path: Path) -> None:
     app = typer.Typer()
-    register(app)
+    register(app, register_split)
     runner = CliRunner()
     src = tmp_path / "mine.jsonl"
     src.write_text(

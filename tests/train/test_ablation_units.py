@@ -119,7 +119,7 @@ def test_accelerate_launch_of_a_cell(tmp_path: Path) -> None:
     args = launch_args(cfg, "grpo-think", tmp_path / "c.yaml")
     assert args == [sys.executable, "-m", "accelerate.commands.launch",
                     "--config_file", "configs/accelerate/deepspeed_zero2.yaml",
-                    "--num_processes", "4", "-m", "pipeline.cli", "train",
+                    "--num_processes", "4", "-m", "aletheia", "train",
                     "--config", str(tmp_path / "c.yaml")]  # fmt: skip
     cpu = _cfg(tmp_path, tmp_path, launcher={"type": "accelerate", "config_file": "none",
                                               "num_processes": 1, "args": ["--cpu"]})  # fmt: skip

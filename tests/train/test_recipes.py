@@ -91,13 +91,13 @@ def test_launch_command_is_aletheias_stage_and_processes() -> None:
     cmd = launch_command(Cell("grpo-think", "7b", "4k", False))
     assert cmd == (
         "accelerate launch --config_file configs/accelerate/deepspeed_zero2.yaml --num_processes 4 "
-        "-m pipeline.cli train --recipe grpo-think --size 7b --budget 4k"
+        "-m aletheia train --recipe grpo-think --size 7b --budget 4k"
     )
     assert (REPO / "configs/accelerate/deepspeed_zero2.yaml").is_file()
 
 
 def test_cli_show_prints_the_cell_and_its_launch(tmp_path: Path) -> None:
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     res = CliRunner().invoke(
         app,
@@ -114,7 +114,7 @@ def test_cli_show_prints_the_cell_and_its_launch(tmp_path: Path) -> None:
 
 
 def test_cli_needs_config_or_recipe() -> None:
-    from pipeline.cli import app
+    from aletheia.cli import app
 
     res = CliRunner().invoke(app, ["train", "--size", "7b"])
     assert res.exit_code != 0 and "exactly one of --config or --recipe" in res.output

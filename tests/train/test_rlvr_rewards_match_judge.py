@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.common.hub_folder import read_config
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.judge.stage import JudgeConfig, judge_candidates
 from pipeline.splits.config import SplitConfig
 from pipeline.splits.stage import split_problems
 from pipeline.train.code_rewards import SandboxRewardScorer
 from pipeline.train.config import RlvrSettings
-from pipeline.train.data import read_config
 from pipeline.train.rlvr import question_rows
 from schemas.candidate import CANDIDATE_SCHEMA, Candidate
 from schemas.ids import candidate_id_for, problem_id_for

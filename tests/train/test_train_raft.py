@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from pipeline.common.answers import parse_answer
+from pipeline.common.hub_folder import read_config
 from pipeline.train import TrainConfig, train
-from pipeline.train.data import read_config
 from pipeline.train.raft import NothingToLearnError, keep_correct, sft_dataset
 
 CPU = {"max_steps": 2, "per_device_train_batch_size": 2, "bf16": False, "use_cpu": True,

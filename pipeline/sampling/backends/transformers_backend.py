@@ -432,9 +432,17 @@ class TransformersBackend(Backend):
         looped = [r for r in rows if not (self.decoder == "generate" and r.choices is None)]
         # Similar lengths together: less padding. Stable, so batches are deterministic.
         looped.sort(key=lambda r: len(r.prompt_ids))
-        with torch_threads(self.threads), Progress(disable=not progress, transient=True) as bar:
+        batches = self._batches(fast, looped)
+        with Progress(disable=not progress, transient=True) as bar:
             task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
-            for batch in self._batches(fast, looped):
+            while True:
+                # The thread setting is held while a batch decodes, never across a yield: a
+                # consumer that stops early would otherwise hold it until the generator is
+                # collected, and the process-wide count would not be restored.
+                with torch_threads(self.threads):
+                    batch = next(batches, None)
+                if batch is None:
+                    break
                 for r in batch:
                     slots = done[r.request_index]
                     slots[r.sample_index] = self._finish(r)

@@ -1,15 +1,19 @@
-"""`aletheia`: the command line. Each stage package contributes its commands via `register(app)`.
+"""`aletheia`: the command line, the app shell on top of every stage package.
 
-The stage modules import torch, transformers, matplotlib and the Hub client, so they are
-loaded only when one of their commands runs: `aletheia --help` lists the commands from the
-table below without importing any of them. A user mistake (a config typo, a missing file)
-prints one `error:` line; `--debug` shows the traceback instead.
+Each command lives beside its stage (`pipeline/<stage>/cli.py`, `flows/cli.py` for the
+commands that run flows) and is added by that module's `register(app)`. The stage modules
+import torch, transformers, matplotlib and the Hub client, so they are loaded only when one
+of their commands runs: `aletheia --help` lists the commands from the table below without
+importing any of them. Each loader is a plain import inside a small function, so the
+imports stay lazy and the layer contract (`lint-imports`, tests/test_layers.py) sees every
+one. A user mistake (a config typo, a missing file) prints one `error:` line; `--debug`
+shows the traceback instead.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import typer
@@ -42,77 +46,130 @@ class _HelpTable(Table):
 typer.rich_utils.Table = _HelpTable  # type: ignore[misc]
 
 
+def _problems(app: typer.Typer) -> None:
+    from pipeline.problems.cli import register
+    from pipeline.splits.cli import register as register_split
+
+    register(app, register_split)  # `problems split` joins the `problems` group
+
+
+def _fit_policy(app: typer.Typer) -> None:
+    from pipeline.models.cli import register
+
+    register(app)
+
+
+def _sample(app: typer.Typer) -> None:
+    from pipeline.sampling.cli import register
+
+    register(app)
+
+
+def _judge(app: typer.Typer) -> None:
+    from pipeline.judge.cli import register
+
+    register(app)
+
+
+def _instances(app: typer.Typer) -> None:
+    from pipeline.instances.cli import register
+
+    register(app)
+
+
+def _train(app: typer.Typer) -> None:
+    from pipeline.train.cli import register
+
+    register(app)
+
+
+def _evaluate(app: typer.Typer) -> None:
+    from pipeline.evaluate.cli import register
+
+    register(app)
+
+
+def _publish(app: typer.Typer) -> None:
+    from pipeline.publish.cli import register
+
+    register(app)
+
+
+def _policy_eval(app: typer.Typer) -> None:
+    from pipeline.policy_eval.cli import register
+
+    register(app)
+
+
+def _flows(app: typer.Typer) -> None:
+    from flows.cli import register
+
+    register(app)
+
+
 class _Entry(NamedTuple):
-    module: str  # has register(app)
+    register: Callable[[typer.Typer], None]  # imports the command's module, adds its commands
     help: str  # the one-line summary shown by `aletheia --help`
 
 
 # In the order they appear in --help: the stages in data-flow order, then the flows.
 COMMANDS: dict[str, _Entry] = {
     "problems": _Entry(
-        "pipeline.problems.cli",
-        "Problems with tests: ingest sources, split into contamination-free sets.",
+        _problems, "Problems with tests: ingest sources, split into contamination-free sets."
     ),
     "fit-policy": _Entry(
-        "pipeline.models.cli",
+        _fit_policy,
         "Fit a tiny local code policy on problems' solutions (the demo's weak/strong models).",
     ),
     "sample": _Entry(
-        "pipeline.sampling.cli",
-        "Generate candidates from a policy pool, references and mutants (resumable).",
+        _sample, "Generate candidates from a policy pool, references and mutants (resumable)."
     ),
-    "judge": _Entry(
-        "pipeline.sampling.cli",
-        "Judge every candidate in the sandbox; distinct programs run once.",
-    ),
+    "judge": _Entry(_judge, "Judge every candidate in the sandbox; distinct programs run once."),
     "assemble": _Entry(
-        "pipeline.instances.cli",
-        "Instances with exactly one correct candidate: train, heldout, strong, hard.",
+        _instances, "Instances with exactly one correct candidate: train, heldout, strong, hard."
     ),
     "adversarial": _Entry(
-        "pipeline.instances.cli",
-        "Adv / Mixed: bias edits, every edited program judged again in the sandbox.",
+        _instances, "Adv / Mixed: bias edits, every edited program judged again in the sandbox."
     ),
     "dpo": _Entry(
-        "pipeline.instances.cli",
+        _instances,
         "DPO pairs: verifier-model responses, chosen picks the correct letter, rejected not.",
     ),
     "train": _Entry(
-        "pipeline.train.cli",
-        "Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says.",
+        _train, "Train a verifier (GRPO / DPO / SFT) or a code policy (RLVR) as the config says."
     ),
     "evaluate": _Entry(
-        "pipeline.train.cli",
+        _evaluate,
         "Evaluate a verifier on Heldout, Strong, Hard and Adv; write report.json + report.md.",
     ),
     "publish": _Entry(
-        "pipeline.publish.cli",
+        _publish,
         "Re-check the invariants, write the card + shards + plots, and (with --push) release.",
     ),
     "ablation": _Entry(
-        "pipeline.train.ablation_cli",
+        _flows,
         "Aletheia's ablation at one size: four recipes trained, evaluated alike, one table.",
     ),
     "evaluate-policy": _Entry(
-        "pipeline.policy_eval.cli",
+        _policy_eval,
         "Evaluate a code policy on a split: pass@k, length, Ruff profile, error types.",
     ),
     "compare-policy-reports": _Entry(
-        "pipeline.policy_eval.cli", "Put policy reports side by side, with paired differences."
+        _policy_eval, "Put policy reports side by side, with paired differences."
     ),
     "rlvr-study": _Entry(
-        "pipeline.policy_eval.cli",
+        _flows,
         "The RLVR study: base policy, one trained policy per (reward, algorithm), one table.",
     ),
     "check-references": _Entry(
-        "pipeline.policy_eval.cli",
+        _problems,
         "Run every reference solution in the sandbox; quarantine problems whose reference fails.",
     ),
     "build-train": _Entry(
-        "flows.cli",
+        _flows,
         "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",
     ),
-    "build-eval": _Entry("flows.cli", "Build the eval configs only (heldout, strong, hard, adv)."),
+    "build-eval": _Entry(_flows, "Build the eval configs only (heldout, strong, hard, adv)."),
 }
 
 # The short-flag convention: a letter for each option that several commands share, the
@@ -131,13 +188,14 @@ _loaded: dict[str, click.Command] = {}
 
 
 def load_command(name: str) -> click.Command | None:
-    """Import the module that registers `name` and return its click command."""
+    """Import the module that registers `name` and return its click command (with every
+    other command the same loader adds)."""
     entry = COMMANDS.get(name)
     if entry is None:
         return None
     if name not in _loaded:
         sub = typer.Typer(add_completion=False)  # completion options belong to `aletheia` only
-        importlib.import_module(entry.module).register(sub)
+        entry.register(sub)
         group = typer.main.get_command(sub)
         if isinstance(group, TyperGroup):
             ctx = click.Context(group)

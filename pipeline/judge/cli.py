@@ -1,0 +1,84 @@
+"""`aletheia judge`: the judge stage the flows call, on a candidates file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipeline.judge.engine_option import EngineOpt
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True)  # made per command: it picks up the current stderr and COLUMNS
+
+
+def hist(d: dict[str, int]) -> str:
+    return " ".join(f"{k}:{v}" for k, v in d.items() if v) or "-"
+
+
+def summary_table(title: str, groups: dict[str, dict[str, Any]], *, judged: bool) -> Table:
+    """Per model x language: count, extraction failures, tokens; after judging, verdicts, pass rates."""
+    t = Table(title=title)
+    cols = ["generator", "language", "count", "extraction failures", "prompt tok", "completion tok"]
+    if judged:
+        cols += ["not judged", "verdicts", "pass rates"]
+    for c in cols:
+        t.add_column(
+            c,
+            justify="left" if c in ("generator", "language", "verdicts", "pass rates") else "right",
+        )
+    for key, g in groups.items():
+        generator, _, language = key.partition(" | ")
+        row = [
+            generator,
+            language,
+            str(g.get("count", 0)),
+            str(g.get("extraction_failures", 0)),
+            str(g.get("prompt_tokens", 0)),
+            str(g.get("completion_tokens", 0)),
+        ]
+        if judged:
+            row += [
+                str(sum(g.get("not_judged", {}).values())),
+                hist(g.get("verdicts", {})),
+                hist(g.get("pass_rates", {})),
+            ]
+        t.add_row(*row)
+    return t
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("judge")
+    def judge_cmd(
+        candidates: Annotated[Path, typer.Option("--candidates", help="candidates Parquet")],
+        problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
+        out: Annotated[
+            Path, typer.Option("--out", "-o", help="judged candidates Parquet to write")
+        ],
+        chunk_size: Annotated[
+            int, typer.Option(help="programs per sandbox batch / checkpoint")
+        ] = 256,
+        time_limit_scale: Annotated[float, typer.Option(help="multiply every time limit")] = 1.0,
+        pool_size: Annotated[
+            int | None, typer.Option(help="programs judged at once (default: CPUs)")
+        ] = None,
+        engine: EngineOpt = None,
+    ) -> None:
+        """Judge every candidate in the sandbox; distinct programs run once."""
+        from pipeline.judge.interface import SandboxSection
+        from pipeline.judge.stage import JudgeConfig, judge_candidates
+
+        cfg = JudgeConfig(chunk_size=chunk_size, time_limit_scale=time_limit_scale)
+        sandbox = SandboxSection(engine=engine or "docker", pool_size=pool_size)
+        stats = judge_candidates(candidates, problems, out, cfg, sandbox=sandbox)
+        console = stderr_console()
+        console.print(summary_table("judge", stats["by_generator_language"], judged=True))
+        console.print(
+            f"not judged: {hist(stats['not_judged'])}; SE: {stats['se']}; "
+            f"distinct programs: {stats['distinct_programs']}"
+        )
+        console.print(f"wrote {out} ({stats['judged_rows']} rows)")
