@@ -1,10 +1,16 @@
 """The ingest stage: sources -> problems.parquet + problems.quarantine.parquet + a report.
 
-`ingest(["code_contests:/data/cc/*.parquet", "humaneval"], Path("problems.parquet"), IngestConfig())`
+    call = IngestCall(sources=["code_contests:/data/cc/*.parquet", "humaneval"])
+    run_stage(INGEST, call, ingest_inputs(call), Path("problems.parquet"))
+
+`INGEST` is the stage as a value (pipeline/common/stage.py), run by the one runner
+(pipeline/common/runner.py): its primary output is the problems file, so its marker lives
+in the hidden folder `.problems.stage/` beside it. A re-run with unchanged sources, source
+files and config executes nothing. `ingest(...)` is the old entry point, kept with its
+signature and return value until the flows call the runner themselves (issue 24, C2).
 
 Output rows are sorted by problem_id, so the same sources and config give the same
-bytes whatever order the sources are listed in. A re-run with unchanged inputs and
-config executes nothing (stage cache marker in a hidden folder beside the output).
+bytes whatever order the sources are listed in.
 """
 
 from __future__ import annotations
@@ -17,10 +23,12 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipeline.common.parquet import write_parquet
-from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.common.runner import marker_dir, run_stage
+from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.problems.adapters.base import AdapterContext
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import RowError, SourceError
@@ -30,19 +38,51 @@ from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.problem import PROBLEM_SCHEMA, Problem
 from schemas.tables import models_to_table
 
-STAGE = "problems.ingest"
-VERSION = "1"
+
+class IngestCall(BaseModel):
+    """What INGEST runs on, built at wiring time and never part of RunConfig: the source
+    specs and the `ingest` section. `progress` (the terminal bars) has no effect on rows and
+    stays out of the key (the stage's default `key_exclude`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # In the key as listed: the first copy of a duplicate problem is kept in this order.
+    sources: list[str]
+    ingest: IngestConfig = Field(default_factory=IngestConfig)
+    progress: bool = True
 
 
-def output_paths(out: Path) -> dict[str, Path]:
-    """problems.parquet -> its quarantine table, report and stage-marker folder beside it."""
+def _paths(out: Path) -> dict[str, Path]:
+    """problems.parquet -> itself, its quarantine table and its report beside it."""
+    out = Path(out)
+    if not out.suffix:  # the runner reads a name without a suffix as a folder output
+        raise ValueError(
+            f"ingest writes one Parquet file: {out} needs a file name such as problems.parquet"
+        )
     stem = out.name.removesuffix(".parquet")
     return {
         "problems": out,
         "quarantine": out.with_name(f"{stem}.quarantine.parquet"),
         "report": out.with_name(f"{stem}.report.json"),
-        "stage_dir": out.with_name(f".{stem}.stage"),
     }
+
+
+def _outputs(call: IngestCall, out: Path) -> dict[str, Path]:
+    return _paths(out)  # named by the primary output alone
+
+
+def output_paths(out: Path) -> dict[str, Path]:
+    """problems.parquet -> its quarantine table, report and stage-marker folder beside it."""
+    return {**_paths(out), "stage_dir": marker_dir(Path(out))}
+
+
+def ingest_inputs(call: IngestCall) -> dict[str, list[Path]]:
+    """INGEST's one input: the local files the sources read (their content enters the key).
+    Every spec is parsed first, so a typo fails before anything is loaded or unmarked."""
+    specs = [parse_spec(s) for s in call.sources]
+    if not specs:
+        raise ValueError("ingest needs at least one --source")
+    return {"source_files": sorted({p for s in specs for p in s.local_paths()})}
 
 
 def _reason_kind(reason: str) -> str:
@@ -179,46 +219,20 @@ def _ingest_source(
     return quarantined, stats
 
 
-def ingest(
-    sources: list[str],
-    out: Path,
-    config: IngestConfig | None = None,
-    *,
-    force: bool = False,
-    show_progress: bool = True,
-) -> dict[str, Any]:
-    """Read every source, validate, quarantine bad rows, write Parquet; returns the stats dict.
+def _run(ctx: ShardContext[IngestCall]) -> Stats:
+    """Read every source, validate, quarantine bad rows, write the three outputs.
 
     Raises SourceError (naming source and field) when a whole source cannot be read;
-    nothing is written in that case, so a finished earlier output is never clobbered.
-    """
-    config = config or IngestConfig()
-    out = Path(out)
-    paths = output_paths(out)
-    specs = [parse_spec(s) for s in sources]  # fail fast on a typo before loading anything
-    if not specs:
-        raise ValueError("ingest needs at least one --source")
-    inputs = sorted({p for s in specs for p in s.local_paths()})
-    key = stage_key(
-        STAGE,
-        VERSION,
-        {"config": config.model_dump(mode="json"), "sources": sorted(s.text for s in specs)},
-        inputs,
-    )
-    if (
-        not force
-        and is_done(paths["stage_dir"], key)
-        and paths["problems"].exists()
-        and paths["quarantine"].exists()
-    ):
-        return {**read_stats(paths["stage_dir"]), "cached": True}
-
+    nothing is written in that case (every source is read before the first write), so a
+    finished earlier output is never clobbered."""
+    call = ctx.config
+    paths = _paths(ctx.out)
     collector = ProblemCollector()
     quarantined: list[Quarantine] = []
     per_source: dict[str, Any] = {}
-    with _progress(show_progress) as progress:
-        for spec in specs:
-            q, stats = _ingest_source(spec.text, config, progress, collector)
+    with _progress(call.progress) as progress:
+        for spec in [parse_spec(s) for s in call.sources]:
+            q, stats = _ingest_source(spec.text, call.ingest, progress, collector)
             quarantined += q
             per_source[spec.text] = stats
     quarantined += collector.duplicates
@@ -235,8 +249,35 @@ def ingest(
         "duplicates": len(collector.duplicates),
         "malformed_lines": sum(s["malformed_lines"] for s in per_source.values()),
         "per_source": per_source,
-        "outputs": {k: str(v) for k, v in paths.items() if k != "stage_dir"},
+        "outputs": {k: str(v) for k, v in paths.items()},
     }
     paths["report"].write_text(json.dumps(stats, indent=2, sort_keys=True) + "\n")
-    mark_done(paths["stage_dir"], key, STAGE, stats)
-    return {**stats, "cached": False}
+    return stats
+
+
+INGEST: Stage[IngestCall] = Stage(
+    name="ingest",
+    version="1",
+    config=IngestCall,
+    inputs=("source_files",),
+    outputs=_outputs,
+    run=_run,
+)
+
+
+def ingest(
+    sources: list[str],
+    out: Path,
+    config: IngestConfig | None = None,
+    *,
+    force: bool = False,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """INGEST through the runner; returns its stats with `cached` (the old entry point, kept
+    until the flows call `run_stage` themselves). Raises as `_run` does, and ValueError on
+    no sources or an unknown source kind before anything is read."""
+    call = IngestCall(
+        sources=list(sources), ingest=config or IngestConfig(), progress=show_progress
+    )
+    result = run_stage(INGEST, call, ingest_inputs(call), Path(out), force=force)
+    return {**result.stats, "cached": result.cached}

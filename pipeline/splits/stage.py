@@ -1,12 +1,18 @@
 """The split stage: problems.parquet -> train / heldout / train_questions / quarantine / report.
 
-    split_problems(Path("problems.parquet"), Path("splits/"), SplitConfig(heldout_fraction=0.2))
+    call = SplitCall(splits=SplitConfig(heldout_fraction=0.2))
+    run_stage(SPLITS, call, split_inputs(Path("problems.parquet"), call.splits, Path("splits/"),
+              ingest_quarantine=Path("problems.quarantine.parquet")), Path("splits/"))
 
-Writes into out_dir: train.parquet and heldout.parquet (PROBLEM_SCHEMA),
+Writes into the output folder: train.parquet and heldout.parquet (PROBLEM_SCHEMA),
 train_questions.parquet (TRAIN_QUESTIONS_SCHEMA), assignments.parquet
 (SPLIT_ASSIGNMENT_SCHEMA: every input problem once, with cluster and split),
-quarantine.parquet (the ingest quarantine found beside the input, plus this stage's
-own), and report.json. Same inputs, config and seed -> byte-identical files.
+quarantine.parquet (the ingest quarantine, a declared input, plus this stage's own),
+and report.json. Same inputs, config and seed -> byte-identical files.
+
+`SPLITS` is the stage as a value, run by the one runner (pipeline/common/runner.py; the
+marker `_stage.json` inside the folder). `split_problems(...)` is the old entry point, kept
+with its signature and return value until the flows call the runner themselves (C2).
 
 Steps: near-duplicate clusters (dedup.py) -> split per cluster (assign.py, with the
 optional date cut) -> benchmark decontamination of Train (decontam.py) -> outputs.
@@ -24,11 +30,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
-from pipeline.problems.stage import output_paths
+from pipeline.common.runner import run_stage
+from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.splits.assign import assign_cluster, cluster_id_for
 from pipeline.splits.config import SplitConfig
 from pipeline.splits.decontam import (
@@ -47,8 +54,6 @@ from schemas.problem import (
     train_question_row,
 )
 
-STAGE = "splits"
-VERSION = "2"  # 2: train_questions carries the comparison (schema version 2)
 OUTPUTS = (
     "train.parquet",
     "heldout.parquet",
@@ -59,9 +64,48 @@ OUTPUTS = (
 )
 
 
+class SplitCall(BaseModel):
+    """What SPLITS runs on, built at wiring time and never part of RunConfig: the `splits`
+    section, and whether to draw progress bars (no effect on rows: out of the key)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    splits: SplitConfig
+    progress: bool = True
+
+
+def _outputs(call: SplitCall, out: Path) -> dict[str, Path]:
+    return {name.split(".")[0]: Path(out) / name for name in OUTPUTS}
+
+
 def ingest_quarantine_path(problems: Path) -> Path:
-    """The quarantine table the ingest stage wrote beside `problems` (may not exist)."""
-    return output_paths(problems)["quarantine"]
+    """Where the ingest stage puts the quarantine of `problems` (it may not exist): the
+    `<stem>.quarantine.parquet` beside it. Only `split_problems` needs it, to keep its old
+    signature; tests/splits checks it against INGEST's own outputs. A caller of `SPLITS`
+    passes the ingest result's quarantine as the declared input instead."""
+    problems = Path(problems)
+    return problems.with_name(f"{problems.name.removesuffix('.parquet')}.quarantine.parquet")
+
+
+def split_inputs(
+    problems: Path, config: SplitConfig, out_dir: Path, *, ingest_quarantine: Path | None
+) -> dict[str, Path | list[Path]]:
+    """SPLITS' inputs, every one existing: the problems, the ingest quarantine (none when
+    absent: a problems file not written by ingest) and the benchmark files (an `mbpp` spec
+    is written out under `out_dir/.benchmarks` first). Raises FileNotFoundError naming a
+    missing file before anything runs."""
+    benchmarks = [resolve_benchmark(b, Path(out_dir) / ".benchmarks") for b in config.benchmarks]
+    for f in (Path(problems), *benchmarks):
+        if not f.exists():
+            raise FileNotFoundError(
+                f"no Parquet file at {f}" if f == Path(problems) else f"no benchmark file at {f}"
+            )
+    quarantine = [ingest_quarantine] if ingest_quarantine and ingest_quarantine.exists() else []
+    return {"problems": Path(problems), "ingest_quarantine": quarantine, "benchmarks": benchmarks}
+
+
+def _paths(value: Path | list[Path]) -> list[Path]:
+    return [Path(value)] if isinstance(value, (str, Path)) else [Path(p) for p in value]
 
 
 @dataclass
@@ -270,42 +314,23 @@ def _write_tables(
     return counts
 
 
-def split_problems(
-    problems: Path,
-    out_dir: Path,
-    config: SplitConfig | None = None,
-    *,
-    force: bool = False,
-    show_progress: bool = True,
-) -> dict[str, Any]:
-    """Cluster, assign splits and decontaminate; returns the report (also written as report.json)."""
-    config = config or SplitConfig()
-    problems, out_dir = Path(problems), Path(out_dir)
-    benchmarks = [
-        resolve_benchmark(b, out_dir / ".benchmarks") for b in config.benchmarks
-    ]  # files or mbpp specs
-    for f in (problems, *benchmarks):
-        if not f.exists():
-            raise FileNotFoundError(
-                f"no Parquet file at {f}" if f == problems else f"no benchmark file at {f}"
-            )
-    ingest_q = ingest_quarantine_path(problems)
-    inputs = [problems, *benchmarks] + ([ingest_q] if ingest_q.exists() else [])
-    key = stage_key(STAGE, VERSION, config, inputs, seed=config.seed)
-    if not force and is_done(out_dir, key) and all((out_dir / n).exists() for n in OUTPUTS):
-        return {**read_stats(out_dir), "cached": True}
-
-    index = build_index(benchmarks, config.decontam_ngram, TokenHasher())  # bad files fail early
+def _run(ctx: ShardContext[SplitCall]) -> Stats:
+    """Cluster, assign splits and decontaminate; writes the outputs and report.json, and
+    returns the marker's stats (a summary of the report)."""
+    config, out_dir = ctx.config.splits, ctx.out
+    (problems,) = _paths(ctx.inputs["problems"])
+    index = build_index(  # bad files fail early
+        _paths(ctx.inputs["benchmarks"]), config.decontam_ngram, TokenHasher()
+    )
     rows = _load(problems)
-    result, stage_quarantine = _cluster(rows, config, show_progress)
+    result, stage_quarantine = _cluster(rows, config, ctx.config.progress)
     date_notes = _assign(rows, config)
     decontamination = _decontaminate(rows, config, index)
 
-    quarantine = (
-        [pq.read_table(ingest_q).select(QUARANTINE_SCHEMA.names).cast(QUARANTINE_SCHEMA)]
-        if ingest_q.exists()
-        else []
-    )
+    quarantine = [
+        pq.read_table(q).select(QUARANTINE_SCHEMA.names).cast(QUARANTINE_SCHEMA)
+        for q in _paths(ctx.inputs["ingest_quarantine"])
+    ]
     quarantine.append(pa.Table.from_pylist(stage_quarantine, schema=QUARANTINE_SCHEMA))
     counts = _write_tables(rows, out_dir, config, quarantine)
 
@@ -351,5 +376,38 @@ def split_problems(
     stats = {k: report[k] for k in ("counts", "per_source")} | {
         "clusters_with_duplicates": len(multi)
     }
-    mark_done(out_dir, key, STAGE, stats)  # last: a folder without it is unfinished
+    return stats
+
+
+SPLITS: Stage[SplitCall] = Stage(
+    name="splits",
+    version="2",  # 2: train_questions carries the comparison (schema version 2)
+    config=SplitCall,
+    inputs=("problems", "ingest_quarantine", "benchmarks"),
+    outputs=_outputs,
+    run=_run,
+)
+
+
+def split_problems(
+    problems: Path,
+    out_dir: Path,
+    config: SplitConfig | None = None,
+    *,
+    force: bool = False,
+    show_progress: bool = True,
+) -> dict[str, Any]:
+    """SPLITS through the runner, with the ingest quarantine found beside `problems` (the
+    old entry point, kept until the flows call `run_stage` themselves). Returns the report
+    (also written as report.json) with `cached: False`, or, when reused, the marker's
+    stats with `cached: True`, as before."""
+    call = SplitCall(splits=config or SplitConfig(), progress=show_progress)
+    problems, out_dir = Path(problems), Path(out_dir)
+    inputs = split_inputs(
+        problems, call.splits, out_dir, ingest_quarantine=ingest_quarantine_path(problems)
+    )
+    result = run_stage(SPLITS, call, inputs, out_dir, force=force)
+    if result.cached:
+        return {**result.stats, "cached": True}
+    report = json.loads(result.path("report").read_text())
     return {**report, "cached": False}
