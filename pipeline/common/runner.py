@@ -52,11 +52,12 @@ Inputs = Mapping[str, Path | list[Path]]  # a gathered input: a list, in shard o
 
 
 # ---------------------------------------------------------------------- where things go
-def marker_dir(out: Path) -> Path:
+def marker_dir(out: Path, beside: bool = False) -> Path:
     """Where the marker of a primary output lives: inside a folder; beside a file (a name
-    with a suffix, `judged.parquet`) in `.<stem>.stage/`, today's ingest convention."""
+    with a suffix, `judged.parquet`) in `.<stem>.stage/`, today's ingest convention, and
+    beside a folder too when `beside` (`Stage.marker_beside`: `hub/` -> `.hub.stage/`)."""
     out = Path(out)
-    return out.with_name(f".{out.stem}.stage") if out.suffix else out
+    return out.with_name(f".{out.stem}.stage") if out.suffix or beside else out
 
 
 def chunk_dir(out: Path) -> Path:
@@ -127,19 +128,20 @@ def _cached(
     outputs: Iterable[Path],
     force: bool,
     atomic: bool,
+    beside: bool = False,
 ) -> tuple[Stats, bool]:
     """run_cached's body: (stats, whether the marker was reused). `build(target)` writes the
     primary output at `target`: `out` itself, or a temp sibling when `atomic`."""
     out = Path(out)
     key = stage_key(name, version, keyed, inputs, seed)
-    where = marker_dir(out)
+    where = marker_dir(out, beside)
     if atomic:
         _restore_interrupted_swap(out)
     needed = [out, *(Path(p) for p in outputs)]
     if not force and is_done(where, key, marker) and all(p.exists() for p in needed):
         return read_stats(where, marker), True
     if atomic:
-        return _build_atomic(out, key, name, build, marker), False
+        return _build_atomic(out, key, name, build, marker, beside), False
     # The old marker must not vouch for outputs this run is about to overwrite.
     (where / marker).unlink(missing_ok=True)
     stats = build(out)
@@ -197,8 +199,17 @@ def _restore_interrupted_swap(out: Path) -> None:
     _remove(_building(out))
 
 
+def _swap_in(tmp: Path, out: Path) -> None:
+    """A file is replaced by one rename; an old folder steps aside first (a folder cannot be
+    renamed over), and `_restore_interrupted_swap` puts it back after a crash in between."""
+    if out.is_dir():
+        os.replace(out, _previous(out))
+    os.replace(tmp, out)
+    _remove(_previous(out))
+
+
 def _build_atomic(
-    out: Path, key: str, name: str, build: Callable[[Path], Stats], marker: str
+    out: Path, key: str, name: str, build: Callable[[Path], Stats], marker: str, beside: bool
 ) -> Stats:
     """Build in a temp sibling and swap it in whole: readers see the old output or the new
     one, never a half-written one."""
@@ -208,16 +219,14 @@ def _build_atomic(
         stats = build(tmp)
         if not tmp.exists():
             raise FileNotFoundError(f"stage {name} wrote nothing at {tmp} (its ctx.out)")
-        if out.suffix:  # a file: swapped by one rename; its marker folder follows
-            (marker_dir(out) / marker).unlink(missing_ok=True)
-            os.replace(tmp, out)
-            mark_done(marker_dir(out), key, name, stats, marker)
+        where = marker_dir(out, beside)
+        if where != out:  # a file, or a folder with its marker beside: the marker follows
+            (where / marker).unlink(missing_ok=True)
+            _swap_in(tmp, out)
+            mark_done(where, key, name, stats, marker)
         else:  # a folder: the marker goes in first, so it arrives with the rows
             mark_done(tmp, key, name, stats, marker)
-            if out.exists():
-                os.replace(out, _previous(out))
-            os.replace(tmp, out)
-            _remove(_previous(out))
+            _swap_in(tmp, out)
     finally:
         _remove(tmp)
     return stats
@@ -280,6 +289,7 @@ def run_stage(
                 resources=resources,
                 shard=shard,
                 chunks=chunks,
+                final_out=out,
             )
             return stage.run(ctx)
 
@@ -295,6 +305,7 @@ def run_stage(
         outputs=required,
         force=force,
         atomic=stage.atomic,
+        beside=stage.marker_beside,
     )
     if chunks is not None:
         chunks.clear()  # the marker holds: the chunks are in the output now

@@ -159,6 +159,9 @@ class Stage(Generic[C]):
     chunks: Chunks | None = None  # None: resume by the marker only
     marker: str = MARKER  # the policy fit keeps "fit.json"
     atomic: bool = False  # built in a temp sibling, swapped in with its marker
+    # A folder output that ships whole (the Hub folder: every file in it is pushed) keeps
+    # its marker beside it, in `.<name>.stage/`, as a file output does.
+    marker_beside: bool = False
     code: tuple[str, ...] = ()  # packages whose source versions the Prefect cache
     tags: tuple[str, ...] = ("cpu",)
     plan: Callable[[C, Any], str] | None = None  # its dry-run plan line (Any: RunnerSection)
@@ -184,3 +187,6 @@ class ShardContext(Generic[C]):
     resources: ExitStack  # what run() opens (a judge engine) closes with it
     shard: tuple[int, int] = (0, 1)
     chunks: ChunkStore | None = None  # when the stage resumes by chunks
+    # The primary output's own path (`out` itself unless atomic), for a stage whose bytes
+    # name where they land (publish's load lines). None: `out`.
+    final_out: Path | None = None

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -153,18 +150,6 @@ def write_config_shards(
         path = out_dir / cfg.name / shard_name(split, i, len(bounds))
         paths.append(write_parquet(table.slice(lo, hi - lo), path, cfg.schema))
     return paths
-
-
-def replace_dir(staging: Path, final: Path) -> None:
-    """Swap a fully written staging folder into place (the old one is removed only after)."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    old = None
-    if final.exists():
-        old = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".{final.name}.old-"))
-        os.replace(final, old / final.name)
-    os.replace(staging, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def list_files(folder: Path) -> list[str]:

@@ -1,15 +1,18 @@
 """The publish stage: a build folder in, the Hub-ready folder out (card + shards + plots).
 
-`build_hub_folder` reads the build manifest, re-checks the invariants on the exact
-rows that would ship, every split of every config (refusing, with the offending rows
-named, if one breaks), writes one folder of size-sharded Parquet per config (one shard
-set per split), the plots and the card into a staging folder, and swaps it into place
-only when complete.
+`PUBLISH` (a `Stage` value, run by pipeline/common/runner.py) reads the build manifest,
+re-checks the invariants on the exact rows that would ship, every split of every config
+(refusing, with the offending rows named, if one breaks), and writes one folder of
+size-sharded Parquet per config (one shard set per split), the plots and the card. It is
+`atomic`: the runner builds it in a hidden sibling and swaps it in whole, so a crash
+mid-publish leaves the previous folder as it was. Every file in the folder ships, so its
+marker stays beside it (`.<hub>.stage/`), and the key's extra part is the load target the
+card names (`key_extra`). `build_hub_folder` is the entry the flows and the CLI call.
 """
 
 from __future__ import annotations
 
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.answers import AnswerFormat
 from pipeline.common.perms import as_if_created
-from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.common.runner import run_stage
+from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, render_card
 from pipeline.publish.card_info import dataset_info
@@ -30,7 +34,6 @@ from pipeline.publish.layout import (
     list_files,
     load_tables,
     load_test_tables,
-    replace_dir,
     split_tables,
     write_config_shards,
 )
@@ -73,33 +76,57 @@ def _require(tables: dict[str, pa.Table], required: list[str]) -> None:
         )
 
 
+class PublishCall(BaseModel):
+    """What the publish stage reads, built at wiring time and never part of RunConfig: the
+    run's `publish` section (a build copies its split stage's near-duplicate definition into
+    `checks`: flows/publish._publish_config) and the Hub repo the card's load lines name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    publish: PublishConfig = Field(default_factory=PublishConfig)
+    repo_id: str | None = None  # None: the build's own hub.repo_id, as its manifest recorded
+
+
 def _repo_id(manifest: BuildManifest) -> str | None:
     """The run config's `hub.repo_id`, as the build recorded it."""
     hub = manifest.run_config.get("hub")
     return hub.get("repo_id") if isinstance(hub, dict) else None
 
 
-def build_hub_folder(
-    build_dir: str | Path,
-    hub_dir: str | Path,
-    config: PublishConfig | None = None,
-    repo_id: str | None = None,
-) -> dict[str, Any]:
-    """Lay out the Hub folder for a build. Returns stats (rows and shards per config, checks).
-
-    The card's load lines name `repo_id` (default: the build's `hub.repo_id`), or without
-    one the folder as given here."""
-    config = config or PublishConfig()
-    build_dir, hub_dir = Path(build_dir), Path(hub_dir)
+def publish_inputs(build_dir: str | Path) -> dict[str, Path | list[Path]]:
+    """The stage's named inputs: the manifest and the tables that ship (the re-check reads
+    nothing else: no split-stage outputs)."""
+    build_dir = Path(build_dir)
     manifest = BuildManifest.read(build_dir)
-    load_from = load_target(repo_id or _repo_id(manifest), hub_dir)
-    # Only the tables that ship: the re-check reads nothing else (no split-stage outputs).
     shipped = [*manifest.tables.values(), *manifest.test_tables.values()]
-    inputs = [build_dir / MANIFEST] + [build_dir / p for p in shipped]
-    state_dir = build_dir / STAGE
-    key = stage_key(STAGE, VERSION, config, inputs) + f":{hub_dir.resolve()}:{load_from}"
-    if is_done(state_dir, key) and (hub_dir / "README.md").exists():
-        return read_stats(state_dir) | {"cached": True}
+    return {"manifest": build_dir / MANIFEST, "tables": [build_dir / p for p in shipped]}
+
+
+def _build_dir(inputs: Mapping[str, Path | list[Path]]) -> Path:
+    manifest = inputs["manifest"]
+    assert isinstance(manifest, Path), "the manifest input is one file"
+    return manifest.parent
+
+
+def _load_from(call: PublishCall, inputs: Mapping[str, Path | list[Path]], hub_dir: Path) -> str:
+    """What the card's load lines name: `repo_id`, else the build's `hub.repo_id`, else the
+    folder as given. It enters the key (`key_extra`): a folder published for another repo
+    or path has another card."""
+    return load_target(call.repo_id or _repo_id(BuildManifest.read(_build_dir(inputs))), hub_dir)
+
+
+def _outputs(call: PublishCall, hub_dir: Path) -> dict[str, Path]:
+    return {"hub": hub_dir, "card": hub_dir / "README.md"}
+
+
+def _publish(ctx: ShardContext[PublishCall]) -> Stats:
+    """Check the rows that ship, then write the folder at `ctx.out` (the runner's temp
+    sibling; `ctx.final_out` is where it lands, which the card names)."""
+    config = ctx.config.publish
+    hub_dir = ctx.final_out or ctx.out
+    build_dir = _build_dir(ctx.inputs)
+    manifest = BuildManifest.read(build_dir)
+    load_from = _load_from(ctx.config, ctx.inputs, hub_dir)
 
     fmt = config.answer_format  # every split is published in the same answer form
     tables = tables_with_answer_format(load_tables(build_dir, manifest), fmt)
@@ -108,8 +135,8 @@ def build_hub_folder(
     splits = split_tables(tables, test_tables)
     results = enforce(run_checks(tables, config.checks, splits))
 
-    hub_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=hub_dir.parent, prefix=f".{hub_dir.name}.staging-"))
+    staging = ctx.out
+    staging.mkdir(parents=True)
     shards = {
         name: sum(
             len(write_config_shards(t, CONFIG_BY_NAME[name], staging, config.max_shard_bytes, s))
@@ -131,10 +158,8 @@ def build_hub_folder(
         load_from=load_from,
     )
     (staging / "README.md").write_text(card, encoding="utf-8")
-    as_if_created(staging)  # mkdtemp made it 0700: the published folder follows the umask
-    replace_dir(staging, hub_dir)
-
-    stats = {
+    as_if_created(staging)  # temp-written files: the published folder follows the umask
+    return {
         "hub_dir": str(hub_dir),
         "build_id": manifest.build_id,
         "rows": {name: t.num_rows for name, t in tables.items()},  # train / full
@@ -142,11 +167,40 @@ def build_hub_folder(
             name: {s: t.num_rows for s, t in by_split.items()} for name, by_split in splits.items()
         },
         "shards": shards,
-        "files": len(list_files(hub_dir)),
+        "files": len(list_files(staging)),
         "checks": [
             {"name": r.name, "invariant": r.invariant, "rows": r.checked_rows, "passed": r.passed}
             for r in results
         ],
     }
-    mark_done(state_dir, key, STAGE, stats)
-    return stats | {"cached": False}
+
+
+PUBLISH: Stage[PublishCall] = Stage(
+    name=STAGE,
+    version=VERSION,
+    config=PublishCall,
+    inputs=("manifest", "tables"),
+    outputs=_outputs,
+    run=_publish,
+    key_exclude=frozenset({"repo_id"}),  # it acts only through the load target: key_extra
+    key_extra=_load_from,
+    atomic=True,
+    marker_beside=True,  # every file in the Hub folder is pushed: no marker inside
+    code=("pipeline.publish",),
+)
+
+
+def build_hub_folder(
+    build_dir: str | Path,
+    hub_dir: str | Path,
+    config: PublishConfig | None = None,
+    repo_id: str | None = None,
+) -> dict[str, Any]:
+    """Lay out the Hub folder for a build. Returns stats (rows and shards per config, checks)
+    and whether the folder was reused (`cached`).
+
+    The card's load lines name `repo_id` (default: the build's `hub.repo_id`), or without
+    one the folder as given here. The old entry, kept until the flows run `PUBLISH` itself."""
+    call = PublishCall(publish=config or PublishConfig(), repo_id=repo_id)
+    result = run_stage(PUBLISH, call, publish_inputs(build_dir), Path(hub_dir))
+    return result.stats | {"cached": result.cached}

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from pipeline.common.runner import marker_dir
 from pipeline.publish import CONFIG_NAMES, build_hub_folder
 from pipeline.publish.layout import list_files
 from schemas.dataset_configs import CONFIG_BY_NAME
@@ -270,7 +271,7 @@ def test_same_rows_same_card_and_plots(build_dir: Path, tmp_path: Path) -> None:
     build_hub_folder(build_dir, hub)
     first = {f: (hub / f).read_bytes() for f in list_files(hub)}
     shutil.rmtree(hub)
-    shutil.rmtree(build_dir / "publish")  # no stage cache: everything is written again
+    shutil.rmtree(marker_dir(hub, beside=True))  # no stage cache: everything is written again
     build_hub_folder(build_dir, hub)
     assert {f: (hub / f).read_bytes() for f in list_files(hub)} == first
     assert "assets/origins.png" in first
