@@ -38,16 +38,7 @@ PENDING = {
     "PolicyFit",
     # The demoeval lane replaces this field (an EvaluateSection); its description comes then.
     "RunConfig.evaluate",
-    # D3: sampling, instances
-    "SampleConfig",
-    "ModelSource",
-    "TransformersOptions",
-    "OpenAIOptions",
-    "ServeOptions",
-    "VLLMOptions",
-    "TokenFilter",
-    "ReferenceSource",
-    "MutantSource",
+    # D3: instances
     "AssembleConfig",
     "SplitSpec",
     "AdversarialConfig",
