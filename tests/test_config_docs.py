@@ -38,12 +38,6 @@ PENDING = {
     "PolicyFit",
     # The demoeval lane replaces this field (an EvaluateSection); its description comes then.
     "RunConfig.evaluate",
-    # D3: instances
-    "AssembleConfig",
-    "SplitSpec",
-    "AdversarialConfig",
-    "DPOConfig",
-    "JudgeModelSpec",
     # D4: train
     "TrainConfig",
     "DataSettings",
