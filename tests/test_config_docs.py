@@ -38,19 +38,6 @@ PENDING = {
     "PolicyFit",
     # The demoeval lane replaces this field (an EvaluateSection); its description comes then.
     "RunConfig.evaluate",
-    # D4: train
-    "TrainConfig",
-    "DataSettings",
-    "LoraSettings",
-    "PromptSettings",
-    "OptimSettings",
-    "GrpoSettings",
-    "VllmSettings",
-    "DpoSettings",
-    "SftSettings",
-    "RaftSettings",
-    "RlvrSettings",
-    "SandboxSettings",
     # D5: evaluate, policy_eval, the study, the ablation
     "EvalConfig",
     "PolicyEvalConfig",
