@@ -267,3 +267,40 @@ def test_option_for_takes_help_default_and_bounds_from_the_field() -> None:
     assert option_for(_Knobs, "tags").default == ["a"]
     with pytest.raises(KeyError, match="no field 'siz'"):
         option_for(_Knobs, "siz")
+
+
+# Flags built by option_for: (command, option name, model, field).
+OPTION_FOR_FLAGS = [
+    ("judge", "chunk_size", "JudgeConfig", "chunk_size"),
+    ("judge", "time_limit_scale", "JudgeConfig", "time_limit_scale"),
+    ("judge", "pool_size", "SandboxSection", "pool_size"),
+]
+
+
+@pytest.mark.parametrize("command", sorted({c for c, *_ in OPTION_FOR_FLAGS}))
+def test_help_shows_field_descriptions(command: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flag that restates a config field shows the field's description on an 80-column
+    help page, and its default is the field's."""
+    import typer.rich_utils
+
+    from aletheia.cli import load_command
+    from pipeline.common.config_options import field_default
+
+    monkeypatch.setattr(typer.rich_utils, "MAX_WIDTH", 80)
+    page = CliRunner().invoke(app, [command, "--help"], terminal_width=80).output
+    words = " ".join(page.replace("│", " ").split())
+    cmd = load_command(command)
+    assert cmd is not None
+    params = {p.name: p for p in cmd.params}
+    models = _all_models()
+    for name, param_name, model_name, field in OPTION_FOR_FLAGS:
+        if name != command:
+            continue
+        model = models[model_name]
+        description = model.model_fields[field].description
+        assert description, f"{model_name}.{field} has no description"
+        param = params[param_name]
+        assert getattr(param, "help", None) == description
+        assert param.default == field_default(model, field)
+        # The description on the page, its words in order (the help column wraps them).
+        assert " ".join(description.split()) in words, f"{description!r} not on:\n{page}"
