@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined, to_jsonable_python
 
 REFERENCE = Path("docs/config-reference.md")
-REGENERATE = "python -m aletheia config reference"
+REGENERATE = "aletheia config reference"
 
 
 def top_level() -> dict[str, type[BaseModel]]:
@@ -154,7 +154,7 @@ def render_reference(models: Mapping[str, type[BaseModel]]) -> str:
         "",
         f"Generated from the config models by `{REGENERATE}`; do not edit by hand.",
         "A field's description is its `Field(description=...)`; a JSON schema of each config",
-        "is printed by `python -m aletheia config schema NAME`.",
+        "is printed by `aletheia config schema NAME`.",
         "",
     ]
     for key, model in models.items():
