@@ -101,6 +101,12 @@ def _policy_eval(app: typer.Typer) -> None:
     register(app)
 
 
+def _config(app: typer.Typer) -> None:
+    from pipeline.config_docs import register
+
+    register(app)
+
+
 def _flows(app: typer.Typer) -> None:
     from flows.cli import register
 
@@ -170,6 +176,9 @@ COMMANDS: dict[str, _Entry] = {
         "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",
     ),
     "build-eval": _Entry(_flows, "Build the eval configs only (heldout, strong, hard, adv)."),
+    "config": _Entry(
+        _config, "The configs' JSON schemas and the generated reference (docs/config-reference.md)."
+    ),
 }
 
 # The short-flag convention: a letter for each option that several commands share, the

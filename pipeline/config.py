@@ -46,9 +46,16 @@ class ShardPlacement(_Section):
     that has every listed resource free, so labelling nodes (`ray start --resources
     '{"gpu_node": 1}'`) and asking for the label routes the shard there."""
 
-    num_cpus: float | None = Field(None, ge=0)  # None = Ray's default (1)
-    num_gpus: float | None = Field(None, ge=0)
-    resources: dict[str, float] = Field(default_factory=dict)  # custom node labels, e.g. gpu_node
+    num_cpus: float | None = Field(
+        None, ge=0, description="CPUs one shard asks Ray for; None = Ray's default (1)."
+    )
+    num_gpus: float | None = Field(
+        None, ge=0, description="GPUs one shard asks Ray for; None = none."
+    )
+    resources: dict[str, float] = Field(
+        default_factory=dict,
+        description="Custom node resources one shard asks for (node labels, e.g. gpu_node: 1).",
+    )
 
     def ray_options(self) -> dict[str, Any]:
         opts: dict[str, Any] = {"resources": dict(self.resources)} if self.resources else {}
@@ -62,24 +69,45 @@ class ShardPlacement(_Section):
 class RunnerSection(_Section):
     """How stage shards are executed. Shards are by problem, so any one can be redone alone."""
 
-    kind: Literal["thread", "ray"] = "thread"
-    ray_address: str | None = None  # None = start a local Ray cluster; "auto" / "ray://host:10001"
-    sample_shards: int = Field(1, ge=1)
-    judge_shards: int = Field(1, ge=1)
-    # DPO verifier-response shards (by problem), placed like sampling (`sample_placement`:
-    # they load models too); None = as many as `sample_shards`.
-    dpo_shards: int | None = Field(None, ge=1)
-    # Shards in flight at once per fan-out, on threads and on a Ray cluster alike (the flow
-    # submits the next shard only when one has finished).
-    max_parallel_shards: int = Field(2, ge=1)
-    # Shards of the model stages (policy fits, sampling, DPO responses) in flight at once;
-    # None = max_parallel_shards. On a small CPU box: judge shards one at a time (each
-    # already runs `sandbox.pool_size` containers) but one-thread model shards side by side.
-    model_parallel_shards: int | None = Field(None, ge=1)
-    # Where shards may run on a Ray cluster: sampling (vLLM) on GPU nodes, judging on nodes
-    # with Docker and the sandbox image. Empty = anywhere.
-    sample_placement: ShardPlacement = Field(default_factory=ShardPlacement)
-    judge_placement: ShardPlacement = Field(default_factory=ShardPlacement)
+    kind: Literal["thread", "ray"] = Field(
+        "thread", description="Where shards run: threads of this process, or a Ray cluster."
+    )
+    ray_address: str | None = Field(
+        None,
+        description="The Ray cluster (`auto`, `ray://host:10001`); None = start a local one.",
+    )
+    sample_shards: int = Field(1, ge=1, description="Sampling shards (by problem).")
+    judge_shards: int = Field(1, ge=1, description="Judging shards (by problem).")
+    dpo_shards: int | None = Field(
+        None,
+        ge=1,
+        description="DPO verifier-response shards (by problem), placed like sampling "
+        "(`sample_placement`: they load models too); None = as many as `sample_shards`.",
+    )
+    max_parallel_shards: int = Field(
+        2,
+        ge=1,
+        description="Shards in flight at once per fan-out, on threads and on Ray alike (the "
+        "flow submits the next shard only when one has finished).",
+    )
+    model_parallel_shards: int | None = Field(
+        None,
+        ge=1,
+        description="Shards of the model stages (policy fits, sampling, DPO responses) in "
+        "flight at once; None = max_parallel_shards. On a small CPU box: judge shards one at "
+        "a time (each runs `sandbox.pool_size` containers), one-thread model shards side by "
+        "side.",
+    )
+    sample_placement: ShardPlacement = Field(
+        default_factory=ShardPlacement,
+        description="Where sampling shards may run on a Ray cluster (e.g. GPU nodes for "
+        "vLLM); empty = anywhere.",
+    )
+    judge_placement: ShardPlacement = Field(
+        default_factory=ShardPlacement,
+        description="Where judging shards may run on a Ray cluster (nodes with Docker and "
+        "the sandbox image); empty = anywhere.",
+    )
 
     @model_validator(mode="after")
     def _dpo_like_sampling(self) -> RunnerSection:
@@ -95,13 +123,21 @@ class RunnerSection(_Section):
 class RetrySection(_Section):
     """Retries with backoff for transient failures (sandbox SE storms, HTTP 5xx), and timeouts."""
 
-    retries: int = Field(2, ge=0)
-    backoff_s: list[float] = Field(default_factory=lambda: [5.0, 30.0, 120.0])
-    jitter_factor: float = Field(0.5, ge=0)
-    # Per stage task; None = no limit. Prefect enforces it only between blocking calls of a
-    # task running in a thread, so hangs are bounded first by the stages' own limits
-    # (sandbox wall-time per test, HTTP timeouts of the generation backends).
-    timeout_s: float | None = Field(None, gt=0)
+    retries: int = Field(2, ge=0, description="Retries of a failed stage task.")
+    backoff_s: list[float] = Field(
+        default_factory=lambda: [5.0, 30.0, 120.0],
+        description="Seconds to wait before each retry (the last repeats).",
+    )
+    jitter_factor: float = Field(
+        0.5, ge=0, description="Random spread of each wait, as a fraction of it."
+    )
+    timeout_s: float | None = Field(
+        None,
+        gt=0,
+        description="Time limit per stage task; None = none. Prefect enforces it only between "
+        "blocking calls of a task in a thread, so hangs are bounded first by the stages' own "
+        "limits (sandbox wall time per test, the generation backends' HTTP timeouts).",
+    )
 
 
 class ProgressSection(_Section):
@@ -110,24 +146,41 @@ class ProgressSection(_Section):
     every `artifact_every_s`. `sample.progress` / `judge.progress` switch a stage's lines
     off (in a flow the stages never draw their own progress bars)."""
 
-    enabled: bool = True
-    log_every_s: float = Field(10.0, gt=0)
-    artifact_every_s: float = Field(2.0, gt=0)
+    enabled: bool = Field(True, description="Report the long stages' progress at all.")
+    log_every_s: float = Field(
+        10.0, gt=0, description="Seconds between progress lines in the terminal and flow log."
+    )
+    artifact_every_s: float = Field(
+        2.0, gt=0, description="Seconds between updates of the Prefect UI's progress artifact."
+    )
 
 
 class HubSection(_Section):
-    repo_id: str | None = None  # namespace/name; None = build the local folder only
-    push: bool = False  # token: HF_TOKEN in the environment, never in the config
-    endpoint: str | None = None  # None = HF_ENDPOINT or https://huggingface.co
-    private: bool = False
-    tag: str | None = None  # None = v<pipeline version>-<build id>
+    repo_id: str | None = Field(
+        None, description="The Hub dataset repo, namespace/name; None = the local folder only."
+    )
+    push: bool = Field(
+        False,
+        description="Push the folder to `repo_id` (token: HF_TOKEN in the environment, never "
+        "in the config).",
+    )
+    endpoint: str | None = Field(
+        None, description="The Hub's URL; None = HF_ENDPOINT or https://huggingface.co."
+    )
+    private: bool = Field(False, description="Create the repo private.")
+    tag: str | None = Field(
+        None, description="The release tag; None = v<pipeline version>-<build id>."
+    )
 
 
 class TinyModelSection(_Section):
     """A tiny random model built locally (no downloads): the demo's DPO verifier."""
 
-    dir: Path = Path(".cache/models/tiny-qwen2")
-    seed: int = 0
+    dir: Path = Field(
+        Path(".cache/models/tiny-qwen2"),
+        description="Where the model is built (reused when it holds a config.json).",
+    )
+    seed: int = Field(0, description="Seed of the random weights.")
 
 
 class EvaluateSection(EvalConfig):
@@ -136,8 +189,13 @@ class EvaluateSection(EvalConfig):
     writes the report under `out_dir` (never inside the hub folder, which is what is pushed).
     Cached like a stage: a re-run with the same model, published rows and knobs reuses it."""
 
-    model: str  # a model folder or hub id; the demo: its tiny verifier (`tiny_model.dir`)
-    out_dir: Path | None = None  # None = <run out_dir>/eval
+    model: str = Field(
+        description="The verifier to evaluate: a model folder or hub id (the demo: its tiny "
+        "verifier, `tiny_model.dir`)."
+    )
+    out_dir: Path | None = Field(
+        None, description="Where the report goes; None = <run out_dir>/eval."
+    )
 
     def eval_config(self) -> EvalConfig:
         """The knobs `pipeline.evaluate.evaluate` takes (this section less model / out_dir)."""
@@ -215,42 +273,103 @@ def default_sample() -> SampleConfig:
 
 
 class RunConfig(_Section):
-    name: str = "aletheia"
-    seed: int = 0  # propagated to every stage section that does not set its own
-    # None = derived from this config's content (template files by their content, not path)
-    build_id: str | None = None
-    sources: list[str] = Field(default_factory=lambda: ["bundled"])
-    out_dir: Path = Path("out/aletheia")  # work/ (intermediate tables) and hub/ (the release)
-    # The verifier prompt of the dataset side (DPO rows' `prompt`, and the prompt measured
-    # for assembly's token cap): user template files with {question} {candidates}
-    # {valid_options} (and {valid_options} for the instruct system turn); None = our wording.
-    # Propagated to `assemble` and `dpo` unless they set their own.
-    prompt_template: str | None = None
-    system_template: str | None = None
+    name: str = Field(
+        "aletheia", description="The build's name (in its Prefect artifacts' keys and summary)."
+    )
+    seed: int = Field(
+        0, description="The run-wide seed, given to every stage section that sets none."
+    )
+    build_id: str | None = Field(
+        None,
+        description="The build's id (every row's `build_id`); None = derived from this "
+        "config's data sections (template files by their content, not their path).",
+    )
+    sources: list[str] = Field(
+        default_factory=lambda: ["bundled"],
+        description="Problem sources to ingest (pipeline.problems.sources specs).",
+    )
+    out_dir: Path = Field(
+        Path("out/aletheia"),
+        description="Holds work/ (the intermediate tables) and hub/ (the release).",
+    )
+    prompt_template: str | None = Field(
+        None,
+        description="The dataset side's verifier prompt (DPO rows' `prompt`, and the prompt "
+        "measured for assembly's token cap): a template file with {question} {candidates} "
+        "{valid_options}; None = our wording. Given to `assemble` and `dpo` unless they set "
+        "their own.",
+    )
+    system_template: str | None = Field(
+        None,
+        description="The instruct system turn's template file ({valid_options}); None = our "
+        "wording. Given to `assemble` and `dpo` unless they set their own.",
+    )
 
-    ingest: IngestConfig = Field(default_factory=IngestConfig)
-    splits: SplitConfig = Field(default_factory=SplitConfig)
-    sample: SampleConfig = Field(default_factory=lambda: default_sample())
-    judge: JudgeConfig = Field(default_factory=JudgeConfig)
-    assemble: AssembleConfig = Field(default_factory=AssembleConfig)
-    mixed: AdversarialConfig = Field(default_factory=AdversarialConfig.mixed)
-    adv: AdversarialConfig = Field(default_factory=AdversarialConfig)
-    dpo: DPOConfig = Field(default_factory=DPOConfig)
-    publish: PublishConfig = Field(default_factory=PublishConfig)
+    ingest: IngestConfig = Field(
+        default_factory=IngestConfig, description="Ingesting problems with tests."
+    )
+    splits: SplitConfig = Field(
+        default_factory=SplitConfig, description="Contamination-free problem splits."
+    )
+    sample: SampleConfig = Field(
+        default_factory=lambda: default_sample(),
+        description="Candidate generation: the policy pool (or a pool file, or a list of "
+        "them); default: references and their mutants, no model.",
+    )
+    judge: JudgeConfig = Field(
+        default_factory=JudgeConfig, description="Judging candidates in the sandbox."
+    )
+    assemble: AssembleConfig = Field(
+        default_factory=AssembleConfig,
+        description="Instances with exactly one correct candidate (train, heldout, strong, hard).",
+    )
+    mixed: AdversarialConfig = Field(
+        default_factory=AdversarialConfig.mixed,
+        description="The Mixed set: bias edits on a share of Train (split must be mixed).",
+    )
+    adv: AdversarialConfig = Field(
+        default_factory=AdversarialConfig,
+        description="The Adv eval set: bias edits, every edited program judged again (split "
+        "must be adv).",
+    )
+    dpo: DPOConfig = Field(
+        default_factory=DPOConfig, description="DPO pairs from verifier-model responses."
+    )
+    publish: PublishConfig = Field(
+        default_factory=PublishConfig, description="The Hub folder's layout and checks."
+    )
 
-    hub: HubSection = Field(default_factory=HubSection)
-    sandbox: SandboxSection = Field(default_factory=SandboxSection)
-    runner: RunnerSection = Field(default_factory=RunnerSection)
-    retry: RetrySection = Field(default_factory=RetrySection)
-    progress: ProgressSection = Field(default_factory=ProgressSection)
-    tiny_model: TinyModelSection | None = None
-    # Tiny local policies fitted on the ingested problems' reference solutions before
-    # sampling (pipeline/models/policy.py): the demo's weak and strong pools.
-    policies: list[PolicyFit] = Field(default_factory=list)
-    train: str | None = None  # a TrainConfig YAML for the train-verifier flow
-    # Evaluate a verifier on the published folder after publish (EvaluateSection); None =
-    # no evaluation. Not a data section: it changes no row, so not the build id either.
-    evaluate: EvaluateSection | None = None
+    hub: HubSection = Field(
+        default_factory=HubSection, description="Where (and whether) the release is pushed."
+    )
+    sandbox: SandboxSection = Field(
+        default_factory=SandboxSection, description="The sandbox engine that runs programs."
+    )
+    runner: RunnerSection = Field(
+        default_factory=RunnerSection, description="How stage shards are executed."
+    )
+    retry: RetrySection = Field(
+        default_factory=RetrySection, description="Retries and timeouts of stage tasks."
+    )
+    progress: ProgressSection = Field(
+        default_factory=ProgressSection, description="Progress reports of the long stages."
+    )
+    tiny_model: TinyModelSection | None = Field(
+        None, description="A tiny random local model (the demo's DPO verifier); None = none."
+    )
+    policies: list[PolicyFit] = Field(
+        default_factory=list,
+        description="Tiny local policies fitted on the ingested problems' reference solutions "
+        "before sampling (pipeline/models/policy.py): the demo's weak and strong pools.",
+    )
+    train: str | None = Field(
+        None, description="A TrainConfig YAML for the train-verifier flow; None = none."
+    )
+    evaluate: EvaluateSection | None = Field(
+        None,
+        description="Evaluate a verifier on the published folder after publish; None = no "
+        "evaluation. Not a data section: it changes no row, so not the build id either.",
+    )
 
     @field_validator("evaluate", mode="before")
     @classmethod

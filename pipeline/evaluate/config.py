@@ -55,37 +55,63 @@ def backend_option(text: str) -> BackendOptions:
 class EvalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    splits: list[str] = Field(default_factory=lambda: list(EVAL_SPLITS))
-    # Which split of each evaluation config is scored: `test` (Aletheia's: up to 250 rows
-    # per list size and language) or `full` (every row).
-    split: Literal["test", "full"] = "test"
-    k: int = Field(default=8, ge=1)  # listwise responses per instance: top-1 reads the first
-    style: Literal["think", "instruct"] = (
-        "think"  # the verifier prompt (pipeline.common.verifier_prompt)
+    splits: list[str] = Field(
+        default_factory=lambda: list(EVAL_SPLITS),
+        description="The evaluation configs to score (heldout, strong, hard, adv).",
     )
-    prompt_template: str | None = None  # user-turn template file; our wording when None
-    system_template: str | None = None  # instruct system-turn template file
-    pairwise: bool = True  # round-robin pair prompts for lists of 3+ (Aletheia's ranking metrics)
-    temperature: float = 0.6  # Aletheia's evaluation sampling
-    top_p: float = 0.95
-    max_new_tokens: int = Field(default=16384, ge=1)  # Aletheia's default budget
-    limit: int | None = Field(default=None, ge=1)  # first N instances per split (smoke runs)
-    seed: int = 0
-    # A split whose share of invalid answers (listwise responses, or pair verdicts) is above
-    # this is flagged in the report: its accuracy is mostly "no answer" and its ranking
-    # metrics rest on few lists.
-    invalid_flag_above: float = Field(default=0.5, ge=0.0, le=1.0)
-    # How responses are generated: a sampling backend's options, as a pool source's `backend`
-    # (type transformers | openai | vllm: pipeline/sampling/config.py), opened by the sampling
-    # stage's make_backend. `model` is then a folder, a hub id or a served model's name.
-    backend: BackendOptions = Field(default_factory=default_backend)
-    progress: bool = True  # a progress bar while responses are generated
-    # Ours, not Aletheia's (it samples freely): every response (listwise and pair prompts) is
-    # decoded as free text, then `\boxed{X}` with X a valid letter the model picks itself
-    # (the backend's constrained decoding, as `dpo.constrain_answer`). For models never
-    # trained on the format (the demo's tiny random verifier), whose free answers never
-    # parse: their scores are then near chance, which the report's random baseline shows.
-    constrain_answer: bool = False
+    split: Literal["test", "full"] = Field(
+        "test",
+        description="Which split of each evaluation config is scored: `test` (Aletheia's: up "
+        "to 250 rows per list size and language) or `full` (every row).",
+    )
+    k: int = Field(
+        default=8, ge=1, description="Listwise responses per instance (top-1 reads the first)."
+    )
+    style: Literal["think", "instruct"] = Field(
+        "think", description="The verifier prompt's style (pipeline.common.verifier_prompt)."
+    )
+    prompt_template: str | None = Field(
+        None, description="User-turn template file; None = our wording."
+    )
+    system_template: str | None = Field(
+        None, description="Instruct system-turn template file; None = our wording."
+    )
+    pairwise: bool = Field(
+        True,
+        description="Round-robin pair prompts for lists of 3+ (Aletheia's ranking metrics: "
+        "tau-b, NDCG, transitivity).",
+    )
+    temperature: float = Field(0.6, description="Sampling temperature (Aletheia's evaluation).")
+    top_p: float = Field(0.95, description="Nucleus sampling (Aletheia's evaluation).")
+    max_new_tokens: int = Field(
+        default=16384, ge=1, description="Response budget in tokens (Aletheia's default)."
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="First N instances per split (smoke runs); None = all."
+    )
+    seed: int = Field(0, description="Seed every prompt's own seed is derived from.")
+    invalid_flag_above: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="A split whose share of invalid answers (listwise responses, or pair "
+        "answers) is above this is flagged in the report: its accuracy is mostly 'no answer' "
+        "and its ranking metrics rest on few lists.",
+    )
+    backend: BackendOptions = Field(
+        default_factory=default_backend,
+        description="How responses are generated: a sampling backend's options, as a pool "
+        "source's `backend` (type transformers | openai | vllm); `model` is then a folder, a "
+        "hub id or a served model's name.",
+    )
+    progress: bool = Field(True, description="A progress bar while responses are generated.")
+    constrain_answer: bool = Field(
+        False,
+        description="Ours, not Aletheia's (it samples freely): each response is free text, "
+        "then `\\boxed{X}` with X a valid letter the model picks (constrained decoding, as "
+        "`dpo.constrain_answer`). For models never trained on the format, whose free answers "
+        "never parse; their scores then sit near the random baseline.",
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -74,40 +74,81 @@ class SplitSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    tier: Literal["weak", "strong"] = "weak"
-    band: Band = "easy"
-    problems: Literal["train", "heldout"] = "train"
-    # None: `train` for Train's problems, `listwise_eval` for held-out ones (Aletheia).
-    construction: Construction | None = None
-    # listwise_eval: rate combinations drawn per list size ("all": every one) and code
-    # picks per combination; None: Aletheia's for the tier and band (LISTWISE_EVAL_DRAWS).
-    combos_per_size: int | Literal["all"] | None = None
-    picks_per_combo: int | None = Field(default=None, ge=1)
-    # Aletheia's 800-token candidate cap (AssembleConfig.max_candidate_tokens) applies to
-    # this split; None: yes for `train` construction, no for `listwise_eval` (commented
-    # out in src/listwise_eval_sets.py). The prompt cap applies to every split.
-    apply_candidate_cap: bool | None = None
-    # The split's published `test` split: at most this many rows per (list size, language),
-    # a seeded sample of the `full` split. None: 250 (Aletheia) for held-out problems, no
-    # test split for Train's.
-    test_rows_per_stratum: int | None = Field(default=None, ge=1)
-    # Wanted rows per list size; None = keep every list. Aletheia (Train): 12,500 per size,
-    # one row per prompt_id first (diversity), then other rows of those prompt_ids.
-    size_targets: dict[int, int] | None = None
-    # List sizes this split keeps; None = every size 2..max_candidates. `[2]` gives the
-    # pairs-only evaluation sets of Aletheia's earlier src/cerebrm_datagen.py.
-    list_sizes: list[int] | None = None
-    # Candidate origins this split may use; None = any. Aletheia's candidates are policy
-    # outputs only; reference solutions and mutants never enter Strong unless asked for.
-    origins: list[Origin] | None = None
-    # Aletheia's Train keeps a prompt_id only if it has more than 6 rows of that list size.
-    min_rows_per_prompt_id: int = Field(default=1, ge=1)
-    # Ours: at most this many rows per (list size, language) stratum in the split itself.
-    cap_per_stratum: int | None = None
-    max_instances_per_problem: int | None = Field(default=None, ge=1)
-    # balanced selection: instances drawn from one group, each with another correct one.
-    max_instances_per_group: int = Field(default=1, ge=1)
+    name: str = Field(description="The split's name (its table and file stem).")
+    tier: Literal["weak", "strong"] = Field("weak", description="The candidates' tier.")
+    band: Band = Field(
+        "easy",
+        description="easy: incorrect pass rates in [0, easy_max_pass_rate]; hard: near "
+        "misses in [hard_min_pass_rate, hard_max_pass_rate].",
+    )
+    problems: Literal["train", "heldout"] = Field(
+        "train", description="The problem split its instances come from."
+    )
+    construction: Construction | None = Field(
+        None,
+        description="How lists are drawn from a group; None = `train` for Train's problems, "
+        "`listwise_eval` for held-out ones (Aletheia).",
+    )
+    combos_per_size: int | Literal["all"] | None = Field(
+        None,
+        description='listwise_eval: rate combinations drawn per list size ("all": every '
+        "one); None = Aletheia's for the tier and band.",
+    )
+    picks_per_combo: int | None = Field(
+        default=None,
+        ge=1,
+        description="listwise_eval: code picks per combination; None = Aletheia's for the "
+        "tier and band.",
+    )
+    apply_candidate_cap: bool | None = Field(
+        None,
+        description="Whether the candidate token cap (max_candidate_tokens) applies; None = "
+        "yes for `train` construction, no for `listwise_eval` (as Aletheia). The prompt cap "
+        "applies to every split.",
+    )
+    test_rows_per_stratum: int | None = Field(
+        default=None,
+        ge=1,
+        description="The published `test` split: at most this many rows per (list size, "
+        "language), a seeded sample of `full`. None = 250 (Aletheia) for held-out problems, "
+        "no test split for Train's.",
+    )
+    size_targets: dict[int, int] | None = Field(
+        None,
+        description="Wanted rows per list size; None = every list. Aletheia (Train): 12,500 "
+        "per size, one row per prompt_id first (diversity), then other rows of those "
+        "prompt_ids.",
+    )
+    list_sizes: list[int] | None = Field(
+        None,
+        description="List sizes kept; None = every size 2..max_candidates. [2] gives the "
+        "pairs-only evaluation sets of Aletheia's earlier cerebrm_datagen.py.",
+    )
+    origins: list[Origin] | None = Field(
+        None,
+        description="Candidate origins this split may use; None = any. Aletheia's candidates "
+        "are policy outputs only.",
+    )
+    min_rows_per_prompt_id: int = Field(
+        default=1,
+        ge=1,
+        description="Keep a prompt_id only with at least this many rows of a list size "
+        "(Aletheia's Train: 7).",
+    )
+    cap_per_stratum: int | None = Field(
+        None,
+        description="Ours: at most this many rows per (list size, language) stratum; None = "
+        "no cap.",
+    )
+    max_instances_per_problem: int | None = Field(
+        default=None, ge=1, description="At most this many instances per problem; None = any."
+    )
+    max_instances_per_group: int = Field(
+        default=1,
+        ge=1,
+        description="balanced selection: instances drawn from one group, each with another "
+        "correct candidate.",
+    )
 
     @field_validator("size_targets")
     @classmethod
@@ -190,41 +231,92 @@ def default_splits() -> list[SplitSpec]:
 
 
 class AssembleConfig(StageConfig):
-    seed: int = 0
-    build_id: str = "dev"
-    grouping: Grouping = "generator_language"
-    selection: Selection = "aletheia"
-    # aletheia selection, `train` construction: combinations of distinct incorrect pass rates
-    # sampled per list size (Aletheia's MAX_COMBOS_PER_LEN), and for the hard band the pairs
-    # per group. `listwise_eval` splits use their own `combos_per_size`.
-    max_combos_per_size: int = Field(default=3, ge=1)
-    # aletheia selection: a list of n candidates needs n - 1 + this many distinct incorrect
-    # pass rates in its group. Aletheia's loop `range(1, min(k, 5))` makes it 1 (pairs need
-    # two distinct rates); 0 lets a group with a single incorrect rate yield a pair.
-    spare_incorrect_rates: int = Field(default=1, ge=0)
-    # Token caps, measured with `tokenizer` (a Hub name or a local path). Aletheia: candidates
-    # of more than 800 tokens are left out of Train (splits with `apply_candidate_cap`), rows
-    # whose verifier prompt exceeds 4096 tokens are dropped from every split. When the tokenizer cannot be loaded (offline, not cached) the caps are
-    # skipped with a warning and `token_caps.applied: false` in the stats, or the stage
-    # fails when `require_tokenizer` is set.
-    tokenizer: str | None = ALETHEIA_TOKENIZER
-    require_tokenizer: bool = False
-    max_candidate_tokens: int | None = Field(default=800, ge=1)
-    max_prompt_tokens: int | None = Field(default=4096, ge=1)
-    # The verifier prompt measured for the cap (both styles; the longer counts), with the
-    # same user templates as the DPO rows' prompts (None = our wording).
-    prompt_template: str | None = None
-    system_template: str | None = None
-    min_candidates: int = Field(default=2, ge=2, le=5)
-    max_candidates: int = Field(default=5, ge=2, le=5)
-    easy_max_pass_rate: float = Field(default=0.5, ge=0.0, lt=1.0)
-    hard_min_pass_rate: float = Field(default=0.7, ge=0.0, lt=1.0)
-    hard_max_pass_rate: float = Field(default=0.9, ge=0.0, lt=1.0)
-    # Aletheia's diversity rule: at most one incorrect candidate per distinct pass rate.
-    one_incorrect_per_pass_rate: bool = True
-    # Incorrect verdicts never used (e.g. ["CE"] to leave out programs that do not compile).
-    exclude_verdicts: list[str] = Field(default_factory=list)
-    splits: list[SplitSpec] = Field(default_factory=default_splits)
+    seed: int = Field(0, description="Seed of the draws; a run config gives its own unless set.")
+    build_id: str = Field(
+        "dev", description="Written to every row; a run config gives its build id unless set."
+    )
+    grouping: Grouping = Field(
+        "generator_language",
+        description="How candidates may be mixed in one instance: one generator and one "
+        "language (Aletheia), one language across generators, or anything of the problem.",
+    )
+    selection: Selection = Field(
+        "aletheia",
+        description="How a group's lists are chosen: Aletheia's (up to max_combos_per_size "
+        "combinations of distinct incorrect pass rates per list size), or balanced (ours: one "
+        "list per correct candidate, sizes balanced over the split).",
+    )
+    max_combos_per_size: int = Field(
+        default=3,
+        ge=1,
+        description="aletheia selection, `train` construction: combinations of distinct "
+        "incorrect pass rates sampled per list size (Aletheia's MAX_COMBOS_PER_LEN), and for "
+        "the hard band the pairs per group.",
+    )
+    spare_incorrect_rates: int = Field(
+        default=1,
+        ge=0,
+        description="aletheia selection: a list of n candidates needs n - 1 + this many "
+        "distinct incorrect pass rates in its group (Aletheia: 1); 0 lets a group with a "
+        "single incorrect rate yield a pair.",
+    )
+    # Token caps, measured with `tokenizer`. When the tokenizer cannot be loaded (offline,
+    # not cached) the caps are skipped with a warning and `token_caps.applied: false` in the
+    # stats, or the stage fails when `require_tokenizer` is set.
+    tokenizer: str | None = Field(
+        ALETHEIA_TOKENIZER,
+        description="The tokenizer that measures the token caps (a Hub name or a local path).",
+    )
+    require_tokenizer: bool = Field(
+        False,
+        description="Fail when the tokenizer cannot be loaded, instead of skipping the caps "
+        "with a warning.",
+    )
+    max_candidate_tokens: int | None = Field(
+        default=800,
+        ge=1,
+        description="Candidates over this many tokens are left out of splits with "
+        "apply_candidate_cap (Aletheia: 800, Train).",
+    )
+    max_prompt_tokens: int | None = Field(
+        default=4096,
+        ge=1,
+        description="Rows whose verifier prompt is over this many tokens are dropped from "
+        "every split (Aletheia: 4096).",
+    )
+    prompt_template: str | None = Field(
+        None,
+        description="The user template of the verifier prompt measured for the cap (both "
+        "styles; the longer counts), as the DPO rows' prompts; None = our wording.",
+    )
+    system_template: str | None = Field(
+        None, description="The instruct system-turn template file; None = our wording."
+    )
+    min_candidates: int = Field(default=2, ge=2, le=5, description="Smallest list size.")
+    max_candidates: int = Field(default=5, ge=2, le=5, description="Largest list size.")
+    easy_max_pass_rate: float = Field(
+        default=0.5, ge=0.0, lt=1.0, description="easy band: highest incorrect pass rate."
+    )
+    hard_min_pass_rate: float = Field(
+        default=0.7, ge=0.0, lt=1.0, description="hard band: lowest incorrect pass rate."
+    )
+    hard_max_pass_rate: float = Field(
+        default=0.9, ge=0.0, lt=1.0, description="hard band: highest incorrect pass rate."
+    )
+    one_incorrect_per_pass_rate: bool = Field(
+        True,
+        description="Aletheia's diversity rule: at most one incorrect candidate per distinct "
+        "pass rate.",
+    )
+    exclude_verdicts: list[str] = Field(
+        default_factory=list,
+        description='Incorrect verdicts never used (e.g. ["CE"] to leave out programs that do '
+        "not compile).",
+    )
+    splits: list[SplitSpec] = Field(
+        default_factory=default_splits,
+        description="The output splits; default: Aletheia's Train, Heldout, Strong and Hard.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> AssembleConfig:
@@ -252,31 +344,54 @@ MIXED_DEFAULTS: dict[str, Any] = {
 
 
 class AdversarialConfig(StageConfig):
-    seed: int = 0
-    split: str = "adv"  # the output split name: adv (every instance) or mixed (a share)
-    share: float = Field(default=1.0, ge=0.0, le=1.0)  # of instances that get edits
-    # per_row (Aletheia): one bias type per row, on every incorrect candidate (pro) or the
-    # correct one (anti); per_candidate (ours, earlier): a drawn type per candidate.
-    construction: Literal["per_row", "per_candidate"] = "per_row"
-    # per_row: one copy of each picked row per bias type (Adv, as Aletheia), or one type
-    # per picked row (Mixed).
-    copy_per_bias: bool = True
-    # Bias types that may be used (names from the catalogue); None = all of them. Default:
-    # the six of Aletheia's published Adv set.
-    bias_types: list[str] | None = Field(default_factory=lambda: list(ALETHEIA_ADV))
-    # per_candidate only: which roles are edited.
-    edit_correct: bool = True  # anti-bias edit on the correct candidate
-    edit_incorrect: bool = True  # pro-bias edit on every incorrect candidate
-    # Adv: an instance picked for edits whose every edit was rejected is left out (counted);
-    # Mixed keeps it unedited.
-    drop_selected_without_edit: bool = True
-    build_id: str | None = None  # None = keep the input's build_id
-    # Must match the settings the candidates were judged with, or pass rates cannot match.
-    judge: JudgeConfig = Field(default_factory=lambda: JudgeConfig(progress=False))
-    # An edit proven to leave the program unchanged (comments or layout only, nothing that
-    # could read its own lines or source: adversarial/unchanged.py) keeps its original's
-    # verdict without a sandbox run, counted `carried_unchanged`; true re-judges it anyway.
-    rejudge_unchanged: bool = False
+    seed: int = Field(0, description="Seed of the draws; a run config gives its own unless set.")
+    split: str = Field(
+        "adv",
+        description="The output split: adv (every instance) or mixed (a share; brings "
+        "Mixed's defaults for every key not set).",
+    )
+    share: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Share of the instances that get edits."
+    )
+    construction: Literal["per_row", "per_candidate"] = Field(
+        "per_row",
+        description="per_row (Aletheia): one bias type per row, on every incorrect candidate "
+        "(pro) or the correct one (anti); per_candidate (ours, earlier): a drawn type per "
+        "candidate.",
+    )
+    copy_per_bias: bool = Field(
+        True,
+        description="per_row: one copy of each picked row per bias type (Adv, as Aletheia), "
+        "or one type per picked row (Mixed).",
+    )
+    bias_types: list[str] | None = Field(
+        default_factory=lambda: list(ALETHEIA_ADV),
+        description="Bias types that may be used (catalogue names); None = all of them. "
+        "Default: the six of Aletheia's published Adv set.",
+    )
+    edit_correct: bool = Field(
+        True, description="per_candidate: an anti-bias edit on the correct candidate."
+    )
+    edit_incorrect: bool = Field(
+        True, description="per_candidate: a pro-bias edit on every incorrect candidate."
+    )
+    drop_selected_without_edit: bool = Field(
+        True,
+        description="An instance picked for edits whose every edit was rejected is left out "
+        "(counted; Adv), or kept unedited (Mixed).",
+    )
+    build_id: str | None = Field(None, description="None = keep the input's build_id.")
+    judge: JudgeConfig = Field(
+        default_factory=lambda: JudgeConfig(progress=False),
+        description="How edited programs are judged: must match the settings the candidates "
+        "were judged with, or pass rates cannot match.",
+    )
+    rejudge_unchanged: bool = Field(
+        False,
+        description="Re-judge an edit proven to leave the program unchanged (comments or "
+        "layout only; adversarial/unchanged.py), which otherwise keeps its original's verdict "
+        "without a sandbox run (counted carried_unchanged).",
+    )
 
     @field_validator("bias_types")
     @classmethod
@@ -316,13 +431,21 @@ class JudgeModelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str  # the id stored in judge_model
-    # A local folder, a Hub id, or the model name a server serves; None = `name` (a judge
-    # with neither is only usable with a backend passed in by the caller).
-    model: str | None = None
-    revision: str | None = None
-    backend: BackendOptions = Field(default_factory=TransformersOptions)
-    chat_template: str | None = None  # override: inline Jinja text or a path to a file
+    name: str = Field(description="The id stored in judge_model.")
+    model: str | None = Field(
+        None,
+        description="A local folder, a Hub id, or the model name a server serves; None = "
+        "`name`. `model_path` is its older name.",
+    )
+    revision: str | None = Field(None, description="The model's revision.")
+    backend: BackendOptions = Field(
+        default_factory=TransformersOptions,
+        description="How the model generates, as a policy source's backend (a bare word: "
+        "its type).",
+    )
+    chat_template: str | None = Field(
+        None, description="Chat template override: inline Jinja text or a path to a file."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -370,41 +493,78 @@ class DPOConfig(StageConfig):
     correct response is skipped or resampled from `fallback_judge`.
     """
 
-    seed: int = 0
-    name: str = "dpo"  # the output file stem: dpo, mixed_dpo
-    split: str | None = None  # None = keep each instance's split
-    judges: list[JudgeModelSpec] = Field(default_factory=list)
-    variants: list[PromptStyle] = Field(default_factory=lambda: ["think"])
-    # A user-turn template file with {question} {candidates} {valid_options}; None = ours.
-    prompt_template: str | None = None
-    system_template: str | None = None  # instruct only: the system-turn template file
-    construction: Literal["aletheia", "on_policy"] = "aletheia"
-    # aletheia: the judge whose trace gets the gold answer spliced in where no judge was
-    # right (Aletheia: DeepSeek-R1); None = the last of `judges`.
-    strong_judge: str | None = None
-    # aletheia: the judges rejected traces come from, with equal quotas (Aletheia: the
-    # 1.5B, 7B and 14B distills); None = every judge but the strong one (all if only one).
-    rejected_judges: list[str] | None = None
-    samples_per_judge: int = Field(default=4, ge=1)  # Aletheia's K
-    temperature: float = 0.6  # Aletheia's sampling temperature
-    top_p: float = 1.0
-    max_tokens: int = Field(default=16384, ge=1)  # Aletheia's max_tokens
-    # on_policy only: pairs per instance and variant (aletheia makes one).
-    pairs_per_instance: int = Field(default=1, ge=1)
-    # on_policy: where no judge picked the correct letter: skip, or sample a strong judge.
-    fallback: Literal["skip", "strong_judge"] = "skip"
-    fallback_judge: JudgeModelSpec | None = None
-    fallback_samples: int = Field(default=8, ge=1)
-    # Aletheia's regeneration round (thinkdpo_pairs.py lists the instances where every
-    # response was wrong or every one right; thinkdpo_datagen.py --wrong-indices-file samples
-    # them again): every judge samples those instances once more, before pairing, so a
-    # correct response can replace a gold splice (and an all-correct one gains a rejected).
-    # None = on for construction aletheia (its recipe), off for on_policy (which has its own
-    # fallback round; with both on, regeneration comes first).
-    regenerate: bool | None = None
-    # Constrained decoding to end in a valid \boxed{X} (ours); Aletheia samples freely.
-    constrain_answer: bool = False
-    batch_size: int = Field(default=64, ge=1)
+    seed: int = Field(0, description="Seed of the draws; a run config gives its own unless set.")
+    name: str = Field("dpo", description="The output file stem: dpo, mixed_dpo.")
+    split: str | None = Field(None, description="None = keep each instance's split.")
+    judges: list[JudgeModelSpec] = Field(
+        default_factory=list, description="Verifier models whose responses become the pairs."
+    )
+    variants: list[PromptStyle] = Field(
+        default_factory=lambda: ["think"], description="Prompt styles a pair is made in."
+    )
+    prompt_template: str | None = Field(
+        None,
+        description="A user-turn template file with {question} {candidates} {valid_options}; "
+        "None = ours.",
+    )
+    system_template: str | None = Field(
+        None, description="instruct only: the system-turn template file; None = ours."
+    )
+    construction: Literal["aletheia", "on_policy"] = Field(
+        "aletheia",
+        description="aletheia: chosen a correct sampled response (or a gold splice), rejected "
+        "from rejected_judges; on_policy (ours): both as sampled, same judge where possible.",
+    )
+    strong_judge: str | None = Field(
+        None,
+        description="aletheia: the judge whose trace gets the gold answer spliced in where no "
+        "judge was right (Aletheia: DeepSeek-R1); None = the last of `judges`.",
+    )
+    rejected_judges: list[str] | None = Field(
+        None,
+        description="aletheia: the judges rejected traces come from, with equal quotas "
+        "(Aletheia: the 1.5B, 7B and 14B distills); None = every judge but the strong one "
+        "(all if only one).",
+    )
+    samples_per_judge: int = Field(
+        default=4, ge=1, description="Responses each judge samples per instance (Aletheia's K)."
+    )
+    temperature: float = Field(0.6, description="Sampling temperature (Aletheia's).")
+    top_p: float = Field(1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(
+        default=16384, ge=1, description="Most tokens per response (Aletheia's)."
+    )
+    pairs_per_instance: int = Field(
+        default=1,
+        ge=1,
+        description="on_policy: pairs per instance and variant (aletheia makes one).",
+    )
+    fallback: Literal["skip", "strong_judge"] = Field(
+        "skip",
+        description="on_policy: where no judge picked the correct letter: skip, or sample "
+        "fallback_judge.",
+    )
+    fallback_judge: JudgeModelSpec | None = Field(
+        None, description="on_policy: the judge sampled by fallback strong_judge."
+    )
+    fallback_samples: int = Field(
+        default=8, ge=1, description="on_policy: responses the fallback judge samples."
+    )
+    regenerate: bool | None = Field(
+        None,
+        description="Aletheia's regeneration round: every judge samples the instances where "
+        "every response was wrong (or every one right) once more, before pairing, so a "
+        "correct response can replace a gold splice. None = on for construction aletheia, off "
+        "for on_policy (with both on, regeneration comes first).",
+    )
+    constrain_answer: bool = Field(
+        False,
+        description="Constrained decoding to end in a valid \\boxed{X} (ours); Aletheia "
+        "samples freely.",
+    )
+    batch_size: int = Field(
+        default=64, ge=1, description="Requests sent to a judge's backend at once."
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> DPOConfig:

@@ -9,7 +9,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.common.config_options import option_for
 from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.interface import SandboxSection
+from pipeline.judge.stage import JudgeConfig
 
 
 def stderr_console() -> Console:
@@ -59,18 +62,13 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path, typer.Option("--out", "-o", help="judged candidates Parquet to write")
         ],
-        chunk_size: Annotated[
-            int, typer.Option(help="programs per sandbox batch / checkpoint")
-        ] = 256,
-        time_limit_scale: Annotated[float, typer.Option(help="multiply every time limit")] = 1.0,
-        pool_size: Annotated[
-            int | None, typer.Option(help="programs judged at once (default: CPUs)")
-        ] = None,
+        chunk_size: int = option_for(JudgeConfig, "chunk_size"),
+        time_limit_scale: float = option_for(JudgeConfig, "time_limit_scale"),
+        pool_size: int | None = option_for(SandboxSection, "pool_size"),
         engine: EngineOpt = None,
     ) -> None:
         """Judge every candidate in the sandbox; distinct programs run once."""
-        from pipeline.judge.interface import SandboxSection
-        from pipeline.judge.stage import JudgeConfig, judge_candidates
+        from pipeline.judge.stage import judge_candidates
 
         cfg = JudgeConfig(chunk_size=chunk_size, time_limit_scale=time_limit_scale)
         sandbox = SandboxSection(engine=engine or "docker", pool_size=pool_size)

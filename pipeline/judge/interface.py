@@ -52,22 +52,32 @@ class SandboxSection(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    engine: EngineName = (
-        "docker"  # docker where it runs; process: no container runtime; http: remote
+    engine: EngineName = Field(
+        "docker",
+        description="docker where it runs; process: no container runtime; http: a remote "
+        "sandbox server.",
     )
-    pool_size: int | None = Field(None, ge=1)  # docker / process: programs at once; None = CPUs
-    image: str | None = (
-        None  # docker: an image tag or id; None = the current definition, built if missing
+    pool_size: int | None = Field(
+        None, ge=1, description="docker / process: programs run at once; None = CPUs."
     )
-    url: str | None = (
-        None  # http: the `python -m sandbox serve` server; None = $ALETHEIA_SANDBOX_URL
+    image: str | None = Field(
+        None,
+        description="docker: an image tag or id; None = the current definition, built if missing.",
     )
-    # http: the environment variable holding the server's token (a token never sits in a
-    # config: configs are logged, hashed and stored as flow parameters).
-    token_env: str = TOKEN_ENV
-    # Further options of the engine, passed to `sandbox.engines.open_engine` as they are
-    # (docker: cache, max_attempts, ...; see each engine).
-    options: dict[str, Any] = Field(default_factory=dict)
+    url: str | None = Field(
+        None,
+        description="http: the `python -m sandbox serve` server; None = $ALETHEIA_SANDBOX_URL.",
+    )
+    token_env: str = Field(
+        TOKEN_ENV,
+        description="http: the environment variable holding the server's token (a token never "
+        "sits in a config: configs are logged, hashed and stored as flow parameters).",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Further engine options, passed to `sandbox.engines.open_engine` as they "
+        "are (docker: cache, max_attempts, ...; see each engine).",
+    )
 
     @model_validator(mode="after")
     def _fields_fit_engine(self) -> SandboxSection:

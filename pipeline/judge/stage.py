@@ -58,10 +58,21 @@ VERDICT_COLUMNS = [f.name for f in VERDICT_FIELDS]
 class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    chunk_size: int = Field(256, ge=1)  # distinct programs per sandbox batch / checkpoint
-    time_limit_scale: float = Field(1.0, gt=0)  # e.g. 2.0 for slow machines; recorded in the rows
-    max_tests: int | None = Field(None, ge=1)  # judge on the first N tests only (None: all)
-    progress: bool = True
+    chunk_size: int = Field(
+        256, ge=1, description="Distinct programs per sandbox batch and per checkpoint."
+    )
+    time_limit_scale: float = Field(
+        1.0,
+        gt=0,
+        description="Multiplies every time limit (e.g. 2.0 on slow machines); recorded in "
+        "the rows.",
+    )
+    max_tests: int | None = Field(
+        None, ge=1, description="Judge on the first N tests only; None = all."
+    )
+    progress: bool = Field(
+        True, description="Show the stage's progress (display only: not in the build id)."
+    )
 
 
 # ---------------------------------------------------------------------- requests

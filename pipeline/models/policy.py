@@ -56,19 +56,26 @@ class PolicyFit(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    dir: Path  # where the model is written (and reused from)
-    languages: list[Language] = Field(default_factory=lambda: ["python", "cpp", "java"])
-    include_wrong: bool = False  # also fit the wrong references: a noisier, weaker policy
-    hidden_size: int = Field(64, ge=8)
-    num_layers: int = Field(2, ge=1)
-    steps: int = Field(200, ge=1)
-    learning_rate: float = Field(3e-3, gt=0)
-    batch_size: int = Field(32, ge=1)
-    seed: int = 0
-    # Where the fit runs: "cpu" (one thread: the same weights on any machine) or a torch
-    # device such as "cuda" (a GPU node; its float reductions differ, so it has its own key).
-    device: str = "cpu"
+    name: str = Field(description="The policy's name (its pool source's generator name).")
+    dir: Path = Field(description="Where the model is written (and reused from).")
+    languages: list[Language] = Field(
+        default_factory=lambda: ["python", "cpp", "java"],
+        description="Languages whose reference solutions it is fitted on.",
+    )
+    include_wrong: bool = Field(
+        False, description="Also fit the wrong references: a noisier, weaker policy."
+    )
+    hidden_size: int = Field(64, ge=8, description="Model width.")
+    num_layers: int = Field(2, ge=1, description="Transformer layers.")
+    steps: int = Field(200, ge=1, description="Optimizer steps.")
+    learning_rate: float = Field(3e-3, gt=0, description="AdamW learning rate.")
+    batch_size: int = Field(32, ge=1, description="Sequences per step.")
+    seed: int = Field(0, description="Seed of the weights and the batch order.")
+    device: str = Field(
+        "cpu",
+        description='Where the fit runs: "cpu" (one thread: the same weights on any machine) '
+        'or a torch device such as "cuda" (its float reductions differ, so it has its own key).',
+    )
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from pipeline.sampling.config import BackendOptions, TransformersOptions
 class BootstrapSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    resamples: int = Field(2000, ge=100)
-    confidence: float = Field(0.95, gt=0, lt=1)
-    seed: int = 0
+    resamples: int = Field(2000, ge=100, description="Bootstrap resamples.")
+    confidence: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
+    seed: int = Field(0, description="Seed of the resampling.")
 
 
 class PolicyEvalConfig(BaseModel):
@@ -24,30 +24,48 @@ class PolicyEvalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str  # local folder (a trained policy, LoRA merged) or hub id
-    name: str | None = None  # the name in reports (default: the model path)
-    backend: BackendOptions = Field(default_factory=TransformersOptions)
-    split: str | None = "test"  # problems whose source_split is this; None: every problem
+    model: str = Field(description="A local folder (a trained policy, LoRA merged) or a hub id.")
+    name: str | None = Field(None, description="The name in reports; None = the model path.")
+    backend: BackendOptions = Field(
+        default_factory=TransformersOptions,
+        description="How the policy generates (a policy source's backend options).",
+    )
+    split: str | None = Field(
+        "test", description="Problems whose source_split is this; None = every problem."
+    )
     limit: int | None = Field(
-        None, ge=1
-    )  # first N problems of the split (by source_id), for quick runs
-    samples: int = Field(1, ge=1)  # completions per problem (n of pass@k)
-    k: list[int] = Field(default_factory=lambda: [1])
-    temperature: float = Field(0.2, ge=0)
-    top_p: float = Field(0.95, gt=0, le=1)
-    max_tokens: int = Field(512, ge=1)
-    seed: int = 0
-    system_prompt: bool = True
-    # Qwen3 chat templates think unless `enable_thinking` is false; the paper's setting is off.
-    # None: pass nothing (e.g. a hosted API that rejects unknown request fields).
-    enable_thinking: bool | None = False
+        None,
+        ge=1,
+        description="The first N problems of the split (by source_id), for quick runs.",
+    )
+    samples: int = Field(1, ge=1, description="Completions per problem (the n of pass@k).")
+    k: list[int] = Field(
+        default_factory=lambda: [1], description="The k of pass@k (each within 1..samples)."
+    )
+    temperature: float = Field(0.2, ge=0, description="Sampling temperature.")
+    top_p: float = Field(0.95, gt=0, le=1, description="Nucleus sampling mass.")
+    max_tokens: int = Field(512, ge=1, description="Most tokens per completion.")
+    seed: int = Field(0, description="Sampling seed.")
+    system_prompt: bool = Field(True, description="Send the system turn.")
+    enable_thinking: bool | None = Field(
+        False,
+        description="Qwen3 chat templates think unless this is false; the paper's setting is "
+        "off. None = pass nothing (e.g. a hosted API that rejects unknown request fields).",
+    )
     lint_select: list[str] = Field(
-        default_factory=lambda: ["E", "F", "W", "B"]
-    )  # as RLVR's lint reward
-    time_limit_scale: float = Field(1.0, gt=0)
-    sandbox: SandboxSection = Field(default_factory=SandboxSection)  # the judge (engine, pool)
-    bootstrap: BootstrapSettings = Field(default_factory=BootstrapSettings)
-    progress: bool = True
+        default_factory=lambda: ["E", "F", "W", "B"],
+        description="Ruff rule prefixes counted, as RLVR's lint reward.",
+    )
+    time_limit_scale: float = Field(
+        1.0, gt=0, description="Multiplies every time limit, as judge.time_limit_scale."
+    )
+    sandbox: SandboxSection = Field(
+        default_factory=SandboxSection, description="The judge (engine, pool)."
+    )
+    bootstrap: BootstrapSettings = Field(
+        default_factory=BootstrapSettings, description="Bootstrap confidence intervals."
+    )
+    progress: bool = Field(True, description="Show progress.")
 
     @model_validator(mode="after")
     def _k_fits(self) -> PolicyEvalConfig:

@@ -34,36 +34,58 @@ PAPER_REWARDS: dict[str, dict[str, float]] = {
 class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "rlvr-study"
-    out_dir: Path
+    name: str = Field("rlvr-study", description="The study's name.")
+    out_dir: Path = Field(description="work/, the runs, the table and the curves go here.")
     sources: list[str] = Field(
-        default_factory=lambda: ["mbpp"]
-    )  # problem specs (pipeline.problems.sources)
-    check_references: bool = True  # quarantine problems whose reference fails its own tests
-    # The judge of the whole study: the reference check, the rewards (under train.rlvr.sandbox's
-    # own keys) and every evaluation (under evaluation.sandbox's).
-    sandbox: SandboxSection = Field(default_factory=SandboxSection)
-    train_split: str = "train"
-    eval_split: str = "test"
-    train_limit: int | None = Field(None, ge=1)  # first N train problems (smoke runs)
-    base_model: str | None = None  # path or hub id; None: fit `fit_policy` on the train split
-    fit_policy: dict[str, Any] | None = (
-        None  # pipeline.models.policy.PolicyFit fields except name/dir
+        default_factory=lambda: ["mbpp"],
+        description="Problem specs (pipeline.problems.sources).",
+    )
+    check_references: bool = Field(
+        True, description="Quarantine problems whose reference fails its own tests."
+    )
+    sandbox: SandboxSection = Field(
+        default_factory=SandboxSection,
+        description="The judge of the whole study: the reference check, the rewards (under "
+        "train.rlvr.sandbox's own keys) and every evaluation (under evaluation.sandbox's).",
+    )
+    train_split: str = Field("train", description="The source split RLVR trains on.")
+    eval_split: str = Field("test", description="The source split every policy is evaluated on.")
+    train_limit: int | None = Field(
+        None, ge=1, description="The first N train problems only (smoke runs)."
+    )
+    base_model: str | None = Field(
+        None, description="A path or hub id; None = fit `fit_policy` on the train split."
+    )
+    fit_policy: dict[str, Any] | None = Field(
+        None, description="PolicyFit fields (pipeline.models.policy) except name and dir."
     )
     evaluation: dict[str, Any] = Field(
-        default_factory=dict
-    )  # PolicyEvalConfig fields except model/name/split
+        default_factory=dict,
+        description="PolicyEvalConfig fields except model, name and split.",
+    )
     train: dict[str, Any] = Field(
-        default_factory=dict
-    )  # TrainConfig fields; method/model/data/output set here
-    rewards: dict[str, dict[str, float]] = Field(default_factory=lambda: dict(PAPER_REWARDS))
-    algorithms: list[Literal["grpo", "gspo"]] = Field(default_factory=lambda: ["grpo", "gspo"])
-    # Qwen3 chat templates think unless told not to: the paper's setting is off, for training
-    # rollouts and evaluation alike (templates without the switch ignore it).
-    enable_thinking: bool = False
-    # Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far smaller clip ranges).
+        default_factory=dict,
+        description="TrainConfig fields; method, model, data and output_dir are set here.",
+    )
+    rewards: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: dict(PAPER_REWARDS),
+        description="Reward formulation name -> RLVR rewards (name -> weight); default: the "
+        "paper's three.",
+    )
+    algorithms: list[Literal["grpo", "gspo"]] = Field(
+        default_factory=lambda: ["grpo", "gspo"],
+        description="One trained policy per (reward, algorithm).",
+    )
+    enable_thinking: bool = Field(
+        False,
+        description="Qwen3 chat templates think unless told not to: the paper's setting is "
+        "off, for training rollouts and evaluation alike (templates without the switch "
+        "ignore it).",
+    )
     algorithm_rlvr: dict[str, dict[str, Any]] = Field(
-        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}}
+        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}},
+        description="Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far "
+        "smaller clip ranges).",
     )
 
     @classmethod

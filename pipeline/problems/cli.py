@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.common.config_options import option_for
 from pipeline.errors import fail
 from pipeline.judge.engine_option import EngineOpt
 from pipeline.problems.config import IngestConfig
@@ -69,16 +70,9 @@ def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -
             bool,
             typer.Option("--keep-samples", help="keep sample I/O sections in prompt_statement"),
         ] = False,
-        max_tests: Annotated[
-            int | None, typer.Option(help="keep at most N tests per problem")
-        ] = None,
-        max_solutions_per_language: Annotated[
-            int, typer.Option(help="reference solutions kept")
-        ] = 10,
-        limit: Annotated[
-            int | None,
-            typer.Option("--limit", min=1, help="read only the first N rows of each source"),
-        ] = None,
+        max_tests: int | None = option_for(IngestConfig, "max_tests_per_problem", "--max-tests"),
+        max_solutions_per_language: int = option_for(IngestConfig, "max_solutions_per_language"),
+        limit: int | None = option_for(IngestConfig, "limit_per_source", "--limit"),
         force: Annotated[
             bool, typer.Option("--force", help="re-run even if the cached output matches")
         ] = False,

@@ -36,10 +36,12 @@ MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to rea
 class CheckConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # The split stage's own definition of a near-duplicate (threshold 0.7, LSH proposals
-    # verified by exact Jaccard), through the same code; a build made with other split
-    # knobs passes them here too (flows/build.py does).
-    near_dup: NearDupConfig = Field(default_factory=NearDupConfig)
+    near_dup: NearDupConfig = Field(
+        default_factory=NearDupConfig,
+        description="What counts as a near-duplicate across splits: the split stage's own "
+        "definition (threshold 0.7, LSH proposals verified by exact Jaccard), through the "
+        "same code; a build with other split knobs passes them here too (flows/build.py).",
+    )
 
 
 @dataclass(frozen=True)

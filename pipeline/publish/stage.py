@@ -48,15 +48,31 @@ class PublishConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_shard_bytes: int = Field(DEFAULT_MAX_SHARD_BYTES, gt=0)
-    # Configs that must be present and non-empty, or publishing refuses.
-    require_configs: list[str] = Field(default_factory=lambda: list(CONFIG_NAMES))
-    pretty_name: str = "Aletheia (regenerated)"
-    license: str | None = None  # None: the sources' license when they share one, else "other"
-    checks: CheckConfig = Field(default_factory=CheckConfig)
-    # chosen_answer (and DPO's rejected_answer) as the bare letter `A`, or as Aletheia's
-    # `[[A]]` for users who feed the rows to Aletheia's own scripts (answer_format.py)
-    answer_format: AnswerFormat = "letter"
+    max_shard_bytes: int = Field(
+        DEFAULT_MAX_SHARD_BYTES,
+        gt=0,
+        description="Most bytes (in-memory Arrow size) of one Parquet shard of a split.",
+    )
+    require_configs: list[str] = Field(
+        default_factory=lambda: list(CONFIG_NAMES),
+        description="Configs that must be present and non-empty, or publishing refuses.",
+    )
+    pretty_name: str = Field(
+        "Aletheia (regenerated)", description="The dataset's name on its card."
+    )
+    license: str | None = Field(
+        None,
+        description="The card's license; None = the sources' license when they share one, "
+        'else "other".',
+    )
+    checks: CheckConfig = Field(
+        default_factory=CheckConfig, description="The invariants checked before publishing."
+    )
+    answer_format: AnswerFormat = Field(
+        "letter",
+        description="chosen_answer (and DPO's rejected_answer) as the bare letter `A`, or as "
+        "Aletheia's `[[A]]` for users who feed the rows to Aletheia's own scripts.",
+    )
 
 
 class MissingConfigError(ValueError):

@@ -16,11 +16,26 @@ class NearDupConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    shingle_size: int = Field(5, ge=1)  # word n-grams for MinHash
-    threshold: float = Field(0.7, gt=0.0, le=1.0)  # exact Jaccard to call two problems near-dups
-    lsh_threshold: float = Field(0.5, gt=0.0, le=1.0)  # LSH candidate threshold (<= threshold)
-    num_perm: int = Field(128, ge=16)
-    shingles_within_sentences: bool = True  # reordered sentences keep the same shingles
+    shingle_size: int = Field(5, ge=1, description="Words per shingle (n-gram) for MinHash.")
+    threshold: float = Field(
+        0.7,
+        gt=0.0,
+        le=1.0,
+        description="Exact Jaccard similarity at which two problems are near-duplicates.",
+    )
+    lsh_threshold: float = Field(
+        0.5,
+        gt=0.0,
+        le=1.0,
+        description="LSH threshold proposing candidate pairs (capped at `threshold`); each "
+        "proposal is verified by exact Jaccard.",
+    )
+    num_perm: int = Field(128, ge=16, description="MinHash permutations.")
+    shingles_within_sentences: bool = Field(
+        True,
+        description="Shingles stay within a sentence, so reordered sentences keep the same "
+        "shingles.",
+    )
 
     def dedup_params(self) -> DedupParams:
         return DedupParams(
@@ -33,16 +48,36 @@ class NearDupConfig(BaseModel):
 
 
 class SplitConfig(NearDupConfig):
-    seed: int = 0
-    heldout_fraction: float = Field(0.1, ge=0.0, le=1.0)  # of the eligible clusters
-    # Near-duplicates (the knobs inherited from NearDupConfig), on this text:
-    text_field: Literal["prompt_statement", "statement"] = "prompt_statement"  # samples cut
+    seed: int = Field(
+        0, description="Seed of the heldout draw; a run config gives its own seed unless set."
+    )
+    heldout_fraction: float = Field(
+        0.1, ge=0.0, le=1.0, description="Share of the eligible clusters that go to heldout."
+    )
+    text_field: Literal["prompt_statement", "statement"] = Field(
+        "prompt_statement",
+        description="The text near-duplicates are found on (prompt_statement: sample I/O cut).",
+    )
     # Decontamination
-    benchmarks: list[str] = Field(default_factory=list)  # files; see pipeline/splits/decontam.py
-    decontam_ngram: int = Field(8, ge=1)
-    decontaminate_clusters: bool = True  # also drop Train near-dups of a contaminated problem
-    # Date cut (the LiveCodeBench way): only clusters whose members are ALL dated strictly
-    # after `eval_after` may go to heldout; dated-before and undated problems go to train.
-    eval_after: dt.date | None = None
-    # Train-Questions
-    train_questions_query: Literal["statement", "prompt_statement"] = "statement"
+    benchmarks: list[str] = Field(
+        default_factory=list,
+        description="Benchmark files (or `mbpp[:LOCATION][#SPLIT]` specs) whose word n-grams "
+        "contaminate a problem; see pipeline/splits/decontam.py.",
+    )
+    decontam_ngram: int = Field(
+        8, ge=1, description="Words per n-gram shared with a benchmark that contaminate."
+    )
+    decontaminate_clusters: bool = Field(
+        True, description="Also drop Train near-duplicates of a contaminated problem."
+    )
+    eval_after: dt.date | None = Field(
+        None,
+        description="Date cut (the LiveCodeBench way): only clusters whose members are all "
+        "dated strictly after it may go to heldout; dated-before and undated problems go to "
+        "train. None = no cut.",
+    )
+    train_questions_query: Literal["statement", "prompt_statement"] = Field(
+        "statement",
+        description="The column a Train-Questions row's query comes from (the statement when "
+        "it is empty).",
+    )

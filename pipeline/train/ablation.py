@@ -46,36 +46,66 @@ class Launcher(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["in_process", "accelerate"] = "in_process"
-    # accelerate: the config file (None: the zoo cell's, e.g. configs/accelerate/deepspeed_zero2.yaml;
-    # "none": no file, accelerate's defaults) and the process count (None: the zoo cell's).
-    config_file: str | None = None
-    num_processes: int | None = Field(default=None, ge=1)
-    args: list[str] = Field(default_factory=list)  # more `accelerate launch` options, e.g. --cpu
+    type: Literal["in_process", "accelerate"] = Field(
+        "in_process",
+        description="in_process: in this process; accelerate: `accelerate launch` per cell.",
+    )
+    config_file: str | None = Field(
+        None,
+        description="accelerate: the config file; None = the zoo cell's (e.g. "
+        'configs/accelerate/deepspeed_zero2.yaml); "none" = no file, accelerate\'s defaults.',
+    )
+    num_processes: int | None = Field(
+        default=None, ge=1, description="accelerate: the process count; None = the zoo cell's."
+    )
+    args: list[str] = Field(
+        default_factory=list, description="More `accelerate launch` options, e.g. --cpu."
+    )
 
 
 class AblationConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = "aletheia-ablation"
-    out_dir: Path
-    data_dir: Path  # the published folder: train, dpo, heldout, strong, hard, adv
-    size: Literal["1.5b", "7b", "14b"] = "7b"
-    budget: str = "4k"  # the budget of the recipes that have several (GRPO-Think)
-    recipes: list[str] = Field(default_factory=lambda: list(ABLATION_RECIPES))
-    # Base model per family (think | instruct) instead of the zoo's (demo: tiny local models).
-    models: dict[Literal["think", "instruct"], str] = Field(default_factory=dict)
-    train: dict[str, Any] = Field(default_factory=dict)  # TrainConfig fields over every cell
-    recipe_train: dict[str, dict[str, Any]] = Field(default_factory=dict)  # per recipe, last
-    evaluation: dict[str, Any] = Field(default_factory=dict)  # EvalConfig fields, every cell
-    eval_splits: list[str] = Field(default_factory=lambda: list(EVAL_SPLITS))
-    # The published split of the eval configs (listwise `test` / `full`); None: `test` when
-    # the folder has several splits, else its only one.
-    eval_split: str | None = None
-    pareto_metric: Literal["top1_accuracy", "majority_accuracy", "kendall_tau_b", "ndcg"] = (
-        "top1_accuracy"
+    name: str = Field("aletheia-ablation", description="The ablation's name.")
+    out_dir: Path = Field(description="The cells, the table and the Pareto plot go here.")
+    data_dir: Path = Field(
+        description="The published folder: train, dpo, heldout, strong, hard, adv."
     )
-    launcher: Launcher = Field(default_factory=Launcher)
+    size: Literal["1.5b", "7b", "14b"] = Field("7b", description="The zoo's model size.")
+    budget: str = Field(
+        "4k", description="The budget of the recipes that have several (GRPO-Think)."
+    )
+    recipes: list[str] = Field(
+        default_factory=lambda: list(ABLATION_RECIPES), description="The zoo recipes trained."
+    )
+    models: dict[Literal["think", "instruct"], str] = Field(
+        default_factory=dict,
+        description="Base model per family (think | instruct) instead of the zoo's (demo: "
+        "tiny local models).",
+    )
+    train: dict[str, Any] = Field(
+        default_factory=dict, description="TrainConfig fields over every cell."
+    )
+    recipe_train: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="TrainConfig fields per recipe, applied last."
+    )
+    evaluation: dict[str, Any] = Field(
+        default_factory=dict, description="EvalConfig fields, the same for every cell."
+    )
+    eval_splits: list[str] = Field(
+        default_factory=lambda: list(EVAL_SPLITS), description="The eval configs scored."
+    )
+    eval_split: str | None = Field(
+        None,
+        description="The published split of the eval configs (listwise `test` / `full`); "
+        "None = `test` when the folder has several splits, else its only one.",
+    )
+    pareto_metric: Literal["top1_accuracy", "majority_accuracy", "kendall_tau_b", "ndcg"] = Field(
+        "top1_accuracy", description="The accuracy axis of the cost-vs-accuracy plot."
+    )
+    launcher: Launcher = Field(
+        default_factory=Launcher, description="How each cell's training runs."
+    )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> AblationConfig:

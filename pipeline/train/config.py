@@ -29,18 +29,29 @@ class _Section(BaseModel):
 class DataSettings(_Section):
     """Where the rows come from: a published dataset folder (one Parquet folder per config)."""
 
-    dir: Path
-    config: str  # train | mixed | dpo | mixed_dpo | train_questions
-    split: str | None = None  # None: the config's default (`train`; `test` for an eval set)
-    limit: int | None = Field(default=None, ge=1)  # first N rows (smoke runs)
+    dir: Path = Field(description="The published dataset folder (a build's hub/).")
+    config: str = Field(
+        description="The dataset config read: train | mixed | dpo | mixed_dpo | "
+        "train_questions (as the method wants)."
+    )
+    split: str | None = Field(
+        None, description="None = the config's default (`train`; `test` for an eval set)."
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="Read the first N rows only (smoke runs)."
+    )
 
 
 class LoraSettings(_Section):
-    r: int = Field(default=16, ge=1)
-    alpha: int = 32
-    dropout: float = 0.05
-    target_modules: list[str] | str = "all-linear"
-    merge_on_save: bool = True  # also write a merged full model, loadable without peft
+    r: int = Field(default=16, ge=1, description="LoRA rank.")
+    alpha: int = Field(32, description="LoRA alpha (the update is scaled by alpha / r).")
+    dropout: float = Field(0.05, description="Dropout on the LoRA layers.")
+    target_modules: list[str] | str = Field(
+        "all-linear", description="Modules that get adapters (peft's target_modules)."
+    )
+    merge_on_save: bool = Field(
+        True, description="Also write a merged full model, loadable without peft."
+    )
 
 
 # Per-method optimiser defaults where a field is left out (None): Aletheia's method configs
@@ -61,23 +72,37 @@ METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 class OptimSettings(_Section):
-    learning_rate: float | None = None  # None: the method's default (METHOD_OPTIM_DEFAULTS)
-    max_steps: int = -1  # -1: run num_train_epochs
-    num_train_epochs: float = 1.0
-    per_device_train_batch_size: int = 8
-    gradient_accumulation_steps: int = 1
-    warmup_ratio: float | None = None
-    lr_scheduler_type: str | None = None
-    lr_scheduler_kwargs: dict[str, Any] | None = None
-    weight_decay: float | None = None
-    max_grad_norm: float = 1.0
-    bf16: bool | None = None  # None: TRL default (bf16 on)
-    gradient_checkpointing: bool = False
-    logging_steps: int = 1
-    save_steps: int = 500
-    save_total_limit: int | None = 2
-    seed: int = 0
-    use_cpu: bool = False
+    learning_rate: float | None = Field(
+        None, description="None = the method's default (Aletheia's method configs)."
+    )
+    max_steps: int = Field(-1, description="Optimiser steps; -1 = run num_train_epochs.")
+    num_train_epochs: float = Field(1.0, description="Epochs over the data (max_steps -1).")
+    per_device_train_batch_size: int = Field(8, description="Rows per device per step.")
+    gradient_accumulation_steps: int = Field(
+        1, description="Batches accumulated per optimiser step."
+    )
+    warmup_ratio: float | None = Field(
+        None, description="Share of the steps warming up; None = the method's default."
+    )
+    lr_scheduler_type: str | None = Field(
+        None, description="transformers' scheduler name; None = the method's default."
+    )
+    lr_scheduler_kwargs: dict[str, Any] | None = Field(
+        None, description="The scheduler's options; None = the method's default."
+    )
+    weight_decay: float | None = Field(None, description="None = the method's default.")
+    max_grad_norm: float = Field(1.0, description="Gradient clipping norm.")
+    bf16: bool | None = Field(None, description="Train in bf16; None = TRL's default (on).")
+    gradient_checkpointing: bool = Field(
+        False, description="Recompute activations in the backward pass to save memory."
+    )
+    logging_steps: int = Field(1, description="Steps between logged metrics.")
+    save_steps: int = Field(500, description="Steps between checkpoints.")
+    save_total_limit: int | None = Field(
+        2, description="Checkpoints kept (the oldest go); None = all."
+    )
+    seed: int = Field(0, description="The trainer's seed.")
+    use_cpu: bool = Field(False, description="Train on the CPU even where a GPU is present.")
 
 
 class VllmSettings(_Section):
@@ -86,22 +111,44 @@ class VllmSettings(_Section):
     Untested here: vLLM cannot be installed on the CI machine. See docs/training.md.
     """
 
-    enabled: bool = False
-    mode: Literal["server", "colocate"] = "server"
-    server_base_url: str | None = None  # e.g. http://gpu-node:8000
-    server_host: str = "0.0.0.0"
-    server_port: int = 8000
-    server_timeout_s: float = 240.0
-    gpu_memory_utilization: float = 0.3  # colocate mode only
-    tensor_parallel_size: int = Field(default=1, ge=1)  # colocate mode only
+    enabled: bool = Field(False, description="Generate with vLLM (UNTESTED HERE).")
+    mode: Literal["server", "colocate"] = Field(
+        "server",
+        description="server: a `trl vllm-serve` process; colocate: vLLM inside the trainer's "
+        "processes.",
+    )
+    server_base_url: str | None = Field(
+        None,
+        description="server: the server's URL (e.g. http://gpu-node:8000); None = "
+        "server_host and server_port.",
+    )
+    server_host: str = Field("0.0.0.0", description="server: the server's host.")
+    server_port: int = Field(8000, description="server: the server's port.")
+    server_timeout_s: float = Field(
+        240.0, description="server: seconds to wait for the server to come up."
+    )
+    gpu_memory_utilization: float = Field(
+        0.3, description="colocate: the share of GPU memory vLLM may take."
+    )
+    tensor_parallel_size: int = Field(
+        default=1, ge=1, description="colocate: GPUs one vLLM model is split across."
+    )
 
 
 class PromptSettings(_Section):
     """The verifier prompt (pipeline.common.verifier_prompt): style and optional template files."""
 
-    style: Literal["think", "instruct"] = "think"
-    prompt_template: str | None = None  # user-turn template file; our wording when None
-    system_template: str | None = None  # instruct system-turn template file
+    style: Literal["think", "instruct"] = Field(
+        "think",
+        description="think: R1-style, the answer turn pre-filled with <think>; instruct: a "
+        "system turn asks for the boxed answer at once (no think tags).",
+    )
+    prompt_template: str | None = Field(
+        None, description="A user-turn template file; None = our wording."
+    )
+    system_template: str | None = Field(
+        None, description="instruct: the system-turn template file; None = our wording."
+    )
 
     def spec(self) -> PromptSpec:
         return PromptSpec(
@@ -112,26 +159,50 @@ class PromptSettings(_Section):
 class GrpoSettings(_Section):
     """Defaults: Aletheia's GRPO method config (src/configs/method/grpo.yaml, grpo_training.py)."""
 
-    num_generations: int = Field(default=16, ge=2)
-    max_completion_length: int = 4096  # the reasoning-token budget (Aletheia: 4k / 8k / 16k)
-    temperature: float = 1.0
-    top_p: float = 1.0
-    beta: float = 1e-3  # KL coefficient against a reference model ...
-    sync_ref_model: bool = True  # ... that is re-synced to the policy (Aletheia's "dynamic" KL)
-    ref_model_sync_steps: int = Field(default=100, ge=1)
-    ref_model_mixup_alpha: float = 1.0  # 1.0: the reference becomes a copy of the policy
-    loss_type: str = "dapo"
-    importance_sampling_level: Literal["token", "sequence"] = "token"  # sequence = GSPO
-    epsilon: float = 0.2
-    epsilon_high: float | None = 0.28
-    mask_truncated_completions: bool = True
-    scale_rewards: str = "group"
+    num_generations: int = Field(
+        default=16, ge=2, description="Responses sampled per prompt (the group)."
+    )
+    max_completion_length: int = Field(
+        4096, description="The reasoning-token budget (Aletheia: 4k / 8k / 16k)."
+    )
+    temperature: float = Field(1.0, description="Sampling temperature of the rollouts.")
+    top_p: float = Field(1.0, description="Nucleus sampling mass of the rollouts.")
+    beta: float = Field(1e-3, description="KL coefficient against a reference model.")
+    sync_ref_model: bool = Field(
+        True,
+        description='Re-sync the reference model to the policy (Aletheia\'s "dynamic" KL).',
+    )
+    ref_model_sync_steps: int = Field(
+        default=100, ge=1, description="Steps between reference syncs."
+    )
+    ref_model_mixup_alpha: float = Field(
+        1.0, description="A sync's mix of the policy; 1.0 = the reference becomes a copy."
+    )
+    loss_type: str = Field("dapo", description="TRL's GRPO loss_type.")
+    importance_sampling_level: Literal["token", "sequence"] = Field(
+        "token", description="token: GRPO; sequence: GSPO."
+    )
+    epsilon: float = Field(0.2, description="Lower clip range of the ratio.")
+    epsilon_high: float | None = Field(
+        0.28, description="Upper clip range (DAPO's clip-higher); None = epsilon."
+    )
+    mask_truncated_completions: bool = Field(
+        True, description="Leave truncated responses out of the loss."
+    )
+    scale_rewards: str = Field("group", description="TRL's reward scaling (group, batch, none).")
     rewards: dict[str, float] = Field(
-        default_factory=lambda: {"accuracy": 1.0, "format": 1.0, "overlong": 1.0}
-    )  # reward name -> weight (Aletheia sums them unweighted)
-    overlong_buffer: int | None = None  # default: Aletheia's, 1024 up to a 4096 budget, else 2048
-    format_penalty: float = 1.0
-    vllm: VllmSettings = Field(default_factory=VllmSettings)
+        default_factory=lambda: {"accuracy": 1.0, "format": 1.0, "overlong": 1.0},
+        description="Reward name -> weight (Aletheia sums them unweighted).",
+    )
+    overlong_buffer: int | None = Field(
+        None,
+        description="Tokens before the budget where the overlong penalty starts; None = "
+        "Aletheia's: 1024 up to a 4096 budget, else 2048.",
+    )
+    format_penalty: float = Field(
+        1.0, description="The format reward of a malformed response is -this (Aletheia: 1)."
+    )
+    vllm: VllmSettings = Field(default_factory=VllmSettings, description="Rollouts through vLLM.")
 
     @model_validator(mode="before")
     @classmethod
@@ -153,19 +224,29 @@ class DpoSettings(_Section):
     """Defaults: Aletheia's thinkdpo.yaml (the Instruct recipe, dpo_instruct.yaml, uses
     max_length 8192 and no reference sync)."""
 
-    beta: float = 0.1
-    max_length: int | None = 20480
-    loss_type: list[str] = Field(default_factory=lambda: ["sigmoid"])
-    sync_ref_model: bool = True
-    ref_model_sync_steps: int = Field(default=100, ge=1)
-    ref_model_mixup_alpha: float = 1.0
+    beta: float = Field(0.1, description="DPO's beta (strength of the reference term).")
+    max_length: int | None = Field(
+        20480, description="Tokens of prompt + response kept; None = no cap."
+    )
+    loss_type: list[str] = Field(
+        default_factory=lambda: ["sigmoid"], description="TRL's DPO loss types."
+    )
+    sync_ref_model: bool = Field(True, description="Re-sync the reference model to the policy.")
+    ref_model_sync_steps: int = Field(
+        default=100, ge=1, description="Steps between reference syncs."
+    )
+    ref_model_mixup_alpha: float = Field(
+        1.0, description="A sync's mix of the policy; 1.0 = the reference becomes a copy."
+    )
 
 
 class SftSettings(_Section):
     """Defaults: Aletheia's sft.yaml (max_length 4096; loss on the response only)."""
 
-    max_length: int | None = 4096
-    completion_only_loss: bool = True
+    max_length: int | None = Field(
+        4096, description="Tokens of prompt + response kept; None = no cap."
+    )
+    completion_only_loss: bool = Field(True, description="Loss on the response only.")
 
 
 class RaftSettings(_Section):
@@ -174,19 +255,36 @@ class RaftSettings(_Section):
     current model, keeps only those whose answer is the gold letter (no negatives), and
     fine-tunes on them (loss on the response); the next episode samples from the result."""
 
-    num_generations: int = Field(default=16, ge=1)  # responses sampled per prompt
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_length: int = Field(default=20480, ge=1)  # SFT sequence cap (prompt + response)
-    # Response budget; None: max_length - 4096 (Aletheia keeps 4096 tokens for the prompt).
-    max_completion_length: int | None = Field(default=None, ge=1)
-    keep_per_prompt: int = Field(default=1, ge=1)  # correct responses kept per prompt, at random
-    episodes: int = Field(default=1, ge=1)  # each samples from the previous episode's model
-    prompts_per_episode: int | None = Field(default=None, ge=1)  # a seeded sample of the rows
-    completion_only_loss: bool = True
-    # Our option (demo): responses must end in \boxed{X} with X a valid letter the model picks.
-    constrain_answer: bool = False
-    backend: BackendOptions = Field(default_factory=TransformersOptions)  # who samples
+    num_generations: int = Field(default=16, ge=1, description="Responses sampled per prompt.")
+    temperature: float = Field(1.0, description="Sampling temperature.")
+    top_p: float = Field(1.0, description="Nucleus sampling mass.")
+    max_length: int = Field(
+        default=20480, ge=1, description="SFT sequence cap (prompt + response)."
+    )
+    max_completion_length: int | None = Field(
+        default=None,
+        ge=1,
+        description="Response budget; None = max_length - 4096 (Aletheia keeps 4096 tokens "
+        "for the prompt).",
+    )
+    keep_per_prompt: int = Field(
+        default=1, ge=1, description="Correct responses kept per prompt, at random."
+    )
+    episodes: int = Field(
+        default=1, ge=1, description="Episodes; each samples from the previous one's model."
+    )
+    prompts_per_episode: int | None = Field(
+        default=None, ge=1, description="A seeded sample of the rows per episode; None = all."
+    )
+    completion_only_loss: bool = Field(True, description="Loss on the response only.")
+    constrain_answer: bool = Field(
+        False,
+        description="Ours (demo): responses must end in \\boxed{X} with X a valid letter the "
+        "model picks.",
+    )
+    backend: BackendOptions = Field(
+        default_factory=TransformersOptions, description="Who samples the responses."
+    )
 
     @property
     def budget(self) -> int:
@@ -204,56 +302,97 @@ class SandboxSettings(SandboxSection):
     """The judge RLVR rewards come from: a run config's `sandbox:` section (engine, pool, image,
     http url) plus what training needs of it."""
 
-    pool_size: int | None = Field(4, ge=1)
-    batch_timeout_s: float = 300.0  # one reward batch; past it the batch gets no reward signal
-    max_failed_batches: int = 3  # consecutive failed batches before training stops loudly
-    time_limit_scale: float = Field(1.0, gt=0)  # as the judge stage's judge.time_limit_scale
+    pool_size: int | None = Field(
+        4, ge=1, description="docker / process: programs run at once; None = CPUs."
+    )
+    batch_timeout_s: float = Field(
+        300.0,
+        description="Seconds one reward batch may take; past it the batch gets no reward signal.",
+    )
+    max_failed_batches: int = Field(
+        3, description="Consecutive failed batches before training stops loudly."
+    )
+    time_limit_scale: float = Field(
+        1.0, gt=0, description="Multiplies every time limit, as judge.time_limit_scale."
+    )
 
 
 class RlvrSettings(_Section):
     """Code-policy RLVR: a policy writes a program; the sandbox runs it on the problem's tests."""
 
-    algorithm: Literal["grpo", "gspo"] = "grpo"
-    language: Literal["python"] = "python"  # lint + extraction are Python-specific here
-    num_generations: int = Field(default=8, ge=2)
-    max_completion_length: int = 2048
-    temperature: float = 1.0
-    beta: float = 0.0
-    loss_type: str | None = None  # default: dapo for grpo, grpo for gspo (the GSPO paper's)
-    epsilon: float = 0.2
-    epsilon_high: float | None = None
-    rewards: dict[str, float] = Field(default_factory=lambda: {"combined": 1.0})
-    # Qwen3 chat templates think unless told not to; the paper's setting is off. None: pass
-    # nothing (templates without the switch ignore it either way).
-    enable_thinking: bool | None = False
-    lint_select: list[str] = Field(default_factory=lambda: ["E", "F", "W", "B"])
-    lint_per_violation: float = 0.1  # lint penalty per violation, capped at -1
-    lint_weight: float = 0.2  # weight of the lint term inside `combined`
-    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
-    vllm: VllmSettings = Field(default_factory=VllmSettings)
-    # Warn (log and run summary) when more than this share of GRPO groups has one reward for
-    # every rollout: such a group has zero advantage and teaches nothing.
-    zero_variance_warn_share: float = Field(0.5, ge=0.0, le=1.0)
+    algorithm: Literal["grpo", "gspo"] = Field(
+        "grpo", description="grpo: token-level ratios; gspo: sequence-level (GSPO)."
+    )
+    language: Literal["python"] = Field(
+        "python", description="The programs' language (lint and extraction are Python's here)."
+    )
+    num_generations: int = Field(
+        default=8, ge=2, description="Programs sampled per problem (the group)."
+    )
+    max_completion_length: int = Field(2048, description="Most tokens per program.")
+    temperature: float = Field(1.0, description="Sampling temperature of the rollouts.")
+    beta: float = Field(0.0, description="KL coefficient against the reference model.")
+    loss_type: str | None = Field(
+        None, description="None = dapo for grpo, grpo for gspo (the GSPO paper's)."
+    )
+    epsilon: float = Field(0.2, description="Lower clip range of the ratio.")
+    epsilon_high: float | None = Field(None, description="Upper clip range; None = epsilon.")
+    rewards: dict[str, float] = Field(
+        default_factory=lambda: {"combined": 1.0},
+        description="Reward name -> weight (pass_fraction, lint, combined, ...).",
+    )
+    enable_thinking: bool | None = Field(
+        False,
+        description="Qwen3 chat templates think unless told not to; the paper's setting is "
+        "off. None = pass nothing (templates without the switch ignore it either way).",
+    )
+    lint_select: list[str] = Field(
+        default_factory=lambda: ["E", "F", "W", "B"],
+        description="Ruff rule prefixes the lint reward counts.",
+    )
+    lint_per_violation: float = Field(0.1, description="Lint penalty per violation, capped at -1.")
+    lint_weight: float = Field(0.2, description="Weight of the lint term inside `combined`.")
+    sandbox: SandboxSettings = Field(
+        default_factory=SandboxSettings, description="The judge the rewards come from."
+    )
+    vllm: VllmSettings = Field(default_factory=VllmSettings, description="Rollouts through vLLM.")
+    zero_variance_warn_share: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Warn when more than this share of groups has one reward for every "
+        "rollout (zero advantage: such a group teaches nothing).",
+    )
 
 
 class TrainConfig(_Section):
-    name: str = "run"
-    method: Method
-    model: str  # local folder or hub id
-    output_dir: Path
-    data: DataSettings
-    lora: LoraSettings | None = None  # None: full fine-tuning
+    name: str = Field("run", description="The run's name (in its logs and run summary).")
+    method: Method = Field(
+        description="The trainer: grpo, dpo, sft, raft (verifiers) or rlvr (a code policy)."
+    )
+    model: str = Field(description="The model to train: a local folder or hub id.")
+    output_dir: Path = Field(description="Checkpoints and the final model go here.")
+    data: DataSettings = Field(description="Where the rows come from.")
+    lora: LoraSettings | None = Field(None, description="LoRA adapters; None = full fine-tuning.")
     prompt: PromptSettings = Field(
-        default_factory=PromptSettings
-    )  # verifier methods (grpo, dpo, sft)
-    optim: OptimSettings = Field(default_factory=OptimSettings)
-    grpo: GrpoSettings = Field(default_factory=GrpoSettings)
-    dpo: DpoSettings = Field(default_factory=DpoSettings)
-    sft: SftSettings = Field(default_factory=SftSettings)
-    raft: RaftSettings = Field(default_factory=RaftSettings)
-    rlvr: RlvrSettings = Field(default_factory=RlvrSettings)
-    resume: bool = True  # continue from the newest checkpoint in output_dir after a crash
-    trainer_overrides: dict[str, Any] = Field(default_factory=dict)
+        default_factory=PromptSettings,
+        description="The verifier prompt (verifier methods: grpo, dpo, sft, raft).",
+    )
+    optim: OptimSettings = Field(
+        default_factory=OptimSettings, description="Optimiser and schedule."
+    )
+    grpo: GrpoSettings = Field(default_factory=GrpoSettings, description="method grpo.")
+    dpo: DpoSettings = Field(default_factory=DpoSettings, description="method dpo.")
+    sft: SftSettings = Field(default_factory=SftSettings, description="method sft.")
+    raft: RaftSettings = Field(default_factory=RaftSettings, description="method raft.")
+    rlvr: RlvrSettings = Field(default_factory=RlvrSettings, description="method rlvr.")
+    resume: bool = Field(
+        True, description="Continue from the newest checkpoint in output_dir after a crash."
+    )
+    trainer_overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Options passed to the TRL config unchanged (anything not modelled here).",
+    )
 
     @model_validator(mode="after")
     def _data_fits_method(self) -> TrainConfig:
