@@ -556,6 +556,7 @@ def test_adversarial_stage_values_write_their_outputs_and_key_what_changes_rows(
     the runner: each writes exactly what its `outputs()` names. Judge settings do not key
     the plan; the progress bar does not key the split; a verdict-changing setting does."""
     instances, problems, cfg = _sharded_inputs("adv", assembled, work)
+    cfg = cfg.model_copy(update={"rejudge_unchanged": True})  # programs for the judge
     base = work["tmp"] / "stage_values"
     edits_inputs = {"instances": instances, "problems": problems}
     edits = run_stage(ADVERSARIAL_EDITS, cfg, edits_inputs, base / "edits")
