@@ -15,11 +15,13 @@ import pytest
 from scipy.stats import chisquare
 
 from pipeline.common.parquet import write_parquet
+from pipeline.common.runner import run_stage
+from pipeline.common.stage import MARKER
 from pipeline.instances.assemble import AssemblyInputError, assemble_frames
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations
 from pipeline.instances.config import AssembleConfig, SplitSpec
 from pipeline.instances.normalize import normalize_code
-from pipeline.instances.stage import assemble
+from pipeline.instances.stage import ASSEMBLE, assemble, split_tables
 from pipeline.instances.synthetic import judged_frame, synthetic_judged, synthetic_problems
 from schemas import JUDGED_CANDIDATE_SCHEMA, PROBLEM_SCHEMA, SPLIT_ASSIGNMENT_SCHEMA
 
@@ -360,6 +362,43 @@ def test_stage_is_byte_identical_and_cached(tmp_path: Path) -> None:
     mtime = (tmp_path / "a" / "train.parquet").stat().st_mtime_ns
     assert assemble(*inputs, tmp_path / "a", AssembleConfig(seed=1)) == a
     assert (tmp_path / "a" / "train.parquet").stat().st_mtime_ns == mtime
+
+
+def test_assemble_stage_writes_what_its_outputs_name(tmp_path: Path) -> None:
+    """ASSEMBLE through the runner: the files it leaves (its marker aside) are exactly its
+    `outputs()`, and the wrapper's splits folder hands it the assignments alone."""
+    judged = synthetic_judged(3_000, n_problems=60, seed=7)
+    problems, assignments = synthetic_problems(60, seed=7)
+    judged_path, problems_path, splits_dir = _write_inputs(tmp_path, judged, problems, assignments)
+    assert split_tables(splits_dir) == [splits_dir / "assignments.parquet"]
+    cfg = AssembleConfig(seed=1)
+    inputs = {"judged": judged_path, "problems": problems_path, "splits": split_tables(splits_dir)}
+    result = run_stage(ASSEMBLE, cfg, inputs, tmp_path / "out")
+    written = {p for p in (tmp_path / "out").rglob("*") if p.is_file() and p.name != MARKER}
+    assert written == set(ASSEMBLE.outputs(cfg, tmp_path / "out").values())
+    assert not result.cached and result.stats["outputs"]["heldout"] == "heldout.parquet"
+    assert run_stage(ASSEMBLE, cfg, inputs, tmp_path / "out").cached
+
+
+def test_assemble_reads_train_and_heldout_tables_without_assignments(tmp_path: Path) -> None:
+    """A splits folder without assignments.parquet: each row takes its table's split, and
+    the rows are those the assignments give."""
+    judged = synthetic_judged(3_000, n_problems=60, seed=8)
+    problems, assignments = synthetic_problems(60, seed=8)
+    inputs = _write_inputs(tmp_path, judged, problems, assignments)
+    by_split = tmp_path / "by_split"
+    for split in ("train", "heldout"):
+        ids = assignments.filter(pl.col("split") == split).select("problem_id")
+        write_parquet(problems.join(ids, on="problem_id").to_arrow(), by_split / f"{split}.parquet")
+    assert split_tables(by_split) == [by_split / "train.parquet", by_split / "heldout.parquet"]
+    a = assemble(*inputs, tmp_path / "a", AssembleConfig(seed=1))
+    b = assemble(inputs[0], inputs[1], by_split, tmp_path / "b", AssembleConfig(seed=1))
+    assert a == b
+    for name in ("train.parquet", "heldout.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    (by_split / "heldout.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match="neither assignments.parquet nor heldout"):
+        split_tables(by_split)
 
 
 def test_config_round_trips_through_yaml(tmp_path: Path) -> None:

@@ -19,9 +19,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.runner import run_stage
+from pipeline.common.stage import MARKER
 from pipeline.instances.adversarial.apply import carries_verdict, targets
 from pipeline.instances.adversarial.catalogue import BY_NAME
 from pipeline.instances.adversarial.rejudge import planned_edits
+from pipeline.instances.adversarial.stage import ADVERSARIAL, ADVERSARIAL_EDITS
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, SplitSpec
@@ -539,6 +542,44 @@ def test_edits_missing_from_the_judged_table_are_counted_not_rejudged(
     full_rows = _table(base / "full" / "adv.parquet").to_pylist()
     assert [r for r in out if r["problem_id"] == gone] == []  # no copy kept without a verdict
     assert out == [r for r in full_rows if r["problem_id"] != gone]
+
+
+def _written(out: Path) -> set[Path]:
+    """Every file a run left under `out`, its marker aside."""
+    return {p for p in out.rglob("*") if p.is_file() and p.name != MARKER}
+
+
+def test_adversarial_stage_values_write_their_outputs_and_key_what_changes_rows(
+    assembled: dict[str, Any], work: dict[str, Any], sandbox_client: Any
+) -> None:
+    """ADVERSARIAL_EDITS, the judge stage on its programs, then ADVERSARIAL, each through
+    the runner: each writes exactly what its `outputs()` names. Judge settings do not key
+    the plan; the progress bar does not key the split; a verdict-changing setting does."""
+    instances, problems, cfg = _sharded_inputs("adv", assembled, work)
+    cfg = cfg.model_copy(update={"rejudge_unchanged": True})  # programs for the judge
+    base = work["tmp"] / "stage_values"
+    edits_inputs = {"instances": instances, "problems": problems}
+    edits = run_stage(ADVERSARIAL_EDITS, cfg, edits_inputs, base / "edits")
+    assert not edits.cached and edits.stats["distinct_programs"] > 0
+    assert _written(base / "edits") == set(ADVERSARIAL_EDITS.outputs(cfg, base / "edits").values())
+    judge_candidates(
+        edits.path("edits"),
+        problems,
+        base / "judged-edits.parquet",
+        cfg.judge,
+        client=sandbox_client,
+    )
+    inputs = {**edits_inputs, "judged_edits": [base / "judged-edits.parquet"]}
+    split = run_stage(ADVERSARIAL, cfg, inputs, base / "adv")
+    assert not split.cached and split.stats["edits_not_rejudged"] == 0
+    assert _written(base / "adv") == set(ADVERSARIAL.outputs(cfg, base / "adv").values())
+    assert split.path("adv") == base / "adv" / "adv.parquet"
+
+    slower = cfg.model_copy(update={"judge": JudgeConfig(progress=False, time_limit_scale=2.0)})
+    assert run_stage(ADVERSARIAL_EDITS, slower, edits_inputs, base / "edits").cached
+    shown = cfg.model_copy(update={"judge": cfg.judge.model_copy(update={"progress": True})})
+    assert run_stage(ADVERSARIAL, shown, inputs, base / "adv").cached
+    assert not run_stage(ADVERSARIAL, slower, inputs, base / "adv").cached
 
 
 def test_a_program_two_plans_produce_is_judged_once(
