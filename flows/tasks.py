@@ -456,14 +456,15 @@ def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
 @task(name="fit-policy", tags=["cpu"])
 def policy_task(spec: dict, problems: dict, code: str) -> dict:
     """Fit one tiny local policy on the ingested problems' reference solutions (or reuse it)."""
-    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy, read_fit
+    from pipeline.models.policy import PolicyFit, examples_from_problems, read_fit
+    from pipeline.models.stage import fit_examples
     from pipeline.sampling.stage import load_problems
 
     _resolve_model_classes()
     fit = PolicyFit.model_validate(spec)
     examples = examples_from_problems(load_problems(Path(problems["outputs"]["problems"])), fit)
     with reporting(policy_progress_file(fit.dir)):
-        path = fit_policy(fit, examples)
+        path = fit_examples(fit, examples)  # FIT_POLICY through the runner
     return result(f"policy-{fit.name}", {"fit": path / "fit.json"}, read_fit(path))
 
 

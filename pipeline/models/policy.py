@@ -17,7 +17,9 @@ another solution or language (WA, RE or CE). Lines never seen in fitting map to 
 the model can read them in a prompt but never writes them.
 
 A fit is a pure function of (PolicyFit, the examples, the fitting code): its content key
-is stored in `fit.json` and a directory holding the same key is reused as is. The fitting
+is stored in `fit.json` and a directory holding the same key is reused as is (`fit_policy`
+alone; the pipeline runs it as the FIT_POLICY stage, pipeline/models/stage.py, whose marker
+`fit.json` keeps this record as its stats: `read_fit` reads either). The fitting
 code enters the key as FIT_CODE_VERSION, not as this file's bytes, so an edit that leaves
 the fitted weights alone (a comment, a docstring, a new helper) leaves every build id alone;
 tests/models/test_fit_version.py fails when the fitting code changes without a bump.
@@ -268,16 +270,21 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
 
 
 def fit_on_problems(problems: Iterable, spec: PolicyFit) -> Path:
-    """Fit (or reuse) a policy on the reference solutions of `problems` (schemas.Problem)."""
-    return fit_policy(spec, examples_from_problems(problems, spec))
+    """Fit (or reuse) a policy on the reference solutions of `problems` (schemas.Problem),
+    through the stage runner (FIT_POLICY in pipeline/models/stage.py)."""
+    from pipeline.models.stage import fit_examples
+
+    return fit_examples(spec, examples_from_problems(problems, spec))
 
 
 def read_fit(path: str | Path) -> dict:
-    """The `fit.json` record of a fitted policy folder (key, sizes, loss, weights hash)."""
+    """The fit record of a fitted policy folder (key, sizes, loss, weights hash): the stats
+    of FIT_POLICY's marker `fit.json`, or the whole file when `fit_policy` was called alone."""
     marker = Path(path) / FIT_FILE
     if not marker.exists():
         raise FileNotFoundError(f"{path}: no {FIT_FILE}; not a fitted policy folder")
-    return json.loads(marker.read_text())
+    record = json.loads(marker.read_text())
+    return record["stats"] if {"stage", "stats"} <= record.keys() else record
 
 
 def _render(messages: list[dict[str, str]]) -> str:

@@ -42,11 +42,30 @@ def build_tiny_model(
     num_layers: int = 2,
     extra_corpus: Iterable[str] = (),
 ) -> Path:
-    """Write a tiny Qwen2 model + tokenizer into `out_dir` (reused when already there)."""
-    out = Path(out_dir)
-    if (out / "config.json").exists() and (out / "tokenizer.json").exists():
-        return out
+    """Write a tiny Qwen2 model + tokenizer into `out_dir`, or reuse the one built there with
+    the same settings (TINY_MODEL run by the stage runner: pipeline/models/stage.py)."""
+    from pipeline.models.stage import TinyModelCall, tiny_model
 
+    call = TinyModelCall(
+        seed=seed,
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        num_layers=num_layers,
+        extra_corpus=tuple(extra_corpus),
+    )
+    return tiny_model(call, Path(out_dir))
+
+
+def write_tiny_model(
+    out: Path,
+    *,
+    seed: int,
+    vocab_size: int,
+    hidden_size: int,
+    num_layers: int,
+    extra_corpus: Iterable[str],
+) -> Path:
+    """Build the model and tokenizer into `out`, unconditionally (TINY_MODEL's body)."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
