@@ -156,6 +156,13 @@ def _whole_at_80(output: str, cmd: click.Command) -> None:
             assert re.search(rf"(?<![\w-]){re.escape(opt)}(?![\w-])", output), (
                 f"{opt} is not whole on the page:\n{output}"
             )
+    ctx = click.Context(cmd)
+    for param in cmd.params:  # a value's type whole on one line (`<docker|process|htt` / `p>`)
+        shown = (
+            param.metavar or param.display_type(ctx).split(" [")[0]
+        )  # `<int range> [x>=1]` may wrap at " ["
+        if shown and not getattr(param, "hidden", False):
+            assert shown in output, f"{param.name}'s type {shown} is cut:\n{output}"
 
 
 @pytest.mark.parametrize(("root", "prefix", "cmd"), ALL, ids=IDS)
