@@ -197,3 +197,32 @@ def test_option_and_command_mistakes_are_one_line_with_the_closest_name(tmp_path
         assert lines[0].startswith("error: ") and expected in lines[0], (args, lines)
         assert "--help shows what it takes" in lines[0]
     assert "--max-tokens" in _aletheia("evaluate-policy", "--max-token", "3")[1][0]
+
+
+def test_train_options_count_over_a_config_file(tmp_path: Path) -> None:
+    """`train -c F --model X` trained F's model and never looked at X (a newcomer retry of
+    issue 23 found the error naming the config's path, not theirs); --model, --out, --data
+    and --set now apply to a config file as to a zoo cell, and the cell-only options say so."""
+    config = str(REPO / "configs" / "train" / "demo-dpo.yaml")
+    line = _one_error_line(*_aletheia("train", "-c", config, "--model", str(tmp_path / "m")))
+    assert f"model: no such path {tmp_path}/m" in line and "tiny-qwen2" not in line
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    line = _one_error_line(
+        *_aletheia("train", "-c", config, "--model", "m", "--data", "hub", cwd=tmp_path)
+    )
+    assert "data.dir: no such folder hub" in line
+
+    line = _one_error_line(*_aletheia("train", "-c", config, "--set", "optim.max_step=3"))
+    assert "optim.max_step: unknown key; did you mean 'max_steps'?" in line
+
+    line = _one_error_line(*_aletheia("train", "-c", config, "--size", "7b"))
+    assert "--size: picks a zoo cell, only with --recipe" in line
+
+    r = CliRunner().invoke(
+        app, ["train", "-c", config, "--show", "-o", "elsewhere", "--set", "optim.max_steps=3"]
+    )
+    assert r.exit_code == 0, r.output
+    shown = yaml.safe_load(r.output)
+    assert shown["output_dir"] == "elsewhere" and shown["optim"]["max_steps"] == 3

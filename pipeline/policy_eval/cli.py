@@ -77,11 +77,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
         from pipeline.common.problem_splits import check_split
-        from pipeline.errors import read_mapping, validate
+        from pipeline.errors import UserError, near_path, read_mapping, validate
         from pipeline.model_refs import require_model
         from pipeline.policy_eval.config import PolicyEvalConfig
 
-        check_split(problems, None)  # the file, before the options are read
+        if not problems.is_file():
+            raise UserError(f"--problems: no such file {problems}{near_path(problems)}")
         given = {
             "name": name,
             "samples": samples,
@@ -98,8 +99,8 @@ def register(app: typer.Typer) -> None:
         merged = {**raw, **{key: v for key, v in given.items() if v is not None}}
         merged.update(model=model, split=None if split == "all" else split)
         cfg = validate(merged, PolicyEvalConfig, config or "evaluate-policy options")
-        check_split(problems, cfg.split)  # before torch loads: a mistake answers in a second
         require_model(model, "--model")
+        check_split(problems, cfg.split)  # before torch loads: a mistake answers in a second
         cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
         from pipeline.policy_eval.run import evaluate_policy
 

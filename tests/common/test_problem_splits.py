@@ -68,7 +68,10 @@ def test_the_commands_answer_before_torch_loads(tmp_path: Path, command: str) ->
     """The mistake is one `error:` line, and torch was never imported (what took 5-6 s)."""
     path = _problems(tmp_path / "p.parquet", [None, None])
     args = [command, "-p", str(path), "-o", str(tmp_path / "out")]
-    args += ["--model", str(tmp_path / "no-model")] if command == "evaluate-policy" else []
+    if command == "evaluate-policy":  # a model folder that passes the path check
+        (tmp_path / "model").mkdir()
+        (tmp_path / "model" / "config.json").write_text("{}")
+        args += ["--model", str(tmp_path / "model")]
     code = (
         "import sys\nfrom aletheia.cli import main\ntry:\n"
         f"    main({args!r})\nexcept SystemExit as e:\n    print('rc', e.code)\n"
