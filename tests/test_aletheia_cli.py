@@ -226,3 +226,27 @@ def test_train_options_count_over_a_config_file(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     shown = yaml.safe_load(r.output)
     assert shown["output_dir"] == "elsewhere" and shown["optim"]["max_steps"] == 3
+
+
+def test_a_missing_source_file_is_named_before_datasets_loads(tmp_path: Path) -> None:
+    """`-s jsonl:PATH` with no such file went through `datasets` (3 s) and its own message;
+    now one line naming the file and what is near it, with `datasets` never imported."""
+    (tmp_path / "data.jsonl").write_text("")
+    code = (
+        "import sys\nfrom aletheia.cli import main\ntry:\n"
+        "    main(['problems', 'ingest', '-s', 'jsonl:dat.jsonl', '-o', 'p.parquet'])\n"
+        "except SystemExit as e:\n    print('rc', e.code)\nprint('datasets' in sys.modules)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.stdout.split() == ["rc", "2", "False"], r.stdout + r.stderr
+    assert r.stderr.strip() == (
+        "error: source 'jsonl:dat.jsonl': no such file dat.jsonl; did you mean 'data.jsonl'?"
+    )
