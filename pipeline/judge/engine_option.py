@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from pipeline.judge.interface import EngineName
+# Not from pipeline.judge.interface: that loads pyarrow and numpy, on every help page.
+from sandbox.engines import EngineName
 
 EngineOpt = Annotated[
     EngineName | None,
