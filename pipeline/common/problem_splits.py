@@ -38,9 +38,13 @@ def check_split(problems: Path, split: str | None, option: str = "--split") -> N
     have = sorted({v for v in values if v is not None})
     if have:
         held = f"it has {', '.join(have)}{did_you_mean(split, have)}"
-    else:  # bundled and JSON-lines problems carry no source split
+        instead = f"{option} all uses every problem"
+    else:  # bundled and JSON-lines problems carry no source split: split them by problem
         held = f"none of its {len(values)} problems has a source split, as with bundled problems"
+        instead = (
+            f"{option} all uses every problem, or `aletheia problems split -p {problems} -o DIR` "
+            f"writes DIR/train.parquet and DIR/heldout.parquet to give with {option} all"
+        )
     raise UserError(
-        f"{option} {split}: no problem in {problems} has source_split {split!r} ({held}); "
-        f"{option} all uses every problem"
+        f"{option} {split}: no problem in {problems} has source_split {split!r} ({held}); {instead}"
     )

@@ -49,7 +49,10 @@ def test_problems_without_splits_say_so_not_none(tmp_path: Path) -> None:
         check_split(path, "test")
     message = str(e.value)
     assert "None" not in message and "none of its 2 problems has a source split" in message
-    assert message.endswith("--split all uses every problem")
+    assert message.endswith(
+        f"--split all uses every problem, or `aletheia problems split -p {path} -o DIR` writes "
+        "DIR/train.parquet and DIR/heldout.parquet to give with --split all"
+    )
 
 
 def test_a_missing_or_foreign_file(tmp_path: Path) -> None:
