@@ -250,3 +250,17 @@ def test_a_missing_source_file_is_named_before_datasets_loads(tmp_path: Path) ->
     assert r.stderr.strip() == (
         "error: source 'jsonl:dat.jsonl': no such file dat.jsonl; did you mean 'data.jsonl'?"
     )
+
+
+def test_a_misspelt_run_config_gets_the_closest_path_at_once() -> None:
+    """`build-train -c configs/demo.yml` loaded every stage's config (2 s) to say "not
+    found" with no suggestion; now the path is checked first, with the closest file."""
+    for args in (
+        ("build-train", "-c", "configs/demo.yml"),
+        ("build-eval", "-c", "config/demo.yaml"),
+    ):
+        line = _one_error_line(*_aletheia(*args, "--dry-run"))
+        assert line.startswith(f"error: run config {args[2]} not found; did you mean "
+                               "'configs/demo.yaml'?  (--debug"), line  # fmt: skip
+    line = _one_error_line(*_aletheia("build-train", "-c", "configs/nothing-like-it.yaml"))
+    assert "(configs has no 'nothing-like-it.yaml'); see configs/ for examples" in line
