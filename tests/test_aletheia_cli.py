@@ -264,3 +264,16 @@ def test_a_misspelt_run_config_gets_the_closest_path_at_once() -> None:
                                "'configs/demo.yaml'?  (--debug"), line  # fmt: skip
     line = _one_error_line(*_aletheia("build-train", "-c", "configs/nothing-like-it.yaml"))
     assert "(configs has no 'nothing-like-it.yaml'); see configs/ for examples" in line
+
+
+def test_a_value_near_a_choice_gets_the_closest_choice(tmp_path: Path) -> None:
+    """A misspelt choice (`method: dop`) listed the choices but suggested none."""
+    raw = yaml.safe_load((REPO / "configs" / "train" / "demo-dpo.yaml").read_text())
+    raw["method"] = "dop"
+    config = tmp_path / "m.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    line = _one_error_line(*_aletheia("train", "-c", str(config)))
+    assert line.startswith(
+        f"error: {config}: method: Input should be 'grpo', 'dpo', 'sft', 'raft' or 'rlvr' "
+        "(got 'dop'); did you mean 'dpo'?"
+    ), line
