@@ -20,9 +20,9 @@
 `JUDGE` is the stage as a value (pipeline/common/stage.py), run by the one runner
 (pipeline/common/runner.py) on a `JudgeCall(judge, sandbox)` built at wiring time (the
 adversarial re-judges pass their section's judge). Its primary output is the judged file, so
-its marker lives in `.<stem>.stage/` beside it: one per shard (`judge/judged-0000-of-0002
-.parquet`). `judge_stage(engine)` binds an opened engine, whose stamp enters the key: a
-finished output is reused only for the engine that judged it. `judge_candidates(...)` is the
+its marker lives in `.<stem>.stage/` beside it: one per shard file
+(`judge/.judged-0000-of-0002.stage/`). `judge_stage(engine)` binds an opened engine, whose
+stamp enters the key: a finished output is reused only for the engine that judged it. `judge_candidates(...)` is the
 old entry point, kept with its signature and return until the flows call the runner (C2).
 """
 
