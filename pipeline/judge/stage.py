@@ -6,22 +6,35 @@
   counted (stats `not_judged`), and they stay in candidates.parquet with their status.
 - SE (the sandbox failed even after its own retries) is written with verdict SE, so
   downstream stages exclude it, and counted in `stats["se"]`; it is never a pass or fail.
-- Finished chunks of verdicts are checkpointed beside the output, so a crash mid-run
-  re-judges only what had not finished.
+- Finished chunks of verdicts are checkpointed beside the output (the runner's ChunkStore,
+  `.<out name>.parts/`), so a crash mid-run re-judges only what had not finished. A chunk is
+  reused only for the same program key (problem tests, language, code, time-limit scale,
+  max tests) judged by the same engine (`judge_stamp`): two engines' verdicts never mix.
 - Work goes to the sandbox grouped by problem (test locality: a container receives a problem's
   tests once and judges many of its candidates against them), and each problem's sandbox tests
   are built and hashed once, shared by all its candidates' requests.
 - A problem whose checker cannot be used (no testlib.h in the sandbox image, a checker that does
   not compile) is quarantined with that reason (`<out stem>.quarantine.parquet`, stage `judge`,
   written only when there is one); its candidates are not judged by any other comparison.
+
+`JUDGE` is the stage as a value (pipeline/common/stage.py), run by the one runner
+(pipeline/common/runner.py) on a `JudgeCall(judge, sandbox)` built at wiring time (the
+adversarial re-judges pass their section's judge). Its primary output is the judged file, so
+its marker lives in `.<stem>.stage/` beside it: one per shard file
+(`judge/.judged-0000-of-0002.stage/`). `judge_stage(engine)` binds an opened engine, whose
+stamp enters the key: a finished output is reused only for the engine that judged it. `judge_candidates(...)` is the
+old entry point, kept with its signature and return until the flows call the runner (C2).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common import progress
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.runner import run_stage
+from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
 from pipeline.judge.interface import (
     JudgeSpec,
     JudgeSpecError,
@@ -46,7 +61,7 @@ from schemas.candidate import CANDIDATE_SCHEMA, Candidate
 from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.ids import normalize_code
 from schemas.problem import JUDGE_FIELDS, PROBLEM_SCHEMA, Problem
-from schemas.tables import SchemaError, table_to_models
+from schemas.tables import table_to_models
 from schemas.verdict import JUDGED_CANDIDATE_SCHEMA, VERDICT_FIELDS
 
 log = logging.getLogger(__name__)
@@ -254,28 +269,23 @@ def judge_rows(
 
 
 # ---------------------------------------------------------------------- checkpoints
-def _checkpoint_dir(out: Path) -> Path:
-    return out.parent / f".{out.name}.parts"
-
-
+# The chunk rows: a program key and its verdict columns. The schema (and the folder,
+# `runner.chunk_dir`: `.<out name>.parts/`) are today's checkpoints', so a judge run killed
+# before the stage moved onto the runner resumes from its chunks.
 _KEY_SCHEMA = pa.schema([pa.field("program_key", pa.string(), nullable=False), *VERDICT_FIELDS])
 
 
 Checkpoints = dict[str, dict[str, dict[str, Any]]]  # program key -> judge stamp -> verdict columns
 
 
-def _load_checkpoints(folder: Path) -> Checkpoints:
-    """Every checkpointed verdict, by program and by the engine that judged it. A chunk written
-    before verdicts carried their engine's stamp is left out (its programs are judged again)."""
+def _by_stamp(rows: Iterable[Mapping[str, Any]]) -> Checkpoints:
+    """Checkpointed verdicts by program and by the engine that judged it. (A chunk written
+    before verdicts carried their engine's stamp has another schema: ChunkStore.load skips
+    it with a warning, and its programs are judged again.)"""
     done: Checkpoints = {}
-    for part in sorted(folder.glob("chunk-*.parquet")):
-        try:
-            rows = read_parquet(part, _KEY_SCHEMA).to_pylist()
-        except SchemaError as e:
-            log.warning("%s: judged again (an older checkpoint format: %s)", part.name, e)
-            continue
-        for row in rows:
-            done.setdefault(row.pop("program_key"), {})[row["judge_stamp"]] = row
+    for row in rows:
+        columns = dict(row)
+        done.setdefault(columns.pop("program_key"), {})[columns["judge_stamp"]] = columns
     return done
 
 
@@ -284,7 +294,8 @@ def _resumable(
 ) -> dict[str, dict[str, Any]]:
     """The checkpointed verdicts a run may reuse: those of the engine at hand (`stamp`), or,
     with no engine opened, of the one engine every checkpoint came from. Verdicts of another
-    engine are never mixed into a table."""
+    engine are never mixed into a table. Other limits or tests give another program key, so
+    their verdicts are never looked up at all."""
     if stamp is None:
         stamps = {st for k in keys for st in checkpoints.get(k, {})}
         if len(stamps) != 1:
@@ -293,14 +304,8 @@ def _resumable(
     return {k: checkpoints[k][stamp] for k in keys if stamp in checkpoints.get(k, {})}
 
 
-def _save_checkpoint(folder: Path, fresh: dict[str, dict[str, Any]]) -> None:
-    rows = [{"program_key": k, **v} for k, v in sorted(fresh.items())]
-    name = hashlib.sha256("".join(sorted(fresh)).encode()).hexdigest()[:16]
-    write_parquet(
-        pa.Table.from_pylist(rows, schema=_KEY_SCHEMA),
-        folder / f"chunk-{name}.parquet",
-        _KEY_SCHEMA,
-    )
+def _chunk_rows(fresh: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"program_key": k, **v} for k, v in sorted(fresh.items())]
 
 
 # ---------------------------------------------------------------------- the stage
@@ -312,35 +317,64 @@ def load_candidates(path: Path) -> list[Candidate]:
     return table_to_models(read_parquet(path, CANDIDATE_SCHEMA), Candidate)
 
 
-def judge_candidates(
-    candidates: Path,
-    problems: Path,
-    out: Path,
-    config: JudgeConfig | None = None,
-    client: JudgeEngine | None = None,
-    sandbox: SandboxSection | None = None,
-) -> dict[str, Any]:
-    """The judge stage. Writes `out` (JUDGED_CANDIDATE_SCHEMA) and returns its stats.
+class JudgeCall(BaseModel):
+    """What JUDGE runs on, built at wiring time and never part of RunConfig: the judge
+    settings and the sandbox section naming the engine. The main judge passes the run
+    config's `judge`; the adversarial re-judges their own section's
+    (`JudgeCall(judge=cfg.adv.judge, sandbox=cfg.sandbox)`)."""
 
-    `client`: the judge engine to use; None opens the one `sandbox` names (docker by default),
-    only when something is left to judge, and closes it at the end."""
-    config = config or JudgeConfig()
+    model_config = ConfigDict(extra="forbid")
+
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+
+
+JUDGE_VERSION = "1"
+
+# Out of the key: what changes no row. `progress` is display; `chunk_size` only batches the
+# programs (a chunk's verdicts are keyed by program, whatever chunk judged them); the
+# sandbox's `pool_size` is how many run at once.
+JUDGE_KEY_EXCLUDE = {"judge": {"progress", "chunk_size"}, "sandbox": {"pool_size"}}
+
+
+def _outputs(call: JudgeCall, out: Path) -> dict[str, Path]:
     out = Path(out)
+    if not out.suffix:  # the runner reads a name without a suffix as a folder output
+        raise ValueError(
+            f"judge writes one Parquet file: {out} needs a file name such as judged.parquet"
+        )
+    return {"judged": out, "quarantine": quarantine_path(out)}
+
+
+def _shard_part(i: int, n: int) -> str:
+    return f"judged-{i:04d}-of-{n:04d}.parquet"
+
+
+@dataclasses.dataclass
+class _Plan:
+    """The candidates of one run, sorted into what is judged (by distinct program) and what
+    is not (with the reason, overall and per generator | language)."""
+
+    cands: list[Candidate]
+    probs: dict[str, Problem]
+    todo: dict[str, tuple[Candidate, Problem]]
+    keyed: list[tuple[Candidate, str]]
+    skipped: dict[str, int]
+    skipped_by_group: dict[str, dict[str, int]]
+    memo: ProblemMemo
+
+
+def _plan(candidates: Path, problems: Path, config: JudgeConfig) -> _Plan:
     cands = load_candidates(Path(candidates))
     probs = load_problems(Path(problems))
-
-    skipped: dict[str, int] = {}
-    skipped_by_group: dict[str, dict[str, int]] = {}
-    todo: dict[str, tuple[Candidate, Problem]] = {}
-    keyed: list[tuple[Candidate, str]] = []
+    plan = _Plan(cands, probs, {}, [], {}, {}, ProblemMemo())
     checked: dict[tuple[str, str], str | None] = {}
-    memo = ProblemMemo()
     for c in cands:
         problem = probs.get(c.problem_id)
         reason = skip_reason(c, problem, config, checked)
         if reason is not None:
-            skipped[reason] = skipped.get(reason, 0) + 1
-            group = skipped_by_group.setdefault(f"{c.generator} | {c.language}", {})
+            plan.skipped[reason] = plan.skipped.get(reason, 0) + 1
+            group = plan.skipped_by_group.setdefault(f"{c.generator} | {c.language}", {})
             group[reason] = group.get(reason, 0) + 1
             if reason == "unknown_problem":
                 log.error(
@@ -348,42 +382,53 @@ def judge_candidates(
                 )
             continue
         assert problem is not None
-        key = program_key(c, problem, config, memo)
-        todo.setdefault(key, (c, problem))
-        keyed.append((c, key))
+        key = program_key(c, problem, config, plan.memo)
+        plan.todo.setdefault(key, (c, problem))
+        plan.keyed.append((c, key))
+    return plan
 
-    folder = _checkpoint_dir(out)
-    checkpoints = _load_checkpoints(folder) if folder.exists() else {}
-    own_client = client is None
-    done = _resumable(checkpoints, todo, None if own_client else client.stamp)
-    if own_client and any(k not in done for k in todo):
-        client = open_judge(sandbox)
-        done = _resumable(checkpoints, todo, client.stamp)
+
+def _run(ctx: ShardContext[JudgeCall], engine: JudgeEngine | None = None) -> Stats:
+    """Judge one candidates file (a shard, or all of them) into `ctx.out`.
+
+    `engine`: the opened engine bound by `judge_stage`; None opens the one the call's
+    sandbox section names, only when something is left to judge after the chunks, and
+    closes it with the run (`ctx.resources`)."""
+    config = ctx.config.judge
+    out = Path(ctx.out)
+    candidates, problems = ctx.inputs["candidates"], ctx.inputs["problems"]
+    assert isinstance(candidates, Path) and isinstance(problems, Path)
+    plan = _plan(candidates, problems, config)
+    todo, skipped, skipped_by_group = plan.todo, plan.skipped, plan.skipped_by_group
+
+    chunks = ctx.chunks
+    checkpoints = _by_stamp(chunks.load()) if chunks is not None else {}
+    done = _resumable(checkpoints, todo, None if engine is None else engine.stamp)
+    if engine is None and any(k not in done for k in todo):
+        engine = open_judge(ctx.config.sandbox)
+        ctx.resources.callback(engine.close)
+        done = _resumable(checkpoints, todo, engine.stamp)
     resumed = len(done)
     checker_errors: dict[str, str] = {}
-    try:
-        verdicts = _judge_programs(
-            todo,
-            client,
-            config,
-            done=done,
-            on_chunk=lambda fresh: _save_checkpoint(folder, fresh),
-            memo=memo,
-            checker_errors=checker_errors,
-        )
-    finally:
-        if own_client and client is not None:
-            client.close()
+    verdicts = _judge_programs(
+        todo,
+        engine,  # type: ignore[arg-type]  # None only when nothing is left to judge
+        config,
+        done=done,
+        on_chunk=(lambda fresh: chunks.save(_chunk_rows(fresh))) if chunks is not None else None,
+        memo=plan.memo,
+        checker_errors=checker_errors,
+    )
 
     rows = []
-    for c, k in keyed:
+    for c, k in plan.keyed:
         if c.problem_id in checker_errors:
             skipped["checker_unusable"] = skipped.get("checker_unusable", 0) + 1
             group = skipped_by_group.setdefault(f"{c.generator} | {c.language}", {})
             group["checker_unusable"] = group.get("checker_unusable", 0) + 1
         else:
             rows.append({**c.model_dump(mode="python"), **verdicts[k]})
-    _write_quarantine(quarantine_path(out), probs, checker_errors)
+    _write_quarantine(quarantine_path(out), plan.probs, checker_errors)
     table = (
         pa.Table.from_pylist(rows, schema=JUDGED_CANDIDATE_SCHEMA)
         if rows
@@ -397,8 +442,9 @@ def judge_candidates(
             "downstream",
             se,
         )
-    stats = {
-        "candidates": len(cands),
+    # The runner clears the chunks once its marker is written (the output holds them all).
+    return {
+        "candidates": len(plan.cands),
         "judged_rows": len(rows),
         "distinct_programs": len(todo),
         "programs_resumed_from_checkpoint": resumed,
@@ -413,14 +459,85 @@ def judge_candidates(
                 if memory_limit_for(p.memory_limit_mb) != p.memory_limit_mb
             }
         ),
-        "by_generator_language": _merge_groups(cands, rows, skipped_by_group),
+        "by_generator_language": _merge_groups(plan.cands, rows, skipped_by_group),
     }
-    # Finished: checkpoints are no longer needed (the output holds every verdict).
-    if folder.exists():
-        for part in folder.glob("chunk-*.parquet"):
-            part.unlink()
-        folder.rmdir()
-    return stats
+
+
+JUDGE: Stage[JudgeCall] = Stage(
+    name="judge",
+    version=JUDGE_VERSION,
+    config=JudgeCall,
+    inputs=("candidates", "problems"),
+    outputs=_outputs,
+    run=_run,
+    optional_outputs=frozenset({"quarantine"}),
+    key_exclude=JUDGE_KEY_EXCLUDE,
+    chunks=Chunks(schema=_KEY_SCHEMA, key="program_key"),
+    # As flows/build.py's judge-shards subflow lays them out today.
+    sharding=Sharding(
+        inputs=("candidates",),
+        schema=CANDIDATE_SCHEMA,
+        count=lambda runner: runner.judge_shards,
+        placement="judge",
+        merge={"judged": JUDGED_CANDIDATE_SCHEMA},
+        quarantines=("quarantine",),
+        stem="candidates",
+        folder=lambda out: Path(out).parent / "judge",
+        part=_shard_part,
+    ),
+    code=("pipeline.judge", "sandbox"),
+    tags=("cpu", "sandbox"),
+)
+"""JUDGE opening its own engine from the call's sandbox section, when something is left to
+judge. Its key holds the section, not the engine's stamp (unknown before the engine opens):
+a wiring that must re-judge when the sandbox image changes under an unchanged section binds
+the engine with `judge_stage(engine)`, as `judge_candidates` does."""
+
+
+def _stamp_of(engine: JudgeEngine, call: JudgeCall, inputs: Mapping[str, Any], out: Path) -> str:
+    return f"judge_stamp:{engine.stamp}"
+
+
+def judge_stage(engine: JudgeEngine | None) -> Stage[JudgeCall]:
+    """JUDGE judging with `engine` (opened and closed by the caller). Its stamp enters the
+    key, so a finished output is reused only for the engine that judged it; the chunks are
+    filtered by the same stamp. None: JUDGE itself."""
+    if engine is None:
+        return JUDGE
+    return dataclasses.replace(
+        JUDGE, run=partial(_run, engine=engine), key_extra=partial(_stamp_of, engine)
+    )
+
+
+def _needs_engine(candidates: Path, problems: Path, config: JudgeConfig) -> bool:
+    """Whether any candidate is judged at all (an empty or unjudgeable table needs none)."""
+    import pyarrow.parquet as pq
+
+    if pq.ParquetFile(candidates).metadata.num_rows == 0:
+        return False
+    return bool(_plan(candidates, problems, config).todo)
+
+
+def judge_candidates(
+    candidates: Path,
+    problems: Path,
+    out: Path,
+    config: JudgeConfig | None = None,
+    client: JudgeEngine | None = None,
+    sandbox: SandboxSection | None = None,
+) -> dict[str, Any]:
+    """The judge stage through the runner. Writes `out` (JUDGED_CANDIDATE_SCHEMA) and returns
+    its stats (the marker's, when a finished output for this engine is reused).
+
+    `client`: the judge engine to use; None opens the one `sandbox` names (docker by default),
+    only when some candidate is judged, and closes it at the end."""
+    call = JudgeCall(judge=config or JudgeConfig(), sandbox=sandbox or SandboxSection())
+    inputs = {"candidates": Path(candidates), "problems": Path(problems)}
+    with ExitStack() as opened:
+        if client is None and _needs_engine(inputs["candidates"], inputs["problems"], call.judge):
+            client = open_judge(call.sandbox)
+            opened.callback(client.close)
+        return run_stage(judge_stage(client), call, inputs, Path(out)).stats
 
 
 def quarantine_path(out: Path) -> Path:
