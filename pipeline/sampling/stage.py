@@ -1,11 +1,22 @@
 """The sample stage: problems.parquet -> candidates.parquet (+ sample_stats.json).
 
+    run_stage(SAMPLE, config, {"problems": Path("problems.parquet")}, Path("sample/"))
+
+`SAMPLE` is the stage as a value (pipeline/common/stage.py), run by the one runner
+(pipeline/common/runner.py; the marker `_stage.json` inside the output folder). Its
+`sharding` names the layout the sample flow uses today (problem shards in
+`sample/shards/problems-IIII-of-NNNN.parquet`, parts in `sample/shard-IIII/`, merged into
+`candidates.parquet`). `sample(...)` is the old entry point, kept with its signature and
+return value until the flows call the runner themselves (issue 24, C2).
+
 Model sources generate through their backend; `reference` and `mutant` sources come
 from the problems' own solutions. Resumable at the unit (problem, model, language,
-sample index): finished results are appended as shard files while generation runs, and
-a restart skips every unit found in them. A unit that failed to generate (an `error:`
-finish reason) is not written, so the next run retries it; the stage is then not marked
-finished. A unit dropped by a token filter is written as such, so it is not retried.
+sample index): finished results are appended as unit shard files (`shards/<source>-<fp>/`
+inside the output folder) while generation runs, and a restart skips every unit found in
+them. A unit that failed to generate (an `error:` finish reason) is not written, so the
+next run retries it; the run then raises `Incomplete` (the outputs are written, the stage
+is not marked finished). A unit dropped by a token filter is written as such, so it is
+not retried.
 """
 
 from __future__ import annotations
@@ -15,7 +26,8 @@ import logging
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +36,8 @@ import pyarrow as pa
 from pipeline.common import progress
 from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.common.runner import run_stage
+from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.judge.summary import candidate_summary
 from pipeline.sampling.backends.base import Backend, GenerationRequest, GenerationResult
 from pipeline.sampling.config import ModelSource, MutantSource, ReferenceSource, SampleConfig
@@ -317,18 +330,44 @@ def _default_factory(source: ModelSource) -> Backend:
     return make_backend(source)
 
 
-def sample(
-    config: SampleConfig, problems: Path, out_dir: Path, *, backend_factory: Any = None
-) -> dict[str, Any]:
-    """The sample stage. Writes out_dir/candidates.parquet and out_dir/sample_stats.json."""
-    out_dir = Path(out_dir)
-    key = stage_key(
-        STAGE, VERSION, config.model_dump(mode="json", exclude={"progress"}), [problems]
-    )
-    if is_done(out_dir, key):
-        return read_stats(out_dir)
+class Incomplete(RuntimeError):
+    """Some units failed to generate. The candidates and sample_stats.json are written (the
+    finished units are kept in the unit shards), but the stage must not be marked finished:
+    the next run retries the failed units. `stats` is what the run returns."""
+
+    def __init__(self, stats: Stats) -> None:
+        errors = sum(s.get("generation_errors", 0) for s in stats["sources"].values())
+        super().__init__(
+            f"sample: {errors} unit(s) failed to generate; run again to retry them "
+            "(finished work is kept)"
+        )
+        self.stats = stats
+
+
+def sample_outputs(config: SampleConfig, out: Path) -> dict[str, Path]:
+    """A run's folder -> its candidates and stats; the merged table of a sharded run (a
+    file name, `candidates.parquet`) -> itself."""
+    out = Path(out)
+    if out.suffix:
+        return {"candidates": out}
+    return {"candidates": out / CANDIDATES_FILE, "stats": out / STATS_FILE}
+
+
+def _problem_files(value: Path | list[Path]) -> list[Path]:
+    return [Path(value)] if isinstance(value, (str, Path)) else [Path(p) for p in value]
+
+
+def run_sample(ctx: ShardContext[SampleConfig], *, backend_factory: Any = None) -> Stats:
+    """Sample every source over the problems into `ctx.out`; raises Incomplete (after writing
+    the outputs) when a unit failed to generate."""
+    config, out_dir = ctx.config, Path(ctx.out)
+    if out_dir.suffix:
+        raise ValueError(f"sample writes a folder: {out_dir} names a file (use its folder)")
     factory = backend_factory or _default_factory
-    probs = load_problems(Path(problems))
+    probs = sorted(
+        (p for f in _problem_files(ctx.inputs["problems"]) for p in load_problems(f)),
+        key=lambda p: p.problem_id,
+    )
     rows: list[dict[str, Any]] = []
     source_stats: dict[str, Any] = {}
     incomplete = False
@@ -394,12 +433,63 @@ def sample(
     }
     (out_dir / STATS_FILE).write_text(json.dumps(stats, indent=2, default=str))
     if incomplete:
-        log.warning(
-            "sample: some units failed to generate; run again to retry them (finished work is kept)"
-        )
-    else:
-        mark_done(out_dir, key, STAGE, stats)
+        raise Incomplete(stats)
     return stats
+
+
+def _shard_folder(out: Path) -> Path:
+    return Path(out).parent / "sample"  # work/candidates.parquet -> work/sample
+
+
+def _part(i: int, n: int) -> str:
+    return f"shard-{i:04d}"
+
+
+def _shard_count(runner: Any) -> int:
+    return runner.sample_shards
+
+
+SAMPLE: Stage[SampleConfig] = Stage(
+    name=STAGE,
+    version=VERSION,
+    config=SampleConfig,
+    inputs=("problems",),  # one problems table, or several (train + heldout), concatenated
+    outputs=sample_outputs,
+    run=run_sample,
+    sharding=Sharding(
+        inputs=("problems",),
+        schema=PROBLEM_SCHEMA,
+        count=_shard_count,
+        placement="sample",
+        merge={"candidates": CANDIDATE_SCHEMA},
+        stem="problems",
+        folder=_shard_folder,
+        part=_part,
+    ),
+    code=("pipeline.sampling",),
+    tags=("gpu",),
+)
+
+
+def sampling_with(backend_factory: Any) -> Stage[SampleConfig]:
+    """SAMPLE opening its model backends through `backend_factory` (source -> Backend): the
+    same name, version and key, so the same rows."""
+    return replace(SAMPLE, run=partial(run_sample, backend_factory=backend_factory))
+
+
+def sample(
+    config: SampleConfig, problems: Path, out_dir: Path, *, backend_factory: Any = None
+) -> dict[str, Any]:
+    """The sample stage through the runner (the old entry point, kept until the flows call
+    `run_stage` themselves). Writes out_dir/candidates.parquet and out_dir/sample_stats.json
+    and returns the stats; a run with units that failed to generate returns its stats with
+    `complete: False`, logs a warning and leaves the folder unmarked, as before."""
+    stage = sampling_with(backend_factory) if backend_factory is not None else SAMPLE
+    try:
+        return run_stage(stage, config, {"problems": Path(problems)}, Path(out_dir)).stats
+    except Incomplete as e:
+        log.warning("%s", e)
+        return e.stats
 
 
 def _fold_duplicates(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
