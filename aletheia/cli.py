@@ -40,6 +40,12 @@ class _HelpTable(Table):
         super().add_row(*renderables, **kwargs)
         for column in self.columns[:-2]:  # required mark, long/short names, negatives
             column.no_wrap = True
+        if len(renderables) >= 2:  # the type cell wraps between words, never inside one
+            cell = renderables[-2]
+            plain = cell.plain if isinstance(cell, Text) else str(cell or "")
+            longest = max((len(word) for word in plain.split()), default=0)
+            column = self.columns[len(renderables) - 2]
+            column.min_width = max(column.min_width or 0, longest)
 
 
 # typer builds its help tables from this module-level name, once per page.

@@ -45,10 +45,16 @@ def _prepare(
     overrides the config's sandbox.engine (not part of the build id)."""
     import yaml
 
+    from pipeline.errors import UserError, near_path
+
+    if not config.is_file():  # said before pipeline.config loads every stage's config (2 s)
+        near = near_path(config)
+        more = "" if "did you mean" in near else "; see configs/ for examples"
+        raise UserError(f"run config {config} not found{near}{more}")
     from pipeline.config import load_run_config
     from pipeline.preflight import preflight
 
-    cfg = load_run_config(config)  # a typo or a missing file is one line here
+    cfg = load_run_config(config)  # a typo is one line here
     if limit is not None:  # a smaller build: its own build id, derived with the limit in
         raw = yaml.safe_load(config.read_text()) or {}
         raw["ingest"] = {**(raw.get("ingest") or {}), "limit_per_source": limit}

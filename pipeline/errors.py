@@ -7,6 +7,7 @@ anything else (a bug) still shows its traceback.
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable
@@ -115,6 +116,9 @@ def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
         if loc:  # "bias_types: unknown ..." under the key bias_types: say the key once
             msg = msg.removeprefix(f"{loc[-1]}: ")
         what = msg + shown
+        if first.get("type") == "literal_error" and isinstance(value, str):  # 'tst' -> 'test'
+            choices = re.findall(r"'([^']*)'", str((first.get("ctx") or {}).get("expected", "")))
+            what += did_you_mean(value, choices) if choices else ""
     others = [_key_hint(e, model) for e in errors if e is not first]
     more = f" [and {len(others)} more: {', '.join(others)}]" if others else ""
     return f"{where}: {what}{more}"

@@ -266,6 +266,8 @@ def _models(cfg: RunConfig) -> list[tuple[str, str]]:
     for who, judge in _judges(cfg):
         if judge.backend.type in {"transformers", "vllm"}:
             out.append((who, judge.model_ref))
+    if cfg.evaluate is not None and cfg.evaluate.backend.type in {"transformers", "vllm"}:
+        out.append(("evaluate.model", cfg.evaluate.model))
     return out
 
 

@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import typer
 from pydantic import ValidationError
 
-from sandbox.models import CompareSpec, JudgeRequest, JudgeResult, TestCase
+from sandbox.models import JudgeRequest, JudgeResult, TestCase
 
 app = typer.Typer(
     help="Aletheia's execution sandbox: judge programs on the docker, process or http engine.",
@@ -65,10 +67,36 @@ def _write_rows(path: Path, rows: list[dict]) -> None:
     tmp.replace(path)  # never leave a half-written output behind
 
 
-def _describe(exc: ValidationError) -> str:
-    return "; ".join(
-        f"field {'.'.join(str(p) for p in e['loc']) or '(row)'}: {e['msg']}" for e in exc.errors()
-    )
+# `sandbox run`'s options by the request field they fill: an error names what the user typed
+# (a bad --compare read "field mode: ...", the name of no option of the command).
+RUN_OPTIONS = {
+    ("language",): "--language",
+    ("mode",): "--mode",
+    ("time_limit_s",): "--time-limit",
+    ("memory_limit_mb",): "--memory-limit-mb",
+    ("compare", "mode"): "--compare",
+    ("compare", "abs_tol"): "--abs-tol",
+    ("compare", "rel_tol"): "--rel-tol",
+    ("compare", "checker"): "--checker",
+}
+
+
+def _closest(error: Any) -> str:
+    """`; did you mean 'testlib'?` for a value near one of a Literal's choices."""
+    if error.get("type") != "literal_error" or not isinstance(error.get("input"), str):
+        return ""
+    choices = re.findall(r"'([^']*)'", str(error.get("ctx", {}).get("expected", "")))
+    near = difflib.get_close_matches(error["input"], choices, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _describe(exc: ValidationError, options: dict[tuple[str, ...], str] | None = None) -> str:
+    parts = []
+    for e in exc.errors():
+        loc = tuple(str(p) for p in e["loc"])
+        where = (options or {}).get(loc) or f"field {'.'.join(loc) or '(row)'}"
+        parts.append(f"{where}: {e['msg']}{_closest(e)}")
+    return "; ".join(parts)
 
 
 ENGINE_HELP = (
@@ -152,15 +180,15 @@ def run(
             tests=[TestCase(**r) for r in rows],
             time_limit_s=time_limit,
             memory_limit_mb=memory_limit_mb,
-            compare=CompareSpec(
-                mode=compare,
-                abs_tol=abs_tol,
-                rel_tol=rel_tol,
-                checker=checker.read_text() if checker else None,
-            ),
+            compare={  # validated inside the request, so an error's place is compare.<field>
+                "mode": compare,
+                "abs_tol": abs_tol,
+                "rel_tol": rel_tol,
+                "checker": checker.read_text() if checker else None,
+            },
         )
     except ValidationError as exc:
-        _fail(_describe(exc))
+        _fail(_describe(exc, RUN_OPTIONS))
     except TypeError as exc:
         _fail(f"--tests {tests}: {exc}")
     client = _open(engine, 1, cache, None, selftest=False, url=url, token_file=token_file)

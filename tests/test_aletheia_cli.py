@@ -197,3 +197,83 @@ def test_option_and_command_mistakes_are_one_line_with_the_closest_name(tmp_path
         assert lines[0].startswith("error: ") and expected in lines[0], (args, lines)
         assert "--help shows what it takes" in lines[0]
     assert "--max-tokens" in _aletheia("evaluate-policy", "--max-token", "3")[1][0]
+
+
+def test_train_options_count_over_a_config_file(tmp_path: Path) -> None:
+    """`train -c F --model X` trained F's model and never looked at X (a newcomer retry of
+    issue 23 found the error naming the config's path, not theirs); --model, --out, --data
+    and --set now apply to a config file as to a zoo cell, and the cell-only options say so."""
+    config = str(REPO / "configs" / "train" / "demo-dpo.yaml")
+    line = _one_error_line(*_aletheia("train", "-c", config, "--model", str(tmp_path / "m")))
+    assert f"model: no such path {tmp_path}/m" in line and "tiny-qwen2" not in line
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text("{}")
+    line = _one_error_line(
+        *_aletheia("train", "-c", config, "--model", "m", "--data", "hub", cwd=tmp_path)
+    )
+    assert "data.dir: no such folder hub" in line
+
+    line = _one_error_line(*_aletheia("train", "-c", config, "--set", "optim.max_step=3"))
+    assert "optim.max_step: unknown key; did you mean 'max_steps'?" in line
+
+    line = _one_error_line(*_aletheia("train", "-c", config, "--size", "7b"))
+    assert "--size: picks a zoo cell, only with --recipe" in line
+
+    r = CliRunner().invoke(
+        app, ["train", "-c", config, "--show", "-o", "elsewhere", "--set", "optim.max_steps=3"]
+    )
+    assert r.exit_code == 0, r.output
+    shown = yaml.safe_load(r.output)
+    assert shown["output_dir"] == "elsewhere" and shown["optim"]["max_steps"] == 3
+
+
+def test_a_missing_source_file_is_named_before_datasets_loads(tmp_path: Path) -> None:
+    """`-s jsonl:PATH` with no such file went through `datasets` (3 s) and its own message;
+    now one line naming the file and what is near it, with `datasets` never imported."""
+    (tmp_path / "data.jsonl").write_text("")
+    code = (
+        "import sys\nfrom aletheia.cli import main\ntry:\n"
+        "    main(['problems', 'ingest', '-s', 'jsonl:dat.jsonl', '-o', 'p.parquet'])\n"
+        "except SystemExit as e:\n    print('rc', e.code)\nprint('datasets' in sys.modules)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.stdout.split() == ["rc", "2", "False"], r.stdout + r.stderr
+    assert r.stderr.strip() == (
+        "error: source 'jsonl:dat.jsonl': no such file dat.jsonl; did you mean 'data.jsonl'?"
+    )
+
+
+def test_a_misspelt_run_config_gets_the_closest_path_at_once() -> None:
+    """`build-train -c configs/demo.yml` loaded every stage's config (2 s) to say "not
+    found" with no suggestion; now the path is checked first, with the closest file."""
+    for args in (
+        ("build-train", "-c", "configs/demo.yml"),
+        ("build-eval", "-c", "config/demo.yaml"),
+    ):
+        line = _one_error_line(*_aletheia(*args, "--dry-run"))
+        assert line.startswith(f"error: run config {args[2]} not found; did you mean "
+                               "'configs/demo.yaml'?  (--debug"), line  # fmt: skip
+    line = _one_error_line(*_aletheia("build-train", "-c", "configs/nothing-like-it.yaml"))
+    assert "(configs has no 'nothing-like-it.yaml'); see configs/ for examples" in line
+
+
+def test_a_value_near_a_choice_gets_the_closest_choice(tmp_path: Path) -> None:
+    """A misspelt choice (`method: dop`) listed the choices but suggested none."""
+    raw = yaml.safe_load((REPO / "configs" / "train" / "demo-dpo.yaml").read_text())
+    raw["method"] = "dop"
+    config = tmp_path / "m.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    line = _one_error_line(*_aletheia("train", "-c", str(config)))
+    assert line.startswith(
+        f"error: {config}: method: Input should be 'grpo', 'dpo', 'sft', 'raft' or 'rlvr' "
+        "(got 'dop'); did you mean 'dpo'?"
+    ), line

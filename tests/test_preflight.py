@@ -76,6 +76,15 @@ def test_wrong_dpo_model_path(tmp_path: Path) -> None:
     assert len(fatal) == 1 and "dpo.judges.tiny-qwen2-verifier" in fatal[0], fatal
 
 
+def test_the_evaluate_sections_model_must_exist_or_be_built(tmp_path: Path) -> None:
+    """The demo evaluates the tiny model the build makes (no finding); a model path nothing
+    builds is named before the build starts, not by transformers after publish."""
+    evaluate = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["evaluate"]
+    evaluate["model"] = str(tmp_path / "no-such-verifier")
+    fatal = _fatal(_demo(tmp_path, evaluate=evaluate))
+    assert len(fatal) == 1 and "evaluate.model" in fatal[0] and "no-such-verifier" in fatal[0]
+
+
 def test_hub_id_not_in_the_local_cache_is_reported_not_fetched(tmp_path: Path) -> None:
     assert resolve_model("Qwen/Qwen3-8B") is None  # an empty cache, no network
     cached = Path(os.environ["HF_HUB_CACHE"]) / "models--acme--tiny" / "snapshots" / "abc"

@@ -42,20 +42,13 @@ def register(app: typer.Typer) -> None:
         seed: int = 0,
     ) -> None:
         """Fit a tiny line-level policy on the problems' reference solutions (CPU, seconds)."""
-        from pipeline.errors import UserError, near_path
+        from pipeline.common.problem_splits import check_split
+
+        check_split(problems, split)  # before torch loads: a mistake answers in a second
         from pipeline.models.policy import PolicyFit, fit_on_problems, read_fit
         from pipeline.sampling.stage import load_problems
 
-        if not problems.is_file():
-            raise UserError(f"--problems: no such file {problems}{near_path(problems)}")
-        every = load_problems(problems)
-        chosen = [p for p in every if split == "all" or p.source_split == split]
-        if not chosen:
-            splits = sorted({str(p.source_split) for p in every})
-            raise UserError(
-                f"--split {split}: no problem in {problems} has source_split {split!r} "
-                f"(it has {', '.join(splits)}); --split all fits on every problem"
-            )
+        chosen = [p for p in load_problems(problems) if split == "all" or p.source_split == split]
         spec = PolicyFit(
             name=name,
             dir=out,

@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
         engine: EngineOpt = None,
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
+        from pipeline.common.problem_splits import check_split
         from pipeline.errors import UserError, near_path, read_mapping, validate
         from pipeline.model_refs import require_model
         from pipeline.policy_eval.config import PolicyEvalConfig
@@ -99,6 +100,7 @@ def register(app: typer.Typer) -> None:
         merged.update(model=model, split=None if split == "all" else split)
         cfg = validate(merged, PolicyEvalConfig, config or "evaluate-policy options")
         require_model(model, "--model")
+        check_split(problems, cfg.split)  # before torch loads: a mistake answers in a second
         cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
         from pipeline.policy_eval.run import evaluate_policy
 

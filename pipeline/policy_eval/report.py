@@ -35,7 +35,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"# Policy report: {r['policy']}",
         "",
         (
-            f"{r['problems']} problems (split `{r['split']}`), {r['samples_per_problem']} sample(s) each; "
+            f"{r['problems']} problems (split `{r['split'] or 'all'}`), "  # None: --split all
+            f"{r['samples_per_problem']} sample(s) each; "
             f"sampling {json.dumps(r['sampling'])}."
         ),
         "",

@@ -128,14 +128,19 @@ def _load_with_datasets(
 ) -> tuple[Any, list[MalformedLine]]:
     """The rows (a datasets.Dataset, or [] when nothing was readable) and the malformed
     JSON lines left out of them."""
-    import datasets
-
     location = spec.location or hub_id
     if not location:
         raise SourceError(spec.text, "no location given and the source has no default Hub id")
     kwargs: dict[str, Any] = {"split": split, "cache_dir": cache_dir}
-    path = Path(location)
+    path = Path(location).expanduser()
     is_glob = any(c in location for c in "*?[")
+    looks_local = path.suffix in _BUILDERS or location.startswith(("/", ".", "~"))
+    if spec.location and looks_local and not is_glob and not path.exists():
+        from pipeline.errors import near_path  # said before `datasets` loads (3 s)
+
+        raise SourceError(spec.text, f"no such file {location}{near_path(path)}")
+    import datasets
+
     try:
         if is_glob or path.is_file():
             files = sorted(glob.glob(location, recursive=True)) if is_glob else [location]

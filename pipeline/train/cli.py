@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--lora", help="the recipe's LoRA variant, where Aletheia has one")
         ] = False,
         data: Annotated[
-            Path | None, typer.Option("--data", help="published dataset folder (with --recipe)")
+            Path | None,
+            typer.Option("--data", help="published dataset folder (sets data.dir of either)"),
         ] = None,
         out: Annotated[
             Path | None,
@@ -64,34 +65,50 @@ def register(app: typer.Typer) -> None:
         model: Annotated[
             str | None,
             typer.Option(
-                "--model", help="base model to start from (default: the zoo cell's model)"
+                "--model",
+                help="base model to start from (default: the config's or the zoo cell's model)",
             ),
         ] = None,
         sets: Annotated[
             list[str] | None,
-            typer.Option("--set", help="KEY=VALUE over the cell's config, e.g. optim.max_steps=10"),
+            typer.Option(
+                "--set", help="KEY=VALUE over the config or cell, e.g. optim.max_steps=10"
+            ),
         ] = None,
         show: Annotated[
             bool,
             typer.Option(
-                "--show", help="print the cell's config and launch command; train nothing"
+                "--show", help="print the config (a cell's: and launch command); train nothing"
             ),
         ] = False,
         engine: EngineOpt = None,
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT / RAFT) or a code policy (RLVR): a config file, or a zoo cell."""
-        from pipeline.errors import load_config
+        from pipeline.errors import read_mapping, validate
         from pipeline.model_refs import require_model
         from pipeline.train.config import TrainConfig
+        from pipeline.train.recipes import Cell, cell_config, launch_command, merge, parse_sets
 
         if (config is None) == (recipe is None):
             raise typer.BadParameter("give exactly one of --config or --recipe (with --size)")
         if config is not None:
+            zoo = [f for f, v in (("--size", size), ("--budget", budget), ("--lora", lora)) if v]
+            if zoo:
+                raise typer.BadParameter(f"{', '.join(zoo)}: picks a zoo cell, only with --recipe")
             where = f"{config}: "
-            cfg = load_config(config, TrainConfig, what="training config")
-        else:
-            from pipeline.train.recipes import Cell, cell_config, launch_command, parse_sets
+            # The options count over the file as over a cell: `--model X -c F` once trained
+            # F's model and said nothing of X.
+            given: dict = {"model": model, "output_dir": out and str(out)}
+            given = {key: v for key, v in given.items() if v is not None}
+            given |= {"data": {"dir": str(data)}} if data is not None else {}
+            raw = merge(read_mapping(config, what="training config"), given)
+            cfg = validate(merge(raw, parse_sets(sets or [])), TrainConfig, config)
+            if show:
+                import yaml
 
+                typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+                return
+        else:
             if size is None:
                 raise typer.BadParameter("--recipe needs --size (1.5b, 7b or 14b)")
             where = f"--recipe {recipe} --size {size}: "

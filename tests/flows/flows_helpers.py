@@ -41,6 +41,7 @@ def small_config(
     cfg["assemble"]["tokenizer"] = str(models_dir)  # the caps measured with the tiny tokenizer
     cfg["dpo"]["judges"][0]["model_path"] = str(models_dir)
     cfg["dpo"]["max_tokens"] = 32
+    cfg["evaluate"]["model"] = str(models_dir)  # the verifier this build makes, not the demo's
     cfg["runner"] = {
         "kind": "thread",
         "sample_shards": 1,

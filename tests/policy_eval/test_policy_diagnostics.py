@@ -115,3 +115,15 @@ def test_error_metrics() -> None:
 def test_config_refuses_k_above_samples() -> None:
     with pytest.raises(ValueError, match="samples=2"):
         PolicyEvalConfig(model="m", samples=2, k=[1, 4])
+
+
+@pytest.mark.parametrize(("split", "shown"), [("test", "(split `test`)"), (None, "(split `all`)")])
+def test_the_report_names_the_split_all_not_none(tmp_path, split: str | None, shown: str) -> None:
+    """`--split all` is a config split of None; the report once read "(split `None`)"."""
+    from pipeline.policy_eval.report import to_markdown
+    from pipeline.policy_eval.run import build_report
+
+    config = PolicyEvalConfig(model="m", split=split, samples=2, k=[1])
+    report, _ = build_report(FACTS, config, tmp_path / "p.parquet", 2)
+    header = to_markdown(report).splitlines()[2]
+    assert header.startswith(f"2 problems {shown}, 2 sample(s) each"), header

@@ -237,3 +237,26 @@ def test_cli_without_engine_says_what_to_do(tmp_path):
         check=False,
     )
     assert run.returncode != 0 and run.stdout == "" and "Docker engine" in run.stderr
+
+
+def test_cli_run_names_the_option_and_the_closest_value(tmp_path):
+    """A bad value is one line naming the option the user typed, with the closest choice:
+    `--compare testlb` once read "field mode: Input should be ...", naming no option."""
+    tests = tmp_path / "t.jsonl"
+    tests.write_text('{"input": "", "output": "1"}\n')
+    src = tmp_path / "a.py"
+    src.write_text("print(1)\n")
+    base = ("run", "--source", str(src), "--tests", str(tests))
+    cases = {
+        ("--language", "pyton"): "error: --language: Input should be 'python', 'cpp' or 'java'; "
+        "did you mean 'python'?",
+        ("--language", "python", "--compare", "testlb"): "error: --compare: Input should be "
+        "'tokens', 'exact', 'float', 'checker' or 'testlib'; did you mean 'testlib'?",
+        ("--language", "python", "--mode", "stdoi"): "error: --mode: Input should be 'stdio' or "
+        "'function'; did you mean 'stdio'?",
+        ("--language", "python", "--time-limit", "0"): "error: --time-limit: Input should be "
+        "greater than 0",
+    }
+    for args, expected in cases.items():
+        r = _cli(*base, *args)
+        assert (r.returncode, r.stderr.strip(), r.stdout) == (2, expected, ""), args
