@@ -1,34 +1,45 @@
-"""The DPO stage in two parts, each cached like every stage (`pipeline.common.stage`).
+"""The DPO stage in two parts, as stage values (REDESIGN §2.1) run by pipeline/common/runner.py.
 
-- `dpo_responses`: one shard of instances -> every judge's responses for every prompt
-  variant (`DPO_RESPONSE_SCHEMA`), through the generation backends (`make_backend`: the
-  same code path as policy sampling, so transformers, vllm or an OpenAI-compatible server).
-  Written atomically, marked done last: a finished shard is never sampled again.
-  `round="regenerate"` is Aletheia's regeneration round: every judge again, over only the
-  instances (per prompt variant) whose judges-round responses were all wrong or all right
-  (`regeneration_targets`). `round="fallback"` is on_policy's strong-judge round, over only
-  the instances that no judge got right in the earlier rounds. Each decision is per
-  instance, so a round gives the same responses whatever the sharding.
-- `dpo_pairs`: all instances + every responses file -> `<name>.parquet` (`DPO_SCHEMA`) and
+- `DPO_RESPONSES` (sharded by problem, gathered): one shard of instances -> every judge's
+  responses for every prompt variant (`DPO_RESPONSE_SCHEMA`), through the generation
+  backends (`make_backend`: the same code path as policy sampling, so transformers, vllm or
+  an OpenAI-compatible server). Its rounds run in a fixed order, each a `ctx.step` sub-step
+  with its own folder and marker, so a crash between rounds reruns only the unfinished one:
+  `judges` (every judge x variant); `regenerate`, Aletheia's regeneration round, when
+  `config.regenerates`: every judge again, over only the instances (per prompt variant)
+  whose judges-round responses were all wrong or all right (`regeneration_targets`);
+  `fallback`, on_policy's strong-judge round, over only the instances that no judge got
+  right in the earlier rounds. Each decision is per instance, so a round gives the same
+  responses whatever the sharding. `with_backend(backend)` is the same stage sampling
+  through given backends.
+- `DPO_PAIRS`: all instances + every responses file (gathered in shard-index order, each
+  shard's rounds in round order: `responses_files`) -> `<name>.parquet` (`DPO_SCHEMA`) and
   stats.json. Responses are put back in one fixed order (configured judge order, the
   fallback judge last, then round, then sample index) and instances are paired in table
   order, so the rows do not depend on how the responses were sharded.
 
-`build_dpo` in `pipeline.instances.stage` is the one-process composition of the two.
+`dpo_responses` (one round), `shard_responses` (every round of one shard) and `dpo_pairs`
+are the entry points the flows call today, thin wrappers over the runner until the flows
+run the stage values themselves (REDESIGN step C2). `build_dpo` in
+`pipeline.instances.stage` is the one-process composition of the two.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 import pyarrow as pa
 
 from pipeline.common.answers import gold_letter
+from pipeline.common.hashing import canonical_json, sha256_files
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.common.stage import is_done, mark_done, read_stats, stage_key
+from pipeline.common.runner import StageResult, run_cached, run_stage
+from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.responses import Response, sample_responses
@@ -37,7 +48,7 @@ from pipeline.sampling.backends.factory import make_backend
 from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
-RESPONSES_VERSION = "1"
+RESPONSES_VERSION = "1"  # of a round (a sub-step); the shard's stage keys on it too
 PAIRS_VERSION = "1"  # 1: split from the one-process stage (DPO_VERSION 2), same rows
 RESPONSES_FILE = "responses.parquet"
 STATS_FILE = "stats.json"
@@ -166,47 +177,29 @@ def regeneration_targets(
     return out
 
 
-def dpo_responses(
-    instances: Path,
-    out_dir: Path,
-    config: DPOConfig,
-    backend: BackendArg = None,
-    *,
-    round: Round = "judges",
-    judged: Path | Sequence[Path] | None = None,
-    progress: bool = True,
-) -> dict[str, Any]:
-    """Write `<out_dir>/responses.parquet` (DPO_RESPONSE_SCHEMA) for the instances of one
-    shard: every judge x variant (`round="judges"`); every judge again for the instances
-    whose responses in `judged` (the judges-round file) were all wrong or all right
-    (`round="regenerate"`); or the fallback judge for the instances that no judge got right
-    in `judged` (the earlier rounds' files; `round="fallback"`)."""
-    instances, out_dir = Path(instances), Path(out_dir)
-    earlier = [Path(judged)] if isinstance(judged, str | Path) else [Path(p) for p in judged or []]
-    config = resolve_judges(config, backend)
-    given = _given(config, backend)
-    if round != "judges" and not earlier:
-        raise ValueError(f"dpo responses: the {round} round needs the earlier rounds' files")
+def _round_specs(config: DPOConfig, round: Round) -> tuple[list[JudgeModelSpec], int]:
+    """The judges a round asks and how many samples each gives."""
     if round == "fallback":
         fb = fallback_spec(config)
         if fb is None:
             raise ValueError(
                 "dpo responses: the fallback round needs fallback: strong_judge (on_policy)"
             )
-        specs, n = [fb], config.fallback_samples
-    else:
-        specs, n = list(config.judges), config.samples_per_judge
-    keyed = {
-        "config": config.model_dump(
-            mode="json", exclude=_PAIRING_ONLY | _ROUND_CHOICE | {"judges", "fallback_judge"}
-        ),
-        "round": round,
-        "judges": [_describe(s, given) for s in specs],
-    }
-    inputs = [instances, *_templates(config), *earlier]
-    key = stage_key("dpo-responses", RESPONSES_VERSION, keyed, inputs, config.seed)
-    if is_done(out_dir, key):
-        return read_stats(out_dir)
+        return [fb], config.fallback_samples
+    return list(config.judges), config.samples_per_judge
+
+
+def _sample_round(
+    instances: Path,
+    out_dir: Path,
+    config: DPOConfig,
+    given: Mapping[str, Backend],
+    round: Round,
+    earlier: Sequence[Path],
+    progress: bool,
+) -> Stats:
+    """One round's responses, written to `<out_dir>/responses.parquet`; its stats back."""
+    specs, n = _round_specs(config, round)
     rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
     reasons: dict[tuple[str, str], str] = {}
     if round == "regenerate":
@@ -250,7 +243,7 @@ def dpo_responses(
     out_dir.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(out_rows, schema=DPO_RESPONSE_SCHEMA)
     write_parquet(table, out_dir / RESPONSES_FILE, DPO_RESPONSE_SCHEMA)
-    stats = {
+    return {
         "round": round,
         "instances": len(rows),
         "instances_sampled": {v: len(p) for v, p in todo.items()},
@@ -265,8 +258,170 @@ def dpo_responses(
         },
         "output": RESPONSES_FILE,
     }
-    mark_done(out_dir, key, "dpo-responses", stats)
+
+
+def _round(
+    step: Callable[..., Stats],
+    instances: Path,
+    out_dir: Path,
+    config: DPOConfig,
+    backend: BackendArg,
+    round: Round,
+    earlier: Sequence[Path],
+    progress: bool,
+) -> Stats:
+    """One round as a cached sub-step (`step`: the runner's `run_cached`), in its own folder
+    with its own marker: keyed on what it samples (its judges, the sampling settings, the
+    instances, the templates and the earlier rounds' files), reused when that matches."""
+    config = resolve_judges(config, backend)
+    given = _given(config, backend)
+    if round != "judges" and not earlier:
+        raise ValueError(f"dpo responses: the {round} round needs the earlier rounds' files")
+    specs, _ = _round_specs(config, round)
+    keyed = {
+        "config": config.model_dump(
+            mode="json", exclude=_PAIRING_ONLY | _ROUND_CHOICE | {"judges", "fallback_judge"}
+        ),
+        "round": round,
+        "judges": [_describe(s, given) for s in specs],
+    }
+    return step(
+        "dpo-responses",
+        RESPONSES_VERSION,
+        keyed,
+        [instances, *_templates(config), *earlier],
+        out_dir,
+        lambda: _sample_round(instances, out_dir, config, given, round, earlier, progress),
+        seed=config.seed,
+        outputs=[out_dir / RESPONSES_FILE],
+    )
+
+
+def response_rounds(config: DPOConfig) -> list[Round]:
+    """The rounds a shard runs, in the order they run (each reads the ones before it)."""
+    rounds: list[Round] = ["judges"]
+    if config.regenerates:
+        rounds.append("regenerate")
+    if fallback_spec(config) is not None:
+        rounds.append("fallback")
+    return rounds
+
+
+def responses_outputs(config: DPOConfig, out: Path) -> dict[str, Path]:
+    """One responses file per round, keyed by the round, in round order."""
+    return {r: out / r / RESPONSES_FILE for r in response_rounds(config)}
+
+
+def run_responses(
+    ctx: ShardContext[DPOConfig], *, backend: BackendArg = None, progress: bool = True
+) -> Stats:
+    """Every round of one shard, in order, each a `ctx.step` sub-step: a round already
+    finished (its marker holds) is not sampled again. Stats: round -> its stats."""
+    instances = Path(ctx.inputs["instances"])  # type: ignore[arg-type]
+    files: list[Path] = []
+    stats: Stats = {}
+    for round_ in response_rounds(ctx.config):
+        where = ctx.out / round_
+        stats[round_] = _round(
+            ctx.step, instances, where, ctx.config, backend, round_, list(files), progress
+        )
+        files.append(where / RESPONSES_FILE)
     return stats
+
+
+def _responses_key(
+    config: DPOConfig, inputs: Mapping[str, Any], out: Path, *, backend: BackendArg = None
+) -> str:
+    """What the shard's key needs beyond its config and instances: every judge's identity
+    (a given backend's description, or the local model's files) and the templates' bytes."""
+    config = resolve_judges(config, backend)
+    given = _given(config, backend)
+    fb = fallback_spec(config)
+    specs = [*config.judges, *([fb] if fb else [])]
+    return canonical_json(
+        {
+            "judges": [_describe(s, given) for s in specs],
+            "templates": sha256_files(_templates(config)),
+        }
+    )
+
+
+def _responses_folder(out: Path) -> Path:
+    """The gathered stage's primary output is `<dpo>/responses`; shards sit beside it."""
+    return Path(out).parent
+
+
+def _responses_part(i: int, n: int) -> str:
+    return f"responses/shard-{i:04d}-of-{n:04d}"
+
+
+def _responses_shards(runner: Any) -> int:
+    return int(runner.dpo_shards or runner.sample_shards)
+
+
+DPO_RESPONSES: Stage[DPOConfig] = Stage(
+    name="dpo-responses",
+    version=RESPONSES_VERSION,
+    config=DPOConfig,
+    inputs=("instances",),
+    outputs=responses_outputs,
+    run=run_responses,
+    # Pairing settings do not change what is sampled; the judges enter through key_extra.
+    key_exclude=frozenset(_PAIRING_ONLY | {"judges", "fallback_judge"}),
+    key_extra=_responses_key,
+    sharding=Sharding(
+        inputs=("instances",),
+        schema=INSTANCE_SCHEMA,
+        count=_responses_shards,
+        placement="sample",  # they load models, like sampling
+        merge=None,  # gathered: the pairs read every shard's files, in shard-index order
+        stem="instances",
+        folder=_responses_folder,
+        part=_responses_part,
+    ),
+    code=("pipeline.instances", "pipeline.sampling"),
+    tags=("gpu",),
+)
+
+
+def with_backend(backend: BackendArg, *, progress: bool = True) -> Stage[DPOConfig]:
+    """DPO_RESPONSES sampling through `backend` (one Backend, or judge name -> Backend;
+    judges it does not name are built from their specs), the progress bar on or off. The
+    same name and version; the key names each judge by its backend's description."""
+    return replace(
+        DPO_RESPONSES,
+        run=partial(run_responses, backend=backend, progress=progress),
+        key_extra=partial(_responses_key, backend=backend),
+    )
+
+
+def responses_files(parts: Sequence[StageResult]) -> list[Path]:
+    """Every shard's responses files for the pairs: shards in shard-index order (whatever
+    order they finished in), each shard's rounds in round order."""
+    ordered = sorted(parts, key=lambda r: r.shard[0])
+    return [Path(p) for r in ordered for p in r.outputs.values()]
+
+
+def dpo_responses(
+    instances: Path,
+    out_dir: Path,
+    config: DPOConfig,
+    backend: BackendArg = None,
+    *,
+    round: Round = "judges",
+    judged: Path | Sequence[Path] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Write `<out_dir>/responses.parquet` (DPO_RESPONSE_SCHEMA) for the instances of one
+    shard: every judge x variant (`round="judges"`); every judge again for the instances
+    whose responses in `judged` (the judges-round file) were all wrong or all right
+    (`round="regenerate"`); or the fallback judge for the instances that no judge got right
+    in `judged` (the earlier rounds' files; `round="fallback"`). One round, cached apart
+    (`run_cached`), as DPO_RESPONSES runs each."""
+    earlier = [Path(judged)] if isinstance(judged, str | Path) else [Path(p) for p in judged or []]
+    return _round(
+        run_cached, Path(instances), Path(out_dir), config, backend, round, earlier, progress
+    )
 
 
 def shard_responses(
@@ -277,31 +432,15 @@ def shard_responses(
     *,
     progress: bool = True,
 ) -> tuple[list[Path], dict[str, Any]]:
-    """Every responses round of one shard, each in its own folder and cached apart:
-    `<out_dir>/judges/`; `<out_dir>/regenerate/` when the regeneration round is on
+    """DPO_RESPONSES on one shard: every responses round, each in its own folder and cached
+    apart: `<out_dir>/judges/`; `<out_dir>/regenerate/` when the regeneration round is on
     (`config.regenerates`); `<out_dir>/fallback/` when on_policy's strong-judge fallback is
     configured (over what the rounds before it left without a correct response). Returns
-    the files and stats."""
-    out_dir = Path(out_dir)
-    rounds: list[Round] = ["judges"]
-    if config.regenerates:
-        rounds.append("regenerate")
-    if fallback_spec(config) is not None:
-        rounds.append("fallback")
-    files: list[Path] = []
-    stats: dict[str, Any] = {}
-    for round_ in rounds:
-        stats[round_] = dpo_responses(
-            instances,
-            out_dir / round_,
-            config,
-            backend,
-            round=round_,
-            judged=list(files),
-            progress=progress,
-        )
-        files.append(out_dir / round_ / RESPONSES_FILE)
-    return files, stats
+    the files (in round order) and the stats (round -> its stats)."""
+    config = resolve_judges(config, backend)
+    stage = with_backend(backend, progress=progress)
+    result = run_stage(stage, config, {"instances": Path(instances)}, Path(out_dir))
+    return [result.path(r) for r in result.outputs], result.stats
 
 
 # --- pairs -------------------------------------------------------------------------------
@@ -439,23 +578,22 @@ def _count_by(rows: list[dict[str, Any]], column: str) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def dpo_pairs(
-    instances: Path, responses: Sequence[Path], out_dir: Path, config: DPOConfig
-) -> dict[str, Any]:
-    """DPO / Mixed-DPO from sampled responses: write `<out_dir>/<config.name>.parquet`
-    (DPO_SCHEMA) and stats.json. `config.judges` must name every judge (in order)."""
+def pairs_outputs(config: DPOConfig, out: Path) -> dict[str, Path]:
+    return {"dpo": out / f"{config.name}.parquet", "stats": out / STATS_FILE}
+
+
+def run_pairs(ctx: ShardContext[DPOConfig]) -> Stats:
+    """Write `<config.name>.parquet` (DPO_SCHEMA) and stats.json from the instances and
+    the `responses` input (every responses file, `responses_files`' order)."""
     from pipeline.instances.dpo.pairs import CHOSEN_SOURCES, PairBalancer
 
-    instances, out_dir = Path(instances), Path(out_dir)
-    responses = [Path(p) for p in responses]
+    config = ctx.config
     if not config.judges:
         raise ValueError("dpo pairs: config.judges is empty; name the judges of the responses")
-    inputs = [instances, *_templates(config), *responses]
-    key = stage_key("dpo-pairs", PAIRS_VERSION, config, inputs, config.seed)
-    if is_done(out_dir, key):
-        return read_stats(out_dir)
-    rows = read_parquet(instances, INSTANCE_SCHEMA).to_pylist()
-    by_variant, rounds = load_responses(responses, config, rows)
+    responses = ctx.inputs["responses"]
+    files = [Path(responses)] if isinstance(responses, str | Path) else list(responses)
+    rows = read_parquet(Path(ctx.inputs["instances"]), INSTANCE_SCHEMA).to_pylist()  # type: ignore[arg-type]
+    by_variant, rounds = load_responses(files, config, rows)
     roles = _roles(config)
     tally: dict[str, Any] = {
         "balancer": PairBalancer(config.seed),
@@ -468,8 +606,9 @@ def dpo_pairs(
         dpo_rows += _pairs_for_variant(rows, by_variant, variant, config, roles, tally)
     table = pa.Table.from_pylist(dpo_rows, schema=DPO_SCHEMA)
     require(instance_violations(table), f"dpo {config.name}")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    write_parquet(table, out_dir / f"{config.name}.parquet", DPO_SCHEMA)
+    outputs = pairs_outputs(config, ctx.out)
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    write_parquet(table, outputs["dpo"], DPO_SCHEMA)
     stats = {
         "instances": len(rows),
         "construction": config.construction,
@@ -497,8 +636,35 @@ def dpo_pairs(
         "responses_by_judge": dict(sorted(tally["accuracy"].items())),
         "output": f"{config.name}.parquet",
     }
-    (out_dir / STATS_FILE).write_text(
-        json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n"
-    )
-    mark_done(out_dir, key, "dpo", stats)
+    outputs["stats"].write_text(json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n")
     return stats
+
+
+def _templates_key(config: DPOConfig, inputs: Mapping[str, Any], out: Path) -> str:
+    """The prompt templates' bytes (the pairs' prompt column is rendered from them)."""
+    return sha256_files(_templates(config))
+
+
+DPO_PAIRS: Stage[DPOConfig] = Stage(
+    name="dpo-pairs",
+    version=PAIRS_VERSION,
+    config=DPOConfig,
+    # responses: every shard's responses files, in shard-index order (`responses_files`)
+    inputs=("instances", "responses"),
+    outputs=pairs_outputs,
+    run=run_pairs,
+    key_extra=_templates_key,
+    code=("pipeline.instances", "pipeline.sampling"),
+)
+
+
+def dpo_pairs(
+    instances: Path, responses: Sequence[Path], out_dir: Path, config: DPOConfig
+) -> dict[str, Any]:
+    """DPO_PAIRS: DPO / Mixed-DPO from sampled responses: write
+    `<out_dir>/<config.name>.parquet` (DPO_SCHEMA) and stats.json. `config.judges` must name
+    every judge (in order)."""
+    if not config.judges:
+        raise ValueError("dpo pairs: config.judges is empty; name the judges of the responses")
+    inputs = {"instances": Path(instances), "responses": [Path(p) for p in responses]}
+    return run_stage(DPO_PAIRS, config, inputs, Path(out_dir)).stats
