@@ -36,10 +36,10 @@ from flows.artifacts import (
 )
 from flows.progress import StageWatch, progress_file
 from flows.runners import bounded, make_task_runner, placement
-from flows.sharding import merge_quarantines, merge_shards, write_shards
 from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.common.hub_folder import split_files
+from pipeline.common.sharding import merge_quarantines, merge_shards, write_shards
 from pipeline.config import RunConfig, load_run_config
 from pipeline.instances.config import test_table_name
 from pipeline.publish.layout import BuildManifest

@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any, Generic
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from pipeline.common.hashing import sha256_files, sha256_text
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.sharding import merge_quarantines, merge_shards, write_shards
 from pipeline.common.stage import (
     MARKER,
     C,
@@ -43,7 +42,6 @@ from pipeline.common.stage import (
     read_stats,
     stage_key,
 )
-from schemas.common import QUARANTINE_SCHEMA
 from schemas.tables import SchemaError
 
 log = logging.getLogger(__name__)
@@ -313,65 +311,6 @@ def run_stage(
 
 
 # ---------------------------------------------------------------------- shards
-# write_shards / merge_shards / merge_quarantines as flows/sharding.py has them today
-# (pipeline.common cannot import flows). The step that moves flows/sharding.py here
-# (REDESIGN §2.2) keeps one copy; tests/common/test_stage_runner.py checks they agree.
-def shard_of(problem_id: str, shards: int) -> int:
-    return int(hashlib.sha256(problem_id.encode()).hexdigest()[:8], 16) % shards
-
-
-def _write_if_changed(table: pa.Table, path: Path, schema: pa.Schema) -> Path:
-    """Leave an identical existing file untouched (its mtime too), else write atomically."""
-    if path.exists():
-        try:
-            if pq.read_table(path).cast(schema).equals(table.cast(schema)):
-                return path
-        except (pa.ArrowInvalid, OSError):
-            pass
-    return write_parquet(table, path, schema)
-
-
-def _read_all(paths: Sequence[Path], schema: pa.Schema) -> pa.Table:
-    return pa.concat_tables([pq.read_table(p).select(schema.names).cast(schema) for p in paths])
-
-
-def write_shards(
-    inputs: Sequence[Path], shards: int, out_dir: Path, stem: str, schema: pa.Schema
-) -> list[Path]:
-    """Concatenate `inputs` and split the rows into `shards` files by problem_id."""
-    table = _read_all(inputs, schema)
-    which = pa.array([shard_of(p, shards) for p in table.column("problem_id").to_pylist()])
-    return [
-        _write_if_changed(
-            table.filter(pc.equal(which, i)),
-            out_dir / f"{stem}-{i:04d}-of-{shards:04d}.parquet",
-            schema,
-        )
-        for i in range(shards)
-    ]
-
-
-def merge_shards(parts: Sequence[Path], out: Path, schema: pa.Schema) -> Path:
-    """Concat shard outputs (in the order given), stably sorted by problem_id."""
-    table = _read_all(parts, schema)
-    return _write_if_changed(
-        table.take(pc.sort_indices(table, [("problem_id", "ascending")])), out, schema
-    )
-
-
-def merge_quarantines(parts: Sequence[Path], out: Path) -> int:
-    """Concat the parts' quarantines (each written only with rows), sorted by (source,
-    source_row_id); none: `out` is removed, not left stale. Returns the number of rows."""
-    found = [p for p in parts if p.exists()]
-    if not found:
-        out.unlink(missing_ok=True)
-        return 0
-    table = _read_all(found, QUARANTINE_SCHEMA)
-    order = pc.sort_indices(table, [("source", "ascending"), ("source_row_id", "ascending")])
-    _write_if_changed(table.take(order), out, QUARANTINE_SCHEMA)
-    return table.num_rows
-
-
 @dataclass(frozen=True)
 class ShardCall(Generic[C]):
     """One planned shard: `run()` here, or a task's arguments in flows/."""
@@ -428,7 +367,7 @@ def plan_shards(
 def merge_parts(stage: Stage[C], config: C, out: Path, parts: Sequence[StageResult]) -> StageResult:
     """Bring the parts together in shard-index order, whatever order they finished in:
     concat + stable sort by problem_id for `sharding.merge`, the quarantines like
-    flows/sharding.merge_quarantines, or (merge None) the parts' results gathered."""
+    pipeline.common.sharding.merge_quarantines, or (merge None) the parts' results gathered."""
     sharding = _sharding(stage)
     ordered = sorted(parts, key=lambda r: r.shard[0])
     n = ordered[0].shard[1] if ordered else 0

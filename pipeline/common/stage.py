@@ -119,7 +119,9 @@ class Sharding:
     # output -> schema: concat in shard-index order, stable sort by problem_id;
     # None = gather (the parts' results go downstream as a list, in shard-index order).
     merge: Mapping[str, pa.Schema] | None
-    quarantines: tuple[str, ...] = ()  # outputs merged like flows/sharding.merge_quarantines
+    quarantines: tuple[
+        str, ...
+    ] = ()  # outputs merged like pipeline.common.sharding.merge_quarantines
     stem: str = "rows"  # the shard input files' stem (today: problems | candidates | instances)
     folder: Callable[[Path], Path] | None = None  # from the merged primary output
     part: Callable[[int, int], str] = _default_part  # a part's primary output, in `folder`

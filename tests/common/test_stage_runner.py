@@ -1,6 +1,7 @@
 """The stage runner (pipeline/common/runner.py) on toy stages with real Parquet files:
 markers last, reuse, force, the atomic swap, chunk resume across a killed process, and
-shard plan + merge byte-equal to flows/sharding.py's whatever the completion order.
+shard plan + merge byte-equal to the flows' write_shards / merge_shards whatever the
+completion order.
 
 Two cases kill a real child process with SIGKILL (the child imports this module by path
 and runs `_child_*`), so nothing after the kill point can run, not even `finally`.
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel
 
-from flows import sharding as today
+from pipeline.common import sharding as today
 from pipeline.common.parquet import write_parquet
 from pipeline.common.runner import (
     ChunkStore,

@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from flows.sharding import merge_shards, shard_of, write_shards
 from flows.tasks import is_transient
 from pipeline.common.parquet import write_parquet
+from pipeline.common.sharding import merge_shards, shard_of, write_shards
 from pipeline.config import RunConfig, load_run_config
 from tests.flows.flows_helpers import REPO, fingerprint
 

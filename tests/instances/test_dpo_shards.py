@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from flows.sharding import write_shards
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.sharding import write_shards
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.config import AssembleConfig, DPOConfig, JudgeModelSpec, SplitSpec
 from pipeline.instances.dpo.stage import RESPONSES_FILE, dpo_pairs, shard_responses

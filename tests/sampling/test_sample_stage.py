@@ -10,9 +10,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from flows.sharding import merge_shards, write_shards
 from pipeline.common.parquet import write_parquet
 from pipeline.common.runner import run_sharded_inline, run_stage
+from pipeline.common.sharding import merge_shards, write_shards
 from pipeline.common.stage import MARKER
 from pipeline.sampling.config import SampleConfig
 from pipeline.sampling.stage import SAMPLE, Incomplete, sample
