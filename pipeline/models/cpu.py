@@ -59,39 +59,27 @@ def pin_cpu_kernels() -> str:
     return chosen
 
 
-_threads_lock = threading.Lock()
-_threads_users = 0
-_threads_before: int | None = None
-
-
 @contextlib.contextmanager
 def torch_threads(n: int | None) -> Iterator[None]:
-    """torch's CPU threads set to `n` while any holder is inside (None: left alone).
+    """torch's CPU threads set to `n` in the calling thread while inside (None: left alone).
 
-    The setting is process-wide, and model tasks may run side by side on threads of one
-    process (two policy fits, two sampling shards): the first holder sets it, the last
-    one out restores it, so one finishing never changes the others' thread count midway.
+    With the OpenMP builds torch ships for CPUs, the setting belongs to the thread that
+    makes it (OpenMP's per-thread ICV; MKL's is per thread too): model tasks running side
+    by side on threads of one process (two policy fits, two sampling shards) each set their
+    own, and each restores its own on the way out, so one finishing never changes another's
+    count midway and nothing is left behind if another holder is still inside.
     """
-    global _threads_users, _threads_before
     if n is None:
         yield
         return
     import torch
 
-    with _threads_lock:
-        if _threads_users == 0:
-            _threads_before = torch.get_num_threads()
-        elif torch.get_num_threads() != n:
-            log.warning("torch threads: %d asked while %d are in use", n, torch.get_num_threads())
-        _threads_users += 1
-        torch.set_num_threads(n)
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
     try:
         yield
     finally:
-        with _threads_lock:
-            _threads_users -= 1
-            if _threads_users == 0 and _threads_before is not None:
-                torch.set_num_threads(_threads_before)
+        torch.set_num_threads(before)
 
 
 _LOADING = threading.RLock()

@@ -1,5 +1,5 @@
 """Model work side by side on threads of one process (the demo's `model_parallel_shards: 2`):
-the same weights and text as one at a time, and the process-wide torch settings restored.
+the same weights and text as one at a time, and each thread's torch settings restored.
 
 Real fits, real transformers loads and generation; each case runs the same work first one
 at a time, then on two or four threads started together."""

@@ -437,8 +437,8 @@ class TransformersBackend(Backend):
             task = bar.add_task(f"generate {escape(self.model_name)}", total=len(rows))
             while True:
                 # The thread setting is held while a batch decodes, never across a yield: a
-                # consumer that stops early would otherwise hold it until the generator is
-                # collected, and the process-wide count would not be restored.
+                # consumer that stops early (or resumes us on another thread) would otherwise
+                # keep this backend's count in its thread until the generator is collected.
                 with torch_threads(self.threads):
                     batch = next(batches, None)
                 if batch is None:
