@@ -37,7 +37,7 @@ from pipeline.errors import UserError
 from pipeline.instances.prompt_checks import TEMPLATE_KEYS, section_templates
 from pipeline.problems.checks import SAMPLE_ROWS, SourcePlan
 from pipeline.sampling.checks import LOCAL_BACKENDS, check_model, resolve_model
-from pipeline.stages import BUILD, built_dirs
+from pipeline.stages import BUILD, STAGES, built_dirs
 
 __all__ = [
     "SAMPLE_ROWS",
@@ -218,6 +218,9 @@ def run_checks(cfg: RunConfig, ctx: CheckContext) -> list[Finding]:
 def preflight(cfg: RunConfig, *, docker: bool = True, only: tuple[str, ...] = ()) -> Report:
     """Each planned stage's check, once per section, in build order; then the run-level
     checks. `only`: just these stages' checks (a publish of an existing build: the Hub)."""
+    unknown = sorted(set(only) - {p.stage.name for p in BUILD})
+    if unknown:
+        raise ValueError(f"preflight only={unknown}: no such stage; stages: {list(STAGES)}")
     report = Report(cfg)
     ctx = CheckContext(
         built=built_dirs(cfg),

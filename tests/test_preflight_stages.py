@@ -124,6 +124,8 @@ def test_standalone_publish_checks_only_the_hub(tmp_path: Path) -> None:
     assert report.sources == []  # ingest's check (which reads the sources) did not run
     with pytest.raises(PreflightError, match=r"\[hub\] hub.push is on but hub.repo_id"):
         require_hub(cfg)
+    with pytest.raises(ValueError, match=r"only=\['pubish'\]: no such stage"):
+        preflight(cfg, docker=False, only=("pubish",))  # a typo checks nothing: refused
 
 
 def test_every_stage_value_is_listed_and_planned() -> None:
