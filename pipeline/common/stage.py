@@ -81,8 +81,7 @@ Stats = dict[str, Any]
 
 @dataclass(frozen=True)
 class Finding:
-    """One preflight finding. pipeline/preflight.py keeps its own copy until C1 moves the
-    stage checks beside the stages (preflight sits above common and cannot be imported)."""
+    """One preflight finding: what a stage's check (and preflight's run-level checks) return."""
 
     check: str  # sources | models | hub | templates | docker | ray | config
     message: str  # what is wrong and what to do

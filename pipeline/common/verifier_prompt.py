@@ -206,3 +206,31 @@ def prefill(messages: list[dict[str, str]]) -> str:
 def render_text(messages: list[dict[str, str]]) -> str:
     """A plain-text rendering of the messages, for tables and cards (not for generation)."""
     return "\n\n".join(f"<|{m['role']}|>\n{m['content']}" for m in messages)
+
+
+def template_problem(where: str, path: str, kind: str = "user") -> str | None:
+    """What is wrong with a verifier prompt template file (`kind` user or system), or None.
+
+    Every unknown placeholder (with the nearest allowed name for a misspelt one) and every
+    missing one, so a bad template fails in preflight (and `aletheia evaluate`'s own check)
+    and not at `assemble`, minutes into a build."""
+    from pipeline.errors import closest
+
+    allowed = SYSTEM_PLACEHOLDERS if kind == "system" else USER_PLACEHOLDERS
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        names = {n for _, n, _, _ in string.Formatter().parse(text) if n is not None}
+    except OSError as e:
+        return f"{where}: {path} cannot be read ({e.strerror or e})"
+    except ValueError as e:  # a lone brace
+        return f"{where}: {path}: malformed template ({e}); write literal braces as {{{{ and }}}}"
+    parts, meant = [], set()
+    for name in sorted(names - allowed):
+        near = closest(name, allowed - names - meant)
+        parts.append(f"unknown {{{name}}}" + (f" (did you mean {{{near}}}?)" if near else ""))
+        meant.add(near)
+    parts += [f"missing {{{name}}}" for name in sorted(allowed - names - meant)]
+    if not parts:
+        return None
+    known = ", ".join(f"{{{n}}}" for n in sorted(allowed))
+    return f"{where}: {path}: {'; '.join(parts)} (a {kind} template has exactly {known})"

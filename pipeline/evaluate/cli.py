@@ -18,8 +18,8 @@ def check_templates(where: str, section: object) -> None:
     given = [(key, kind, getattr(section, key, None)) for key, kind in pairs]
     if not any(path for _, _, path in given):
         return
+    from pipeline.common.verifier_prompt import template_problem
     from pipeline.errors import UserError
-    from pipeline.preflight import template_problem
 
     for key, kind, path in given:
         if path and (problem := template_problem(f"{where}{key}", path, kind)):

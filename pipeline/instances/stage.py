@@ -27,6 +27,7 @@ from pipeline.instances.assemble import (
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
 from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, test_table_name
+from pipeline.instances.prompt_checks import check_assemble
 from pipeline.instances.stats_file import STATS_FILE, write_stats
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
@@ -118,6 +119,7 @@ ASSEMBLE: Stage[AssembleConfig] = Stage(
     name="assemble",
     version=ASSEMBLE_VERSION,
     config=AssembleConfig,
+    check=check_assemble,
     inputs=("judged", "problems", "splits"),  # splits: the tables `split_tables` names
     outputs=assemble_outputs,
     run=run_assemble,

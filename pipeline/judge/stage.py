@@ -45,6 +45,7 @@ from pipeline.common import progress
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
+from pipeline.judge.checks import check_judge
 from pipeline.judge.interface import (
     JudgeSpec,
     JudgeSpecError,
@@ -467,6 +468,7 @@ JUDGE: Stage[JudgeCall] = Stage(
     name="judge",
     version=JUDGE_VERSION,
     config=JudgeCall,
+    check=check_judge,
     inputs=("candidates", "problems"),
     outputs=_outputs,
     run=_run,

@@ -30,6 +30,7 @@ from pipeline.common.parquet import write_parquet
 from pipeline.common.runner import marker_dir, run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.problems.adapters.base import AdapterContext
+from pipeline.problems.checks import check_sources
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import RowError, SourceError
 from pipeline.problems.sources import ADAPTERS, load_source, parse_spec
@@ -259,6 +260,7 @@ INGEST: Stage[IngestCall] = Stage(
     name="ingest",
     version="1",
     config=IngestCall,
+    check=check_sources,
     inputs=("source_files",),
     outputs=_outputs,
     run=_run,

@@ -27,6 +27,7 @@ from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, render_card
 from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import CheckConfig, enforce, run_checks
+from pipeline.publish.hub_checks import check_hub
 from pipeline.publish.layout import (
     DEFAULT_MAX_SHARD_BYTES,
     MANIFEST,
@@ -195,6 +196,7 @@ PUBLISH: Stage[PublishCall] = Stage(
     name=STAGE,
     version=VERSION,
     config=PublishCall,
+    check=check_hub,  # on the run's `hub` section (pipeline/stages.py BUILD)
     inputs=("manifest", "tables"),
     outputs=_outputs,
     run=_publish,

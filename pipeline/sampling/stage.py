@@ -40,6 +40,7 @@ from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.judge.summary import candidate_summary
 from pipeline.sampling.backends.base import Backend, GenerationRequest, GenerationResult
+from pipeline.sampling.checks import check_sample
 from pipeline.sampling.config import ModelSource, MutantSource, ReferenceSource, SampleConfig
 from pipeline.sampling.extraction import extract_code
 from pipeline.sampling.mutants import mutant_candidates
@@ -453,6 +454,7 @@ SAMPLE: Stage[SampleConfig] = Stage(
     name=STAGE,
     version=VERSION,
     config=SampleConfig,
+    check=check_sample,
     inputs=("problems",),  # one problems table, or several (train + heldout), concatenated
     outputs=sample_outputs,
     run=run_sample,

@@ -42,6 +42,7 @@ from pipeline.common.runner import StageResult, run_cached, run_stage
 from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.config import DPOConfig, JudgeModelSpec
+from pipeline.instances.dpo.checks import check_dpo
 from pipeline.instances.dpo.responses import Response, sample_responses
 from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.backends.factory import make_backend
@@ -363,6 +364,7 @@ DPO_RESPONSES: Stage[DPOConfig] = Stage(
     name="dpo-responses",
     version=RESPONSES_VERSION,
     config=DPOConfig,
+    check=check_dpo,
     inputs=("instances",),
     outputs=responses_outputs,
     run=run_responses,

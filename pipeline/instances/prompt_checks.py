@@ -1,0 +1,39 @@
+"""ASSEMBLE's preflight check (and DPO's template half): every verifier prompt template a
+section reads has exactly its kind's placeholders (`template_problem`).
+
+A run-level template propagated into `assemble` and `dpo` is named by its run-level key:
+preflight puts `{(file, kind): key}` in `ctx.facts["run_templates"]`, so both sections give
+the same finding and the report keeps it once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.common.stage import CheckContext, Finding
+from pipeline.common.verifier_prompt import template_problem
+
+TEMPLATE_KEYS = (("prompt_template", "user"), ("system_template", "system"))
+
+
+def section_templates(prefix: str, section: Any) -> list[tuple[str, str, str]]:
+    """(config key, file, kind) of each template `section` sets."""
+    out = []
+    for key, kind in TEMPLATE_KEYS:
+        value = getattr(section, key, None)
+        if value:
+            out.append((f"{prefix}{key}", value, kind))
+    return out
+
+
+def check_templates(prefix: str, section: Any, ctx: CheckContext) -> list[Finding]:
+    named: dict[tuple[str, str], str] = ctx.facts.get("run_templates", {})
+    out = []
+    for where, path, kind in section_templates(prefix, section):
+        problem = template_problem(named.get((path, kind), where), path, kind)
+        if problem:
+            out.append(Finding("templates", problem))
+    return out
+
+
+def check_assemble(section: Any, ctx: CheckContext) -> list[Finding]:
+    return check_templates("assemble.", section, ctx)

@@ -1,0 +1,151 @@
+"""Preflight as one loop (issue 24 C1): every stage of the build checks each of its sections
+once, with its own check (pipeline/stages.py BUILD), and a publish of an existing build
+checks only the Hub. Spies wrap the real checks (they record and pass through); the configs
+are the demo's with real mistakes in them (a missing source file, a misspelt template, a
+DPO model that is nowhere), checked against an empty HF cache as tests/test_preflight.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipeline.common.stage import CheckContext, Finding, Stage
+from pipeline.config import RunConfig, load_run_config
+from pipeline.preflight import PreflightError, preflight, require_hub
+from pipeline.stages import BUILD, STAGES
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _empty_hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+
+
+def _broken_demo(tmp_path: Path) -> RunConfig:
+    """The demo with one mistake for each of four stages' checks and the Hub push on."""
+    raw = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    raw["out_dir"] = str(tmp_path / "out")
+    raw["sources"] = ["bundled", f"jsonl:{tmp_path}/missing.jsonl"]
+    template = tmp_path / "verifier.txt"
+    template.write_text("{questoin}\n{candidates}\n{valid_options}\n")
+    raw["prompt_template"] = str(template)
+    raw["dpo"]["judges"][0]["model_path"] = str(tmp_path / "no-such-model")
+    raw["hub"] = {"push": True, "repo_id": "not-a-repo-id"}
+    path = tmp_path / "run.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return load_run_config(path)
+
+
+def test_preflight_runs_each_stage_check_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = _broken_demo(tmp_path)
+    plain = preflight(cfg, docker=False)
+    calls: list[tuple[str, Any]] = []
+    returned: dict[str, list[Finding]] = {}
+
+    def spy(stage: Stage[Any]) -> Stage[Any]:
+        real = stage.check
+
+        def check(section: Any, ctx: CheckContext) -> Iterable[Finding]:
+            calls.append((stage.name, section))
+            found = list(real(section, ctx))
+            returned.setdefault(stage.name, []).extend(found)
+            return found
+
+        return dataclasses.replace(stage, check=check)
+
+    spied = tuple(dataclasses.replace(p, stage=spy(p.stage)) for p in BUILD)
+    monkeypatch.setattr("pipeline.preflight.BUILD", spied)
+    report = preflight(cfg, docker=False)
+
+    # Once per section, in build order; the demo: two fitted policies, one tiny model, the
+    # Mixed and Adv sets (edits and re-judge each), one dpo section for dpo and mixed_dpo.
+    assert Counter(name for name, _ in calls) == {
+        "ingest": 1,
+        "splits": 1,
+        "fit-policy": 2,
+        "tiny-model": 1,
+        "sample": 1,
+        "judge": 1,
+        "assemble": 1,
+        "adversarial-edits": 2,
+        "adversarial": 2,
+        "dpo-responses": 1,
+        "dpo-pairs": 1,
+        "publish": 1,
+    }
+    assert [name for name, _ in calls] == [p.stage.name for p in BUILD for _ in p.sections(cfg)]
+    # Each check got its own section, never the run config.
+    sections = dict(calls)
+    assert sections["sample"] == cfg.sample and sections["assemble"] == cfg.assemble
+    assert sections["dpo-responses"] == cfg.dpo and sections["publish"] == cfg.hub
+    assert sections["ingest"].sources == cfg.sources
+    assert not any(isinstance(s, RunConfig) for _, s in calls)
+    # The findings are the stages' own, the same as without spies.
+    assert report.findings == plain.findings
+    checks = {name: {f.check for f in found} for name, found in returned.items() if found}
+    assert checks == {
+        "ingest": {"sources"},
+        "assemble": {"templates"},
+        "dpo-responses": {"models", "templates"},
+        "publish": {"hub"},
+    }, checks
+    from_stages = [f for found in returned.values() for f in found]
+    assert all(f in report.findings for f in from_stages)
+    # The propagated template reached assemble and dpo alike: both name it by its run-level
+    # key, and the report keeps the one finding once.
+    alike = [f for f in from_stages if f.check == "templates"]
+    assert len(alike) == 2 and alike[0] == alike[1], alike
+    assert alike[0].message.startswith("prompt_template: ")
+    assert [f for f in report.findings if f.check == "templates"] == alike[:1]
+
+
+def test_standalone_publish_checks_only_the_hub(tmp_path: Path) -> None:
+    cfg = _broken_demo(tmp_path)
+    everything = {f.check for f in preflight(cfg, docker=False).findings if f.fatal}
+    assert everything == {"sources", "models", "templates", "hub"}, everything
+
+    report = preflight(cfg, docker=False, only=("publish",))
+    assert report.findings == [
+        Finding("hub", "hub.push is on but hub.repo_id is 'not-a-repo-id'; set namespace/name"),
+        Finding("hub", "hub.push is on but HF_TOKEN is not set in the environment"),
+    ]
+    assert report.sources == []  # ingest's check (which reads the sources) did not run
+    with pytest.raises(PreflightError, match=r"\[hub\] hub.push is on but hub.repo_id"):
+        require_hub(cfg)
+    with pytest.raises(ValueError, match=r"only=\['pubish'\]: no such stage"):
+        preflight(cfg, docker=False, only=("pubish",))  # a typo checks nothing: refused
+
+
+def test_every_stage_value_is_listed_and_planned() -> None:
+    """STAGES names every module-level Stage of the pipeline's stage modules; BUILD plans each."""
+    modules = [
+        "pipeline.problems.stage",
+        "pipeline.splits.stage",
+        "pipeline.models.stage",
+        "pipeline.sampling.stage",
+        "pipeline.judge.stage",
+        "pipeline.instances.stage",
+        "pipeline.instances.adversarial.stage",
+        "pipeline.instances.dpo.stage",
+        "pipeline.publish.stage",
+    ]
+    found = {
+        value.name: value
+        for name in modules
+        for value in vars(importlib.import_module(name)).values()
+        if isinstance(value, Stage)
+    }
+    assert found == STAGES
+    assert [p.stage for p in BUILD] == list(STAGES.values())
