@@ -5,6 +5,7 @@ seeded repeats, sampling only from the top-p nucleus, and out-of-memory splits."
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -220,8 +221,13 @@ def test_a_batch_out_of_gpu_memory_is_split_and_later_batches_follow(fast, monke
     real = decoder._generate
     sizes: list[int] = []
 
+    handling: list[bool] = []
+
     def limited(rows):
         sizes.append(len(rows))
+        # A retry must not run inside the failed attempt's `except`: its traceback would
+        # keep that attempt's tensors alive (the GPU memory the retry needs).
+        handling.append(sys.exc_info()[0] is not None)
         if len(rows) > 2:
             raise torch.OutOfMemoryError("CUDA out of memory (test double)")
         return real(rows)
@@ -238,3 +244,4 @@ def test_a_batch_out_of_gpu_memory_is_split_and_later_batches_follow(fast, monke
     assert got == want  # greedy: the same text however the batches were cut
     # the first batch failed and was split; the second was cut to 2 rows before it ran
     assert sizes == [4, 2, 2, 2, 2]
+    assert not any(handling), handling

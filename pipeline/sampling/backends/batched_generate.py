@@ -142,16 +142,19 @@ class GenerateDecoder:
         except torch.OutOfMemoryError:
             if len(rows) == 1:
                 raise
-            half = len(rows) // 2
-            if self.rows_that_fit is None:
-                log.warning(
-                    "generate: a batch of %d rows ran out of GPU memory; splitting it and "
-                    "later batches (set max_batch_tokens / batch_size lower to avoid this)",
-                    len(rows),
-                )
-            self.rows_that_fit = min(self.rows_that_fit or half, half)
-            torch.cuda.empty_cache()
-            return self._decode_fitting(rows[:half]) + self._decode_fitting(rows[half:])
+        # Retried here, past the `except`: while the error is being handled its traceback
+        # keeps the failed attempt's frames, and their GPU tensors, alive, so a retry from
+        # inside the handler runs out of memory too (seen on the H200 at 2,496 rows).
+        half = len(rows) // 2
+        if self.rows_that_fit is None:
+            log.warning(
+                "generate: a batch of %d rows ran out of GPU memory; splitting it and "
+                "later batches (set max_batch_tokens / batch_size lower to avoid this)",
+                len(rows),
+            )
+        self.rows_that_fit = min(self.rows_that_fit or half, half)
+        torch.cuda.empty_cache()
+        return self._decode_fitting(rows[:half]) + self._decode_fitting(rows[half:])
 
     def _generate(self, rows: Sequence[SampleRow]) -> list[Decoded]:
         import torch
