@@ -46,10 +46,10 @@ from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
 from pipeline.judge.checks import check_judge
+from pipeline.judge.config import JudgeConfig, SandboxSection
 from pipeline.judge.interface import (
     JudgeSpec,
     JudgeSpecError,
-    SandboxSection,
     judge_spec,
     memory_limit_for,
     open_judge,
@@ -69,26 +69,6 @@ log = logging.getLogger(__name__)
 
 JUDGEABLE_EXTRACTION = ("ok", "fallback", "not_applicable")
 VERDICT_COLUMNS = [f.name for f in VERDICT_FIELDS]
-
-
-class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    chunk_size: int = Field(
-        256, ge=1, description="Distinct programs per sandbox batch and per checkpoint."
-    )
-    time_limit_scale: float = Field(
-        1.0,
-        gt=0,
-        description="Multiplies every time limit (e.g. 2.0 on slow machines); recorded in "
-        "the rows.",
-    )
-    max_tests: int | None = Field(
-        None, ge=1, description="Judge on the first N tests only; None = all."
-    )
-    progress: bool = Field(
-        True, description="Show the stage's progress (display only: not in the build id)."
-    )
 
 
 # ---------------------------------------------------------------------- requests

@@ -28,14 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
-from pipeline.models.policy import (
-    FIT_FILE,
-    Example,
-    PolicyFit,
-    fit_key,
-    fit_policy,
-    read_fit,
-)
+from pipeline.models.config import PolicyFit
+from pipeline.models.policy import FIT_FILE, Example, fit_key, fit_policy, read_fit
 from pipeline.models.tiny import write_tiny_model
 
 # ---------------------------------------------------------------------- FIT_POLICY

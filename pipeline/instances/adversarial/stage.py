@@ -18,13 +18,13 @@ import pyarrow as pa
 
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.checks import instance_violations, require
-from pipeline.instances.config import AdversarialConfig
 from pipeline.instances.stats_file import STATS_FILE, write_stats
 from schemas.instance import INSTANCE_SCHEMA
 
 if TYPE_CHECKING:
-    from pipeline.judge.interface import SandboxSection
+    from pipeline.judge.config import SandboxSection
     from sandbox.engines import JudgeEngine
 
 # 2: per-row construction, modification column; 3: not_rejudged total; 4: edits proven

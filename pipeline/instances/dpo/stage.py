@@ -41,8 +41,8 @@ from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import StageResult, run_cached, run_stage
 from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
-from pipeline.instances.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.checks import check_dpo
+from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.responses import Response, sample_responses
 from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.backends.factory import make_backend
