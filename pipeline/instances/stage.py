@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
@@ -117,6 +118,10 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
     return stats
 
 
+def _plan_line(config: AssembleConfig, runner: RunnerSection) -> str:
+    return ", ".join(s.name for s in config.splits)
+
+
 ASSEMBLE: Stage[AssembleConfig] = Stage(
     name="assemble",
     version=ASSEMBLE_VERSION,
@@ -125,6 +130,7 @@ ASSEMBLE: Stage[AssembleConfig] = Stage(
     inputs=("judged", "problems", "splits"),  # splits: the tables `split_tables` names
     outputs=assemble_outputs,
     run=run_assemble,
+    plan=_plan_line,
 )
 
 

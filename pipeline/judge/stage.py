@@ -42,6 +42,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common import progress
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
@@ -444,6 +445,13 @@ def _run(ctx: ShardContext[JudgeCall], engine: JudgeEngine | None = None) -> Sta
     }
 
 
+def _plan_line(call: JudgeCall, runner: RunnerSection) -> str:
+    return (
+        f"{runner.judge_shards} shard(s) on {runner.kind}, at most "
+        f"{runner.max_parallel_shards} at once, engine {call.sandbox.engine}"
+    )
+
+
 JUDGE: Stage[JudgeCall] = Stage(
     name="judge",
     version=JUDGE_VERSION,
@@ -452,6 +460,7 @@ JUDGE: Stage[JudgeCall] = Stage(
     inputs=("candidates", "problems"),
     outputs=_outputs,
     run=_run,
+    plan=_plan_line,
     optional_outputs=frozenset({"quarantine"}),
     key_exclude=JUDGE_KEY_EXCLUDE,
     chunks=Chunks(schema=_KEY_SCHEMA, key="program_key"),

@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.perms import as_if_created
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
@@ -26,7 +27,7 @@ from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, render_card
 from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import enforce, run_checks
-from pipeline.publish.config import PublishConfig
+from pipeline.publish.config import HubSection, PublishConfig
 from pipeline.publish.hub_checks import check_hub
 from pipeline.publish.layout import (
     MANIFEST,
@@ -159,6 +160,12 @@ def _publish(ctx: ShardContext[PublishCall]) -> Stats:
     }
 
 
+def _plan_line(hub: HubSection, runner: RunnerSection) -> str:
+    """Planned on the run's `hub` section, as its check is (pipeline/stages.py BUILD)."""
+    push = f" + push to {hub.repo_id}" if hub.push else ""
+    return "the hub folder" + push
+
+
 PUBLISH: Stage[PublishCall] = Stage(
     name=STAGE,
     version=VERSION,
@@ -167,6 +174,7 @@ PUBLISH: Stage[PublishCall] = Stage(
     inputs=("manifest", "tables"),
     outputs=_outputs,
     run=_publish,
+    plan=_plan_line,
     key_exclude=frozenset({"repo_id"}),  # it acts only through the load target: key_extra
     key_extra=_load_from,
     atomic=True,
