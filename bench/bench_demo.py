@@ -326,7 +326,7 @@ def cut_adv_rejudge(work: Path, rows: int, pairs: int) -> dict[str, Any]:
     """Adv on the first `rows` Heldout rows: every edit re-judged (before) vs edits proven
     unchanged carried (after); fresh sandbox pools without the verdict cache on each side."""
     from pipeline.common.parquet import read_parquet, write_parquet
-    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.adversarial.config import AdversarialConfig
     from pipeline.instances.stage import adversarial
     from sandbox import SandboxClient
     from schemas.instance import INSTANCE_SCHEMA
@@ -367,7 +367,7 @@ def cut_threads(work: Path, models: Path, rows: int, pairs: int) -> list[dict[st
     import hashlib
 
     from pipeline.common.parquet import read_parquet
-    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.config import DPOConfig
     from pipeline.instances.dpo.responses import sample_responses
     from pipeline.sampling.backends.transformers_backend import TransformersBackend
     from pipeline.sampling.config import SampleConfig

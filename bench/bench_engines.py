@@ -52,7 +52,7 @@ from sandbox import JudgeRequest, TestCase
 from sandbox.engines import open_engine
 
 # MISSED is bench_sandbox's list: a target line() reports missed there is missed here too.
-DEMO_BATCH = 256  # pipeline/judge/stage.py JudgeConfig.chunk_size: programs per judge() call
+DEMO_BATCH = 256  # pipeline/judge/config.py JudgeConfig.chunk_size: programs per judge() call
 
 
 # -- 1. agreement -------------------------------------------------------------------------------
@@ -63,7 +63,8 @@ def demo_programs(
 ) -> list[tuple[str, object]]:
     """(label, JudgeRequest) for the demo's distinct judged programs, built by the judge stage's
     own request builder."""
-    from pipeline.judge.stage import JudgeConfig, ProblemMemo, judge_request, program_key
+    from pipeline.judge.config import JudgeConfig
+    from pipeline.judge.stage import ProblemMemo, judge_request, program_key
     from pipeline.problems.bundled import load_bundled
     from pipeline.sampling.mutants import mutant_candidates
     from pipeline.sampling.references import reference_candidates

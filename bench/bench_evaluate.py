@@ -30,8 +30,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.evaluate import EvalConfig, evaluate
+from pipeline.evaluate import evaluate
 from pipeline.evaluate.checkpoint import discard as discard_partial
+from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.runner import open_backend
 from pipeline.sampling.backends.base import Backend, GenerationRequest, GenerationResult
 

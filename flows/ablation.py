@@ -24,21 +24,23 @@ from flows.tasks import jsonable, retry_transient
 )
 def train_cell_task(ablation: dict[str, Any], recipe: str) -> dict[str, Any]:
     """Resumable by itself: a finished cell is read back; a restarted one resumes its checkpoint."""
-    from pipeline.train.ablation import AblationConfig, train_cell
+    from pipeline.train.ablation import train_cell
+    from pipeline.train.ablation_config import AblationConfig
 
     return jsonable(train_cell(AblationConfig.model_validate(ablation), recipe))
 
 
 @task(name="ablation-evaluate", tags=["gpu"])
 def evaluate_cell_task(ablation: dict[str, Any], recipe: str) -> dict[str, Any]:
-    from pipeline.train.ablation import AblationConfig, evaluate_cell
+    from pipeline.train.ablation import evaluate_cell
+    from pipeline.train.ablation_config import AblationConfig
 
     return jsonable(evaluate_cell(AblationConfig.model_validate(ablation), recipe))
 
 
 @task(name="ablation-compare")
 def compare_task(ablation: dict[str, Any], failed: dict[str, str]) -> dict[str, Any]:
-    from pipeline.train.ablation import AblationConfig
+    from pipeline.train.ablation_config import AblationConfig
     from pipeline.train.ablation_report import write_comparison
 
     return jsonable(write_comparison(AblationConfig.model_validate(ablation), failed))
@@ -56,7 +58,7 @@ def _error(state: Any) -> str:
 def aletheia_ablation(ablation_config: str = "configs/ablation/demo.yaml") -> dict[str, Any]:
     """Train GRPO-Think, GRPO-Instruct, DPO-Think and RAFT at one size, evaluate every checkpoint
     on Heldout, Strong, Hard and Adv alike, and write one comparison table and a Pareto plot."""
-    from pipeline.train.ablation import AblationConfig
+    from pipeline.train.ablation_config import AblationConfig
 
     cfg = AblationConfig.from_yaml(ablation_config)
     ablation = cfg.model_dump(mode="json")

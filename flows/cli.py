@@ -149,7 +149,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Aletheia's ablation at one size: train GRPO-Think, GRPO-Instruct, DPO-Think, RAFT; evaluate each alike; one table + Pareto plot."""
-        from pipeline.train.ablation import AblationConfig, read_cell, train_config
+        from pipeline.train.ablation import read_cell, train_config
+        from pipeline.train.ablation_config import AblationConfig
 
         cfg = AblationConfig.from_yaml(config)
         if plan:

@@ -18,8 +18,8 @@ from flows.artifacts import (
 from pipeline import preflight
 from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
+from pipeline.publish.config import PublishConfig
 from pipeline.publish.layout import MANIFEST, BuildManifest, default_tag
-from pipeline.publish.stage import PublishConfig
 from pipeline.splits.config import NearDupConfig
 
 DEFAULT_CONFIG = "configs/demo.yaml"

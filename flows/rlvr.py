@@ -33,13 +33,9 @@ def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) ->
 
 @task(name="prepare-problems")
 def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
-    from pipeline.policy_eval.study import (
-        StudyConfig,
-        base_model,
-        prepare_problems,
-        split_problems,
-        write_train_questions,
-    )
+    from pipeline.policy_eval.config import StudyConfig
+    from pipeline.policy_eval.study import base_model, prepare_problems, split_problems
+    from pipeline.train.questions import write_train_questions
 
     cfg = StudyConfig.model_validate(study)
     problems = prepare_problems(cfg)
@@ -65,7 +61,8 @@ def train_policy_task(
     study: dict[str, Any], reward: str, algorithm: str, model: str, data_dir: str
 ) -> dict:
     """Resumable by itself: a restarted run continues from the newest TRL checkpoint."""
-    from pipeline.policy_eval.study import StudyConfig, train_config
+    from pipeline.policy_eval.config import StudyConfig
+    from pipeline.policy_eval.study import train_config
     from pipeline.train.run import train
 
     cfg = StudyConfig.model_validate(study)
@@ -77,7 +74,8 @@ def compare_task(
     study: dict[str, Any], eval_dirs: list[str], metrics: dict[str, str]
 ) -> dict[str, Any]:
     from pipeline.policy_eval.compare import write_comparison
-    from pipeline.policy_eval.study import StudyConfig, training_curves, write_study_summary
+    from pipeline.policy_eval.config import StudyConfig
+    from pipeline.policy_eval.study import training_curves, write_study_summary
 
     cfg = StudyConfig.model_validate(study)
     cmp = write_comparison([Path(d) for d in eval_dirs], cfg.out_dir)
@@ -102,7 +100,8 @@ def rlvr_study(
 ) -> dict[str, Any]:
     """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison
     table. `engine`: the judge engine (overrides the study's sandbox.engine)."""
-    from pipeline.policy_eval.study import StudyConfig, eval_config
+    from pipeline.policy_eval.config import StudyConfig
+    from pipeline.policy_eval.study import eval_config
 
     cfg = StudyConfig.from_yaml(study_config)
     cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})

@@ -10,7 +10,7 @@ from typing import Any
 from prefect.futures import PrefectFuture, as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from pipeline.config import RunnerSection, ShardPlacement
+from pipeline.common.config import RunnerSection, ShardPlacement
 
 
 def make_task_runner(runner: RunnerSection, parallel: int | None = None) -> Any:

@@ -278,8 +278,8 @@ def splits_task(problems: dict, config: dict, out_dir: str, code: str) -> dict:
 def sample_task(
     problems_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
 ) -> dict:
-    from pipeline.config import SampleConfig
     from pipeline.models.cpu import pin_cpu_kernels
+    from pipeline.sampling.config import SampleConfig
     from pipeline.sampling.stage import sample
 
     pin_cpu_kernels()  # local models: the same floats on any x86 machine
@@ -303,8 +303,9 @@ def judge_task(
 ) -> dict:
     import pyarrow.parquet as pq
 
-    from pipeline.judge.interface import SandboxSection, open_judge
-    from pipeline.judge.stage import JudgeConfig, judge_candidates
+    from pipeline.judge.config import JudgeConfig, SandboxSection
+    from pipeline.judge.interface import open_judge
+    from pipeline.judge.stage import judge_candidates
 
     cfg = JudgeConfig.model_validate(config).model_copy(update={"progress": False})
     args = (Path(candidates), Path(problems["outputs"]["problems"]), Path(out), cfg)
@@ -357,7 +358,7 @@ def adversarial_edits_task(
     instances: str, instances_digest: str, problems: dict, config: dict, out_dir: str, code: str
 ) -> dict:
     """Plan the bias edits and write the edited programs for the judge shards (no sandbox)."""
-    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.adversarial.config import AdversarialConfig
     from pipeline.instances.stage import adversarial_edits
 
     cfg = AdversarialConfig.model_validate(config)
@@ -383,7 +384,7 @@ def adversarial_task(
 ) -> dict:
     """Adv / Mixed. `judged_edits` (the judge shards' result on the planned edits): read
     each edit's verdict from it, no sandbox here; None: re-judge in this task."""
-    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.adversarial.config import AdversarialConfig
     from pipeline.instances.stage import adversarial
 
     cfg = AdversarialConfig.model_validate(config)
@@ -391,7 +392,8 @@ def adversarial_task(
     if judged_edits is not None:
         stats = adversarial(*args, judged_edits=Path(judged_edits["outputs"]["judged"]))
     else:
-        from pipeline.judge.interface import SandboxSection, open_judge
+        from pipeline.judge.config import SandboxSection
+        from pipeline.judge.interface import open_judge
 
         with open_judge(SandboxSection.model_validate(sandbox)) as engine:
             stats = adversarial(*args, client=engine)
@@ -405,7 +407,7 @@ def dpo_responses_task(
     instances_shard: str, shard_digest: str, config: dict, out_dir: str, code: str
 ) -> dict:
     """Every DPO judge's responses for one shard of instances (each round cached apart)."""
-    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.config import DPOConfig
     from pipeline.instances.dpo.stage import shard_responses
     from pipeline.models.cpu import pin_cpu_kernels
 
@@ -427,7 +429,7 @@ def dpo_pairs_task(
     code: str,
 ) -> dict:
     """Chosen / rejected pairs from every shard's responses (`responses`: their results)."""
-    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.config import DPOConfig
     from pipeline.instances.dpo.stage import dpo_pairs
 
     cfg = DPOConfig.model_validate(config)
@@ -456,7 +458,8 @@ def tiny_model_task(out_dir: str, seed: int, code: str) -> dict:
 @task(name="fit-policy", tags=["cpu"])
 def policy_task(spec: dict, problems: dict, code: str) -> dict:
     """Fit one tiny local policy on the ingested problems' reference solutions (or reuse it)."""
-    from pipeline.models.policy import PolicyFit, examples_from_problems, read_fit
+    from pipeline.models.config import PolicyFit
+    from pipeline.models.policy import examples_from_problems, read_fit
     from pipeline.models.stage import fit_examples
     from pipeline.sampling.stage import load_problems
 
@@ -504,7 +507,8 @@ def evaluate_published_task(
 
 @task(name="publish", tags=["cpu"])
 def publish_task(build_dir: str, build_digest: str, hub_dir: str, config: dict, code: str) -> dict:
-    from pipeline.publish.stage import PublishConfig, build_hub_folder
+    from pipeline.publish.config import PublishConfig
+    from pipeline.publish.stage import build_hub_folder
 
     stats = build_hub_folder(Path(build_dir), Path(hub_dir), PublishConfig.model_validate(config))
     return result("publish", {"card": Path(hub_dir) / "README.md"}, stats)

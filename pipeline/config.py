@@ -11,12 +11,10 @@ section, so a stage's cache key changes only when its own knobs (or inputs) chan
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_serializer,
@@ -24,123 +22,23 @@ from pydantic import (
     model_validator,
 )
 
+from pipeline.common.config import RetrySection, RunnerSection, Section
 from pipeline.common.hashing import canonical_json, sha256_file, sha256_text
 from pipeline.errors import UserError, describe
 from pipeline.evaluate.config import EvalConfig
-from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
-from pipeline.judge.interface import SandboxSection
-from pipeline.judge.stage import JudgeConfig
-from pipeline.models.policy import PolicyFit, spec_digest
+from pipeline.instances.adversarial.config import AdversarialConfig
+from pipeline.instances.config import AssembleConfig
+from pipeline.instances.dpo.config import DPOConfig
+from pipeline.judge.config import JudgeConfig, SandboxSection
+from pipeline.models.config import PolicyFit, TinyModelSection
+from pipeline.models.policy import spec_digest
 from pipeline.problems.config import IngestConfig
-from pipeline.publish.stage import PublishConfig
+from pipeline.publish.config import HubSection, PublishConfig
 from pipeline.sampling.config import ModelSource, MutantSource, ReferenceSource, SampleConfig
 from pipeline.splits.config import SplitConfig
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ShardPlacement(_Section):
-    """What one shard asks Ray for (ignored by the thread runner). A shard runs only on a node
-    that has every listed resource free, so labelling nodes (`ray start --resources
-    '{"gpu_node": 1}'`) and asking for the label routes the shard there."""
-
-    num_cpus: float | None = Field(
-        None, ge=0, description="CPUs one shard asks Ray for; None = Ray's default (1)."
-    )
-    num_gpus: float | None = Field(
-        None, ge=0, description="GPUs one shard asks Ray for; None = none."
-    )
-    resources: dict[str, float] = Field(
-        default_factory=dict,
-        description="Custom node resources one shard asks for (node labels, e.g. gpu_node: 1).",
-    )
-
-    def ray_options(self) -> dict[str, Any]:
-        opts: dict[str, Any] = {"resources": dict(self.resources)} if self.resources else {}
-        if self.num_cpus is not None:
-            opts["num_cpus"] = self.num_cpus
-        if self.num_gpus is not None:
-            opts["num_gpus"] = self.num_gpus
-        return opts
-
-
-class RunnerSection(_Section):
-    """How stage shards are executed. Shards are by problem, so any one can be redone alone."""
-
-    kind: Literal["thread", "ray"] = Field(
-        "thread", description="Where shards run: threads of this process, or a Ray cluster."
-    )
-    ray_address: str | None = Field(
-        None,
-        description="The Ray cluster (`auto`, `ray://host:10001`); None = start a local one.",
-    )
-    sample_shards: int = Field(1, ge=1, description="Sampling shards (by problem).")
-    judge_shards: int = Field(1, ge=1, description="Judging shards (by problem).")
-    dpo_shards: int | None = Field(
-        None,
-        ge=1,
-        description="DPO verifier-response shards (by problem), placed like sampling "
-        "(`sample_placement`: they load models too); None = as many as `sample_shards`.",
-    )
-    max_parallel_shards: int = Field(
-        2,
-        ge=1,
-        description="Shards in flight at once per fan-out, on threads and on Ray alike (the "
-        "flow submits the next shard only when one has finished).",
-    )
-    model_parallel_shards: int | None = Field(
-        None,
-        ge=1,
-        description="Shards of the model stages (policy fits, sampling, DPO responses) in "
-        "flight at once; None = max_parallel_shards. On a small CPU box: judge shards one at "
-        "a time (each runs `sandbox.pool_size` containers), one-thread model shards side by "
-        "side.",
-    )
-    sample_placement: ShardPlacement = Field(
-        default_factory=ShardPlacement,
-        description="Where sampling shards may run on a Ray cluster (e.g. GPU nodes for "
-        "vLLM); empty = anywhere.",
-    )
-    judge_placement: ShardPlacement = Field(
-        default_factory=ShardPlacement,
-        description="Where judging shards may run on a Ray cluster (nodes with Docker and "
-        "the sandbox image); empty = anywhere.",
-    )
-
-    @model_validator(mode="after")
-    def _dpo_like_sampling(self) -> RunnerSection:
-        if self.dpo_shards is None:
-            self.dpo_shards = self.sample_shards
-        return self
-
-    @property
-    def model_parallel(self) -> int:
-        return self.model_parallel_shards or self.max_parallel_shards
-
-
-class RetrySection(_Section):
-    """Retries with backoff for transient failures (sandbox SE storms, HTTP 5xx), and timeouts."""
-
-    retries: int = Field(2, ge=0, description="Retries of a failed stage task.")
-    backoff_s: list[float] = Field(
-        default_factory=lambda: [5.0, 30.0, 120.0],
-        description="Seconds to wait before each retry (the last repeats).",
-    )
-    jitter_factor: float = Field(
-        0.5, ge=0, description="Random spread of each wait, as a fraction of it."
-    )
-    timeout_s: float | None = Field(
-        None,
-        gt=0,
-        description="Time limit per stage task; None = none. Prefect enforces it only between "
-        "blocking calls of a task in a thread, so hangs are bounded first by the stages' own "
-        "limits (sandbox wall time per test, the generation backends' HTTP timeouts).",
-    )
-
-
-class ProgressSection(_Section):
+class ProgressSection(Section):
     """Progress of a flow run's long stages, fed by the stages themselves: a line in the
     terminal (and the flow log) every `log_every_s`, and the Prefect UI's progress artifact
     every `artifact_every_s`. `sample.progress` / `judge.progress` switch a stage's lines
@@ -153,34 +51,6 @@ class ProgressSection(_Section):
     artifact_every_s: float = Field(
         2.0, gt=0, description="Seconds between updates of the Prefect UI's progress artifact."
     )
-
-
-class HubSection(_Section):
-    repo_id: str | None = Field(
-        None, description="The Hub dataset repo, namespace/name; None = the local folder only."
-    )
-    push: bool = Field(
-        False,
-        description="Push the folder to `repo_id` (token: HF_TOKEN in the environment, never "
-        "in the config).",
-    )
-    endpoint: str | None = Field(
-        None, description="The Hub's URL; None = HF_ENDPOINT or https://huggingface.co."
-    )
-    private: bool = Field(False, description="Create the repo private.")
-    tag: str | None = Field(
-        None, description="The release tag; None = v<pipeline version>-<build id>."
-    )
-
-
-class TinyModelSection(_Section):
-    """A tiny random model built locally (no downloads): the demo's DPO verifier."""
-
-    dir: Path = Field(
-        Path(".cache/models/tiny-qwen2"),
-        description="Where the model is built (reused when it holds a config.json).",
-    )
-    seed: int = Field(0, description="Seed of the random weights.")
 
 
 class EvaluateSection(EvalConfig):
@@ -272,7 +142,7 @@ def default_sample() -> SampleConfig:
     )
 
 
-class RunConfig(_Section):
+class RunConfig(Section):
     name: str = Field(
         "aletheia", description="The build's name (in its Prefect artifacts' keys and summary)."
     )

@@ -33,9 +33,8 @@ def top_level() -> dict[str, type[BaseModel]]:
     """The user-facing configs by the name `aletheia config schema NAME` takes."""
     from pipeline.config import RunConfig
     from pipeline.evaluate.config import EvalConfig
-    from pipeline.policy_eval.config import PolicyEvalConfig
-    from pipeline.policy_eval.study import StudyConfig
-    from pipeline.train.ablation import AblationConfig
+    from pipeline.policy_eval.config import PolicyEvalConfig, StudyConfig
+    from pipeline.train.ablation_config import AblationConfig
     from pipeline.train.config import TrainConfig
 
     return {

@@ -19,7 +19,8 @@ its own check beside it, then the run-level checks. Without touching the network
 - run level: the evaluate section's model, the `train:` file (and its templates), and
   prefect-ray when `runner.kind: ray`.
 
-Then the plan: stages, shards, problems, expected candidates and tests.
+Then the plan: a line per planned stage run (each stage's own `Stage.plan`), the sources, problems,
+expected candidates and tests.
 """
 
 from __future__ import annotations
@@ -110,30 +111,22 @@ class Report:
         return out
 
     def stages(self) -> list[str]:
-        cfg, r = self.config, self.config.runner
-        push = f" + push to {cfg.hub.repo_id}" if cfg.hub.push else ""
-        return [
-            "ingest",
-            "splits",
-            f"sample: {r.sample_shards} shard(s) on {r.kind}",
-            f"judge: {r.judge_shards} shard(s) on {r.kind}, at most {r.max_parallel_shards} at once",
-            "assemble (train, heldout, strong, hard)",
-            (
-                f"mixed (share {cfg.mixed.share}) and adv (share {cfg.adv.share}): bias edits, "
-                f"re-judged as {r.judge_shards} judge shard(s) each"
-            ),
-            (
-                f"dpo and mixed_dpo: {len(cfg.dpo.judges)} verifier model(s) x "
-                f"{cfg.dpo.samples_per_judge} samples, {r.dpo_shards} shard(s) each on {r.kind}"
-            ),
-            f"publish to {cfg.hub_dir}{push}",
-        ]
+        """A line per planned run of each stage, in build order (pipeline/stages.py BUILD):
+        the stage's name and its own plan line for that section."""
+        cfg, out = self.config, []
+        for planned in BUILD:
+            for section in planned.sections(cfg):
+                plan = planned.stage.plan
+                out.append(planned.stage.name + (f": {plan(section, cfg.runner)}" if plan else ""))
+        return out
 
     def lines(self) -> list[str]:
         def n(x: float) -> str:
             return "?" if math.isnan(x) else f"{x:,.0f}"  # NaN: not known before ingest
 
-        out = [f"plan for {self.config.name} (build {self.config.build_id}):"]
+        cfg = self.config
+        out = [f"plan for {cfg.name} (build {cfg.build_id}):"]
+        out.append(f"  into   {cfg.work_dir} (the stages' tables), {cfg.hub_dir} (the release)")
         out += [f"  stage  {s}" for s in self.stages()]
         for s in self.sources:
             rows = "Hub dataset, read at ingest" if s.rows is None else f"{s.rows:,} rows"

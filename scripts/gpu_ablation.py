@@ -103,7 +103,8 @@ def main() -> None:
     import trl
 
     from pipeline.models.tiny import build_tiny_model
-    from pipeline.train.ablation import AblationConfig, run_ablation
+    from pipeline.train.ablation import run_ablation
+    from pipeline.train.ablation_config import AblationConfig
 
     env = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
            "torch": torch.__version__, "transformers": transformers.__version__,

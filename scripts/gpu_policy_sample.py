@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from pipeline.judge.stage import load_problems
-from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy
+from pipeline.models.config import PolicyFit
+from pipeline.models.policy import examples_from_problems, fit_policy
 from pipeline.policy_eval.config import PolicyEvalConfig
 from pipeline.policy_eval.run import evaluate_policy
 

@@ -130,7 +130,9 @@ def _shipped() -> list[tuple[str, Path, type[BaseModel], bool]]:
     """(id, file, model, whole) for every config YAML in configs/ that a model reads.
     Zoo cells (configs/train/zoo) hold a partial TrainConfig under `config:` (the cell adds
     `model` and `output_dir`), so their required keys are not checked."""
-    from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig
+    from pipeline.instances.adversarial.config import AdversarialConfig
+    from pipeline.instances.config import AssembleConfig
+    from pipeline.instances.dpo.config import DPOConfig
     from pipeline.sampling.config import SampleConfig
 
     tops = top_level()
@@ -195,7 +197,7 @@ def test_schema_declares_the_shorthands_the_validators_accept() -> None:
     assert not run.is_valid({"sample": 3})
     judge = {"name": "v", "model_path": "/m", "backend": "transformers"}
     assert run.is_valid({"dpo": {"judges": [judge]}})
-    from pipeline.instances.config import JudgeModelSpec
+    from pipeline.instances.dpo.config import JudgeModelSpec
 
     assert JudgeModelSpec.model_validate(judge).model == "/m"  # what the schema allows is valid
 

@@ -149,3 +149,41 @@ def test_every_stage_value_is_listed_and_planned() -> None:
     }
     assert found == STAGES
     assert [p.stage for p in BUILD] == list(STAGES.values())
+
+
+def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) -> None:
+    """The dry-run's stage lines come from the stages' own `plan`, one per planned section,
+    in build order: the demo (every stage on, two policies, two re-judged sets) gives each
+    stage of BUILD its line(s), carrying the section's and the runner's settings."""
+    cfg = _broken_demo(tmp_path)
+    assert all(p.stage.plan is not None for p in BUILD), [
+        p.stage.name for p in BUILD if p.stage.plan is None
+    ]
+    report = preflight(cfg, docker=False)
+    lines = [x.removeprefix("  stage  ") for x in report.lines() if x.startswith("  stage  ")]
+    expected = [p.stage.name for p in BUILD for _ in p.sections(cfg)]
+    assert [x.split(":", 1)[0] for x in lines] == expected
+    assert Counter(expected)["fit-policy"] == len(cfg.policies) == 2
+    assert Counter(expected)["adversarial"] == 2  # adv and mixed
+    assert set(expected) == set(STAGES)  # the demo plans every stage
+    assert all(x.split(": ", 1)[1] for x in lines)  # a line of its own after the name
+    by_stage = {x.split(":", 1)[0]: x for x in lines}
+    r = cfg.runner
+    assert f"{r.judge_shards} shard(s) on {r.kind}" in by_stage["judge"]
+    assert f"{r.sample_shards} shard(s) on {r.kind}" in by_stage["sample"]
+    assert f"{r.dpo_shards} shard(s) each" in by_stage["dpo-responses"]
+    assert f"{len(cfg.dpo.judges)} verifier model(s)" in by_stage["dpo-responses"]
+    assert by_stage["assemble"].endswith(", ".join(s.name for s in cfg.assemble.splits))
+    assert f"push to {cfg.hub.repo_id}" in by_stage["publish"]
+    assert f"  into   {cfg.work_dir} " in "\n".join(report.lines())
+
+
+def test_a_stage_the_config_leaves_out_has_no_plan_line(tmp_path: Path) -> None:
+    raw = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    raw.update(out_dir=str(tmp_path / "out"), tiny_model=None, policies=[])
+    raw["sample"] = {"sources": [{"kind": "reference", "tier": "weak"}]}
+    raw["dpo"] = {}
+    cfg = RunConfig.model_validate(raw)
+    names = [s.split(":", 1)[0] for s in preflight(cfg, docker=False).stages()]
+    assert "tiny-model" not in names and "fit-policy" not in names
+    assert names[:2] == ["ingest", "splits"] and names[-1] == "publish"

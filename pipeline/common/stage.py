@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 import pyarrow as pa
 from pydantic import BaseModel
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.hashing import canonical_json, sha256_files, sha256_text
 
 if TYPE_CHECKING:
@@ -112,8 +113,7 @@ class Sharding:
 
     inputs: tuple[str, ...]  # concatenated, then split by problem_id
     schema: pa.Schema  # of the sharded inputs
-    # The shard count from the runner section (pipeline.config sits above common: Any).
-    count: Callable[[Any], int]
+    count: Callable[[RunnerSection], int]  # the shard count, from the run's `runner:` section
     placement: Literal["sample", "judge"]  # the runner-section placement a shard asks Ray for
     # output -> schema: concat in shard-index order, stable sort by problem_id;
     # None = gather (the parts' results go downstream as a list, in shard-index order).
@@ -165,7 +165,9 @@ class Stage(Generic[C]):
     marker_beside: bool = False
     code: tuple[str, ...] = ()  # packages whose source versions the Prefect cache
     tags: tuple[str, ...] = ("cpu",)
-    plan: Callable[[C, Any], str] | None = None  # its dry-run plan line (Any: RunnerSection)
+    # Its dry-run plan line, given each section pipeline/stages.py BUILD plans (as `check`);
+    # the report prints `stage  <name>: <line>`. None: the name alone.
+    plan: Callable[[C, RunnerSection], str] | None = None
 
     def __post_init__(self) -> None:
         if self.sharding is not None:

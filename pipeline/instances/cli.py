@@ -115,9 +115,9 @@ def adversarial_cmd(
     engine: EngineOpt = None,
 ) -> None:
     """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
-    from pipeline.instances.config import AdversarialConfig
+    from pipeline.instances.adversarial.config import AdversarialConfig
     from pipeline.instances.stage import adversarial
-    from pipeline.judge.interface import SandboxSection
+    from pipeline.judge.config import SandboxSection
 
     try:
         default = AdversarialConfig.mixed if mixed else AdversarialConfig
@@ -154,7 +154,7 @@ def dpo_cmd(
     ] = None,
 ) -> None:
     """DPO pairs: real verifier responses, chosen picks the correct letter, rejected does not."""
-    from pipeline.instances.config import DPOConfig, JudgeModelSpec
+    from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
     from pipeline.instances.stage import build_dpo
     from pipeline.model_refs import require_model
 

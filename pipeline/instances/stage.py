@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.assemble import (
     CANDIDATE_COLUMNS,
     PROBLEM_COLUMNS,
@@ -26,14 +28,15 @@ from pipeline.instances.assemble import (
     assemble_frames,
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
-from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, test_table_name
+from pipeline.instances.config import AssembleConfig, test_table_name
+from pipeline.instances.dpo.config import DPOConfig
 from pipeline.instances.prompt_checks import check_assemble
 from pipeline.instances.stats_file import STATS_FILE, write_stats
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 if TYPE_CHECKING:
-    from pipeline.judge.interface import SandboxSection
+    from pipeline.judge.config import SandboxSection
     from sandbox.engines import JudgeEngine
 
 ASSEMBLE_VERSION = "3"  # 2: Aletheia selection, token caps; 3: listwise eval sets + test splits
@@ -115,6 +118,10 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
     return stats
 
 
+def _plan_line(config: AssembleConfig, runner: RunnerSection) -> str:
+    return ", ".join(s.name for s in config.splits)
+
+
 ASSEMBLE: Stage[AssembleConfig] = Stage(
     name="assemble",
     version=ASSEMBLE_VERSION,
@@ -123,6 +130,7 @@ ASSEMBLE: Stage[AssembleConfig] = Stage(
     inputs=("judged", "problems", "splits"),  # splits: the tables `split_tables` names
     outputs=assemble_outputs,
     run=run_assemble,
+    plan=_plan_line,
 )
 
 

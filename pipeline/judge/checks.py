@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pipeline.common.stage import CheckContext, Finding
 
 if TYPE_CHECKING:
-    from pipeline.judge.interface import SandboxSection
+    from pipeline.judge.config import SandboxSection
     from pipeline.judge.stage import JudgeCall
 
 

@@ -10,9 +10,8 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.common.config_options import option_for
+from pipeline.judge.config import JudgeConfig, SandboxSection
 from pipeline.judge.engine_option import EngineOpt
-from pipeline.judge.interface import SandboxSection
-from pipeline.judge.stage import JudgeConfig
 
 
 def stderr_console() -> Console:

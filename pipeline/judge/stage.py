@@ -42,14 +42,15 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common import progress
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
 from pipeline.judge.checks import check_judge
+from pipeline.judge.config import JudgeConfig, SandboxSection
 from pipeline.judge.interface import (
     JudgeSpec,
     JudgeSpecError,
-    SandboxSection,
     judge_spec,
     memory_limit_for,
     open_judge,
@@ -69,26 +70,6 @@ log = logging.getLogger(__name__)
 
 JUDGEABLE_EXTRACTION = ("ok", "fallback", "not_applicable")
 VERDICT_COLUMNS = [f.name for f in VERDICT_FIELDS]
-
-
-class JudgeConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    chunk_size: int = Field(
-        256, ge=1, description="Distinct programs per sandbox batch and per checkpoint."
-    )
-    time_limit_scale: float = Field(
-        1.0,
-        gt=0,
-        description="Multiplies every time limit (e.g. 2.0 on slow machines); recorded in "
-        "the rows.",
-    )
-    max_tests: int | None = Field(
-        None, ge=1, description="Judge on the first N tests only; None = all."
-    )
-    progress: bool = Field(
-        True, description="Show the stage's progress (display only: not in the build id)."
-    )
 
 
 # ---------------------------------------------------------------------- requests
@@ -471,6 +452,13 @@ def _run(ctx: ShardContext[JudgeCall], engine: JudgeEngine | None = None) -> Sta
     }
 
 
+def _plan_line(call: JudgeCall, runner: RunnerSection) -> str:
+    return (
+        f"{runner.judge_shards} shard(s) on {runner.kind}, at most "
+        f"{runner.max_parallel_shards} at once, engine {call.sandbox.engine}"
+    )
+
+
 JUDGE: Stage[JudgeCall] = Stage(
     name="judge",
     version=JUDGE_VERSION,
@@ -479,6 +467,7 @@ JUDGE: Stage[JudgeCall] = Stage(
     inputs=("candidates", "problems"),
     outputs=_outputs,
     run=_run,
+    plan=_plan_line,
     optional_outputs=frozenset({"quarantine"}),
     key_exclude=JUDGE_KEY_EXCLUDE,
     chunks=Chunks(schema=_KEY_SCHEMA, key="program_key"),

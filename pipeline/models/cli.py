@@ -45,7 +45,8 @@ def register(app: typer.Typer) -> None:
         from pipeline.common.problem_splits import check_split
 
         check_split(problems, split)  # before torch loads: a mistake answers in a second
-        from pipeline.models.policy import PolicyFit, fit_on_problems, read_fit
+        from pipeline.models.config import PolicyFit
+        from pipeline.models.policy import fit_on_problems, read_fit
         from pipeline.sampling.stage import load_problems
 
         chosen = [p for p in load_problems(problems) if split == "all" or p.source_split == split]

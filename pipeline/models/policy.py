@@ -35,11 +35,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from pipeline.common import progress
+from pipeline.models.config import PolicyFit
 from pipeline.models.tiny import CHATML_TEMPLATE
-from schemas.common import Language
 
 FIT_FILE = "fit.json"
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -51,33 +49,6 @@ _LINE_PATTERN = r"[^\n]*\n|[^\n]+"  # a line with its newline, or a last line wi
 # before) when a change to the fitting code can change the weights, and re-record
 # tests/models/test_fit_version.py's FITTING_CODE_DIGEST.
 FIT_CODE_VERSION = "6fd5ba04233fa9ee"
-
-
-class PolicyFit(BaseModel):
-    """How to fit one tiny policy (a run config's `policies:` entry, or a test's)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(description="The policy's name (its pool source's generator name).")
-    dir: Path = Field(description="Where the model is written (and reused from).")
-    languages: list[Language] = Field(
-        default_factory=lambda: ["python", "cpp", "java"],
-        description="Languages whose reference solutions it is fitted on.",
-    )
-    include_wrong: bool = Field(
-        False, description="Also fit the wrong references: a noisier, weaker policy."
-    )
-    hidden_size: int = Field(64, ge=8, description="Model width.")
-    num_layers: int = Field(2, ge=1, description="Transformer layers.")
-    steps: int = Field(200, ge=1, description="Optimizer steps.")
-    learning_rate: float = Field(3e-3, gt=0, description="AdamW learning rate.")
-    batch_size: int = Field(32, ge=1, description="Sequences per step.")
-    seed: int = Field(0, description="Seed of the weights and the batch order.")
-    device: str = Field(
-        "cpu",
-        description='Where the fit runs: "cpu" (one thread: the same weights on any machine) '
-        'or a torch device such as "cuda" (its float reductions differ, so it has its own key).',
-    )
 
 
 @dataclass(frozen=True)

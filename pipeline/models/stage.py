@@ -26,16 +26,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
-from pipeline.models.policy import (
-    FIT_FILE,
-    Example,
-    PolicyFit,
-    fit_key,
-    fit_policy,
-    read_fit,
-)
+from pipeline.models.config import PolicyFit
+from pipeline.models.policy import FIT_FILE, Example, fit_key, fit_policy, read_fit
 from pipeline.models.tiny import write_tiny_model
 
 # ---------------------------------------------------------------------- FIT_POLICY
@@ -75,6 +70,14 @@ def _run_fit(ctx: ShardContext[FitCall]) -> Stats:
     return read_fit(fit_policy(spec, ctx.config.examples))
 
 
+def _fit_plan(spec: PolicyFit, runner: RunnerSection) -> str:
+    """Planned on the run config's `policies:` entry (the examples come at fit time)."""
+    return (
+        f"{spec.name}: {spec.num_layers} layers x {spec.hidden_size}, {spec.steps} steps on "
+        f"{spec.device}, into {spec.dir} (at most {runner.model_parallel} fit(s) at once)"
+    )
+
+
 FIT_POLICY: Stage[FitCall] = Stage(
     name="fit-policy",
     version="1",
@@ -82,6 +85,7 @@ FIT_POLICY: Stage[FitCall] = Stage(
     inputs=(),  # the examples are data in the call; key_extra hashes them
     outputs=_fit_outputs,
     run=_run_fit,
+    plan=_fit_plan,
     key_exclude={"examples": True, "spec": {"dir"}},
     key_extra=_fit_key_extra,
     marker=FIT_FILE,
@@ -136,6 +140,10 @@ def _run_tiny(ctx: ShardContext[TinyModelCall]) -> Stats:
     return {"seed": c.seed, "weights_sha256": weights}
 
 
+def _tiny_plan(call: TinyModelCall, runner: RunnerSection) -> str:
+    return f"a random verifier, {call.num_layers} layers x {call.hidden_size}, seed {call.seed}"
+
+
 TINY_MODEL: Stage[TinyModelCall] = Stage(
     name="tiny-model",
     version="1",
@@ -143,6 +151,7 @@ TINY_MODEL: Stage[TinyModelCall] = Stage(
     inputs=(),
     outputs=_tiny_outputs,
     run=_run_tiny,
+    plan=_tiny_plan,
     atomic=True,
 )
 

@@ -1,14 +1,17 @@
-"""What `evaluate-policy` samples and how it judges and summarises (one pydantic config)."""
+"""What `evaluate-policy` samples and how it judges and summarises (`PolicyEvalConfig`), and the
+RLVR study that trains and evaluates policies (`StudyConfig`, `rlvr-study`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pipeline.judge.interface import SandboxSection
+from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
+from pipeline.train.config import PAPER_REWARDS
 
 
 class BootstrapSettings(BaseModel):
@@ -84,3 +87,75 @@ class PolicyEvalConfig(BaseModel):
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a mapping")  # noqa: TRY004 - bad content
         return cls.model_validate({**data, **{k: v for k, v in overrides.items() if v is not None}})
+
+
+class StudyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("rlvr-study", description="The study's name.")
+    out_dir: Path = Field(description="work/, the runs, the table and the curves go here.")
+    sources: list[str] = Field(
+        default_factory=lambda: ["mbpp"],
+        description="Problem specs (pipeline.problems.sources).",
+    )
+    check_references: bool = Field(
+        True, description="Quarantine problems whose reference fails its own tests."
+    )
+    sandbox: SandboxSection = Field(
+        default_factory=SandboxSection,
+        description="The judge of the whole study: the reference check, the rewards (under "
+        "train.rlvr.sandbox's own keys) and every evaluation (under evaluation.sandbox's).",
+    )
+    train_split: str = Field("train", description="The source split RLVR trains on.")
+    eval_split: str = Field("test", description="The source split every policy is evaluated on.")
+    train_limit: int | None = Field(
+        None, ge=1, description="The first N train problems only (smoke runs)."
+    )
+    base_model: str | None = Field(
+        None, description="A path or hub id; None = fit `fit_policy` on the train split."
+    )
+    fit_policy: dict[str, Any] | None = Field(
+        None, description="PolicyFit fields (pipeline.models.policy) except name and dir."
+    )
+    evaluation: dict[str, Any] = Field(
+        default_factory=dict,
+        description="PolicyEvalConfig fields except model, name and split.",
+    )
+    train: dict[str, Any] = Field(
+        default_factory=dict,
+        description="TrainConfig fields; method, model, data and output_dir are set here.",
+    )
+    rewards: dict[str, dict[str, float]] = Field(
+        default_factory=lambda: dict(PAPER_REWARDS),
+        description="Reward formulation name -> RLVR rewards (name -> weight); default: the "
+        "paper's three.",
+    )
+    algorithms: list[Literal["grpo", "gspo"]] = Field(
+        default_factory=lambda: ["grpo", "gspo"],
+        description="One trained policy per (reward, algorithm).",
+    )
+    enable_thinking: bool = Field(
+        False,
+        description="Qwen3 chat templates think unless told not to: the paper's setting is "
+        "off, for training rollouts and evaluation alike (templates without the switch "
+        "ignore it).",
+    )
+    algorithm_rlvr: dict[str, dict[str, Any]] = Field(
+        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}},
+        description="Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far "
+        "smaller clip ranges).",
+    )
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> StudyConfig:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping")  # noqa: TRY004 - bad content
+        return cls.model_validate(data)
+
+    def runs(self) -> list[tuple[str, str]]:
+        return [(r, a) for r in self.rewards for a in self.algorithms]
+
+    @property
+    def work(self) -> Path:
+        return self.out_dir / "work"

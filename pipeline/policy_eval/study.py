@@ -11,96 +11,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import pyarrow as pa
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
-
-from pipeline.common.parquet import write_parquet
-from pipeline.judge.interface import SandboxSection
 from pipeline.judge.stage import load_problems
-from pipeline.policy_eval.config import PolicyEvalConfig
-from schemas.problem import TRAIN_QUESTIONS_SCHEMA, Problem, train_question_row
-
-# The paper's three reward formulations, as this project's RLVR reward functions.
-PAPER_REWARDS: dict[str, dict[str, float]] = {
-    "unit_test": {"pass_fraction": 1.0},  # unit tests only
-    "ruff": {"lint": 1.0},  # Ruff lint only
-    "combined": {"combined": 1.0},  # tests, plus lint once every test passes
-}
-
-
-class StudyConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field("rlvr-study", description="The study's name.")
-    out_dir: Path = Field(description="work/, the runs, the table and the curves go here.")
-    sources: list[str] = Field(
-        default_factory=lambda: ["mbpp"],
-        description="Problem specs (pipeline.problems.sources).",
-    )
-    check_references: bool = Field(
-        True, description="Quarantine problems whose reference fails its own tests."
-    )
-    sandbox: SandboxSection = Field(
-        default_factory=SandboxSection,
-        description="The judge of the whole study: the reference check, the rewards (under "
-        "train.rlvr.sandbox's own keys) and every evaluation (under evaluation.sandbox's).",
-    )
-    train_split: str = Field("train", description="The source split RLVR trains on.")
-    eval_split: str = Field("test", description="The source split every policy is evaluated on.")
-    train_limit: int | None = Field(
-        None, ge=1, description="The first N train problems only (smoke runs)."
-    )
-    base_model: str | None = Field(
-        None, description="A path or hub id; None = fit `fit_policy` on the train split."
-    )
-    fit_policy: dict[str, Any] | None = Field(
-        None, description="PolicyFit fields (pipeline.models.policy) except name and dir."
-    )
-    evaluation: dict[str, Any] = Field(
-        default_factory=dict,
-        description="PolicyEvalConfig fields except model, name and split.",
-    )
-    train: dict[str, Any] = Field(
-        default_factory=dict,
-        description="TrainConfig fields; method, model, data and output_dir are set here.",
-    )
-    rewards: dict[str, dict[str, float]] = Field(
-        default_factory=lambda: dict(PAPER_REWARDS),
-        description="Reward formulation name -> RLVR rewards (name -> weight); default: the "
-        "paper's three.",
-    )
-    algorithms: list[Literal["grpo", "gspo"]] = Field(
-        default_factory=lambda: ["grpo", "gspo"],
-        description="One trained policy per (reward, algorithm).",
-    )
-    enable_thinking: bool = Field(
-        False,
-        description="Qwen3 chat templates think unless told not to: the paper's setting is "
-        "off, for training rollouts and evaluation alike (templates without the switch "
-        "ignore it).",
-    )
-    algorithm_rlvr: dict[str, dict[str, Any]] = Field(
-        default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}},
-        description="Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far "
-        "smaller clip ranges).",
-    )
-
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> StudyConfig:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping")  # noqa: TRY004 - bad content
-        return cls.model_validate(data)
-
-    def runs(self) -> list[tuple[str, str]]:
-        return [(r, a) for r in self.rewards for a in self.algorithms]
-
-    @property
-    def work(self) -> Path:
-        return self.out_dir / "work"
+from pipeline.policy_eval.config import PolicyEvalConfig, StudyConfig
+from schemas.problem import Problem
 
 
 def prepare_problems(cfg: StudyConfig) -> Path:
@@ -132,27 +47,14 @@ def split_problems(problems: Path, split: str, limit: int | None = None) -> list
     return chosen[:limit] if limit else chosen
 
 
-def write_train_questions(problems: list[Problem], data_dir: Path) -> Path:
-    """The train split as a Train-Questions table (what RLVR reads); the query is the policy's prompt text."""
-    rows = [
-        train_question_row(p.model_dump(mode="python"), p.prompt_statement or p.statement)
-        for p in problems
-    ]
-    write_parquet(
-        pa.Table.from_pylist(rows, schema=TRAIN_QUESTIONS_SCHEMA),
-        data_dir / "train_questions.parquet",
-        TRAIN_QUESTIONS_SCHEMA,
-    )
-    return data_dir
-
-
 def base_model(cfg: StudyConfig, train_problems: list[Problem]) -> str:
     """The given base model, or a tiny policy fitted on the train split's references (never on test)."""
     if cfg.base_model:
         return cfg.base_model
     if cfg.fit_policy is None:
         raise ValueError("the study needs `base_model` or `fit_policy`")
-    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy
+    from pipeline.models.config import PolicyFit
+    from pipeline.models.policy import examples_from_problems, fit_policy
 
     spec = PolicyFit(
         name=f"{cfg.name}-base",

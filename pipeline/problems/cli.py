@@ -116,7 +116,7 @@ def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -
         engine: EngineOpt = None,
     ) -> None:
         """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
-        from pipeline.judge.interface import SandboxSection
+        from pipeline.judge.config import SandboxSection
         from pipeline.problems.reference_check import check_references
 
         sandbox = SandboxSection(engine=engine or "docker")

@@ -17,13 +17,8 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.interface import (
-    SandboxSection,
-    first_failure,
-    judge_spec,
-    open_judge,
-    verdict_columns,
-)
+from pipeline.judge.config import SandboxSection
+from pipeline.judge.interface import first_failure, judge_spec, open_judge, verdict_columns
 from pipeline.sampling.references import reference_candidates
 from sandbox.engines import JudgeEngine
 from sandbox.models import JudgeResult

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import write_parquet
 from pipeline.common.runner import marker_dir, run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
@@ -256,6 +257,11 @@ def _run(ctx: ShardContext[IngestCall]) -> Stats:
     return stats
 
 
+def _plan_line(call: IngestCall, runner: RunnerSection) -> str:
+    limit = call.ingest.limit_per_source
+    return f"{', '.join(call.sources)}" + (f", at most {limit} per source" if limit else "")
+
+
 INGEST: Stage[IngestCall] = Stage(
     name="ingest",
     version="1",
@@ -264,6 +270,7 @@ INGEST: Stage[IngestCall] = Stage(
     inputs=("source_files",),
     outputs=_outputs,
     run=_run,
+    plan=_plan_line,
 )
 
 

@@ -2,7 +2,7 @@
 re-checks, and one atomic, idempotent, resumable Hub commit per release.
 
 The names below are imported on first use, so importing one submodule (the run config
-needs `pipeline.publish.stage.PublishConfig`) does not load the Hub client and matplotlib.
+needs `pipeline.publish.config.PublishConfig`) does not load the Hub client and matplotlib.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ _WHERE = {
     "CONFIGS": "layout",
     "CONFIG_NAMES": "layout",
     "BuildManifest": "layout",
-    "CheckConfig": "checks",
+    "CheckConfig": "config",
     "InvariantViolation": "checks",
     "run_checks": "checks",
     "PushResult": "push",
     "push_folder": "push",
-    "PublishConfig": "stage",
+    "PublishConfig": "config",
     "build_hub_folder": "stage",
 }
 

@@ -22,26 +22,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.common.answers import gold_letter, parse_answer
-from pipeline.splits.config import NearDupConfig
+from pipeline.publish.config import CheckConfig
 from schemas import ANSWER_LETTERS
 from schemas.dataset_configs import CONFIG_BY_NAME, DatasetConfig
 
 ORIGINS = frozenset({"policy", "reference", "mutant"})
 MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to read
-
-
-class CheckConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    near_dup: NearDupConfig = Field(
-        default_factory=NearDupConfig,
-        description="What counts as a near-duplicate across splits: the split stage's own "
-        "definition (threshold 0.7, LSH proposals verified by exact Jaccard), through the "
-        "same code; a build with other split knobs passes them here too (flows/build.py).",
-    )
 
 
 @dataclass(frozen=True)
@@ -346,7 +334,6 @@ def enforce(results: Iterable[CheckResult]) -> list[CheckResult]:
 
 
 __all__ = [
-    "CheckConfig",
     "CheckResult",
     "InvariantViolation",
     "RowRef",

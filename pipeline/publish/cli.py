@@ -47,8 +47,9 @@ def register(app: typer.Typer) -> None:
         The card name, license, required configs and shard size come from the `publish:`
         section of the run config the build was made with (kept in build.json).
         """
+        from pipeline.publish.config import PublishConfig
         from pipeline.publish.push import push_folder
-        from pipeline.publish.stage import PublishConfig, build_hub_folder
+        from pipeline.publish.stage import build_hub_folder
 
         hub = hub_dir or build.resolve().parent / "hub"
         section = BuildManifest.read(build).run_config.get("publish") or {}

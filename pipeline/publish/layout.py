@@ -25,7 +25,6 @@ from pipeline.common.parquet import read_parquet, write_parquet
 from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES, CONFIGS, DatasetConfig
 
 MANIFEST = "build.json"
-DEFAULT_MAX_SHARD_BYTES = 256 * 1024 * 1024  # well under the Hub's per-file comfort zone
 
 
 class BuildManifest(BaseModel):

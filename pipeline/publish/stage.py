@@ -19,17 +19,17 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.common.answers import AnswerFormat
+from pipeline.common.config import RunnerSection
 from pipeline.common.perms import as_if_created
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, render_card
 from pipeline.publish.card_info import dataset_info
-from pipeline.publish.checks import CheckConfig, enforce, run_checks
+from pipeline.publish.checks import enforce, run_checks
+from pipeline.publish.config import HubSection, PublishConfig
 from pipeline.publish.hub_checks import check_hub
 from pipeline.publish.layout import (
-    DEFAULT_MAX_SHARD_BYTES,
     MANIFEST,
     BuildManifest,
     list_files,
@@ -38,42 +38,10 @@ from pipeline.publish.layout import (
     split_tables,
     write_config_shards,
 )
-from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES
+from schemas.dataset_configs import CONFIG_BY_NAME
 
 STAGE = "publish"
 VERSION = "3"  # 2: evaluation configs as `test` + `full` splits; 3: measured card
-
-
-class PublishConfig(BaseModel):
-    """How the Hub folder is laid out and what it must contain; part of the cache key."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_shard_bytes: int = Field(
-        DEFAULT_MAX_SHARD_BYTES,
-        gt=0,
-        description="Most bytes (in-memory Arrow size) of one Parquet shard of a split.",
-    )
-    require_configs: list[str] = Field(
-        default_factory=lambda: list(CONFIG_NAMES),
-        description="Configs that must be present and non-empty, or publishing refuses.",
-    )
-    pretty_name: str = Field(
-        "Aletheia (regenerated)", description="The dataset's name on its card."
-    )
-    license: str | None = Field(
-        None,
-        description="The card's license; None = the sources' license when they share one, "
-        'else "other".',
-    )
-    checks: CheckConfig = Field(
-        default_factory=CheckConfig, description="The invariants checked before publishing."
-    )
-    answer_format: AnswerFormat = Field(
-        "letter",
-        description="chosen_answer (and DPO's rejected_answer) as the bare letter `A`, or as "
-        "Aletheia's `[[A]]` for users who feed the rows to Aletheia's own scripts.",
-    )
 
 
 class MissingConfigError(ValueError):
@@ -192,6 +160,12 @@ def _publish(ctx: ShardContext[PublishCall]) -> Stats:
     }
 
 
+def _plan_line(hub: HubSection, runner: RunnerSection) -> str:
+    """Planned on the run's `hub` section, as its check is (pipeline/stages.py BUILD)."""
+    push = f" + push to {hub.repo_id}" if hub.push else ""
+    return "the hub folder" + push
+
+
 PUBLISH: Stage[PublishCall] = Stage(
     name=STAGE,
     version=VERSION,
@@ -200,6 +174,7 @@ PUBLISH: Stage[PublishCall] = Stage(
     inputs=("manifest", "tables"),
     outputs=_outputs,
     run=_publish,
+    plan=_plan_line,
     key_exclude=frozenset({"repo_id"}),  # it acts only through the load target: key_extra
     key_extra=_load_from,
     atomic=True,

@@ -34,6 +34,7 @@ from typing import Any
 import pyarrow as pa
 
 from pipeline.common import progress
+from pipeline.common.config import RunnerSection
 from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
@@ -450,6 +451,13 @@ def _shard_count(runner: Any) -> int:
     return runner.sample_shards
 
 
+def _plan_line(config: SampleConfig, runner: RunnerSection) -> str:
+    return (
+        f"{len(config.sources)} candidate source(s), {runner.sample_shards} shard(s) on "
+        f"{runner.kind}, at most {runner.model_parallel} at once"
+    )
+
+
 SAMPLE: Stage[SampleConfig] = Stage(
     name=STAGE,
     version=VERSION,
@@ -458,6 +466,7 @@ SAMPLE: Stage[SampleConfig] = Stage(
     inputs=("problems",),  # one problems table, or several (train + heldout), concatenated
     outputs=sample_outputs,
     run=run_sample,
+    plan=_plan_line,
     sharding=Sharding(
         inputs=("problems",),
         schema=PROBLEM_SCHEMA,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.splits.dedup import DedupParams
+if TYPE_CHECKING:  # the MinHash code (datasketch, scipy) loads only when deduplicating
+    from pipeline.splits.dedup import DedupParams
 
 
 class NearDupConfig(BaseModel):
@@ -38,6 +39,8 @@ class NearDupConfig(BaseModel):
     )
 
     def dedup_params(self) -> DedupParams:
+        from pipeline.splits.dedup import DedupParams
+
         return DedupParams(
             shingle_size=self.shingle_size,
             threshold=self.threshold,

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
@@ -379,6 +380,14 @@ def _run(ctx: ShardContext[SplitCall]) -> Stats:
     return stats
 
 
+def _plan_line(call: SplitCall, runner: RunnerSection) -> str:
+    s = call.splits
+    return (
+        f"train / heldout (heldout fraction {s.heldout_fraction}), near-duplicates (Jaccard "
+        f">= {s.threshold}) kept on one side"
+    )
+
+
 SPLITS: Stage[SplitCall] = Stage(
     name="splits",
     version="2",  # 2: train_questions carries the comparison (schema version 2)
@@ -386,6 +395,7 @@ SPLITS: Stage[SplitCall] = Stage(
     inputs=("problems", "ingest_quarantine", "benchmarks"),
     outputs=_outputs,
     run=_run,
+    plan=_plan_line,
 )
 
 

@@ -14,7 +14,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pipeline.train.ablation import AblationConfig, eval_split, read_cell
+from pipeline.train.ablation import eval_split, read_cell
+from pipeline.train.ablation_config import AblationConfig
 from pipeline.train.recipes import recipe_spec
 
 METRICS = {  # column -> the report's key in splits.<split>.aletheia

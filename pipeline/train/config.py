@@ -15,11 +15,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.common.verifier_prompt import PromptSpec
-from pipeline.judge.interface import SandboxSection
+from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 from pipeline.train.rewards import aletheia_overlong_buffer
 
 Method = Literal["grpo", "dpo", "sft", "raft", "rlvr"]
+
+
+# The paper's three reward formulations, as this project's RLVR reward functions.
+PAPER_REWARDS: dict[str, dict[str, float]] = {
+    "unit_test": {"pass_fraction": 1.0},  # unit tests only
+    "ruff": {"lint": 1.0},  # Ruff lint only
+    "combined": {"combined": 1.0},  # tests, plus lint once every test passes
+}
 
 
 class _Section(BaseModel):

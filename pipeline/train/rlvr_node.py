@@ -107,7 +107,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--reward",
         default="unit_test",
         choices=("unit_test", "combined", "ruff"),
-        help="the study's reward formulations (pipeline.policy_eval.study.PAPER_REWARDS)",
+        help="the study's reward formulations (pipeline.train.config.PAPER_REWARDS)",
     )
     rl.add_argument("--zero-variance-warn", type=float, default=0.5, help="warn above this share")
     rl.add_argument(
@@ -235,7 +235,8 @@ def train_problems(args: argparse.Namespace, work: Path, engine: Any) -> tuple[P
 
 
 def fit(args: argparse.Namespace, problems: list, device: str, out: Path) -> tuple[Path, dict]:
-    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy, read_fit
+    from pipeline.models.config import PolicyFit
+    from pipeline.models.policy import examples_from_problems, fit_policy, read_fit
 
     spec = PolicyFit(
         name="mbpp-rlvr-node",
@@ -254,8 +255,7 @@ def fit(args: argparse.Namespace, problems: list, device: str, out: Path) -> tup
 
 
 def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: str) -> Any:
-    from pipeline.policy_eval.study import PAPER_REWARDS
-    from pipeline.train.config import TrainConfig
+    from pipeline.train.config import PAPER_REWARDS, TrainConfig
 
     sandbox: dict[str, Any] = {
         "engine": args.engine,
@@ -354,9 +354,10 @@ def probe_table(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from pipeline.judge.interface import SandboxSection, open_judge
+    from pipeline.judge.config import SandboxSection
+    from pipeline.judge.interface import open_judge
     from pipeline.judge.stage import load_problems
-    from pipeline.policy_eval.study import write_train_questions
+    from pipeline.train.questions import write_train_questions
     from pipeline.train.rlvr_probe import pick_temperature
     from pipeline.train.rlvr_report import markdown_table
     from pipeline.train.run import train

@@ -13,8 +13,9 @@ import pytest
 
 from pipeline.common.answers import parse_answer
 from pipeline.instances.adversarial.apply import apply_edits, sandbox_rejudge
-from pipeline.instances.config import AdversarialConfig, DPOConfig
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.dpo.aletheia import RejectedQuotas, close_with_answer, pick_pair
+from pipeline.instances.dpo.config import DPOConfig
 from pipeline.instances.dpo.responses import Response
 from schemas.ids import candidate_id_for, problem_id_for
 from schemas.problem import Problem, TestCase

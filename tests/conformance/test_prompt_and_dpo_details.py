@@ -28,7 +28,8 @@ from pipeline.common.verifier_prompt import PromptSpec, TemplateError, build_mes
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.runner import prompt_spec
 from pipeline.instances.assemble import assemble_frames
-from pipeline.instances.config import AssembleConfig, DPOConfig, JudgeModelSpec, SplitSpec
+from pipeline.instances.config import AssembleConfig, SplitSpec
+from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.stage import dpo_pairs, regeneration_reason, regeneration_targets
 from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
 from schemas import INSTANCE_SCHEMA
@@ -254,7 +255,8 @@ def test_p3_bracketed_publish_is_read_back_by_our_readers(tmp_path: Path) -> Non
     from pipeline.common.hub_folder import read_config
     from pipeline.evaluate.responses import InstanceResponses
     from pipeline.evaluate.score import score_split
-    from pipeline.publish.stage import PublishConfig, build_hub_folder
+    from pipeline.publish.config import PublishConfig
+    from pipeline.publish.stage import build_hub_folder
     from pipeline.train.data import verifier_prompt_rows
     from tests.publish.synthetic import make_build
 
@@ -303,7 +305,8 @@ def test_p3_bracketed_publish_is_read_back_by_our_readers(tmp_path: Path) -> Non
 
 
 def test_p2_the_card_counts_rows_per_route(tmp_path: Path) -> None:
-    from pipeline.publish.stage import PublishConfig, build_hub_folder
+    from pipeline.publish.config import PublishConfig
+    from pipeline.publish.stage import build_hub_folder
     from tests.publish.synthetic import make_build, rewrite
 
     build = make_build(tmp_path / "build")  # 6 dpo rows, all `sampled`

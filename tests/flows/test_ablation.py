@@ -104,7 +104,8 @@ def test_ablation_demo_with_a_failed_cell_redone_alone(
 
 
 def test_the_ablation_deployments_and_configs() -> None:
-    from pipeline.train.ablation import AblationConfig, train_config
+    from pipeline.train.ablation import train_config
+    from pipeline.train.ablation_config import AblationConfig
 
     deps = yaml.safe_load((REPO / "prefect.yaml").read_text())["deployments"]
     ablation = {

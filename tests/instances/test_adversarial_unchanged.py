@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.instances.adversarial.apply import Outcome, apply_edits, carries_verdict
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.adversarial.plan import plan_per_row
 from pipeline.instances.adversarial.unchanged import provably_unchanged
-from pipeline.instances.config import AdversarialConfig
 
 PY = "n = int(input())\nprint(n * 2)\n"
 CPP = '#include <cstdio>\nint main() {\n    int n;\n    scanf("%d", &n);\n    printf("%d\\n", n * 2);\n}\n'

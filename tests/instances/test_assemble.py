@@ -414,7 +414,8 @@ def test_config_round_trips_through_yaml(tmp_path: Path) -> None:
 
 
 def test_example_configs_load() -> None:
-    from pipeline.instances.config import AdversarialConfig, DPOConfig
+    from pipeline.instances.adversarial.config import AdversarialConfig
+    from pipeline.instances.dpo.config import DPOConfig
 
     root = Path(__file__).resolve().parents[2] / "configs" / "instances"
     written = AssembleConfig.from_yaml(root / "assemble.yaml")

@@ -10,7 +10,8 @@ from pipeline.common.answers import parse_answer, well_formed
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.verifier_prompt import PromptSpec, build_messages
 from pipeline.instances.assemble import assemble_frames
-from pipeline.instances.config import AssembleConfig, DPOConfig, JudgeModelSpec, SplitSpec
+from pipeline.instances.config import AssembleConfig, SplitSpec
+from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.pairs import PairBalancer
 from pipeline.instances.dpo.responses import Response
 from pipeline.instances.stage import build_dpo

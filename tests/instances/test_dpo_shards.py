@@ -13,7 +13,8 @@ import pytest
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.sharding import write_shards
 from pipeline.instances.assemble import assemble_frames
-from pipeline.instances.config import AssembleConfig, DPOConfig, JudgeModelSpec, SplitSpec
+from pipeline.instances.config import AssembleConfig, SplitSpec
+from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.stage import RESPONSES_FILE, dpo_pairs, shard_responses
 from pipeline.instances.stage import build_dpo
 from pipeline.instances.synthetic import synthetic_judged, synthetic_problems

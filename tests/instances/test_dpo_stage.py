@@ -14,7 +14,8 @@ import pytest
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import merge_parts, plan_shards, run_sharded_inline, run_stage
 from pipeline.instances.assemble import assemble_frames
-from pipeline.instances.config import AssembleConfig, DPOConfig, JudgeModelSpec, SplitSpec
+from pipeline.instances.config import AssembleConfig, SplitSpec
+from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.stage import (
     DPO_PAIRS,
     DPO_RESPONSES,
@@ -184,7 +185,7 @@ def test_a_crash_between_rounds_reruns_only_the_unfinished_round(
 
 def test_the_sharding_names_todays_shard_count(instances: Path, tmp_path: Path) -> None:
     """dpo_shards, else sample_shards (flows/build.py's dpo-shards subflow)."""
-    from pipeline.config import RunnerSection
+    from pipeline.common.config import RunnerSection
 
     sharding = DPO_RESPONSES.sharding
     assert sharding is not None and sharding.merge is None and sharding.placement == "sample"

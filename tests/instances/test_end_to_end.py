@@ -23,13 +23,16 @@ from pipeline.common.runner import run_stage
 from pipeline.common.stage import MARKER
 from pipeline.instances.adversarial.apply import carries_verdict, targets
 from pipeline.instances.adversarial.catalogue import BY_NAME
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.adversarial.rejudge import planned_edits
 from pipeline.instances.adversarial.stage import ADVERSARIAL, ADVERSARIAL_EDITS
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations
-from pipeline.instances.config import AdversarialConfig, AssembleConfig, DPOConfig, SplitSpec
+from pipeline.instances.config import AssembleConfig, SplitSpec
+from pipeline.instances.dpo.config import DPOConfig
 from pipeline.instances.stage import adversarial, adversarial_edits, assemble, build_dpo
-from pipeline.judge.stage import JudgeConfig, judge_candidates, judge_request, load_problems
+from pipeline.judge.config import JudgeConfig
+from pipeline.judge.stage import judge_candidates, judge_request, load_problems
 from pipeline.problems.bundled import load_bundled
 from pipeline.sampling.mutants import mutant_candidates
 from pipeline.sampling.references import reference_candidates

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from pipeline.common.fingerprint import table_fingerprint
-from pipeline.instances.config import AdversarialConfig, AssembleConfig, SplitSpec
+from pipeline.instances.adversarial.config import AdversarialConfig
+from pipeline.instances.config import AssembleConfig, SplitSpec
 from pipeline.instances.stage import adversarial, adversarial_edits, assemble
-from pipeline.judge.stage import JudgeConfig, judge_candidates
+from pipeline.judge.config import JudgeConfig
+from pipeline.judge.stage import judge_candidates
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.stage import ingest
 from pipeline.sampling.config import SampleConfig

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.stage import JudgeConfig, judge_candidates, quarantine_path
+from pipeline.judge.config import JudgeConfig
+from pipeline.judge.stage import judge_candidates, quarantine_path
 from pipeline.sampling.references import reference_candidates
 from schemas.candidate import CANDIDATE_SCHEMA
 from schemas.common import QUARANTINE_SCHEMA

@@ -12,12 +12,12 @@ import pytest
 
 from pipeline.common.hub_folder import read_config
 from pipeline.errors import UserError, one_line
+from pipeline.judge.config import SandboxSection
 from pipeline.judge.interface import (
     MAX_MEMORY_MB,
     MIN_MEMORY_MB,
     JudgeSpecError,
     JudgeUnavailable,
-    SandboxSection,
     first_failure,
     judge_spec,
     open_judge,
@@ -286,7 +286,8 @@ def test_train_takes_an_engine_only_for_rlvr(capsys: pytest.CaptureFixture[str])
 
 def test_the_rlvr_study_judges_every_step_with_its_sandbox(tmp_path: Path) -> None:
     """The study's `sandbox` reaches the rewards and the evaluations, under their own keys."""
-    from pipeline.policy_eval.study import StudyConfig, eval_config, train_config
+    from pipeline.policy_eval.config import StudyConfig
+    from pipeline.policy_eval.study import eval_config, train_config
 
     study = StudyConfig.model_validate(
         {

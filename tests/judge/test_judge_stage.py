@@ -6,7 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.stage import JudgeConfig, judge_candidates, judge_rows, quarantine_path
+from pipeline.judge.config import JudgeConfig
+from pipeline.judge.stage import judge_candidates, judge_rows, quarantine_path
 from pipeline.sampling.mutants import mutant_candidates
 from pipeline.sampling.references import reference_candidates
 from schemas.candidate import CANDIDATE_SCHEMA, Candidate

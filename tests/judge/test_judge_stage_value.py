@@ -17,10 +17,10 @@ import pytest
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import ChunkStore, chunk_dir, marker_dir, run_stage
 from pipeline.common.stage import MARKER
+from pipeline.judge.config import JudgeConfig
 from pipeline.judge.stage import (
     JUDGE,
     JudgeCall,
-    JudgeConfig,
     judge_candidates,
     judge_stage,
     load_problems,

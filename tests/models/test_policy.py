@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.models.config import PolicyFit
 from pipeline.models.policy import (
     FIT_FILE,
-    PolicyFit,
     examples_from_problems,
     fit_on_problems,
     line_tokenizer,

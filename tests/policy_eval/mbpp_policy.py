@@ -22,7 +22,8 @@ def demo_problems() -> Path:
 
 def fit_demo_policy() -> Path:
     from pipeline.judge.stage import load_problems
-    from pipeline.models.policy import PolicyFit, examples_from_problems, fit_policy
+    from pipeline.models.config import PolicyFit
+    from pipeline.models.policy import examples_from_problems, fit_policy
 
     train = [p for p in load_problems(demo_problems()).values() if p.source_split == "train"]
     demo = yaml.safe_load((REPO / "configs" / "rlvr" / "demo.yaml").read_text())

@@ -9,7 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.judge.stage import JudgeConfig, judge_rows
+from pipeline.judge.config import JudgeConfig
+from pipeline.judge.stage import judge_rows
 from pipeline.problems.checkers import compare_fields
 from pipeline.sampling.references import reference_candidates
 from tests.problems.conftest import CODE_CONTESTS_SCHEMA, _cc_row

@@ -152,7 +152,7 @@ def test_split_assignments_are_not_trusted(build_dir: Path, tmp_path: Path) -> N
 
 def test_publish_uses_the_split_stage_near_duplicate_definition() -> None:
     from pipeline.config import RunConfig
-    from pipeline.publish import CheckConfig
+    from pipeline.publish.config import CheckConfig
     from pipeline.splits.config import SplitConfig
 
     assert CheckConfig().near_dup.dedup_params() == SplitConfig().dedup_params()

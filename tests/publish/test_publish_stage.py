@@ -14,14 +14,9 @@ from pathlib import Path
 
 from pipeline.common.runner import marker_dir, run_stage
 from pipeline.common.stage import MARKER
+from pipeline.publish.config import PublishConfig
 from pipeline.publish.layout import list_files
-from pipeline.publish.stage import (
-    PUBLISH,
-    PublishCall,
-    PublishConfig,
-    build_hub_folder,
-    publish_inputs,
-)
+from pipeline.publish.stage import PUBLISH, PublishCall, build_hub_folder, publish_inputs
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,8 @@ def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def code_policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny policy fitted in seconds on the fixture problems' correct and wrong programs,
     prompted exactly as RLVR prompts it (Train-Questions rows -> the sampling prompt)."""
-    from pipeline.models.policy import PolicyFit, fit_on_problems
+    from pipeline.models.config import PolicyFit
+    from pipeline.models.policy import fit_on_problems
     from schemas.problem import Problem, Solution
 
     problems = [

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import yaml
 
-from pipeline.train.ablation import AblationConfig, train_cell
+from pipeline.train.ablation import train_cell
+from pipeline.train.ablation_config import AblationConfig
 
 
 def test_a_cell_trains_under_accelerate_launch(

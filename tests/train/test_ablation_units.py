@@ -14,7 +14,6 @@ import pytest
 
 from pipeline.errors import UserError
 from pipeline.train.ablation import (
-    AblationConfig,
     eval_config,
     eval_split,
     launch_args,
@@ -22,6 +21,7 @@ from pipeline.train.ablation import (
     train_cell,
     train_config,
 )
+from pipeline.train.ablation_config import AblationConfig
 from pipeline.train.ablation_report import pareto_front
 
 

@@ -125,7 +125,8 @@ def test_policy_evaluation_default_is_thinking_off() -> None:
 
 @pytest.mark.parametrize("name", ["demo.yaml", "qwen3-0.6b.yaml", "llama-3.2-1b.yaml"])
 def test_rlvr_study_configs_set_thinking_explicitly(name: str, tmp_path: Path) -> None:
-    from pipeline.policy_eval.study import StudyConfig, eval_config, train_config
+    from pipeline.policy_eval.config import StudyConfig
+    from pipeline.policy_eval.study import eval_config, train_config
 
     raw = yaml.safe_load((REPO / "configs" / "rlvr" / name).read_text())
     assert raw["enable_thinking"] is False  # written out, not left to a default

@@ -15,7 +15,8 @@ import pytest
 
 from pipeline.common.hub_folder import read_config
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.judge.stage import JudgeConfig, judge_candidates
+from pipeline.judge.config import JudgeConfig
+from pipeline.judge.stage import judge_candidates
 from pipeline.splits.config import SplitConfig
 from pipeline.splits.stage import split_problems
 from pipeline.train.code_rewards import SandboxRewardScorer

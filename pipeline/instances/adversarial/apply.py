@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pipeline.instances.adversarial.catalogue import BY_NAME, bias_types
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.adversarial.plan import (
     Counts,
     PlannedEdit,
@@ -39,7 +40,6 @@ from pipeline.instances.adversarial.plan import (
     targets,
 )
 from pipeline.instances.adversarial.unchanged import provably_unchanged
-from pipeline.instances.config import AdversarialConfig
 from schemas.ids import instance_id_for
 
 if TYPE_CHECKING:

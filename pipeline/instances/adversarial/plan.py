@@ -12,13 +12,13 @@ from typing import Any
 
 from pipeline.common.progress import track
 from pipeline.instances.adversarial.catalogue import BiasType, bias_types
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.adversarial.syntax import (
     code_stream,
     differs_in_comments_only,
     has_error,
     renaming_between,
 )
-from pipeline.instances.config import AdversarialConfig
 from pipeline.instances.rng import hash64
 from schemas.candidate import Candidate
 from schemas.ids import candidate_id_for

@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.instances.adversarial.apply import Outcome, Rejudge
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.adversarial.plan import Counts, PlannedEdit, plan_edits, plan_per_row
-from pipeline.instances.config import AdversarialConfig
 from schemas.candidate import Candidate
 from schemas.ids import normalize_code
 from schemas.tables import validate_table

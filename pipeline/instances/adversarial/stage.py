@@ -16,15 +16,16 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 import pyarrow as pa
 
+from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.checks import instance_violations, require
-from pipeline.instances.config import AdversarialConfig
 from pipeline.instances.stats_file import STATS_FILE, write_stats
 from schemas.instance import INSTANCE_SCHEMA
 
 if TYPE_CHECKING:
-    from pipeline.judge.interface import SandboxSection
+    from pipeline.judge.config import SandboxSection
     from sandbox.engines import JudgeEngine
 
 # 2: per-row construction, modification column; 3: not_rejudged total; 4: edits proven
@@ -85,6 +86,10 @@ def run_edits(ctx: ShardContext[AdversarialConfig]) -> Stats:
     return stats
 
 
+def _edits_plan(config: AdversarialConfig, runner: RunnerSection) -> str:
+    return f"{config.split}: bias edits on a {config.share} share ({config.construction})"
+
+
 ADVERSARIAL_EDITS: Stage[AdversarialConfig] = Stage(
     name="adversarial-edits",
     version=ADVERSARIAL_EDITS_VERSION,
@@ -92,6 +97,7 @@ ADVERSARIAL_EDITS: Stage[AdversarialConfig] = Stage(
     inputs=("instances", "problems"),
     outputs=edits_outputs,
     run=run_edits,
+    plan=_edits_plan,
     key_exclude=frozenset({"judge"}),  # the judge settings do not change the plan
 )
 
@@ -152,6 +158,13 @@ def run_adversarial(
     return stats
 
 
+def _adversarial_plan(config: AdversarialConfig, runner: RunnerSection) -> str:
+    return (
+        f"{config.split}: the edited programs re-judged as {runner.judge_shards} judge "
+        f"shard(s) on {runner.kind}"
+    )
+
+
 ADVERSARIAL: Stage[AdversarialConfig] = Stage(
     name="adversarial",
     version=ADVERSARIAL_VERSION,
@@ -160,6 +173,7 @@ ADVERSARIAL: Stage[AdversarialConfig] = Stage(
     inputs=("instances", "problems", "judged_edits"),
     outputs=adversarial_outputs,
     run=run_adversarial,
+    plan=_adversarial_plan,
     # Whether a progress bar is shown does not change the output: not part of the key.
     key_exclude={"judge": {"progress"}},
 )

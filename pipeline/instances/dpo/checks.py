@@ -11,7 +11,7 @@ from pipeline.instances.prompt_checks import check_templates
 from pipeline.sampling.checks import LOCAL_BACKENDS, check_backend, check_model
 
 if TYPE_CHECKING:
-    from pipeline.instances.config import DPOConfig
+    from pipeline.instances.dpo.config import DPOConfig
 
 
 def dpo_judges(dpo: DPOConfig) -> list[tuple[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 from pipeline.common.answers import parse_answer, valid_options
 from pipeline.common.progress import track
 from pipeline.common.verifier_prompt import build_messages, prefill
-from pipeline.instances.config import DPOConfig
+from pipeline.instances.dpo.config import DPOConfig
 from pipeline.sampling.backends.base import Backend, GenerationRequest
 from pipeline.sampling.seeds import derive_seed
 

@@ -36,13 +36,14 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from pipeline.common.answers import gold_letter
+from pipeline.common.config import RunnerSection
 from pipeline.common.hashing import canonical_json, sha256_files
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import StageResult, run_cached, run_stage
 from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
-from pipeline.instances.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.checks import check_dpo
+from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.responses import Response, sample_responses
 from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.backends.factory import make_backend
@@ -360,6 +361,15 @@ def _responses_shards(runner: Any) -> int:
     return int(runner.dpo_shards or runner.sample_shards)
 
 
+def _responses_plan(config: DPOConfig, runner: RunnerSection) -> str:
+    """One section, run twice by the build: on Train (`dpo`) and on Mixed (`mixed_dpo`)."""
+    return (
+        f"dpo and mixed_dpo: {len(config.judges)} verifier model(s) x "
+        f"{config.samples_per_judge} samples, {runner.dpo_shards} shard(s) each on "
+        f"{runner.kind}"
+    )
+
+
 DPO_RESPONSES: Stage[DPOConfig] = Stage(
     name="dpo-responses",
     version=RESPONSES_VERSION,
@@ -368,6 +378,7 @@ DPO_RESPONSES: Stage[DPOConfig] = Stage(
     inputs=("instances",),
     outputs=responses_outputs,
     run=run_responses,
+    plan=_responses_plan,
     # Pairing settings do not change what is sampled; the judges enter through key_extra.
     key_exclude=frozenset(_PAIRING_ONLY | {"judges", "fallback_judge"}),
     key_extra=_responses_key,
@@ -647,6 +658,11 @@ def _templates_key(config: DPOConfig, inputs: Mapping[str, Any], out: Path) -> s
     return sha256_files(_templates(config))
 
 
+def _pairs_plan(config: DPOConfig, runner: RunnerSection) -> str:
+    regen = ", with a regeneration round" if config.regenerates else ""
+    return f"dpo and mixed_dpo: {config.construction} pairs ({', '.join(config.variants)})" + regen
+
+
 DPO_PAIRS: Stage[DPOConfig] = Stage(
     name="dpo-pairs",
     version=PAIRS_VERSION,
@@ -655,6 +671,7 @@ DPO_PAIRS: Stage[DPOConfig] = Stage(
     inputs=("instances", "responses"),
     outputs=pairs_outputs,
     run=run_pairs,
+    plan=_pairs_plan,
     key_extra=_templates_key,
     code=("pipeline.instances", "pipeline.sampling"),
 )
