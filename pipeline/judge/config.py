@@ -95,7 +95,10 @@ class JudgeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     chunk_size: int = Field(
-        256, ge=1, description="Distinct programs per sandbox batch and per checkpoint."
+        256,
+        ge=1,
+        description="Distinct programs judged between two checkpoints (the sandbox is fed as "
+        "one stream; this only sets how much a crash can lose).",
     )
     time_limit_scale: float = Field(
         1.0,

@@ -165,9 +165,21 @@ def skip_reason(
 
 
 # ---------------------------------------------------------------------- judging
-def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+class _LazyRequests(Sequence[JudgeRequest]):
+    """The requests for `keys`, built as the sandbox takes them (a request holds its problem's
+    tests: building them all first would hold every test set at once); sized, for the bar."""
+
+    def __init__(self, keys: list[str], build: Callable[[str], JudgeRequest]) -> None:
+        self._keys, self._build = keys, build
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getitem__(self, index: int) -> JudgeRequest:  # type: ignore[override]
+        return self._build(self._keys[index])
+
+    def __iter__(self) -> Iterator[JudgeRequest]:
+        return (self._build(k) for k in self._keys)
 
 
 def _judge_programs(
@@ -182,46 +194,41 @@ def _judge_programs(
 ) -> dict[str, dict[str, Any]]:
     """Judge each distinct program not in `done`; returns key -> verdict columns. Programs go in
     problem order (test locality). A problem's unusable checker goes to `checker_errors`
-    (problem_id -> reason) instead of a verdict."""
+    (problem_id -> reason) instead of a verdict.
+
+    One stream through the sandbox: its slots stay busy to the end, where batches of
+    `chunk_size` used to wait for their slowest program (a TLE runs its every test to the
+    limit) with the other slots idle. Every `chunk_size` finished programs go to `on_chunk`
+    (the checkpoint), in the order they finished; the verdicts do not depend on it."""
     memo = memo or ProblemMemo()
     checker_errors = {} if checker_errors is None else checker_errors
     keys = sorted((k for k in todo if k not in done), key=lambda k: (todo[k][1].problem_id, k))
     tracker = progress.track("programs", len(keys))
-    for chunk in _chunks(keys, config.chunk_size):
-        requests = [judge_request(*todo[k], config, memo) for k in chunk]
-        results = _judge_chunk(client, requests, config, tracker)
-        if len(results) != len(requests):
-            raise RuntimeError(
-                f"sandbox returned {len(results)} results for {len(requests)} requests"
-            )
-        fresh = {}
-        for k, r in zip(chunk, results):
-            problem = todo[k][1]
-            if r.checker_error:
-                checker_errors[problem.problem_id] = r.checker_error
-            else:
-                fresh[k] = verdict_columns(r, memo.spec(problem, config), client.stamp)
+    requests = _LazyRequests(keys, lambda k: judge_request(*todo[k], config, memo))
+    fresh: dict[str, dict[str, Any]] = {}
+
+    def checkpoint() -> None:
         done.update(fresh)
         if on_chunk is not None and fresh:
-            on_chunk(fresh)
-    return done
+            on_chunk(dict(fresh))
+        fresh.clear()
 
-
-def _judge_chunk(
-    client: Any, requests: list[Any], config: JudgeConfig, tracker: progress.Tracker
-) -> list[Any]:
-    """The sandbox's results in request order, ticking the stage's progress per program
-    as it finishes (when someone listens and the client yields results one by one)."""
-    judge_iter = getattr(client, "judge_iter", None)
-    if not progress.active() or judge_iter is None:
-        results = client.judge(requests, progress=config.progress)
-        tracker.advance(len(results))
-        return results
-    out: dict[int, Any] = {}
-    for index, result in judge_iter(requests, progress=config.progress):
-        out[index] = result
+    received = 0
+    for index, r in client.judge_iter(requests, progress=config.progress):
+        received += 1
         tracker.advance()
-    return [out[i] for i in range(len(out))]
+        k = keys[index]
+        problem = todo[k][1]
+        if r.checker_error:
+            checker_errors[problem.problem_id] = r.checker_error
+        else:
+            fresh[k] = verdict_columns(r, memo.spec(problem, config), client.stamp)
+        if len(fresh) >= config.chunk_size:
+            checkpoint()
+    checkpoint()
+    if received != len(keys):
+        raise RuntimeError(f"sandbox returned {received} results for {len(keys)} requests")
+    return done
 
 
 def judge_rows(

@@ -26,6 +26,9 @@ class Limits:
     file_bytes: int  # RLIMIT_FSIZE
     nproc: int  # RLIMIT_NPROC (threads count too)
     stack_mb: int | None = None  # RLIMIT_STACK; None = same as address space or 256 MB
+    # Stop the process once its CPU clock passes cpu_s (a test: over its time limit it is TLE
+    # however far over, so running on to the RLIMIT_CPU backstop, a second later, buys nothing).
+    stop_at_cpu_s: bool = False
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Outcome:
     stderr_tail: bytes
     timed_out: bool = False  # wall deadline hit
     output_exceeded: bool = False  # stdout or stderr over the limit
+    cpu_exceeded: bool = False  # stopped by us: its CPU clock passed cpu_s (stop_at_cpu_s)
     killed_by_us: bool = False
     extra: dict = field(default_factory=dict)
 
@@ -153,11 +157,25 @@ def _spawn(argv, cwd, env, limits, stdin_path, merge_stderr, pass_fds) -> subpro
         stdin.close()
 
 
+def _process_cpu_s(pid: int) -> float | None:
+    """The process's CPU clock (all its threads; the scheduler's exact runtime, the figure its
+    rusage will report), or None once it is gone. A process CPU clock id is (~pid << 3) | 2."""
+    try:
+        return time.clock_gettime(((~pid) << 3) | 2)
+    except OSError:
+        return None
+
+
 def _watch(
-    proc: subprocess.Popen, pidfd: int, capture: _Capture, deadline: float
-) -> tuple[bool, bool]:
-    """Read the pipes until the main process exits, the wall deadline passes or output goes over
-    its cap. Returns (exited, timed_out)."""
+    proc: subprocess.Popen,
+    pidfd: int,
+    capture: _Capture,
+    deadline: float,
+    cpu_limit_s: float | None = None,
+) -> tuple[bool, bool, bool]:
+    """Read the pipes until the main process exits, the wall deadline passes, output goes over
+    its cap or (with `cpu_limit_s`) its CPU clock passes the limit. Returns (exited, timed_out,
+    cpu_exceeded)."""
     streams = {proc.stdout.fileno(): "out"}
     if proc.stderr is not None:
         streams[proc.stderr.fileno()] = "err"
@@ -171,10 +189,18 @@ def _watch(
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return exited, True
+            return exited, True, False
         if not streams and exited:
-            return exited, False
-        for fd, _ in poller.poll(remaining * 1000):
+            return exited, False, False
+        wait = remaining
+        if cpu_limit_s is not None and not exited:
+            used = _process_cpu_s(proc.pid)
+            if used is not None and used > cpu_limit_s:
+                return exited, False, True
+            # Look again when the clock could first pass the limit, halving the gap each time
+            # (threads may spend CPU faster than wall time), at most 100 looks a second.
+            wait = min(wait, max(0.01, (cpu_limit_s - (used or 0.0)) / 2))
+        for fd, _ in poller.poll(wait * 1000):
             if fd == pidfd:
                 exited = True
                 poller.unregister(pidfd)
@@ -191,10 +217,10 @@ def _watch(
                 continue
             capture.add(streams[fd], chunk)
         if capture.exceeded:
-            return exited, False
+            return exited, False, False
         if exited:
             capture.drain(streams)
-            return exited, False
+            return exited, False, False
 
 
 def _kill_and_reap(proc: subprocess.Popen, exited: bool):
@@ -233,9 +259,12 @@ def run_limited(
     proc = _spawn(argv, cwd, env, limits, stdin_path, merge_stderr, pass_fds)
     capture = _Capture(limits.output_bytes, keep_stdout)
     pidfd = os.pidfd_open(proc.pid)
-    exited = timed_out = False
+    exited = timed_out = cpu_exceeded = False
     try:
-        exited, timed_out = _watch(proc, pidfd, capture, start + limits.wall_s)
+        cpu_limit = limits.cpu_s if limits.stop_at_cpu_s else None
+        exited, timed_out, cpu_exceeded = _watch(
+            proc, pidfd, capture, start + limits.wall_s, cpu_limit
+        )
     finally:
         killed, ru = _kill_and_reap(proc, exited)
         wall = time.monotonic() - start
@@ -252,6 +281,7 @@ def run_limited(
         stderr_tail=bytes(capture.err[-STDERR_TAIL_BYTES:]),
         timed_out=timed_out,
         output_exceeded=capture.exceeded,
+        cpu_exceeded=cpu_exceeded,
         killed_by_us=killed,
     )
 

@@ -202,6 +202,7 @@ def _test_limits(lang, time_limit_s: float, memory_mb: int, output_mb: int) -> L
         output_bytes=output_mb << 20,
         file_bytes=min(output_mb, 64) << 20,
         nproc=64,
+        stop_at_cpu_s=True,
     )
 
 
@@ -259,7 +260,7 @@ def _classify(
     code = out.exit_code
     if out.output_exceeded or code == -signal.SIGXFSZ:
         return "OLE"
-    if out.timed_out or out.cpu_s > tl or code == -signal.SIGXCPU:
+    if out.timed_out or out.cpu_exceeded or out.cpu_s > tl or code == -signal.SIGXCPU:
         return "TLE"
     if code != 0 and (
         oom_killed

@@ -97,18 +97,18 @@ def test_stage_judges_distinct_programs_once_and_counts_the_rest(inputs, tmp_pat
 
 
 class _CrashAfter:
-    """Wraps the real client and raises after `n` batches: a crash mid-stage. `stamp`: the
-    engine it claims to be (default: the real client's)."""
+    """Wraps the real client and raises once `n` results have come out: a crash mid-stage.
+    `stamp`: the engine it claims to be (default: the real client's)."""
 
     def __init__(self, client, n, stamp=None):
         self.client, self.n = client, n
         self.stamp = stamp or client.stamp
 
-    def judge(self, requests, progress=False):
-        if self.n == 0:
-            raise KeyboardInterrupt("simulated crash")
-        self.n -= 1
-        return self.client.judge(requests, progress=progress)
+    def judge_iter(self, requests, progress=False):
+        for given, item in enumerate(self.client.judge_iter(requests, progress=progress)):
+            if given == self.n:
+                raise KeyboardInterrupt("simulated crash")
+            yield item
 
 
 def test_a_crashed_judge_run_resumes_from_its_checkpoints(inputs, tmp_path, sandbox_client):
@@ -116,7 +116,7 @@ def test_a_crashed_judge_run_resumes_from_its_checkpoints(inputs, tmp_path, sand
     out = tmp_path / "judged.parquet"
     config = JudgeConfig(chunk_size=2, progress=False)
     with pytest.raises(KeyboardInterrupt):
-        judge_candidates(cpath, ppath, out, config, client=_CrashAfter(sandbox_client, 2))
+        judge_candidates(cpath, ppath, out, config, client=_CrashAfter(sandbox_client, 4))
     assert not out.exists()
     stats = judge_candidates(cpath, ppath, out, config, client=sandbox_client)
     assert stats["programs_resumed_from_checkpoint"] == 4
@@ -130,11 +130,11 @@ def test_checkpoints_of_another_engine_are_judged_again(inputs, tmp_path, sandbo
     cpath, ppath, _ = inputs
     out = tmp_path / "judged.parquet"
     config = JudgeConfig(chunk_size=2, progress=False)
-    other = _CrashAfter(sandbox_client, 2, stamp="process:elsewhere")
+    other = _CrashAfter(sandbox_client, 4, stamp="process:elsewhere")
     with pytest.raises(KeyboardInterrupt):
         judge_candidates(cpath, ppath, out, config, client=other)  # 2 chunks stamped "process"
     with pytest.raises(KeyboardInterrupt):  # 1 chunk of this engine, the process ones ignored
-        judge_candidates(cpath, ppath, out, config, client=_CrashAfter(sandbox_client, 1))
+        judge_candidates(cpath, ppath, out, config, client=_CrashAfter(sandbox_client, 2))
     stats = judge_candidates(cpath, ppath, out, config, client=sandbox_client)
     assert stats["programs_resumed_from_checkpoint"] == 2  # this engine's one chunk only
     rows = read_parquet(out, JUDGED_CANDIDATE_SCHEMA).to_pylist()

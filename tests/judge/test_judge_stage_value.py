@@ -98,11 +98,12 @@ class _Engine:
         self.stamp = stamp or client.stamp
         self.judged = 0
 
-    def judge(self, requests, progress=False):
-        if self.refuse:
+    def judge_iter(self, requests, progress=False):
+        if self.refuse and len(requests):
             raise AssertionError(f"{len(requests)} program(s) sent to the engine; none expected")
-        self.judged += len(requests)
-        return self.client.judge(requests, progress=progress)
+        for item in self.client.judge_iter(requests, progress=progress):
+            self.judged += 1
+            yield item
 
 
 def test_outputs_match_what_run_wrote_and_the_engine_stamp_keys_reuse(tmp_path, sandbox_client):
@@ -142,20 +143,20 @@ def test_outputs_match_what_run_wrote_and_the_engine_stamp_keys_reuse(tmp_path, 
 
 
 def _child_killed(work: str, after_chunks: str) -> None:
-    """Judge in a real child process, SIGKILLed when asking for chunk `after_chunks + 1` (the
-    engine is closed first so no container outlives the kill)."""
+    """Judge in a real child process, SIGKILLed once `after_chunks` checkpoints' worth of
+    programs have come out (the engine is closed first so no container outlives the kill)."""
     from sandbox import SandboxClient
 
     class KillAfter:
         def __init__(self, client, n: int):
             self.client, self.n, self.stamp = client, n, client.stamp
 
-        def judge(self, requests, progress=False):
-            if self.n == 0:
-                self.client.close()
-                os.kill(os.getpid(), signal.SIGKILL)
-            self.n -= 1
-            return self.client.judge(requests, progress=progress)
+        def judge_iter(self, requests, progress=False):
+            for given, item in enumerate(self.client.judge_iter(requests, progress=progress)):
+                if given == self.n:
+                    self.client.close()
+                    os.kill(os.getpid(), signal.SIGKILL)
+                yield item
 
     w = Path(work)
     with SandboxClient(pool_size=1) as client:
@@ -164,7 +165,7 @@ def _child_killed(work: str, after_chunks: str) -> None:
             w / "problems.parquet",
             w / "judged.parquet",
             CONFIG,
-            client=KillAfter(client, int(after_chunks)),
+            client=KillAfter(client, int(after_chunks) * CONFIG.chunk_size),
         )
 
 

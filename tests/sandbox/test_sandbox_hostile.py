@@ -392,7 +392,7 @@ def test_closed_pool_leaves_nothing_on_host(engine):
 
 def test_limits_reach_the_candidate(one_container):
     """The per-test limits (set by limit-exec between vfork and exec) are the candidate's own:
-    time limit 2 s -> RLIMIT_CPU 3/4 s; 256 MB -> address space and stack; output 32 MB -> file
+    time limit 2 s -> RLIMIT_CPU 3/4 s (a backstop: the runner stops a test at 2 s); 256 MB -> address space and stack; output 32 MB -> file
     size; 64 processes; no core dumps; first pick of the OOM killer; the runner is its parent."""
     client, _, _ = one_container
     src = """
@@ -411,3 +411,25 @@ def test_limits_reach_the_candidate(one_container):
     req = py(src, tl=2.0, output=want).model_copy(update={"output_limit_mb": 32})
     [result] = client.judge([req])
     assert result.verdict == "AC", [t.stderr_tail for t in result.tests]
+
+
+@pytest.mark.parametrize("lang", ["python", "cpp"])
+def test_a_busy_loop_costs_its_time_limit_not_more(one_container, lang):
+    """A program spinning past its limit is stopped once its CPU clock passes the limit, not
+    at the RLIMIT_CPU backstop a second later: TLE either way, and the demo's TLE tests were a
+    third of its judging. One that finishes over the limit on its own is TLE as before."""
+    client, _, _ = one_container
+    spin = {
+        "python": py("while True:\n    pass\n", tl=1.0),
+        "cpp": cpp("int main(){volatile unsigned long x=0;for(;;)x++;}\n", tl=1.0),
+    }[lang]
+    # ~1.4 s of CPU, then the right answer: over a 1.0 s limit, under 2 s (the old kill point).
+    slow = py(
+        "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.4:\n"
+        "    pass\nprint(3)\n",
+        tl=1.0,
+    )
+    spun, over = client.judge([spin, slow])
+    assert spun.verdict == "TLE", spun.tests[0].stderr_tail
+    assert 1.0 < spun.tests[0].time_s < 1.3, spun.tests[0].time_s  # the backstop: ~2.0
+    assert over.verdict == "TLE" and over.tests[0].time_s > 1.0, over.tests[0]
