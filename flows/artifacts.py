@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 import polars as pl
+from prefect import get_run_logger
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
@@ -296,3 +298,45 @@ def summary_artifact(
         md, key=key, description="Where the dataset is, counts, invariant checks"
     )
     return md
+
+
+# --- fingerprint lines: where two builds part ------------------------------------------------
+
+FINGERPRINTS = "fingerprints.json"
+
+
+def fingerprint_lines(label: str, result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Log a stage's output fingerprints (`[fingerprint] judge judged: 1234 rows 3f2a...`)
+    and return them as entries of the build summary (`<work>/fingerprints.json`)."""
+    logger = get_run_logger()
+    out = []
+    for name, fp in (result.get("fingerprints") or {}).items():
+        logger.info("[fingerprint] %s %s: %d rows %s", label, name, fp["rows"], fp["hash"])
+        out.append({"stage": label, "output": name, **fp, "file": result["outputs"][name]})
+    return out
+
+
+def timing_note(judged: Path, prints: list[dict[str, Any]]) -> None:
+    """Say how many verdicts are timing-sensitive (docs: "The same rows on every machine"):
+    the part of a build another machine may judge otherwise."""
+    t = timing_sensitivity(judged)
+    get_run_logger().info(
+        "[fingerprint] judge timing: %d program(s) used >= half their time limit on a test "
+        "(a slower CPU may judge them otherwise); %d test(s) stopped by the wall-clock cap "
+        "before their CPU limit (this machine was busy: load %.1f on %d cores)",
+        t["programs_near_time_limit"],
+        t["tests_stopped_by_wall_clock"],
+        os.getloadavg()[0],
+        os.cpu_count() or 0,
+    )
+    for e in prints:
+        if e["stage"] == "judge" and e["output"] == "judged":
+            e.update(t)
+
+
+def weights_line(label: str, digest: str | None, what: str = "weights") -> list[dict[str, Any]]:
+    """A model's fingerprint: the hash of its weights file (None: nothing to show)."""
+    if not digest:
+        return []
+    get_run_logger().info("[fingerprint] %s %s: %s", label, what, digest)
+    return [{"stage": label, "output": what, "rows": None, "hash": digest}]

@@ -270,3 +270,28 @@ class StageWatch:
                 f"[progress] {self.stage} done: {self.last.done} {self.last.unit} in "
                 f"{fmt_duration(elapsed)} ({self.last.done / max(elapsed, 1e-9):.1f}/s)"
             )
+
+
+def watch(
+    progress: Any,
+    title: str,
+    files: list[Path],
+    artifact: Any = None,
+    enabled: bool = True,
+    part: str = "shard",
+) -> contextlib.AbstractContextManager:
+    """Terminal lines and the UI artifact (a flows.artifacts.Progress) for a stage whose tasks
+    write `files`, in a flow run; `progress`: the run config's ProgressSection."""
+    if not (enabled and progress.enabled):
+        return contextlib.nullcontext()
+    from prefect import get_run_logger
+
+    return StageWatch(
+        title,
+        files,
+        logger=get_run_logger(),
+        artifact=artifact,
+        part=part,
+        log_every_s=progress.log_every_s,
+        artifact_every_s=progress.artifact_every_s,
+    )

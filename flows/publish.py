@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow, get_run_logger, task
 
-from flows import tasks as T
 from flows.artifacts import (
     artifact_key,
     config_fingerprints,
@@ -15,11 +14,12 @@ from flows.artifacts import (
     dataset_counts,
     summary_artifact,
 )
+from flows.task import RunSettings, file_ref, jsonable, retry_transient, run_task
 from pipeline import preflight
-from pipeline.common.hashing import sha256_files
 from pipeline.config import RunConfig, load_run_config
 from pipeline.publish.config import PublishConfig
-from pipeline.publish.layout import MANIFEST, BuildManifest, default_tag
+from pipeline.publish.layout import BuildManifest, default_tag
+from pipeline.publish.stage import PUBLISH, PublishCall, publish_inputs
 from pipeline.splits.config import NearDupConfig
 
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -32,6 +32,31 @@ def _publish_config(cfg: RunConfig) -> PublishConfig:
     return cfg.publish.model_copy(update={"checks": checks})
 
 
+@task(
+    name="push",
+    tags=["network"],
+    retries=3,
+    retry_delay_seconds=[10, 60, 300],
+    retry_condition_fn=retry_transient,
+)
+def push_task(hub_dir: str, repo_id: str, tag: str, endpoint: str | None, private: bool) -> dict:
+    """Not cached: pushing is idempotent by itself (it diffs against the remote first)."""
+    from pipeline.publish.push import push_folder
+
+    r = push_folder(hub_dir, repo_id, tag=tag, endpoint=endpoint, private=private)
+    return jsonable(
+        {
+            "repo_id": r.repo_id,
+            "commit": r.commit,
+            "head": r.head,
+            "tag": r.tag,
+            "uploaded": len(r.uploaded),
+            "deleted": len(r.deleted),
+            "unchanged": len(r.unchanged),
+        }
+    )
+
+
 @flow(name="publish-aletheia", log_prints=True)
 def publish_aletheia(
     config: str | dict[str, Any] = DEFAULT_CONFIG, build_dir: str | None = None
@@ -42,16 +67,10 @@ def publish_aletheia(
     logger = get_run_logger()
     build = Path(build_dir) if build_dir else cfg.work_dir
     manifest = BuildManifest.read(build)
-    shipped = [*manifest.tables.values(), *manifest.test_tables.values()]
-    inputs = [build / MANIFEST] + [build / p for p in shipped]
+    inputs = {name: file_ref(paths) for name, paths in publish_inputs(build).items()}
     hub_dir = cfg.hub_dir
-    published = T.configured(T.publish_task, cfg, [hub_dir / "README.md"])(
-        str(build),
-        sha256_files(inputs)[:16],
-        str(hub_dir),
-        _publish_config(cfg).model_dump(mode="json"),
-        T.code_digest("pipeline.publish"),
-    )
+    call = PublishCall(publish=_publish_config(cfg))
+    published = run_task(PUBLISH, call, inputs, hub_dir, RunSettings.of(cfg))
     counts_artifact(
         artifact_key(cfg.name, "dataset-counts"),
         dataset_counts(hub_dir),
@@ -61,7 +80,7 @@ def publish_aletheia(
     if cfg.hub.push:
         if not cfg.hub.repo_id:
             raise ValueError("hub.push is true but hub.repo_id is not set")
-        pushed = T.push_task(
+        pushed = push_task(
             str(hub_dir),
             cfg.hub.repo_id,
             cfg.hub.tag or default_tag(manifest),

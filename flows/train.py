@@ -7,7 +7,7 @@ from typing import Any
 
 from prefect import flow, task
 
-from flows.tasks import jsonable, retry_transient
+from flows.task import jsonable, retry_transient
 
 
 @task(

@@ -80,7 +80,7 @@ def _remove(path: Path) -> None:
 # ---------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class StageResult:
-    """What a stage run gives back (flows/tasks.py's result() builds the same fields today)."""
+    """What a stage run gives back (flows/task.py's result() carries the same fields)."""
 
     stage: str
     outputs: dict[str, str]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from prefect import flow
 
 REPO = Path(__file__).resolve().parents[2]
 # Two train problems and two heldout ones (SplitConfig seed 0, fraction 0.5), whose
@@ -63,3 +64,12 @@ def fingerprint(path: Path) -> tuple[int, int, str]:
 
     st = path.stat()
     return st.st_ino, st.st_size, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@flow(name="dpo-only")
+def dpo_flow(config: dict[str, Any], name: str, instances: str) -> dict[str, Any]:
+    """The train flow's DPO step alone (responses as shards, then the pairs)."""
+    from flows.build import dpo
+    from pipeline.config import load_run_config
+
+    return dpo(load_run_config(config), name, Path(instances), None)

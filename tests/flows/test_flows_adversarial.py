@@ -1,10 +1,10 @@
-"""The judge-shards subflow for the main judge and the Adv re-judge, on a real (ephemeral)
+"""The judge fan-out (flows/fanout.py) for the main judge and the Adv re-judge, on a real (ephemeral)
 Prefect server and the real Docker sandbox, with `runner.judge_shards: 2`.
 
 Smaller than the full build (tests/flows/test_flows_build.py): four bundled problems'
 Python reference solutions and mutants of the correct ones, plus two problems whose
 checker cannot be used (one per shard, so the judge's quarantine has to be merged across
-shards), judged through `judge_shards`; then assembly (a plain call), then the flow's Adv
+shards), judged as shards (`run_sharded(JUDGE, ...)`); then assembly (a plain call), then the flow's Adv
 step: plan the edits, judge them as shards, finish from the judged table.
 """
 
@@ -30,15 +30,26 @@ QUARANTINED = ("split-testlib", "split-broken-b")  # problem ids that land in sh
 def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str, Any]:
     """The front half's judge call and the Adv step of build-aletheia-eval, wired as there."""
     from flows.artifacts import artifact_key, counts_artifact, judged_counts
-    from flows.build import _adversarial, judge_shards
-    from flows.runners import make_task_runner
+    from flows.build import adversarial
+    from flows.fanout import run_sharded
+    from flows.task import RunSettings, file_ref, ref
     from pipeline.config import load_run_config
     from pipeline.instances.stage import assemble
+    from pipeline.judge.stage import JUDGE, JudgeCall
 
     cfg = load_run_config(config)
     work = cfg.work_dir
-    judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
-        config, str(work / "candidates.parquet"), problems, str(work / "judged.parquet")
+    judged = run_sharded(
+        JUDGE,
+        JudgeCall(judge=cfg.judge, sandbox=cfg.sandbox),
+        {
+            "candidates": file_ref(work / "candidates.parquet"),
+            "problems": ref(problems, "problems"),
+        },
+        work / "judged.parquet",
+        RunSettings.of(cfg),
+        "judge",
+        "judging candidates in the sandbox",
     )
     counts_artifact(
         artifact_key(cfg.name, "judged-counts"),
@@ -52,7 +63,7 @@ def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str
         work / "instances",
         cfg.assemble.model_copy(update={"tokenizer": None}),
     )
-    adv = _adversarial(cfg, "adv", {"heldout": str(work / "instances" / "heldout.parquet")},
+    adv = adversarial(cfg, "adv", {"heldout": str(work / "instances" / "heldout.parquet")},
                        problems)  # fmt: skip
     return {"judged": judged, "adv": adv}
 
@@ -165,7 +176,7 @@ def test_the_judge_quarantine_of_every_shard_is_merged_and_reported(run: dict[st
 
     work = run["work"]
     judged = run["first"]["judged"]
-    assert judged["stats"]["quarantined"] == 2
+    assert judged["stats"]["quarantine_rows"] == 2
     merged = pl.read_parquet(judged["outputs"]["quarantine"])
     assert Path(judged["outputs"]["quarantine"]) == work / "judged.quarantine.parquet"
     ids = {json.loads(r)["problem_id"] for r in merged["raw"]}

@@ -1,4 +1,4 @@
-"""The `dpo-shards` subflow on a real Prefect server with the real transformers backend on
+"""The build's DPO step (responses through the one fan-out, then the pairs) on a real Prefect server with the real transformers backend on
 the tiny model: the same DPO table with 1 and 3 shards, where each shard ran, and a shard
 that failed for real (its output folder blocked by a file) redone alone on the next run."""
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from flows.build import dpo_shards
 from pipeline.common.parquet import write_parquet
 from pipeline.instances.assemble import assemble_frames
 from pipeline.instances.config import AssembleConfig, SplitSpec
 from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
 from schemas import INSTANCE_SCHEMA
+from tests.flows.flows_helpers import dpo_flow as dpo_shards
 from tests.flows.flows_helpers import fingerprint
 
 

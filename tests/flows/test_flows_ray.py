@@ -10,7 +10,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tests.flows.flows_helpers import small_config
+from tests.flows.flows_helpers import dpo_flow, small_config
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -18,11 +18,11 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 def test_judge_shards_on_a_local_ray_cluster(
     prefect_api: str, small_bundled: Path, tmp_path: Path
 ) -> None:
-    from flows import tasks as T
-    from flows.build import judge_shards
+    from flows.fanout import run_sharded
     from flows.runners import make_task_runner
+    from flows.task import RunSettings, file_ref
     from pipeline.config import load_run_config
-    from pipeline.judge.stage import judge_candidates
+    from pipeline.judge.stage import JUDGE, JudgeCall, judge_candidates
     from pipeline.problems.stage import ingest
     from pipeline.sampling.stage import sample
     from sandbox import SandboxClient
@@ -35,16 +35,18 @@ def test_judge_shards_on_a_local_ray_cluster(
     work = cfg.work_dir
     ingest(cfg.sources, work / "problems.parquet", cfg.ingest, show_progress=False)
     sample(cfg.sample, work / "problems.parquet", work / "sample")
-    problems = T.result("ingest", {"problems": work / "problems.parquet"}, {})
-    candidates = T.result("sample", {"candidates": work / "sample" / "candidates.parquet"}, {})
-
-    runner = make_task_runner(cfg.runner)
-    assert type(runner).__name__ == "RayTaskRunner"
-    out = judge_shards.with_options(task_runner=runner)(
-        cfg.model_dump(mode="json"),
-        candidates["outputs"]["candidates"],
-        problems,
-        str(work / "judged.parquet"),
+    assert type(make_task_runner(cfg.runner)).__name__ == "RayTaskRunner"
+    out = run_sharded(
+        JUDGE,
+        JudgeCall(judge=cfg.judge, sandbox=cfg.sandbox),
+        {
+            "candidates": file_ref(work / "sample" / "candidates.parquet"),
+            "problems": file_ref(work / "problems.parquet"),
+        },
+        work / "judged.parquet",
+        RunSettings.of(cfg),
+        "judge",
+        "judging candidates in the sandbox",
     )
 
     judged = pl.read_parquet(out["outputs"]["judged"]).sort("candidate_id")
@@ -86,11 +88,12 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
     and with max_parallel_shards 1 no two judging shards overlap."""
     from ray.cluster_utils import Cluster
 
-    from flows import tasks as T
-    from flows.build import judge_shards, sample_shards
-    from flows.runners import make_task_runner
+    from flows.fanout import run_sharded
+    from flows.task import RunSettings, file_ref
     from pipeline.config import load_run_config
+    from pipeline.judge.stage import JUDGE, JudgeCall
     from pipeline.problems.stage import ingest
+    from pipeline.sampling.stage import SAMPLE
     from pipeline.splits.stage import split_problems
 
     mem = 80 * 1024 * 1024
@@ -122,19 +125,18 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
         work = cfg.work_dir
         ingest(cfg.sources, work / "problems.parquet", cfg.ingest, show_progress=False)
         split_problems(work / "problems.parquet", work / "splits", cfg.splits, show_progress=False)
-        problems = T.result("ingest", {"problems": work / "problems.parquet"}, {})
-        splits = T.result(
-            "splits",
-            {n: work / "splits" / f"{n}.parquet" for n in ("train", "heldout")},
-            {},
-        )
-        cfg_json = cfg.model_dump(mode="json")
-        candidates = sample_shards.with_options(task_runner=make_task_runner(cfg.runner))(
-            cfg_json, splits
-        )
-        judged = judge_shards.with_options(task_runner=make_task_runner(cfg.runner))(
-            cfg_json, candidates["outputs"]["candidates"], problems, str(work / "judged.parquet")
-        )
+        s = RunSettings.of(cfg)
+        problem_sets = [work / "splits" / f"{n}.parquet" for n in ("train", "heldout")]
+        candidates = run_sharded(
+            SAMPLE, cfg.sample, {"problems": file_ref(problem_sets)},
+            work / "candidates.parquet", s, "sample", "sampling candidates",
+        )  # fmt: skip
+        judged = run_sharded(
+            JUDGE, JudgeCall(judge=cfg.judge, sandbox=cfg.sandbox),
+            {"candidates": file_ref(candidates["outputs"]["candidates"]),
+             "problems": file_ref(work / "problems.parquet")},
+            work / "judged.parquet", s, "judge", "judging candidates in the sandbox",
+        )  # fmt: skip
 
         head_id, gpu_id = cluster.head_node.node_id, gpu.node_id
         sample_nodes = [r["ray_node"] for r in candidates["stats"]["shards_ran_on"]]
@@ -162,12 +164,9 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
 
 
 def _dpo_shard_nodes(raw: dict[str, Any], tmp_path: Path) -> list[str]:
-    """Run the dpo-shards subflow (2 shards, the real tiny model on the transformers backend)
+    """Run the build's DPO step (2 response shards, the real tiny model on the transformers backend)
     on the cluster of `raw["runner"]`; return the Ray node of each shard."""
-    from flows.build import dpo_shards
-    from flows.runners import make_task_runner
     from pipeline.common.parquet import write_parquet
-    from pipeline.config import load_run_config
     from pipeline.instances.assemble import assemble_frames
     from pipeline.instances.config import AssembleConfig, SplitSpec
     from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
@@ -192,7 +191,6 @@ def _dpo_shard_nodes(raw: dict[str, Any], tmp_path: Path) -> list[str]:
         },
         "runner": {**raw["runner"], "dpo_shards": 2},
     }
-    runner = make_task_runner(load_run_config(cfg).runner)  # as flows.build._dpo does
-    out = dpo_shards.with_options(task_runner=runner)(cfg, "dpo", str(instances))
+    out = dpo_flow(cfg, "dpo", str(instances))
     assert out["stats"]["pairs"] + sum(out["stats"]["instances_short_of_pairs"].values()) == 2
     return [r["ray_node"] for r in out["stats"]["shards_ran_on"]]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from prefect import flow, task
 
-from flows.tasks import is_transient, permanent_os_error, result_storage, retry_transient
+from flows.task import is_transient, permanent_os_error, result_storage, retry_transient
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def _attempts_until_failure(prefect_api: str, exc: BaseException) -> int:
 def test_a_full_disk_fails_at_once_with_a_clear_message(
     prefect_api: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="flows.tasks")
+    caplog.set_level(logging.ERROR, logger="flows.task")
     assert _attempts_until_failure(prefect_api, OSError(errno.ENOSPC, "No space left")) == 1
     assert "no space left on device" in caplog.text and "not retried" in caplog.text
     assert _attempts_until_failure(prefect_api, ConnectionResetError("peer reset")) == 3

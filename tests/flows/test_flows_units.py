@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from flows.tasks import is_transient
+from flows.task import is_transient
 from pipeline.common.parquet import write_parquet
 from pipeline.common.sharding import merge_shards, shard_of, write_shards
 from pipeline.config import RunConfig, load_run_config

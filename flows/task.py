@@ -1,0 +1,476 @@
+"""One Prefect task for every stage (REDESIGN §2.3), with the retry policy, the result
+storage and the code digests every stage task shares.
+
+`stage_task` runs `pipeline.stages.STAGES[name]` (one shard of it, when asked) through the
+stage runner (`pipeline.common.runner.run_stage`); `task_for` names it per stage (`ingest`,
+`sample-shard`, ...) and applies the run's retries and cache. Every call takes plain
+JSON-able inputs (its own config section as a dict, named inputs as `Ref`s: paths plus a
+content digest) and returns a small JSON-able result: the output paths, a content digest of
+the outputs and the stage's stats. Because a downstream task's inputs hold its upstream
+results' digests, the Prefect cache key (INPUTS + TASK_SOURCE, see `configured`) changes
+whenever anything upstream changes. Each call also passes a digest of its stage's own
+source code, so editing a stage invalidates its cached Prefect result; the stage's marker
+then decides whether any work is really needed.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import importlib
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.filesystems import LocalFileSystem
+from prefect.tasks import Task
+from pydantic import BaseModel, ConfigDict
+
+from flows.progress import progress_file, reporting
+from pipeline.common.config import RetrySection, RunnerSection
+from pipeline.common.fingerprint import fingerprints
+from pipeline.common.hashing import sha256_files
+from pipeline.common.stage import Stage
+from pipeline.config import ProgressSection, RunConfig
+
+log = logging.getLogger(__name__)
+
+CACHE_POLICY = INPUTS + TASK_SOURCE
+
+
+def jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str))
+
+
+SHARED_CODE = ("schemas", "pipeline.common")  # every stage depends on these
+
+
+def code_digest(*modules: str) -> str:
+    """Hash of the source files of the given packages/modules and of the shared code: a
+    stage's code version. Part of each task's inputs, so editing a stage invalidates it."""
+    h = hashlib.sha256()
+    for name in (*modules, *SHARED_CODE):
+        mod = importlib.import_module(name)
+        root = (
+            Path(mod.__file__).parent
+            if Path(mod.__file__).name == "__init__.py"
+            else Path(mod.__file__)
+        )
+        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
+        for f in files:
+            h.update(f.relative_to(root.parent).as_posix().encode())  # not machine-specific
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def result(
+    stage: str,
+    outputs: dict[str, Path],
+    stats: dict[str, Any],
+    *,
+    shard: tuple[int, int] = (0, 1),
+    cached: bool = False,
+) -> dict[str, Any]:
+    files = [p for p in outputs.values() if Path(p).exists()]
+    return jsonable(
+        {
+            "stage": stage,
+            "shard": list(shard),
+            "cached": cached,
+            "outputs": {k: str(v) for k, v in outputs.items()},
+            "digest": sha256_files(files)[:16],
+            # rows + content hash of each Parquet output: where two builds part (printed
+            # by the flow; not part of `ref`, so cache keys stay as they were)
+            "fingerprints": fingerprints(outputs),
+            "stats": stats,
+            "ran_on": _ran_on(),  # where a shard ran
+        }
+    )
+
+
+def _ran_on() -> dict[str, Any]:
+    where: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid()}
+    ray = sys.modules.get("ray")  # only when this process is a Ray worker (or driver)
+    if ray is not None and ray.is_initialized():
+        where["ray_node"] = ray.get_runtime_context().get_node_id()
+    return where
+
+
+# Failures worth retrying: the machine or a service hiccuped. A bad input or config
+# (ValueError, TypeError, KeyError, schema errors) fails at once: retrying cannot fix it.
+_TRANSIENT_NAMES = (
+    "SandboxError",
+    "APIError",
+    "DockerException",
+    "HTTPError",
+    "HfHubHTTPError",
+    "RemoteProtocolError",
+    "ReadTimeout",
+    "ConnectTimeout",
+    "RayTaskError",
+)
+
+
+# OSErrors that mean the machine or the paths are set up wrong, not that something
+# hiccuped: a retry cannot fix them and a retry loop on a full disk only hides the cause.
+_PERMANENT_ERRNOS = {
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.ENOENT: "no such file or directory",
+    errno.ENOTDIR: "a path component is not a directory",
+    errno.EISDIR: "is a directory",
+    errno.EEXIST: "file exists",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EFBIG: "file too large",
+}
+_PERMANENT_OSERRORS = (
+    PermissionError,
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+    FileExistsError,
+)
+
+
+def permanent_os_error(exc: BaseException) -> str | None:
+    """Why `exc` is an OSError no retry can fix (a short phrase), or None."""
+    if not isinstance(exc, OSError):
+        return None
+    if exc.errno in _PERMANENT_ERRNOS:
+        return _PERMANENT_ERRNOS[exc.errno]
+    if isinstance(exc, _PERMANENT_OSERRORS):  # raised by hand, without an errno
+        return type(exc).__name__
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):  # an HTTP answer: only server-side trouble and rate limits
+        return status >= 500 or status == 429
+    if isinstance(exc, OSError):  # includes ConnectionError and TimeoutError
+        return permanent_os_error(exc) is None
+    return bool({c.__name__ for c in type(exc).__mro__} & set(_TRANSIENT_NAMES))
+
+
+def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
+    """Prefect retry condition: retry only transient failures (see is_transient)."""
+    try:
+        state.result()
+    except Exception as exc:  # noqa: BLE001 - the task's own exception, whatever it is
+        transient = is_transient(exc)
+        if not transient:
+            why = permanent_os_error(exc)
+            if why:
+                log.error(
+                    "%s failed: %s (%s); not retried: fix the machine or path and run again",
+                    task.name,
+                    why,
+                    exc,
+                )
+            else:
+                log.info(
+                    "%s failed with %s: not transient, not retried", task.name, type(exc).__name__
+                )
+        return transient
+    return False
+
+
+# (Prefect API URL, result folder) -> saved block slug. Keyed by the API too: a block
+# saved on one Prefect server does not exist on another (tests start their own).
+_SAVED_STORAGE: dict[tuple[str, str], str] = {}
+
+
+def _api_url() -> str:
+    from prefect.settings import PREFECT_API_URL
+
+    return str(PREFECT_API_URL.value() or "")
+
+
+def result_storage(path: Path) -> str:
+    """A LocalFileSystem block for `path`, saved on the current Prefect server once
+    (Prefect 3 requires a persisted block for result storage); returns its slug."""
+    base = str(Path(path).resolve())
+    key = (_api_url(), base)
+    if key not in _SAVED_STORAGE:
+        name = "aletheia-results-" + hashlib.sha256(base.encode()).hexdigest()[:12]
+        LocalFileSystem(basepath=base).save(name, overwrite=True)
+        _SAVED_STORAGE[key] = f"local-file-system/{name}"
+    return _SAVED_STORAGE[key]
+
+
+def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
+    """Apply the run config's retries, timeout and cache settings to a task.
+
+    Results are persisted next to the outputs they describe (`<out_dir>/.prefect/results`),
+    so deleting a build also deletes its cache. If an output went missing anyway, the
+    cached result is refreshed instead of trusted.
+    """
+    storage = result_storage(cfg.out_dir / ".prefect" / "results")
+    missing = [p for p in outputs if not Path(p).exists()]
+    return t.with_options(
+        retries=cfg.retry.retries,
+        retry_delay_seconds=cfg.retry.backoff_s,
+        retry_jitter_factor=cfg.retry.jitter_factor,
+        retry_condition_fn=retry_transient,
+        timeout_seconds=cfg.retry.timeout_s,
+        cache_policy=CACHE_POLICY,
+        persist_result=True,
+        result_storage=storage,
+        refresh_cache=bool(missing),
+    )
+
+
+_IMPORTS = threading.Lock()
+
+
+def resolve_model_classes() -> None:
+    """transformers resolves its classes lazily, and not thread-safely: two model tasks
+    starting side by side (`runner.model_parallel_shards`) failed with "cannot import name
+    'GraniteConfig'". Resolve the ones the model stages use once, under a lock."""
+    with _IMPORTS:
+        import transformers
+
+        for name in (
+            "AutoTokenizer",
+            "AutoModelForCausalLM",
+            "GraniteConfig",
+            "GraniteForCausalLM",
+            "PreTrainedTokenizerFast",
+        ):
+            getattr(transformers, name)
+
+
+# --- what a stage task receives -------------------------------------------------------------
+
+
+class RunSettings(BaseModel):
+    """The only run-wide thing a fan-out or a stage task receives: never the whole config."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    out_dir: Path
+    runner: RunnerSection
+    retry: RetrySection
+    progress: ProgressSection
+
+    @classmethod
+    def of(cls, cfg: RunConfig) -> RunSettings:
+        return cls(
+            name=cfg.name,
+            out_dir=cfg.out_dir,
+            runner=cfg.runner,
+            retry=cfg.retry,
+            progress=cfg.progress,
+        )
+
+    @property
+    def work_dir(self) -> Path:
+        return self.out_dir / "work"
+
+
+# One named stage input: {"path": a path or a list of them, "digest": their content's hash}.
+Ref = dict[str, Any]
+
+
+def file_ref(path: str | Path | Sequence[str | Path]) -> Ref:
+    """An input given as files, hashed here: the task's cache key follows their content."""
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
+    given: str | list[str] = str(path) if isinstance(path, (str, Path)) else [str(p) for p in paths]
+    return {"path": given, "digest": sha256_files(paths)[:16]}
+
+
+def ref(result_: dict[str, Any], name: str | Sequence[str | Path]) -> Ref:
+    """Output `name` of an upstream result (or files derived from it), keyed by its digest."""
+    path = result_["outputs"][name] if isinstance(name, str) else [str(p) for p in name]
+    return {"path": path, "digest": result_["digest"]}
+
+
+def gathered(result_: dict[str, Any]) -> Ref:
+    """Every output of a gathered stage's parts, in shard-index order (each part's outputs
+    in their own order): the list a stage downstream reads (the DPO pairs' responses)."""
+    parts = sorted(result_["parts"], key=lambda r: r["shard"][0])
+    return ref(result_, [p for r in parts for p in r["outputs"].values()])
+
+
+def _paths(value: str | list[str]) -> Path | list[Path]:
+    return Path(value) if isinstance(value, str) else [Path(p) for p in value]
+
+
+# --- what a stage needs in the task's process ----------------------------------------------
+
+
+Inputs = dict[str, Path | list[Path]]
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """What a stage needs in the task's process besides run_stage (most need nothing)."""
+
+    pin: bool = False  # local models: the same floats on any x86 machine
+    resolve: bool = False  # transformers' classes resolved under a lock (see below)
+    report: Callable[[Any, Path], Path] | None = None  # its progress file, for StageWatch
+    # The stage's config from the section the flow passed and the inputs (a fit's examples).
+    call: Callable[[dict[str, Any], Inputs], BaseModel] | None = None
+    # The stage value to run, with what it opens registered on the ExitStack.
+    bind: Callable[[Stage[Any], Any, Inputs, ExitStack], tuple[Stage[Any], Any]] | None = None
+
+
+def policy_progress_file(model_dir: str | Path) -> Path:
+    """Beside the model folder, not in it: a fit replaces the folder when it is done."""
+    d = Path(model_dir)
+    return d.with_name(d.name + ".progress.json")
+
+
+def _fit_call(spec: dict[str, Any], inputs: Inputs) -> BaseModel:
+    from pipeline.models.config import PolicyFit
+    from pipeline.models.policy import examples_from_problems
+    from pipeline.models.stage import FitCall
+    from pipeline.sampling.stage import load_problems
+
+    fit = PolicyFit.model_validate(spec)
+    problems = load_problems(Path(inputs["problems"]))  # type: ignore[arg-type]
+    return FitCall(spec=fit, examples=tuple(examples_from_problems(problems, fit)))
+
+
+def _quiet_sample(stage: Stage[Any], cfg: Any, inputs: Inputs, opened: ExitStack) -> Any:
+    return stage, cfg.model_copy(update={"progress": False})  # lines in the log, not a bar
+
+
+def _judge_engine(stage: Stage[Any], call: Any, inputs: Inputs, opened: ExitStack) -> Any:
+    """The engine the sandbox section names, opened here (none for an empty table: nothing
+    to judge) and bound, so its stamp keys the output."""
+    import pyarrow.parquet as pq
+
+    from pipeline.judge.interface import open_judge
+    from pipeline.judge.stage import judge_stage
+
+    call = call.model_copy(update={"judge": call.judge.model_copy(update={"progress": False})})
+    if pq.ParquetFile(inputs["candidates"]).metadata.num_rows == 0:  # e.g. no edit to judge
+        return stage, call
+    engine = open_judge(call.sandbox)
+    opened.callback(engine.close)
+    return judge_stage(engine), call
+
+
+def _quiet_responses(stage: Stage[Any], cfg: Any, inputs: Inputs, opened: ExitStack) -> Any:
+    from pipeline.instances.dpo.stage import with_backend
+
+    return with_backend(None, progress=False), cfg
+
+
+def _beside(cfg: Any, out: Path) -> Path:
+    return progress_file(out)
+
+
+IN_PROCESS: dict[str, InProcess] = {
+    "sample": InProcess(pin=True, resolve=True, report=_beside, bind=_quiet_sample),
+    "judge": InProcess(report=_beside, bind=_judge_engine),
+    "adversarial-edits": InProcess(report=_beside),
+    "dpo-responses": InProcess(pin=True, resolve=True, report=_beside, bind=_quiet_responses),
+    "tiny-model": InProcess(pin=True, resolve=True),
+    "fit-policy": InProcess(
+        resolve=True, report=lambda call, out: policy_progress_file(out), call=_fit_call
+    ),
+}
+
+
+def task_name(stage: Stage[Any]) -> str:
+    """A stage's task name in the UI: `ingest`, or `sample-shard` for a sharded stage."""
+    return f"{stage.name}-shard" if stage.sharding is not None else stage.name
+
+
+def stage_code(stage: Stage[Any]) -> str:
+    """The digest of a stage's code: its `code` packages, else the package it is run from."""
+    run = getattr(stage.run, "func", stage.run)
+    return code_digest(*(stage.code or (run.__module__.rsplit(".", 1)[0],)))
+
+
+@task(name="stage", tags=["cpu"])
+def stage_task(
+    stage: str,
+    config: dict[str, Any],
+    inputs: dict[str, Ref],
+    out: str,
+    shard: tuple[int, int] = (0, 1),
+    code: str = "",
+    after: str = "",
+) -> dict[str, Any]:
+    """Run STAGES[stage] (shard `shard` of it) into `out` through the stage runner.
+
+    `code` (the stage's code digest) and `after` (what else the output depends on: the tiny
+    model the DPO judge loads) only key the Prefect cache; the stage's marker decides."""
+    from pipeline.common.runner import run_stage
+    from pipeline.models.cpu import pin_cpu_kernels
+    from pipeline.sampling.stage import Incomplete
+    from pipeline.stages import STAGES
+
+    value, extra = STAGES[stage], IN_PROCESS.get(stage, InProcess())
+    paths = {name: _paths(r["path"]) for name, r in inputs.items()}
+    if extra.pin:
+        pin_cpu_kernels()
+    if extra.resolve:
+        resolve_model_classes()
+    call = extra.call(config, paths) if extra.call else value.config.model_validate(config)
+    where = Path(out)
+    with ExitStack() as opened:
+        if extra.bind is not None:
+            value, call = extra.bind(value, call, paths, opened)
+        if extra.report is not None:
+            opened.enter_context(reporting(extra.report(call, where)))
+        try:
+            done = run_stage(value, call, paths, where, shard=tuple(shard))  # type: ignore[arg-type]
+            stats, cached = done.stats, done.cached
+        except Incomplete as e:  # sampling left units unfinished: kept unmarked, rerun retries
+            log.warning("%s", e)
+            stats, cached = e.stats, False
+    return result(stage, value.outputs(call, where), stats, shard=tuple(shard), cached=cached)  # type: ignore[arg-type]
+
+
+def task_for(
+    stage: Stage[Any],
+    s: RunSettings,
+    outputs: Iterable[Path],
+    run_name: str | None = None,
+) -> Task:
+    """`stage_task` named for `stage`, with the run's retries and cache (`configured`)."""
+    names: dict[str, Any] = {"task_run_name": run_name} if run_name else {}
+    t = stage_task.with_options(name=task_name(stage), tags=list(stage.tags), **names)
+    return configured(t, s, list(outputs))
+
+
+def watched_outputs(stage: Stage[Any], config: Any, out: Path) -> list[Path]:
+    """The outputs whose absence refreshes a cached task result (the required ones)."""
+    if not isinstance(config, stage.config):  # a section the task turns into the call (fit)
+        return [out / stage.marker]
+    outputs = stage.outputs(config, out)
+    return [p for k, p in outputs.items() if k not in stage.optional_outputs]
+
+
+def run_task(
+    stage: Stage[Any],
+    config: BaseModel,
+    inputs: dict[str, Ref],
+    out: Path,
+    s: RunSettings,
+    *,
+    after: str = "",
+    submit: bool = False,
+) -> Any:
+    """One unsharded stage as one task: its result (or, `submit`, its future)."""
+    t = task_for(stage, s, watched_outputs(stage, config, out))
+    args = (stage.name, config.model_dump(mode="json"), inputs, str(out), (0, 1))
+    return (t.submit if submit else t)(*args, stage_code(stage), after)
