@@ -11,7 +11,7 @@ from typing import Any
 
 from prefect import flow
 
-from flows.build import evaluate_published
+from flows.evaluate import evaluate_published
 from pipeline.common.hashing import sha256_files
 from pipeline.config import load_run_config
 from tests.train.rowgen import write_dataset
