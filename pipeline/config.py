@@ -10,6 +10,7 @@ section, so a stage's cache key changes only when its own knobs (or inputs) chan
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -276,11 +277,7 @@ class RunConfig(Section):
         """Fill the run-wide seed and build id into sections that did not set their own."""
         self._stamp_policy_revisions()
         if self.build_id is None:
-            # Whether progress is shown changes no row: not part of the build id.
-            data = hash_template_files(
-                self.model_dump(mode="json", include=DATA_SECTIONS, exclude=_DISPLAY_ONLY)
-            )
-            self.build_id = "b_" + sha256_text(canonical_json(data))[:12]
+            self.build_id = "b_" + sha256_text(canonical_json(data_projection(self)))[:12]
         for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
             if "seed" in type(section).model_fields and "seed" not in section.model_fields_set:
                 section.seed = self.seed
@@ -341,13 +338,17 @@ class RunConfig(Section):
         return self.evaluate.out_dir or self.out_dir / "eval"
 
 
-def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfig:
-    """A YAML path, an inline mapping, or a RunConfig -> a validated RunConfig."""
-    if isinstance(config, RunConfig):
-        return config
-    if isinstance(config, dict):
-        return RunConfig.model_validate(config)
-    path = Path(config)
+def data_projection(cfg: RunConfig) -> dict[str, Any]:
+    """What the build id hashes: the data sections (DATA_SECTIONS) of a config as validated,
+    before the run-wide seed and templates are propagated into them (`_propagate` computes
+    the id first), with template files by their content and the display-only fields left
+    out (whether progress is shown changes no row)."""
+    return hash_template_files(
+        cfg.model_dump(mode="json", include=DATA_SECTIONS, exclude=_DISPLAY_ONLY)
+    )
+
+
+def _read_raw(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise UserError(
             f"run config {path} not found (relative to {Path.cwd()}); see configs/ for examples"
@@ -360,9 +361,61 @@ def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfi
         raise UserError(f"{path}: {at}not valid YAML ({getattr(e, 'problem', e)})") from e
     if not isinstance(raw, dict):
         raise UserError(f"{path}: a run config is a mapping at the top level")
-    try:
-        return RunConfig.model_validate(raw)
-    except ValidationError as e:
-        raise UserError(f"{path}: {describe(e, RunConfig)}") from e
-    except (ValueError, OSError) as e:  # a pool file named by `sample:` is missing or wrong
-        raise UserError(f"{path}: {' '.join(str(e).split())}") from e
+    return raw
+
+
+def _override(raw: dict[str, Any], dotted: str, value: Any) -> dict[str, Any]:
+    """`raw` with `value` at `a.b.c` (the mappings on the way copied, never mutated)."""
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        return {**raw, head: value}
+    inner = raw.get(head) or {}
+    if not isinstance(inner, dict):
+        raise UserError(f"override {dotted}: {head} is not a mapping in the run config")
+    return {**raw, head: _override(inner, rest, value)}
+
+
+def resolve_run_config(
+    source: str | Path | dict[str, Any] | RunConfig,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    engine: str | None = None,
+) -> RunConfig:
+    """A YAML path, an inline mapping or a RunConfig -> the run's RunConfig, validated
+    exactly once (a RunConfig without overrides is returned as it is).
+
+    `overrides` (dotted keys: `{"ingest.limit_per_source": 2}` for --limit) go into the raw
+    mapping BEFORE validation, so they enter the build id like any field set in the file.
+    `engine` (--engine) replaces `sandbox.engine` AFTER it: which engine judges is not part of
+    the build id."""
+    where = f"{source}: " if isinstance(source, (str, Path)) else ""
+    if isinstance(source, RunConfig) and not overrides:
+        cfg = source
+    else:
+        if isinstance(source, RunConfig):  # overrides on a resolved config: its dump, again
+            raw = source.model_dump(mode="json", exclude={"build_id"})
+        elif isinstance(source, dict):
+            raw = source
+        else:
+            raw = _read_raw(Path(source))
+        for dotted, value in (overrides or {}).items():
+            raw = _override(raw, dotted, value)
+        try:
+            cfg = RunConfig.model_validate(raw)
+        except ValidationError as e:
+            if not where:
+                raise
+            raise UserError(f"{where}{describe(e, RunConfig)}") from e
+        except (ValueError, OSError) as e:  # a pool file named by `sample:` is missing or wrong
+            if not where:
+                raise
+            raise UserError(f"{where}{' '.join(str(e).split())}") from e
+    if engine is not None:
+        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
+    return cfg
+
+
+def load_run_config(config: str | Path | dict[str, Any] | RunConfig) -> RunConfig:
+    """A YAML path, an inline mapping, or a RunConfig -> a validated RunConfig (see
+    `resolve_run_config`, which also takes overrides and an engine)."""
+    return resolve_run_config(config)

@@ -87,3 +87,48 @@ def test_the_evaluate_section_changes_neither_the_build_id_nor_a_dump_without_it
     assert again.evaluate == with_eval.evaluate and again.build_id == base.build_id
     with pytest.raises(ValueError, match="evaluate.kk"):
         load_run_config({"evaluate": {"model": "m", "kk": 2}})
+
+
+REPO = Path(__file__).resolve().parents[1]
+DEMO = REPO / "configs" / "demo.yaml"
+
+
+def test_build_id_survives_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The id is the hash of `data_projection` (taken before the seeds and templates are
+    propagated), and resolving a resolved config, or its dump, keeps it and everything else."""
+    import pipeline.config as C
+    from pipeline.common.hashing import canonical_json, sha256_text
+
+    projections: list[dict] = []
+    real = C.data_projection
+    monkeypatch.setattr(
+        C, "data_projection", lambda cfg: projections.append(real(cfg)) or projections[-1]
+    )
+    cfg = C.resolve_run_config(DEMO)
+    assert len(projections) == 1
+    assert cfg.build_id == "b_" + sha256_text(canonical_json(projections[0]))[:12]
+    assert C.resolve_run_config(cfg) is cfg  # resolved already: not validated again
+    again = C.resolve_run_config(cfg.model_dump(mode="json"))
+    assert len(projections) == 1  # the dump carries its id: not hashed again
+    assert again.build_id == cfg.build_id
+    assert again.model_dump(mode="json") == cfg.model_dump(mode="json")
+
+
+def test_limit_enters_the_build_id() -> None:
+    """--limit (`ingest.limit_per_source`) goes in before validation: the same id as a file
+    that says so. --engine goes in after: the same id as without it."""
+    import yaml
+
+    from pipeline.config import resolve_run_config
+
+    full = resolve_run_config(DEMO)
+    limited = resolve_run_config(DEMO, overrides={"ingest.limit_per_source": 2})
+    assert limited.ingest.limit_per_source == 2 and limited.build_id != full.build_id
+    assert limited.assemble.build_id == limited.build_id  # propagated from the new id
+    raw = yaml.safe_load(DEMO.read_text())
+    raw["ingest"] = {**(raw.get("ingest") or {}), "limit_per_source": 2}
+    assert resolve_run_config(raw).build_id == limited.build_id
+    engine = "process" if full.sandbox.engine != "process" else "docker"
+    other = resolve_run_config(DEMO, engine=engine)
+    assert other.sandbox.engine == engine and other.build_id == full.build_id
+    assert resolve_run_config(DEMO).sandbox.engine == full.sandbox.engine  # nothing mutated
