@@ -204,6 +204,8 @@ def _judge_programs(
     checker_errors = {} if checker_errors is None else checker_errors
     keys = sorted((k for k in todo if k not in done), key=lambda k: (todo[k][1].problem_id, k))
     tracker = progress.track("programs", len(keys))
+    if not keys:  # all resumed or nothing to judge: no engine was opened for it
+        return done
     requests = _LazyRequests(keys, lambda k: judge_request(*todo[k], config, memo))
     fresh: dict[str, dict[str, Any]] = {}
 

@@ -162,3 +162,12 @@ def test_judge_rows_in_memory(sandbox_client):
     assert sorted(r["verdict"] for r in rows) == ["AC", "WA"]
     with pytest.raises(ValueError, match="unknown problem_id"):
         judge_rows(refs, {}, sandbox_client)
+
+
+def test_nothing_left_to_judge_needs_no_engine():
+    """A stage resumed in full (or with no judgeable program) opens no engine: judging
+    must then not touch one (the re-judge of edits all proven unchanged hit this)."""
+    from pipeline.judge.stage import _judge_programs
+
+    done = {"k": {"verdict": "AC"}}
+    assert _judge_programs({}, None, JudgeConfig(progress=False), done=done) == done  # type: ignore[arg-type]
