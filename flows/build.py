@@ -34,9 +34,16 @@ from flows.artifacts import (
 )
 from flows.fanout import run_each, run_sharded
 from flows.progress import watch
-from flows.task import RunSettings, file_ref, gathered, policy_progress_file, ref, run_task
-from pipeline import preflight
-from pipeline.config import RunConfig, load_run_config
+from flows.task import (
+    RunSettings,
+    checked,
+    file_ref,
+    gathered,
+    policy_progress_file,
+    ref,
+    run_task,
+)
+from pipeline.config import RunConfig
 from pipeline.instances.adversarial.stage import ADVERSARIAL, ADVERSARIAL_EDITS
 from pipeline.instances.config import test_table_name
 from pipeline.instances.dpo.stage import DPO_PAIRS, DPO_RESPONSES
@@ -49,7 +56,9 @@ from pipeline.sampling.stage import SAMPLE
 from pipeline.splits.stage import SPLITS, SplitCall, split_inputs
 
 DEFAULT_CONFIG = "configs/demo.yaml"
-ConfigParam = str | dict[str, Any]
+# A path or a mapping (a deployment): resolved and checked by the flow; a RunConfig: by
+# its caller (the CLI, the train flow). Prefect never validates it (validate_parameters).
+ConfigParam = str | dict[str, Any] | RunConfig
 EVAL_SETS = ("heldout", "strong", "hard")
 
 
@@ -242,7 +251,7 @@ def dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None)
     }
 
 
-@flow(name="build-aletheia-eval", log_prints=True)
+@flow(name="build-aletheia-eval", log_prints=True, validate_parameters=False)
 def build_aletheia_eval(
     config: ConfigParam = DEFAULT_CONFIG, front: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -251,9 +260,7 @@ def build_aletheia_eval(
 
     `front`: the results of `prepare` when the train flow already ran it (else it runs here).
     """
-    cfg = load_run_config(config)
-    if front is None:  # run on its own (as a subflow of the train flow, already checked)
-        preflight.require(cfg)
+    cfg = checked(config)  # as a subflow of the train flow: its RunConfig, checked there
     front = front or prepare(cfg)
     inst = front["instances"]["outputs"]
     adv = adversarial(cfg, "adv", inst, front["problems"])
@@ -270,17 +277,13 @@ def build_aletheia_eval(
     }
 
 
-@flow(name="build-aletheia-train", log_prints=True)
+@flow(name="build-aletheia-train", log_prints=True, validate_parameters=False)
 def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
     """problems -> splits -> sample -> judge -> assemble -> mixed -> dpo -> (eval) -> publish."""
     from flows.evaluate import evaluate_published
     from flows.publish import publish_aletheia
 
-    cfg = load_run_config(config)
-    logger = get_run_logger()
-    # Fail in seconds, not after hours of sampling: sources, models, Hub, Docker, vLLM envs.
-    for line in preflight.require(cfg).lines():
-        logger.info(line)
+    cfg = checked(config)
     front = prepare(cfg)
     problems, inst = front["problems"], front["instances"]["outputs"]
     mixed = adversarial(cfg, "mixed", inst, problems)
@@ -289,7 +292,7 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     prints = front["fingerprints"] + mixed["fingerprints_all"] + fingerprint_lines("dpo", dpo_)
     mixed_dpo = dpo(cfg, "mixed_dpo", Path(mixed["outputs"]["mixed"]), tiny)
     prints += fingerprint_lines("mixed_dpo", mixed_dpo)
-    evals = build_aletheia_eval(cfg.model_dump(mode="json"), front)
+    evals = build_aletheia_eval(cfg, front)
     prints += evals["fingerprints"]
     tables = {
         "train": inst["train"],
@@ -300,7 +303,7 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
         **{n: evals[n] for n in (*EVAL_SETS, "adv")},
     }
     write_manifest(cfg, front, tables, evals, prints)
-    published = publish_aletheia(cfg.model_dump(mode="json"))
+    published = publish_aletheia(cfg)
     if cfg.evaluate is not None:
         published["evaluation"] = evaluate_published(cfg)
     return published

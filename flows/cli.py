@@ -14,11 +14,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from pipeline.judge.engine_option import EngineOpt
+
+if TYPE_CHECKING:
+    from pipeline.config import RunConfig
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="run config YAML (see configs/)")]
 DryRunOpt = Annotated[
@@ -40,32 +43,28 @@ LimitOpt = Annotated[
 
 def _prepare(
     config: Path, limit: int | None, dry_run: bool, engine: str | None = None
-) -> dict[str, Any] | None:
-    """The validated config as the flow parameter, or None after a dry run. `engine`
-    overrides the config's sandbox.engine (not part of the build id)."""
-    import yaml
-
+) -> RunConfig:
+    """The run config, resolved once and preflighted once, before Prefect starts: the flow
+    takes it as it is. `limit` enters the build id (ingest.limit_per_source, set before
+    validation); `engine` overrides sandbox.engine (after it: not part of the build id). A
+    dry run prints the plan and exits."""
     from pipeline.errors import UserError, near_path
 
     if not config.is_file():  # said before pipeline.config loads every stage's config (2 s)
         near = near_path(config)
         more = "" if "did you mean" in near else "; see configs/ for examples"
         raise UserError(f"run config {config} not found{near}{more}")
-    from pipeline.config import load_run_config
+    from pipeline.config import resolve_run_config
     from pipeline.preflight import preflight
 
-    cfg = load_run_config(config)  # a typo is one line here
-    if limit is not None:  # a smaller build: its own build id, derived with the limit in
-        raw = yaml.safe_load(config.read_text()) or {}
-        raw["ingest"] = {**(raw.get("ingest") or {}), "limit_per_source": limit}
-        cfg = load_run_config(raw)
-    cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
+    overrides = {"ingest.limit_per_source": limit} if limit is not None else None
+    cfg = resolve_run_config(config, overrides=overrides, engine=engine)  # a typo: one line
     report = preflight(cfg)
     if dry_run:
         typer.echo("\n".join(report.lines()))
         raise typer.Exit(0 if report.ok else 1)
     report.raise_if_fatal()
-    return cfg.model_dump(mode="json")
+    return cfg
 
 
 def _resume_command(name: str, config: Path, limit: int | None) -> str:
@@ -90,11 +89,11 @@ def register(app: typer.Typer) -> None:
         from pipeline.interrupt import stop_on_interrupt
 
         with stop_on_interrupt(_resume_command("build-train", config, limit)):
-            param = _prepare(config, limit, dry_run, engine)
+            cfg = _prepare(config, limit, dry_run, engine)
             _before_prefect()
             from flows.build import build_aletheia_train
 
-            out = build_aletheia_train(param)
+            out = build_aletheia_train(cfg)
         typer.echo(json.dumps({k: out[k] for k in ("hub_dir", "work_dir", "rows")}, indent=2))
 
     @app.command("build-eval")
@@ -108,11 +107,11 @@ def register(app: typer.Typer) -> None:
         from pipeline.interrupt import stop_on_interrupt
 
         with stop_on_interrupt(_resume_command("build-eval", config, limit)):
-            param = _prepare(config, limit, dry_run, engine)
+            cfg = _prepare(config, limit, dry_run, engine)
             _before_prefect()
             from flows.build import build_aletheia_eval
 
-            out = build_aletheia_eval(param)
+            out = build_aletheia_eval(cfg)
         typer.echo(json.dumps({k: out[k] for k in ("heldout", "strong", "hard", "adv")}, indent=2))
 
     @app.command("rlvr-study")

@@ -14,9 +14,8 @@ from flows.artifacts import (
     dataset_counts,
     summary_artifact,
 )
-from flows.task import RunSettings, file_ref, jsonable, retry_transient, run_task
-from pipeline import preflight
-from pipeline.config import RunConfig, load_run_config
+from flows.task import RunSettings, checked, file_ref, jsonable, retry_transient, run_task
+from pipeline.config import RunConfig
 from pipeline.publish.config import PublishConfig
 from pipeline.publish.layout import BuildManifest, default_tag
 from pipeline.publish.stage import PUBLISH, PublishCall, publish_inputs
@@ -57,13 +56,14 @@ def push_task(hub_dir: str, repo_id: str, tag: str, endpoint: str | None, privat
     )
 
 
-@flow(name="publish-aletheia", log_prints=True)
+@flow(name="publish-aletheia", log_prints=True, validate_parameters=False)
 def publish_aletheia(
-    config: str | dict[str, Any] = DEFAULT_CONFIG, build_dir: str | None = None
+    config: str | dict[str, Any] | RunConfig = DEFAULT_CONFIG, build_dir: str | None = None
 ) -> dict[str, Any]:
     """Publish the build in `build_dir` (default: the run config's work dir)."""
-    cfg = load_run_config(config)
-    preflight.require_hub(cfg)  # repo_id and HF_TOKEN before the layout work, not after
+    # On its own: the Hub checks only (repo_id and HF_TOKEN before the layout work, not
+    # after); from the train flow: its RunConfig, checked there.
+    cfg = checked(config, only=("publish",))
     logger = get_run_logger()
     build = Path(build_dir) if build_dir else cfg.work_dir
     manifest = BuildManifest.read(build)

@@ -30,18 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import INPUTS, TASK_SOURCE
 from prefect.filesystems import LocalFileSystem
 from prefect.tasks import Task
 from pydantic import BaseModel, ConfigDict
 
 from flows.progress import progress_file, reporting
+from pipeline import preflight
 from pipeline.common.config import RetrySection, RunnerSection
 from pipeline.common.fingerprint import fingerprints
 from pipeline.common.hashing import sha256_files
 from pipeline.common.stage import Stage
-from pipeline.config import ProgressSection, RunConfig
+from pipeline.config import ProgressSection, RunConfig, resolve_run_config
 
 log = logging.getLogger(__name__)
 
@@ -474,3 +475,23 @@ def run_task(
     t = task_for(stage, s, watched_outputs(stage, config, out))
     args = (stage.name, config.model_dump(mode="json"), inputs, str(out), (0, 1))
     return (t.submit if submit else t)(*args, stage_code(stage), after)
+
+
+def checked(config: str | dict[str, Any] | RunConfig, only: tuple[str, ...] = ()) -> RunConfig:
+    """The run config a flow works from, resolved once and checked once (REDESIGN §2.4).
+
+    A RunConfig was resolved and preflighted by its caller (the CLI, before Prefect
+    started; the train flow, for its eval and publish subflows) and is used as it is. A path
+    or a mapping (a deployment run) is resolved here and every stage's check runs, or only
+    `only` these stages' (a publish of an existing build: the Hub); the plan goes to the log."""
+    if isinstance(config, RunConfig):
+        return config
+    cfg = resolve_run_config(config)
+    # Fail in seconds, not after hours of sampling: sources, models, Hub, Docker, vLLM envs.
+    report = preflight.preflight(cfg, docker=not only, only=only)
+    report.raise_if_fatal()
+    if not only:
+        logger = get_run_logger()
+        for line in report.lines():
+            logger.info(line)
+    return cfg

@@ -262,9 +262,9 @@ def test_limit_gives_its_own_build_id_everywhere(tmp_path: Path) -> None:
     path = _demo(tmp_path)
     full = load_run_config(path)
     limited = _prepare(path, 3, dry_run=False)
-    assert limited is not None and limited["ingest"]["limit_per_source"] == 3
-    assert limited["build_id"] != full.build_id
-    assert limited["assemble"]["build_id"] == limited["build_id"]
+    assert limited.ingest.limit_per_source == 3
+    assert limited.build_id != full.build_id
+    assert limited.assemble.build_id == limited.build_id
 
 
 def test_a_prompt_template_with_wrong_placeholders_fails_preflight(tmp_path: Path) -> None:

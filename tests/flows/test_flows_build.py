@@ -377,3 +377,103 @@ def test_every_method_trains_on_pipeline_rows(
         before = load_file(str(Path(build["cfg"]["tiny_model"]["dir"]) / "model.safetensors"))
         after = load_file(str(model_path / weights))
         assert any((before[k] != after[k]).any() for k in before if k in after)
+
+
+# --- resolve once, check once (REDESIGN §2.4) -------------------------------------------------
+
+
+@pytest.fixture
+def spies(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """Spies wrapping the real `resolve_run_config`, every full RunConfig validation and
+    `preflight` (with the stages it was limited to), in every module of ours holding them.
+
+    A validation is counted through `_stamp_policy_revisions`, the first thing the
+    `_propagate` validator does: pydantic compiled `_propagate` itself into the model's
+    validator when the class was built, so patching that name would see nothing. Every
+    full validation runs it, Prefect's parameter validation included."""
+    import pipeline.config as C
+    import pipeline.preflight as P
+
+    seen: dict[str, list[Any]] = {"resolve": [], "validate": [], "preflight": []}
+    real_resolve = C.resolve_run_config
+    real_stamp = C.RunConfig._stamp_policy_revisions
+    real_preflight = P.preflight
+
+    def resolve(source: Any, **kw: Any) -> Any:
+        seen["resolve"].append(source)
+        return real_resolve(source, **kw)
+
+    def stamp(self: Any) -> None:
+        seen["validate"].append(self.name)
+        real_stamp(self)
+
+    def check(cfg: Any, **kw: Any) -> Any:
+        seen["preflight"].append(tuple(kw.get("only", ())))
+        return real_preflight(cfg, **kw)
+
+    for name, mod in list(sys.modules.items()):
+        if mod is None or name.split(".")[0] not in ("flows", "pipeline", "aletheia"):
+            continue
+        if getattr(mod, "resolve_run_config", None) is real_resolve:
+            monkeypatch.setattr(mod, "resolve_run_config", resolve)
+        if getattr(mod, "preflight", None) is real_preflight:
+            monkeypatch.setattr(mod, "preflight", check)
+    monkeypatch.setattr(C.RunConfig, "_stamp_policy_revisions", stamp)
+    return seen
+
+
+def _counts(seen: dict[str, list[Any]]) -> tuple[int, int, int]:
+    return len(seen["resolve"]), len(seen["validate"]), len(seen["preflight"])
+
+
+def test_a_flow_given_a_path_resolves_validates_and_checks_once(
+    build: dict[str, Any], spies: dict[str, list[Any]]
+) -> None:
+    """A deployment passes a path: the train flow resolves it once, validates it once and
+    preflights it once, though build-aletheia-eval and publish-aletheia run inside it (a
+    fourth run on the module's build: fully cached; the counts do not depend on caching)."""
+    from flows.build import build_aletheia_train
+
+    out = build_aletheia_train(str(build["root"] / "config.json"))
+    assert _counts(spies) == (1, 1, 1), spies
+    assert spies["preflight"] == [()]  # every stage's check
+    assert out["rows"] == build["second"]["rows"]
+
+
+def test_cli_build_train_resolves_and_checks_once_before_prefect(
+    build: dict[str, Any], spies: dict[str, list[Any]]
+) -> None:
+    """`build-train --dry-run --limit 2`: the limit goes into the raw mapping, so one
+    validation gives the limited build id (before C3: two resolves, two validations)."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from aletheia.cli import app
+
+    path = build["root"] / "config-count.yaml"
+    path.write_text(yaml.safe_dump(build["cfg"]))
+    args = ["build-train", "--config", str(path), "--dry-run", "--limit", "2"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert _counts(spies) == (1, 1, 1), spies
+
+
+def test_build_eval_resolves_validates_and_checks_once(
+    build: dict[str, Any], spies: dict[str, list[Any]]
+) -> None:
+    from flows.build import build_aletheia_eval
+
+    out = build_aletheia_eval(str(build["root"] / "config.json"))
+    assert _counts(spies) == (1, 1, 1), spies
+    assert Path(out["adv"]).exists()
+
+
+def test_publish_alone_resolves_once_and_checks_only_the_hub(
+    build: dict[str, Any], spies: dict[str, list[Any]]
+) -> None:
+    from flows.publish import publish_aletheia
+
+    out = publish_aletheia(str(build["root"] / "config.json"))
+    assert _counts(spies) == (1, 1, 1), spies
+    assert spies["preflight"] == [("publish",)]
+    assert out["rows"] == build["second"]["rows"]

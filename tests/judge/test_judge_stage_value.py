@@ -244,3 +244,13 @@ def test_chunks_of_another_engine_or_other_limits_are_not_reused(tmp_path, sandb
     assert planted == {"planted-same-engine"}
     assert {r["judge_stamp"] for r in judged.values()} == {sandbox_client.stamp}
     assert judged[PROGRAMS[0]]["verdict"] == rows[PROGRAMS[0]]["verdict"] == "AC"
+
+
+def test_a_run_killed_after_its_last_chunk_resumes_without_an_engine() -> None:
+    """Killed after every chunk was saved but before the marker: the rerun resumes every
+    program, so `_run` opens no engine; nothing is left to stream to it (this crashed on
+    `None.judge_iter` in the flow test's killed-then-resumed build)."""
+    from pipeline.judge.stage import _judge_programs
+
+    resumed = {"k1": {"verdict": "accepted"}}
+    assert _judge_programs({}, None, CONFIG, done=resumed) == resumed  # type: ignore[arg-type]
