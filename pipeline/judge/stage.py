@@ -203,11 +203,9 @@ def _judge_programs(
     memo = memo or ProblemMemo()
     checker_errors = {} if checker_errors is None else checker_errors
     keys = sorted((k for k in todo if k not in done), key=lambda k: (todo[k][1].problem_id, k))
-    if not keys:  # every program resumed from the chunks (a run killed before its marker)
-        return done  # and `_run` opened no engine: nothing to stream
     tracker = progress.track("programs", len(keys))
-    if not keys:  # all resumed or nothing to judge: no engine was opened for it
-        return done
+    if not keys:  # every program resumed from the chunks (a run killed before its marker),
+        return done  # or none to judge: `_run` opened no engine, nothing to stream
     requests = _LazyRequests(keys, lambda k: judge_request(*todo[k], config, memo))
     fresh: dict[str, dict[str, Any]] = {}
 
