@@ -67,8 +67,16 @@ class _State:
         self.refused_busy = 0
 
 
+class _AsciiJSON(JSONResponse):
+    """JSON with every non-ASCII character escaped: an answer that echoes a client's text (a
+    lone surrogate in a test-set name) is always encodable, so it never turns into a 500."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **extra}, status_code=status)
+    return _AsciiJSON({"error": message, **extra}, status_code=status)
 
 
 def create_app(
@@ -152,7 +160,7 @@ def create_app(
         except BadBatch as exc:
             return _error(400, str(exc))
         if missing:
-            return JSONResponse({"missing_tests": missing}, status_code=409)
+            return _AsciiJSON({"missing_tests": missing}, status_code=409)
         if len(reqs) > limits.max_batch:
             return _error(
                 413, f"{len(reqs)} requests in one batch; the limit is {limits.max_batch}"
