@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
 if TYPE_CHECKING:
     from pipeline.config import RunConfig
@@ -42,12 +42,17 @@ LimitOpt = Annotated[
 
 
 def _prepare(
-    config: Path, limit: int | None, dry_run: bool, engine: str | None = None
+    config: Path,
+    limit: int | None,
+    dry_run: bool,
+    engine: str | None = None,
+    url: list[str] | None = None,
+    token_file: Path | None = None,
 ) -> RunConfig:
     """The run config, resolved once and preflighted once, before Prefect starts: the flow
     takes it as it is. `limit` enters the build id (ingest.limit_per_source, set before
-    validation); `engine` overrides sandbox.engine (after it: not part of the build id). A
-    dry run prints the plan and exits."""
+    validation); `engine`, `url` and `token_file` override the sandbox section (after it: not
+    part of the build id). A dry run prints the plan and exits."""
     from pipeline.errors import UserError, near_path
 
     if not config.is_file():  # said before pipeline.config loads every stage's config (2 s)
@@ -59,6 +64,8 @@ def _prepare(
 
     overrides = {"ingest.limit_per_source": limit} if limit is not None else None
     cfg = resolve_run_config(config, overrides=overrides, engine=engine)  # a typo: one line
+    if url or token_file:
+        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.overridden(engine, url, token_file)})
     report = preflight(cfg)
     if dry_run:
         typer.echo("\n".join(report.lines()))
@@ -84,12 +91,14 @@ def register(app: typer.Typer) -> None:
         dry_run: DryRunOpt = False,
         limit: LimitOpt = None,
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Build every config (train, ..., adv) and the Hub folder, like the deployment does."""
         from pipeline.interrupt import stop_on_interrupt
 
         with stop_on_interrupt(_resume_command("build-train", config, limit)):
-            cfg = _prepare(config, limit, dry_run, engine)
+            cfg = _prepare(config, limit, dry_run, engine, url, token_file)
             _before_prefect()
             from flows.build import build_aletheia_train
 
@@ -102,12 +111,14 @@ def register(app: typer.Typer) -> None:
         dry_run: DryRunOpt = False,
         limit: LimitOpt = None,
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Build the eval configs only (heldout, strong, hard, adv)."""
         from pipeline.interrupt import stop_on_interrupt
 
         with stop_on_interrupt(_resume_command("build-eval", config, limit)):
-            cfg = _prepare(config, limit, dry_run, engine)
+            cfg = _prepare(config, limit, dry_run, engine, url, token_file)
             _before_prefect()
             from flows.build import build_aletheia_eval
 
@@ -123,11 +134,20 @@ def register(app: typer.Typer) -> None:
             ),
         ] = Path("configs/rlvr/demo.yaml"),
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Base policy + RLVR per (reward, algorithm), each evaluated alike; one comparison table."""
+        from pipeline.judge.availability import probe_judge
+        from pipeline.policy_eval.config import StudyConfig
+
+        study = StudyConfig.from_yaml(config)
+        probe_judge(study.sandbox.overridden(engine, url, token_file), languages=["python"])
         from flows.rlvr import rlvr_study
 
-        out = rlvr_study(str(config), engine=engine)
+        out = rlvr_study(
+            str(config), engine=engine, url=url, token_file=str(token_file) if token_file else None
+        )
         typer.echo(Path(out["out_dir"], "study.md").read_text())
 
     @app.command("ablation")

@@ -96,15 +96,18 @@ def evaluate_policy_flow(
 
 @flow(name="rlvr-study", log_prints=True)
 def rlvr_study(
-    study_config: str = "configs/rlvr/demo.yaml", engine: str | None = None
+    study_config: str = "configs/rlvr/demo.yaml",
+    engine: str | None = None,
+    url: list[str] | None = None,
+    token_file: str | None = None,
 ) -> dict[str, Any]:
     """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison
-    table. `engine`: the judge engine (overrides the study's sandbox.engine)."""
+    table. `engine`, `url`, `token_file`: the judge engine (over the study's sandbox section)."""
     from pipeline.policy_eval.config import StudyConfig
     from pipeline.policy_eval.study import eval_config
 
     cfg = StudyConfig.from_yaml(study_config)
-    cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
+    cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.overridden(engine, url, token_file)})
     study = cfg.model_dump(mode="json")
     prep = prepare_task(study)
     evals = cfg.out_dir / "eval"

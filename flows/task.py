@@ -43,6 +43,7 @@ from pipeline.common.fingerprint import fingerprints
 from pipeline.common.hashing import sha256_files
 from pipeline.common.stage import Stage
 from pipeline.config import ProgressSection, RunConfig, resolve_run_config
+from sandbox.engines import EngineUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -158,6 +159,8 @@ def permanent_os_error(exc: BaseException) -> str | None:
 
 
 def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, EngineUnavailable):  # no engine, no isolation, no server, a refused token
+        return False
     status = getattr(getattr(exc, "response", None), "status_code", None)
     if isinstance(status, int):  # an HTTP answer: only server-side trouble and rate limits
         return status >= 500 or status == 429
@@ -174,7 +177,9 @@ def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
         transient = is_transient(exc)
         if not transient:
             why = permanent_os_error(exc)
-            if why:
+            if isinstance(exc, EngineUnavailable):  # a dead or refusing judge engine: one line
+                log.error("%s failed: %s; not retried: the judge engine cannot run", task.name, exc)
+            elif why:
                 log.error(
                     "%s failed: %s (%s); not retried: fix the machine or path and run again",
                     task.name,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import textwrap
 import types
 import typing
 from collections.abc import Iterable
@@ -56,6 +57,12 @@ def closest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The known name nearest to a misspelt one, or None when none is near."""
     close = difflib.get_close_matches(str(name), [str(k) for k in known], n=1, cutoff=cutoff)
     return close[0] if close else None
+
+
+def clip(text: str, width: int = 300) -> str:
+    """`text` on one line, at most `width` characters, cut between words (never inside one:
+    "as root it starts d" read as a broken hint) with " ..." where it was cut."""
+    return textwrap.shorten(" ".join(str(text).split()), width, placeholder=" ...")
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
@@ -216,9 +223,9 @@ def one_line(exc: BaseException) -> str | None:
             return None
     if isinstance(exc, _USER_ERRORS):
         text = " ".join(str(exc).split()) or type(exc).__name__
-        if isinstance(exc, UserError) or len(text) <= 1000:  # ours say only what is needed
+        if isinstance(exc, UserError):  # ours say only what is needed
             return text
-        return text[:997] + "..."
+        return clip(text, 1000)
     return None
 
 

@@ -3,7 +3,7 @@
 `aletheia build-train --dry-run` prints the report; every build flow runs the same checks
 first and refuses to start on a fatal finding. One loop (`preflight`): each stage of the
 build (pipeline/stages.py `BUILD`, in build order) checks each of its sections once, with
-its own check beside it, then the run-level checks. Without touching the network:
+its own check beside it, then the run-level checks. Without downloading anything:
 
 - sources (INGEST, problems/checks.py): each spec parses, its local files exist and a
   sample of rows converts;
@@ -11,8 +11,9 @@ its own check beside it, then the run-level checks. Without touching the network
   a local folder or a Hub id already in the local Hugging Face cache (never fetched here);
   the vLLM environments exist; an OpenAI-compatible server named by `base_url` accepts
   connections and its key variable is set;
-- Docker and the engine (JUDGE, judge/checks.py; sandbox.engine docker): the engine answers
-  and the sandbox image exists (or will be built); the http engine: a server address;
+- the judge engine (JUDGE, judge/checks.py), reached but not started: docker's daemon and
+  image, process's bwrap, cgroups and isolation, each http server's /v1/version with the
+  token; the languages the build samples that the engine refuses;
 - templates (ASSEMBLE, DPO_RESPONSES; instances/prompt_checks.py): every verifier prompt
   template's placeholders (none unknown, none missing);
 - Hub (PUBLISH, publish/hub_checks.py): `repo_id` and `HF_TOKEN` when `hub.push` is on;
@@ -129,7 +130,7 @@ class Report:
         out.append(f"  into   {cfg.work_dir} (the stages' tables), {cfg.hub_dir} (the release)")
         out += [f"  stage  {s}" for s in self.stages()]
         for s in self.sources:
-            rows = "Hub dataset, read at ingest" if s.rows is None else f"{s.rows:,} rows"
+            rows = s.unread if s.rows is None else f"{s.rows:,} rows"
             out.append(f"  source {s.spec}: {rows}; {s.problems}/{s.converted} sampled rows parse")
         out.append(f"  problems ~{n(self.problems())}, tests ~{n(self.tests())}")
         for label, k in self.expected_candidates().items():
@@ -218,7 +219,12 @@ def preflight(cfg: RunConfig, *, docker: bool = True, only: tuple[str, ...] = ()
     ctx = CheckContext(
         built=built_dirs(cfg),
         docker=docker,
-        facts={"sources": report.sources, "run_templates": _run_templates(cfg)},
+        facts={
+            "sources": report.sources,
+            "run_templates": _run_templates(cfg),
+            "languages": sorted({lang for src in cfg.sample.sources for lang in src.languages}),
+            "judge_probes": {},
+        },
     )
     for planned in BUILD:
         if not only or planned.stage.name in only:

@@ -19,6 +19,8 @@ from sandbox.container import (
     cgroup_parent_for,
     remove_stale_containers,
 )
+from sandbox.dockerd import docker_problem
+from sandbox.engines import EngineUnavailable
 from sandbox.image import docker_client, ensure_image
 from sandbox.models import MAX_MEMORY_LIMIT_MB
 from sandbox.pool import (
@@ -72,6 +74,9 @@ class SandboxClient(RunnerPool):
             restart_timeout_s=restart_timeout_s,
             inline_tests_max_bytes=inline_tests_max_bytes,
         )
+        why = docker_problem()
+        if why:  # before the image: building it would fail on the same thing, at length
+            raise EngineUnavailable(why)
         tag = image or ensure_image()
         try:
             engine = docker_client()

@@ -22,8 +22,14 @@ Engines (and their options):
            $ALETHEIA_SANDBOX_TOKEN), batch_size, parallel, cache; pool_size and selftest are
            accepted and ignored (the servers' pools decide).
 
-An engine that cannot run here raises `EngineUnavailable` with one line (permanent); a pool that
-could not be brought up this time raises `sandbox.pool.SandboxError` (worth a retry).
+An engine that cannot run here raises `EngineUnavailable` with one line (permanent): the Docker
+daemon does not answer, no bwrap or no isolation, no http server answers or one refuses the token.
+A pool that could not be brought up this time raises `sandbox.pool.SandboxError` (worth a retry).
+
+`probe_engine(name, **options)` reaches the engine without starting it (the Docker daemon and the
+image; bwrap, cgroups and a throw-away sandbox; each server's /v1/version with the token) in about
+a second: it raises the same EngineUnavailable, or returns the languages the engine refuses here
+and its degradations. The build's preflight and every command that judges call it first.
 Engines may also offer `selftest_report`, `unavailable` (language -> why it is refused here, per
 request) and `describe()`; `python -m sandbox selftest` prints them.
 """
@@ -31,6 +37,7 @@ request) and `describe()`; `python -m sandbox selftest` prints them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from sandbox.models import JudgeRequest, JudgeResult
@@ -89,6 +96,36 @@ def open_engine(engine: str = "docker", **options: Any) -> JudgeEngine:
         from sandbox.http.client import HttpEngine
 
         return HttpEngine(**options)
+    raise EngineUnavailable(
+        f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
+    )
+
+
+@dataclass
+class EngineProbe:
+    """What `probe_engine` found: the engine can run; these languages are refused here (language
+    -> why), and these degradations hold (one line each)."""
+
+    engine: str
+    unavailable: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def probe_engine(engine: str = "docker", **options: Any) -> EngineProbe:
+    """Reach `engine` with `options` (those of `open_engine`) without starting it; raises
+    EngineUnavailable, one line, when it cannot run here."""
+    if engine == "docker":
+        from sandbox.dockerd import probe
+
+        return probe(**options)
+    if engine == "process":
+        from sandbox.process.engine import probe as probe_process
+
+        return probe_process(**options)
+    if engine == "http":
+        from sandbox.http.client import probe as probe_http
+
+        return probe_http(**options)
     raise EngineUnavailable(
         f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
     )

@@ -23,6 +23,7 @@ from typing import Literal
 import docker
 import docker.errors
 
+from sandbox.dockerd import no_docker_message
 from sandbox.paths import cache_dir
 
 HERE = Path(__file__).resolve().parent
@@ -70,16 +71,28 @@ def rootfs_key() -> str:
     return _hash_files([HERE / "image" / "packages.txt", HERE / "image" / "build-rootfs.sh"])
 
 
-def docker_client() -> docker.DockerClient:
+def docker_client(timeout_s: float = 600) -> docker.DockerClient:
     try:
-        client = docker.from_env(timeout=600)
+        client = docker.from_env(timeout=timeout_s)
         client.ping()
         return client
     except docker.errors.DockerException as exc:
-        raise ImageError(
-            "no Docker engine answers (" + str(exc).splitlines()[0][:200] + "); run "
-            "`bash scripts/ensure-docker.sh` (as root it starts dockerd) or start Docker yourself"
-        ) from exc
+        raise ImageError(no_docker_message(_root_cause(exc))) from exc
+
+
+def _root_cause(exc: BaseException) -> str:
+    """The innermost OSError's reason (docker-py wraps it two or three times, partly in args)."""
+    seen, todo, found = set(), [exc], None
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.strerror:
+            found = e.strerror
+        todo += [e.__cause__, e.__context__, *(a for a in e.args if isinstance(a, BaseException))]
+        todo = [t for t in todo if t is not None]
+    return found or " ".join(str(exc).split()[:12]) or type(exc).__name__
 
 
 def find_image(tag: str) -> docker.models.images.Image | None:

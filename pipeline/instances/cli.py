@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
 console = Console(stderr=True)
 
@@ -113,19 +113,22 @@ def adversarial_cmd(
         bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
     ] = False,
     engine: EngineOpt = None,
+    url: UrlOpt = None,
+    token_file: TokenFileOpt = None,
 ) -> None:
     """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
     from pipeline.instances.adversarial.config import AdversarialConfig
     from pipeline.instances.stage import adversarial
+    from pipeline.judge.availability import probe_judge
     from pipeline.judge.config import SandboxSection
 
     try:
         default = AdversarialConfig.mixed if mixed else AdversarialConfig
         cfg = _config(config, AdversarialConfig, default)
         cfg.judge.progress = True
-        stats = adversarial(
-            instances, problems, out, cfg, sandbox=SandboxSection(engine=engine or "docker")
-        )
+        sandbox = SandboxSection().overridden(engine, url, token_file)
+        probe_judge(sandbox)  # every edit is re-judged: a dead engine is said first
+        stats = adversarial(instances, problems, out, cfg, sandbox=sandbox)
     except (ValueError, FileNotFoundError, TypeError) as e:
         raise _fail(e) from e
     console.print(_bias_table(stats))

@@ -1,8 +1,11 @@
-"""JUDGE's preflight check: what can be known of the judge engine without starting it.
+"""JUDGE's preflight check: the judge engine is reached (not started) before the build starts.
 
-The Docker engine (sandbox.engine docker, when `ctx.docker`): it answers and the sandbox
-image exists (or will be built by the first judging shard); every engine: its options
-(the http engine's server address)."""
+With `ctx.docker` (every build's preflight; a publish of an existing build skips it): the engine
+the section names is probed (pipeline/judge/availability.py): the Docker daemon and the image;
+bwrap, cgroups and a throw-away sandbox for `process`; every `http` server's /v1/version with
+the token. An engine that cannot run, or that refuses a language the build samples, is a fatal
+finding in one line; its degradations (a missing image the first shard builds, no cgroups) are
+notes. Without it, only the engine's options (the http engine's address and token)."""
 
 from __future__ import annotations
 
@@ -11,44 +14,26 @@ from typing import TYPE_CHECKING
 from pipeline.common.stage import CheckContext, Finding
 
 if TYPE_CHECKING:
-    from pipeline.judge.config import SandboxSection
     from pipeline.judge.stage import JudgeCall
 
 
-def check_docker(sandbox: SandboxSection) -> list[Finding]:
-    try:
-        from sandbox.image import docker_client, find_image, image_tag
-
-        docker_client().ping()
-    except Exception as e:  # noqa: BLE001 - any failure means no sandbox
-        return [
-            Finding(
-                "docker",
-                f"the Docker engine does not answer ({' '.join(str(e).split())[:200]}); "
-                "start it (scripts/ensure-docker.sh) on every judging node",
-            )
-        ]
-    tag = sandbox.image or image_tag()
-    if find_image(tag) is not None:
-        return []
-    if sandbox.image:
-        return [Finding("docker", f"sandbox.image {tag} is not on this machine; build or pull it")]
-    return [
-        Finding(
-            "docker",
-            f"sandbox image {tag} not built yet: the first judging shard "
-            "builds it (python -m sandbox image ensure does it now)",
-            fatal=False,
-        )
-    ]
-
-
 def check_judge(call: JudgeCall, ctx: CheckContext) -> list[Finding]:
-    out: list[Finding] = []
-    if ctx.docker and call.sandbox.engine == "docker":  # other engines need no Docker
-        out += check_docker(call.sandbox)
+    from pipeline.judge.availability import JudgeUnavailable, probe_judge
+
     try:
         call.sandbox.engine_options()
     except ValueError as e:
-        out.append(Finding("config", str(e)))
-    return out
+        return [Finding("config", " ".join(str(e).split()))]
+    if not ctx.docker:
+        return []
+    # The main judge and the adversarial re-judges share one section: probe it once.
+    probes: dict[str, list[Finding]] = ctx.facts.get("judge_probes", {})
+    key = call.sandbox.model_dump_json()
+    if key not in probes:
+        try:
+            probe = probe_judge(call.sandbox, languages=ctx.facts.get("languages", ()))
+        except JudgeUnavailable as e:
+            probes[key] = [Finding("judge", " ".join(str(e).split()))]
+        else:
+            probes[key] = [Finding("judge", note, fatal=False) for note in probe.notes]
+    return probes[key]

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from pipeline.common.config_options import option_for
 from pipeline.judge.config import JudgeConfig, SandboxSection
-from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
 
 def stderr_console() -> Console:
@@ -65,12 +65,17 @@ def register(app: typer.Typer) -> None:
         time_limit_scale: float = option_for(JudgeConfig, "time_limit_scale"),
         pool_size: int | None = option_for(SandboxSection, "pool_size"),
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Judge every candidate in the sandbox; distinct programs run once."""
-        from pipeline.judge.stage import judge_candidates
+        from pipeline.judge.availability import probe_judge
 
         cfg = JudgeConfig(chunk_size=chunk_size, time_limit_scale=time_limit_scale)
-        sandbox = SandboxSection(engine=engine or "docker", pool_size=pool_size)
+        sandbox = SandboxSection(pool_size=pool_size).overridden(engine, url, token_file)
+        probe_judge(sandbox)  # a dead engine: one line now, not a traceback after the inputs load
+        from pipeline.judge.stage import judge_candidates
+
         stats = judge_candidates(candidates, problems, out, cfg, sandbox=sandbox)
         console = stderr_console()
         console.print(summary_table("judge", stats["by_generator_language"], judged=True))

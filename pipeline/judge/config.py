@@ -5,6 +5,7 @@ and RLVR training's and policy evaluation's)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -34,9 +35,15 @@ class SandboxSection(BaseModel):
         None,
         description="docker: an image tag or id; None = the current definition, built if missing.",
     )
-    url: str | None = Field(
+    url: str | list[str] | None = Field(
         None,
-        description="http: the `python -m sandbox serve` server; None = $ALETHEIA_SANDBOX_URL.",
+        description="http: the `python -m sandbox serve` server, or a list of them (tried in "
+        "turn); None = $ALETHEIA_SANDBOX_URL.",
+    )
+    token_file: str | None = Field(
+        None,
+        description="http: a file whose first line is the servers' token; None = the variable "
+        "named by token_env.",
     )
     token_env: str = Field(
         TOKEN_ENV,
@@ -56,11 +63,12 @@ class SandboxSection(BaseModel):
                 f"sandbox.image: only the docker engine runs an image; remove it for engine "
                 f"{self.engine!r}"
             )
-        if self.url is not None and self.engine != "http":
-            raise ValueError(
-                f"sandbox.url: only the http engine has a server; remove it or set engine: http "
-                f"(engine is {self.engine!r})"
-            )
+        for name in ("url", "token_file"):
+            if getattr(self, name) is not None and self.engine != "http":
+                raise ValueError(
+                    f"sandbox.{name}: only the http engine has a server; remove it or set "
+                    f"engine: http (engine is {self.engine!r})"
+                )
         return self
 
     def with_engine(self, engine: str | None) -> SandboxSection:
@@ -68,6 +76,39 @@ class SandboxSection(BaseModel):
         if engine is None or engine == self.engine:
             return self
         return type(self).model_validate({**self.model_dump(exclude_unset=True), "engine": engine})
+
+    def overridden(
+        self,
+        engine: str | None = None,
+        url: list[str] | None = None,
+        token_file: str | Path | None = None,
+    ) -> SandboxSection:
+        """This section with a command's --engine / --url / --token-file over it; a --url alone
+        means the http engine."""
+        engine = engine or ("http" if url else None)
+        changes: dict[str, Any] = {}
+        if url:
+            changes["url"] = url[0] if len(url) == 1 else list(url)
+        if token_file is not None:
+            changes["token_file"] = str(token_file)
+        if not changes:
+            return self.with_engine(engine)
+        raw = {**self.model_dump(exclude_unset=True), **changes, "engine": engine or self.engine}
+        return type(self).model_validate(raw)
+
+    def token(self) -> str | None:
+        """The http engine's token: the first line of token_file, else $token_env."""
+        if self.token_file is not None:
+            path = Path(self.token_file).expanduser()
+            try:
+                first = path.read_text(encoding="utf-8").splitlines()[:1]
+            except OSError as e:
+                raise UserError(
+                    f"sandbox token file {self.token_file}: {e.strerror or e} (--token-file / "
+                    "sandbox.token_file: a file whose first line is the token)"
+                ) from e
+            return (first[0].strip() if first else "") or None
+        return os.environ.get(self.token_env) or None
 
     def engine_options(self) -> dict[str, Any]:
         """The keyword arguments `open_engine(self.engine, ...)` receives."""
@@ -79,13 +120,16 @@ class SandboxSection(BaseModel):
             url = self.url or os.environ.get(URL_ENV)
             if not url:
                 raise UserError(
-                    f"sandbox engine http needs the server's address: set sandbox.url in the "
-                    f"config or {URL_ENV} in the environment"
+                    f"sandbox engine http needs the server's address: --url URL, sandbox.url "
+                    f"in the config, or ${URL_ENV}"
                 )
-            base = {"url": url}
-            token = os.environ.get(self.token_env)
-            if token:
-                base["token"] = token
+            token = self.token()
+            if not token:
+                raise UserError(
+                    f"sandbox engine http needs the servers' token: --token-file FILE, "
+                    f"sandbox.token_file in the config, or ${self.token_env}"
+                )
+            base = {"url": url, "token": token}
         else:  # an engine this version does not know: open_engine names it
             base = {}
         return {**base, **self.options}

@@ -1,7 +1,9 @@
-"""`--engine`: the option every command that judges programs takes (one definition, one help)."""
+"""`--engine`, `--url`, `--token-file`: the options every command that judges programs takes (one
+definition, one help), as `python -m sandbox` takes them."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,7 +17,25 @@ EngineOpt = Annotated[
         "--engine",
         metavar="<engine>",  # the choices are in the help; `<docker|process|http>` was cut at 80
         help="where programs are judged: docker (containers, the default), process (no "
-        "container runtime) or http (a `python -m sandbox serve` server at sandbox.url or "
+        "container runtime) or http (a `python -m sandbox serve` server: --url, sandbox.url or "
         "$ALETHEIA_SANDBOX_URL); overrides the config's sandbox.engine",
+    ),
+]
+UrlOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--url",
+        metavar="URL",
+        help="http engine: a `python -m sandbox serve` address (repeat for several; tried in "
+        "turn); alone it means --engine http; overrides sandbox.url",
+    ),
+]
+TokenFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        dir_okay=False,
+        help="http engine: a file whose first line is the servers' token (default: "
+        "sandbox.token_file, else $ALETHEIA_SANDBOX_TOKEN)",
     ),
 ]

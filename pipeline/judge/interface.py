@@ -10,7 +10,8 @@ whichever of them judges it:
     columns = verdict_columns(result, spec, engine.stamp)   # verdict, passed, ..., judge_stamp
 
 - `open_judge`: the engine named by `sandbox.engine` (docker, process, http) from
-  `sandbox.engines.open_engine`, with that engine's options.
+  `sandbox.engines.open_engine`, with that engine's options; `probe_judge` reaches it without
+  starting it (what the preflight and every judging command check first).
 - `judge_spec`: the ONE request builder. From a problem row (a `Problem`, or a mapping with
   the `schemas.problem.JUDGE_FIELDS` columns, as a Train-Questions row has them) it takes the
   problem's tests, comparison (mode, float tolerances, checker) and limits: the time limit
@@ -32,21 +33,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.errors import UserError
+from pipeline.judge.availability import JudgeUnavailable, probe_judge
 from pipeline.judge.config import SandboxSection
 from sandbox.engines import ENGINES, EngineUnavailable, JudgeEngine
 from sandbox.models import CompareSpec, JudgeRequest, JudgeResult, TestCase
 from schemas.problem import Problem
 
 log = logging.getLogger(__name__)
+__all__ = ["JudgeUnavailable", "open_judge", "probe_judge"]  # and the rest below
 
 
 # ---------------------------------------------------------------------- opening a judge
-class JudgeUnavailable(UserError, EngineUnavailable):
-    """The configured engine cannot run here: one line saying why (a user error for the CLI,
-    still an EngineUnavailable for code that catches the sandbox's own error)."""
-
-
 def open_judge(section: SandboxSection | None = None) -> JudgeEngine:
     """The judge engine a `sandbox:` section names, started (close it, or use it as a context
     manager). Raises JudgeUnavailable, one line, when that engine cannot run here."""

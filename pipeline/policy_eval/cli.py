@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -74,6 +74,8 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
         from pipeline.common.problem_splits import check_split
@@ -101,7 +103,11 @@ def register(app: typer.Typer) -> None:
         cfg = validate(merged, PolicyEvalConfig, config or "evaluate-policy options")
         require_model(model, "--model")
         check_split(problems, cfg.split)  # before torch loads: a mistake answers in a second
-        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.with_engine(engine)})
+        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.overridden(engine, url, token_file)})
+        if not sample_only:  # the judge is reached before the model loads, not after sampling
+            from pipeline.judge.availability import probe_judge
+
+            probe_judge(cfg.sandbox, languages=["python"])
         from pipeline.policy_eval.run import evaluate_policy
 
         report = evaluate_policy(cfg, problems, out, sample_only=sample_only)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.common.stage import CheckContext, Finding
+from pipeline.errors import clip
 
 if TYPE_CHECKING:
     from pipeline.problems.stage import IngestCall
@@ -19,7 +20,8 @@ SAMPLE_ROWS = 200  # rows per source converted to check parsing and estimate tes
 @dataclass
 class SourcePlan:
     spec: str
-    rows: int | None = None  # None: a Hub dataset, read at ingest time
+    rows: int | None = None  # None: not counted here (`unread` says why)
+    unread: str = "Hub dataset, read at ingest"  # why `rows` is None, for the plan line
     converted: int = 0  # rows converted here as a sample
     problems: int = 0  # of the converted rows, how many became problems
     tests: int = 0
@@ -65,15 +67,17 @@ def check_sources(call: IngestCall, ctx: CheckContext) -> list[Finding]:
         if not local:
             out.append(_finding(f"{spec.text}: a Hub dataset; not checked offline", fatal=False))
             continue
+        plan.unread = "local, not read (see the problem below)"
         if spec.kind != "humaneval" and not spec.local_paths():
             out.append(_finding(f"{spec.text}: no file or folder at {spec.location}; fix the path"))
+            plan.unread = f"nothing at {spec.location}"
             continue
         adapter = ADAPTERS[spec.kind]()
         split = spec.split or adapter.default_split or call.ingest.split
         try:
             loaded = load_source(spec, adapter, split, call.ingest.datasets_cache_dir)
         except Exception as e:  # noqa: BLE001 - any load failure is this source's problem
-            out.append(_finding(f"{spec.text}: cannot be read: {' '.join(str(e).split())[:300]}"))
+            out.append(_finding(f"{spec.text}: cannot be read: {clip(str(e))}"))
             continue
         missing = [
             c
@@ -98,7 +102,7 @@ def check_sources(call: IngestCall, ctx: CheckContext) -> list[Finding]:
                     adapter.name, row_id, adapter.convert(row, row_id, actx), call.ingest
                 )
             except Exception as e:  # noqa: BLE001 - such rows are quarantined at ingest
-                first_error = first_error or f"row {index}: {' '.join(str(e).split())[:200]}"
+                first_error = first_error or f"row {index}: {clip(str(e), 200)}"
                 continue
             plan.problems += 1
             plan.tests += len(problem.tests)

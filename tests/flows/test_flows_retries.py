@@ -85,3 +85,42 @@ def test_result_storage_is_saved_on_each_prefect_server(prefect_api: str, tmp_pa
         assert str(PREFECT_API_URL.value()) != prefect_api
         assert result_storage(tmp_path / "results") == slug
         assert LocalFileSystem.load(name).basepath == str((tmp_path / "results").resolve())
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again when this returns: nothing listens there
+
+
+def test_a_judge_engine_that_cannot_run_fails_at_once_in_one_line(
+    prefect_api: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judge shard opening an http engine whose only server is down (a real closed port on
+    127.0.0.1): one attempt, not three, and one error line that names the server. It used to
+    be a SandboxError, retried as if transient, after all the sampling."""
+    from pipeline.judge.config import SandboxSection
+    from pipeline.judge.interface import JudgeUnavailable, open_judge
+
+    monkeypatch.setenv("ALETHEIA_SANDBOX_TOKEN", "x")
+    url = f"http://127.0.0.1:{_closed_port()}"
+    calls = []
+
+    @task(retries=2, retry_delay_seconds=0, retry_condition_fn=retry_transient)
+    def judge_shard() -> None:
+        calls.append(1)
+        open_judge(SandboxSection(engine="http", url=url)).close()
+
+    @flow
+    def run() -> None:
+        judge_shard()
+
+    caplog.set_level(logging.ERROR, logger="flows.task")
+    with pytest.raises(JudgeUnavailable) as err:
+        run()
+    assert len(calls) == 1
+    assert url in str(err.value) and "\n" not in str(err.value)
+    lines = [r.getMessage() for r in caplog.records if "not retried" in r.getMessage()]
+    assert len(lines) == 1 and url in lines[0] and "\n" not in lines[0], lines
