@@ -102,3 +102,20 @@ def test_prefect_deployment_runs_name_real_deployments() -> None:
         for a in args:
             if a.startswith("config=configs/"):
                 assert (REPO / a.split("=", 1)[1]).is_file(), where
+
+
+def test_the_docs_say_what_the_engines_and_evaluation_do() -> None:
+    """Two sentences that outlived the code (issue 28): README said `process` and `http` stop
+    with one line (both judge), and docs/training.md that evaluation never constrains answers
+    (the demo's `evaluate:` does). Each engine the README names opens through
+    sandbox.engines, and the demo's constrained evaluation is what training.md describes."""
+    from sandbox.engines import ENGINES
+
+    readme = (REPO / "README.md").read_text()
+    training = (REPO / "docs" / "training.md").read_text()
+    assert "stop with one line saying so" not in readme
+    assert "All three engines run" in readme and set(ENGINES) == {"docker", "process", "http"}
+    demo = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    assert demo["evaluate"]["constrain_answer"] is True
+    assert "never constrains answers" not in training
+    assert "a constrained answer (`constrain_answer: true`, as the demo's `evaluate:`" in training

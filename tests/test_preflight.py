@@ -173,8 +173,8 @@ def test_dpo_judges_are_checked_like_policy_sources(tmp_path: Path) -> None:
 @pytest.mark.docker
 def test_docker_and_image_are_checked(tmp_path: Path) -> None:
     report = preflight(load_run_config(_demo(tmp_path, sandbox={"image": "aletheia-no-such:1"})))
-    assert [f.check for f in report.findings if f.fatal] == ["docker"]
-    with pytest.raises(PreflightError, match="sandbox.image aletheia-no-such:1"):
+    assert [f.check for f in report.findings if f.fatal] == ["judge"]
+    with pytest.raises(PreflightError, match="sandbox image aletheia-no-such:1"):
         report.raise_if_fatal()
 
 
@@ -293,3 +293,79 @@ def test_a_prompt_template_with_wrong_placeholders_fails_preflight(tmp_path: Pat
     assert bad.returncode == 1 and "problem: [templates] prompt_template:" in bad.stdout
     template.write_text("{question}\n{candidates}\nOne of {valid_options}; {{literal}}\n")
     assert _fatal(_demo(tmp_path, prompt_template=str(template))) == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once this returns
+
+
+def _problem_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("problem: ")]
+
+
+def test_dry_run_names_a_dead_http_judge_in_one_line(tmp_path: Path) -> None:
+    """Issue 28: the dry run said `preflight: OK` for an http judge nobody serves; the build
+    then sampled for minutes and failed in judge-shard-0. Now the server is asked for
+    /v1/version with the token (a real closed port on 127.0.0.1), in one line."""
+    url = f"http://127.0.0.1:{_closed_port()}"
+    config = _demo(tmp_path, sandbox={"engine": "http", "url": url})
+    started = time.monotonic()
+    dead = _cli("build-train", "--dry-run", "-c", str(config), env={"ALETHEIA_SANDBOX_TOKEN": "x"})
+    took = time.monotonic() - started
+    assert dead.returncode == 1, dead.stdout + dead.stderr
+    [line] = _problem_lines(dead.stdout)
+    assert line.startswith("problem: [judge] sandbox engine http: no sandbox server answers")
+    assert url in line and "preflight: FAILED" in dead.stdout
+    assert took < 60, took  # the check itself is a refused connection: milliseconds
+    unauthenticated = _cli(
+        "build-train", "--dry-run", "-c", str(config), env={"ALETHEIA_SANDBOX_TOKEN": ""}
+    )
+    [line] = _problem_lines(unauthenticated.stdout)
+    assert "needs the servers' token" in line and "--token-file" in line, line
+
+
+def test_dry_run_names_a_dead_docker_daemon_in_whole_words(tmp_path: Path) -> None:
+    """A Docker engine that does not answer (DOCKER_HOST at a socket path where nothing
+    listens): one line, naming the socket, never cut inside a word ("as root it starts d")."""
+    sock = tmp_path / "no-docker.sock"
+    dead = _cli(
+        "build-train",
+        "--dry-run",
+        "-c",
+        str(_demo(tmp_path)),
+        env={"DOCKER_HOST": f"unix://{sock}"},
+    )
+    assert dead.returncode == 1, dead.stdout + dead.stderr
+    [line] = _problem_lines(dead.stdout)
+    assert f"unix://{sock}" in line and "No such file or directory" in line, line
+    assert line.endswith("(--engine process)"), line  # whole, to its last word
+
+
+def test_the_process_engine_is_probed_not_started(tmp_path: Path) -> None:
+    """engine: process: bwrap, cgroups and a throw-away sandbox, without a pool; this host
+    runs all three languages, so nothing is fatal."""
+    report = preflight(load_run_config(_demo(tmp_path, sandbox={"engine": "process"})))
+    assert not [f for f in report.findings if f.fatal and f.check == "judge"], report.lines()
+
+
+def test_plan_line_of_a_missing_local_source_is_not_a_hub_dataset(tmp_path: Path) -> None:
+    config = _demo(tmp_path, sources=[f"jsonl:{tmp_path}/nothing-*.jsonl"])
+    lines = preflight(load_run_config(config), docker=False).lines()
+    [plan] = [line for line in lines if line.startswith("  source ")]
+    assert "Hub dataset" not in plan and f"nothing at {tmp_path}/nothing-*.jsonl" in plan, plan
+
+
+def test_a_missing_model_folder_is_not_sent_to_hf_download(tmp_path: Path) -> None:
+    """`hf download` takes a Hub id: a missing folder gets the nearest path instead, and a
+    Hub id missing from the cache gets its `hf download`."""
+    (tmp_path / "models").mkdir()
+    sample = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())["sample"]
+    sample["sources"][0]["model"] = str(tmp_path / "modles" / "nope-model")
+    [line] = _fatal(_demo(tmp_path, sample=sample))
+    assert "hf download" in line and f"hf download {tmp_path}" not in line, line
+    assert "no model folder at" in line and "did you mean 'models'" in line, line
+    sample["sources"][0]["model"] = "acme/nope-model"
+    [line] = _fatal(_demo(tmp_path, sample=sample))
+    assert "hf download acme/nope-model" in line, line

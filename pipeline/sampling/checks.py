@@ -42,11 +42,22 @@ def check_model(who: str, ref: str, ctx: CheckContext) -> list[Finding]:
     """A model `who` loads: built by an earlier stage, a local folder, or in the HF cache."""
     if Path(ref).expanduser().resolve() in ctx.built or resolve_model(ref) is not None:
         return []
+    from pipeline.errors import near_path
+    from pipeline.model_refs import looks_like_path
+
+    if looks_like_path(ref):  # `hf download` takes a Hub id, never a path
+        return [
+            Finding(
+                "models",
+                f"{who}: no model folder at {ref}{near_path(ref)}; fix the path, or give a Hub "
+                "id (namespace/name) and download it first (hf download namespace/name)",
+            )
+        ]
     return [
         Finding(
             "models",
-            f"{who}: {ref!r} is neither a local folder nor a Hub id in the local HF cache; "
-            f"fix the path or download it first (hf download {ref})",
+            f"{who}: {ref!r} is not in the local HF cache (nor a local folder); download it "
+            f"first (hf download {ref}) or give a model folder",
         )
     ]
 

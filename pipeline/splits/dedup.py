@@ -15,9 +15,12 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
+
+if TYPE_CHECKING:  # datasketch pulls in scipy and redis (3 s on a busy machine): imported
+    from datasketch import MinHash  # where it hashes, not by every `aletheia` preflight
 
 from pipeline.splits.text import TokenHasher, Words, jaccard, ngram_hashes, words
 
@@ -75,6 +78,8 @@ def _shingle_sets(docs: Sequence[Words], params: DedupParams) -> list[np.ndarray
 
 
 def minhashes(shingles: Sequence[np.ndarray], params: DedupParams) -> Iterator[MinHash]:
+    from datasketch import MinHash
+
     # Shingles are already 64-bit hashes; datasketch's default scheme takes 32-bit values.
     return MinHash.generator(
         ((s & np.uint64(_MASK32)).tolist() for s in shingles),
@@ -121,6 +126,8 @@ def cluster_texts(
     # 2. MinHash LSH candidates, verified by exact Jaccard
     # One pass: each signature queries the earlier ones, then joins the index (no second
     # pass, and signatures need not be kept).
+    from datasketch import MinHashLSH
+
     lsh = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.num_perm)
     for i, sig in enumerate(minhashes(shingles, params)):
         tick("minhash", 1)

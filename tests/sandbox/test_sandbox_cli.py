@@ -260,3 +260,18 @@ def test_cli_run_names_the_option_and_the_closest_value(tmp_path):
     for args, expected in cases.items():
         r = _cli(*base, *args)
         assert (r.returncode, r.stderr.strip(), r.stdout) == (2, expected, ""), args
+
+
+def test_cli_http_without_a_token_names_token_file(tmp_path):
+    src, tests = tmp_path / "a.py", tmp_path / "t.jsonl"
+    src.write_text("print(1)\n")
+    tests.write_text('{"input": "", "output": "1"}\n')
+    env = {k: v for k, v in os.environ.items() if k != "ALETHEIA_SANDBOX_TOKEN"}
+    run = subprocess.run(
+        [sys.executable, "-m", "sandbox", "run", "--language", "python", "--source", str(src),
+         "--tests", str(tests), "--engine", "http", "--url", "http://127.0.0.1:9"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 3 and run.stdout == ""
+    [line] = run.stderr.strip().splitlines()
+    assert "--token-file" in line and "ALETHEIA_SANDBOX_TOKEN" in line, line

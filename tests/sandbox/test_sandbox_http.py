@@ -7,6 +7,7 @@ Servers listen on 127.0.0.1 only."""
 from __future__ import annotations
 
 import signal
+import socket
 import threading
 import time
 import uuid
@@ -229,3 +230,30 @@ def test_http_never_mixes_engines_after_a_restart():
         assert "another engine" in str(err.value) and "\n" not in str(err.value)
     finally:
         s.stop()
+
+
+def test_http_probe_reaches_every_server_with_the_token(server):
+    """What the build's preflight and every judging command ask first: /v1/version of each
+    server with the token, in well under a second; a dead server beside a live one is a note;
+    no live server, or a refused token, is EngineUnavailable in one line (never a SandboxError,
+    which the flows would retry)."""
+    from sandbox.engines import probe_engine
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}"
+    started = time.monotonic()
+    probe = probe_engine("http", url=server.url, token=TOKEN)
+    assert time.monotonic() - started < 5
+    assert probe.engine == "http" and probe.unavailable == {} and probe.notes == []
+    both = probe_engine("http", url=[dead, server.url], token=TOKEN)
+    assert len(both.notes) == 1 and dead in both.notes[0]
+    for kwargs, words in (
+        ({"url": server.url, "token": "wrong"}, "token was refused"),
+        ({"url": dead, "token": TOKEN}, "no sandbox server answers"),
+    ):
+        for reach in (probe_engine, open_engine):
+            with pytest.raises(EngineUnavailable) as err:
+                reach("http", **kwargs)
+            assert words in str(err.value) and "\n" not in str(err.value)
+            assert not isinstance(err.value, SandboxError)
