@@ -21,6 +21,11 @@ app = typer.Typer(
 )
 image_app = typer.Typer(help="The sandbox image.", no_args_is_help=True)
 app.add_typer(image_app, name="image")
+testlib_app = typer.Typer(
+    help="testlib.h for testlib checkers: one file for the image and the process engine.",
+    no_args_is_help=True,
+)
+app.add_typer(testlib_app, name="testlib")
 
 REQUEST_FIELDS = set(JudgeRequest.model_fields)
 
@@ -394,6 +399,35 @@ def image_info_cmd() -> None:
         typer.echo(json.dumps(image_info(), indent=2))
     except ImageError as exc:
         _fail(str(exc), code=1)
+
+
+@testlib_app.command("fetch")
+def testlib_fetch() -> None:
+    """Download the pinned testlib.h (image/testlib.json) into the cache, checking its sha256.
+
+    Exit 1 with one line when it cannot be had (offline: give a copy with ALETHEIA_TESTLIB_H)."""
+    from sandbox.testlib import TestlibError, fetch
+
+    try:
+        typer.echo(fetch())
+    except TestlibError as exc:
+        _fail(f"testlib.h: {exc}", code=1)
+
+
+@testlib_app.command("show")
+def testlib_show() -> None:
+    """Print the testlib.h both local engines use and where it came from (none: why)."""
+    from sandbox.testlib import TestlibError, find, sha256
+
+    try:
+        path, origin = find()
+    except TestlibError as exc:
+        _fail(str(exc), code=1)
+        return
+    info = {"path": str(path) if path else None, "origin": origin}
+    if path is not None:
+        info["sha256"] = sha256(path.read_bytes())
+    typer.echo(json.dumps(info, indent=2))
 
 
 def register(app_: typer.Typer) -> None:

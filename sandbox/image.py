@@ -23,6 +23,7 @@ from typing import Literal
 import docker
 import docker.errors
 
+from sandbox import testlib
 from sandbox.dockerd import no_docker_message
 from sandbox.paths import cache_dir
 
@@ -102,16 +103,21 @@ def find_image(tag: str) -> docker.models.images.Image | None:
         return None
 
 
-STAGED_TESTLIB = HERE / "image" / "staged" / "testlib.h"
+STAGED_TESTLIB = testlib.STAGED
 
 
 def stage_testlib(path: str | Path | None = None) -> Path | None:
-    """The offline path for testlib.h: copy the file the user points to (argument, else
-    ALETHEIA_TESTLIB_H) into the build context, where it becomes part of the image definition
-    (and so of its tag). It stays staged (git-ignored) for later builds of this checkout."""
-    src = path or os.environ.get("ALETHEIA_TESTLIB_H")
+    """The testlib.h the image takes (sandbox/testlib.py, the process engine's too): the file the
+    user points to (argument, else ALETHEIA_TESTLIB_H), else the one already staged, else the
+    fetched pinned copy; copied into the build context, where it becomes part of the image
+    definition (and so of its tag). It stays staged (git-ignored) for later builds."""
+    src = path or os.environ.get(testlib.ENV)
     if not src:
-        return STAGED_TESTLIB if STAGED_TESTLIB.exists() else None
+        if STAGED_TESTLIB.exists():
+            return STAGED_TESTLIB
+        src = testlib.pinned_copy()
+        if src is None:
+            return None
     src = Path(src)
     if not src.is_file():
         raise ImageError(f"testlib.h not found at {src} (ALETHEIA_TESTLIB_H / --testlib)")

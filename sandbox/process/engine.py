@@ -286,6 +286,7 @@ class ProcessEngine(RunnerPool):
             "seccomp": self.seccomp_program is not None,
             "bwrap": str(self.layout.bwrap),
             "runner_dir": str(self.host.opt_dir),
+            "testlib": self.host.features["testlib-origin"],
             "unavailable": self.unavailable,
             "notes": self.notes,
         }

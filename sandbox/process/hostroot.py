@@ -2,8 +2,9 @@
 
 - `/opt/aletheia` inside a sandbox: the runner's own files (sandbox/runner/*.py, byte for byte the
   ones baked into the Docker image), `runner/limit-exec` compiled here from limit_exec.c with the
-  host's C compiler, and `testlib/testlib.h` when one is staged for the image (the same file:
-  sandbox/image/staged/testlib.h or ALETHEIA_TESTLIB_H). Its content hash names it.
+  host's C compiler, and `testlib/testlib.h`: the file the image takes (sandbox/testlib.py: a
+  given ALETHEIA_TESTLIB_H, the staged file, or the fetched pinned copy). Its content hash names
+  it.
 - The precompiled bits/stdc++.h: the image writes stdc++.h.gch beside the system header; the
   host's /usr is bound read-only, so the engine builds the .gch here with exactly the runner's
   C++ flags, into a copy of the header's directory, and binds that copy over the original.
@@ -12,7 +13,8 @@
 Degradations, each said in `notes` and in the engine's stamp: no C compiler -> no limit-exec (the
 runner sets the same rlimits from Python between fork and exec: ~5 ms more per test); no .gch
 (compile fails or no g++) -> C++ compiles without the precompiled header (slower, same verdicts);
-no testlib.h -> testlib checkers are answered `checker_error`, as by an image without it.
+no testlib.h -> testlib checkers are answered `checker_error`, as by an image without it (said
+once, in `describe()` and the stamp's `testlib=none`, not warned on every start).
 
 As root, the sandboxes run under random unprivileged uids, which must be able to reach these
 files: the directory is made world-readable and, when the cache directory's path is not
@@ -34,10 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.paths import cache_dir
+from sandbox.testlib import TestlibError
+from sandbox.testlib import find as find_testlib
 
 SANDBOX_DIR = Path(__file__).resolve().parents[1]
 RUNNER_DIR = SANDBOX_DIR / "runner"
-STAGED_TESTLIB = SANDBOX_DIR / "image" / "staged" / "testlib.h"
 LIMIT_EXEC_SOURCE = RUNNER_DIR / "limit_exec.c"
 # Where a sandbox sees the runner (the same path as in the image, so nothing in it differs).
 OPT = "/opt/aletheia"
@@ -174,20 +177,6 @@ def build_limit_exec(base: Path) -> tuple[Path | None, str | None]:
             binary.chmod(0o755)
             binary.rename(out)
     return out, None
-
-
-# -- testlib -----------------------------------------------------------------------------------
-
-
-def staged_testlib() -> Path | None:
-    """The testlib.h the image would carry: ALETHEIA_TESTLIB_H, else the staged file."""
-    env = os.environ.get("ALETHEIA_TESTLIB_H")
-    if env:
-        path = Path(env)
-        if not path.is_file():
-            raise HostRootError(f"ALETHEIA_TESTLIB_H={env}: no such file")
-        return path
-    return STAGED_TESTLIB if STAGED_TESTLIB.is_file() else None
 
 
 # -- /opt/aletheia -----------------------------------------------------------------------------
@@ -345,9 +334,11 @@ def prepare(pch: bool = True) -> HostRoot:
     if why:
         notes.append(why + " (the runner sets the same rlimits from Python: ~5 ms more per test)")
     features["limit-exec"] = "c" if limit_exec else "python"
-    testlib = staged_testlib()
-    if testlib is None:
-        notes.append("no testlib.h staged: testlib checkers are answered checker_error")
+    try:
+        testlib, origin = find_testlib()
+    except TestlibError as exc:
+        raise HostRootError(str(exc)) from exc
+    features["testlib-origin"] = origin if testlib else f"none ({origin})"
     opt_dir, digest = build_opt(base, limit_exec, testlib)
     pch_dirs = None
     if pch:

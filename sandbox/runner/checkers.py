@@ -4,7 +4,7 @@ Both run after the candidate has exited and been swept, on files written only th
 input, the candidate's output and the expected answer. So a candidate never sees an answer file.
 
 python   `python3 checker.py INPUT EXPECTED ACTUAL`: exit 0 accept, 1 reject, else a checker failure.
-testlib  a C++ checker compiled once per container against the image's pinned testlib.h, run as
+testlib  a C++ checker compiled once per container against the pinned testlib.h, run as
          `checker INPUT OUTPUT ANSWER` (testlib's argument order): exit 0 ok, 1 wrong answer,
          2 presentation error (a reject), 3 checker failure, 7 points (accepted only at full
          score: the checker reports `points P` with P >= 1 on a 0..1 scale; Aletheia's verdicts
@@ -35,8 +35,9 @@ def missing_testlib(source: str) -> str | None:
     """Why a checker cannot be built here, before trying (None: it can be tried)."""
     if _INCLUDES_TESTLIB.search(source) and not testlib_available():
         return (
-            "testlib.h is not in this sandbox image: build the image with a pinned testlib "
-            "(sandbox/image/testlib.json; offline: ALETHEIA_TESTLIB_H=/path/to/testlib.h)"
+            "testlib.h is not in this sandbox: `python -m sandbox testlib fetch` gets the pinned "
+            "copy (or give one: ALETHEIA_TESTLIB_H=/path/to/testlib.h); the process engine "
+            "takes it at its next start, the image at its next build"
         )
     return None
 

@@ -38,6 +38,21 @@ int main(int argc, char **argv) {
 }
 """
 
+# The split problem's checker written against testlib.h itself (the file the engines take from
+# sandbox/testlib.py; never in this repository): the way most contest checkers are written.
+SPLIT_TESTLIB_CHECKER = r"""
+#include "testlib.h"
+int main(int argc, char *argv[]) {
+    registerTestlibCmd(argc, argv);
+    long long n = inf.readLong();
+    long long ax = ans.readLong(), ay = ans.readLong();
+    if (ax + ay != n) quitf(_fail, "the answer file is wrong");
+    long long x = ouf.readLong(0, n, "x"), y = ouf.readLong(0, n, "y");
+    if (x + y != n) quitf(_wa, "%lld + %lld != %lld", x, y, n);
+    quitf(_ok, "%lld + %lld = %lld", x, y, n);
+}
+"""
+
 NEEDS_TESTLIB = '#include "testlib.h"\nint main(int argc, char *argv[]) { registerTestlibCmd(argc, argv); quitf(_ok, "ok"); }\n'
 BROKEN_CHECKER = "int main(int argc, char **argv) { return undeclared_name; }\n"
 

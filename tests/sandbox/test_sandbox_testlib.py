@@ -12,7 +12,7 @@ import textwrap
 import pytest
 from engines_here import ENGINE_PARAMS, open_test_engine
 
-from sandbox import CompareSpec, JudgeRequest, TestCase
+from sandbox import CompareSpec, JudgeRequest, TestCase, testlib
 from tests.conftest import REPO
 from tests.sandbox.checker_programs import (
     BROKEN_CHECKER,
@@ -23,6 +23,7 @@ from tests.sandbox.checker_programs import (
     SPLIT_GARBAGE,
     SPLIT_HALF,
     SPLIT_OFF_BY_ONE,
+    SPLIT_TESTLIB_CHECKER,
     SPLIT_TESTS,
 )
 
@@ -108,12 +109,48 @@ def test_checker_compiled_once_per_container_and_not_tampered_with(one):
 
 def test_unusable_checker_is_reported_not_replaced(one):
     missing, broken = one.judge([_req(SPLIT_HALF, NEEDS_TESTLIB), _req(SPLIT_HALF, BROKEN_CHECKER)])
-    assert (
-        missing.verdict == "SE"
-        and "testlib.h is not in this sandbox image" in missing.checker_error
-    )
     assert broken.verdict == "SE" and "undeclared_name" in broken.checker_error
-    assert missing.tests == [] and broken.tests == []  # never judged by another comparison
+    assert broken.tests == []  # never judged by another comparison
+    if testlib.find()[0] is None:  # neither engine has testlib here: said, not guessed
+        assert (
+            missing.verdict == "SE" and "testlib.h is not in this sandbox" in missing.checker_error
+        )
+        assert "python -m sandbox testlib fetch" in missing.checker_error
+        assert missing.tests == []
+    else:  # it compiles; reading nothing, it finds the output unread: testlib's PE, a reject
+        assert missing.verdict == "WA" and missing.checker_error is None, missing
+
+
+@pytest.mark.docker
+@pytest.mark.process
+def test_a_testlib_checker_gets_the_same_verdicts_on_docker_and_process(
+    sandbox_client, process_engine
+):
+    """Both engines take testlib.h from one place (sandbox/testlib.py), so a problem whose
+    checker includes it is judged alike: with the file, real verdicts on both; without it,
+    the same checker_error on both (and its problem quarantined by the judge stage)."""
+    bad_answer = [TestCase(input="10\n", output="2 2\n")]
+    reqs = [
+        _req(SPLIT_HALF, SPLIT_TESTLIB_CHECKER),
+        _req(SPLIT_OFF_BY_ONE, SPLIT_TESTLIB_CHECKER),
+        _req(SPLIT_GARBAGE, SPLIT_TESTLIB_CHECKER),
+        _req(SPLIT_HALF, SPLIT_TESTLIB_CHECKER, tests=bad_answer),
+        _req(SPLIT_HALF, NEEDS_TESTLIB),
+    ]
+
+    def verdicts(engine) -> list[tuple]:
+        return [
+            (r.verdict, r.checker_error, [t.verdict for t in r.tests])
+            for r in engine.judge(reqs, use_cache=False)
+        ]
+
+    docker, process = verdicts(sandbox_client), verdicts(process_engine)
+    assert docker == process
+    if testlib.find()[0] is None:
+        assert {(v, bool(e)) for v, e, _ in docker} == {("SE", True)}
+    else:
+        assert [v for v, _, _ in docker] == ["AC", "WA", "WA", "SE", "WA"], docker
+        assert all(e is None for _, e, _ in docker)
 
 
 @pytest.mark.docker
