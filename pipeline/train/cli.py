@@ -128,8 +128,9 @@ def register(app: typer.Typer) -> None:
             f for f, v in (("--engine", engine), ("--url", url), ("--token-file", token_file)) if v
         ]
         if given and cfg.method != "rlvr":
+            verb = "judges" if len(given) == 1 else "judge"
             raise typer.BadParameter(
-                f"{', '.join(given)}: judges RLVR rewards; method {cfg.method} judges no program"
+                f"{' / '.join(given)} {verb} RLVR rewards; method {cfg.method} judges no program"
             )
         if given:
             sandbox = cfg.rlvr.sandbox.overridden(engine, url, token_file)

@@ -159,7 +159,8 @@ def test_sandbox_section_options_per_engine(monkeypatch: pytest.MonkeyPatch) -> 
     assert docker.engine_options() == {"pool_size": 3, "image": "img:1", "max_attempts": 5}
     assert SandboxSection(engine="process", pool_size=2).engine_options() == {"pool_size": 2}
     http = SandboxSection(engine="http", url="http://judge:8000")
-    assert http.engine_options() == {"url": "http://judge:8000"}  # no token in the environment
+    with pytest.raises(UserError, match="needs the servers' token: --token-file FILE"):
+        http.engine_options()  # no token anywhere: said before any server is asked
     monkeypatch.setenv("ALETHEIA_SANDBOX_TOKEN", "s3cret")
     assert http.engine_options() == {"url": "http://judge:8000", "token": "s3cret"}
     assert "s3cret" not in http.model_dump_json()  # a token never sits in a config
@@ -175,7 +176,9 @@ def test_sandbox_section_refuses_fields_of_another_engine(monkeypatch) -> None:
     with pytest.raises(ValueError, match="only the docker engine runs an image"):
         SandboxSection(image="img:1").with_engine("http")
     monkeypatch.delenv("ALETHEIA_SANDBOX_URL", raising=False)
-    with pytest.raises(UserError, match="set sandbox.url in the config or ALETHEIA_SANDBOX_URL"):
+    with pytest.raises(
+        UserError, match=r"--url URL, sandbox.url in the config, or \$ALETHEIA_SANDBOX_URL"
+    ):
         SandboxSection(engine="http").engine_options()
     section = SandboxSection(pool_size=2)
     assert section.with_engine(None) is section
@@ -303,3 +306,24 @@ def test_the_rlvr_study_judges_every_step_with_its_sandbox(tmp_path: Path) -> No
     assert (evaluation.engine, evaluation.pool_size) == ("process", 3)
     moved = study.sandbox.with_engine("docker")
     assert (moved.engine, moved.pool_size) == ("docker", 3)
+
+
+def test_the_http_token_comes_from_a_file_never_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--token-file / sandbox.token_file: the file's first line; the config keeps the path."""
+    monkeypatch.delenv("ALETHEIA_SANDBOX_TOKEN", raising=False)
+    token = tmp_path / "token"
+    token.write_text("from-a-file\nignored\n")
+    base = SandboxSection(pool_size=2)
+    http = base.overridden(None, ["http://a:1", "http://b:2"], token)
+    assert http.engine == "http" and http.url == ["http://a:1", "http://b:2"]
+    assert http.engine_options()["token"] == "from-a-file"
+    assert "from-a-file" not in http.model_dump_json()
+    assert base.overridden(None, None, None) is base
+    with pytest.raises(ValueError, match="sandbox.token_file: only the http engine"):
+        SandboxSection(token_file=str(token))
+    with pytest.raises(UserError, match="sandbox token file .*missing"):
+        SandboxSection(
+            engine="http", url="http://a:1", token_file=str(tmp_path / "missing")
+        ).token()
