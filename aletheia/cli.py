@@ -59,6 +59,12 @@ def _problems(app: typer.Typer) -> None:
     register(app, register_split)  # `problems split` joins the `problems` group
 
 
+def _check_references(app: typer.Typer) -> None:
+    from pipeline.problems.reference_cli import register
+
+    register(app)
+
+
 def _fit_policy(app: typer.Typer) -> None:
     from pipeline.models.cli import register
 
@@ -174,7 +180,7 @@ COMMANDS: dict[str, _Entry] = {
         "The RLVR study: base policy, one trained policy per (reward, algorithm), one table.",
     ),
     "check-references": _Entry(
-        _problems,
+        _check_references,
         "Run every reference solution in the sandbox; quarantine problems whose reference fails.",
     ),
     "build-train": _Entry(

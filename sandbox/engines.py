@@ -123,7 +123,7 @@ def probe_engine(engine: str = "docker", **options: Any) -> EngineProbe:
 
         return probe_process(**options)
     if engine == "http":
-        from sandbox.http.client import probe as probe_http
+        from sandbox.http.versions import probe as probe_http
 
         return probe_http(**options)
     raise EngineUnavailable(

@@ -117,17 +117,19 @@ def adversarial_cmd(
     token_file: TokenFileOpt = None,
 ) -> None:
     """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
-    from pipeline.instances.adversarial.config import AdversarialConfig
-    from pipeline.instances.stage import adversarial
     from pipeline.judge.availability import probe_judge
     from pipeline.judge.config import SandboxSection
 
     try:
+        sandbox = SandboxSection().overridden(engine, url, token_file)
+        # every edit is re-judged: a dead engine is said first, before polars and the stage load
+        probe_judge(sandbox)
+        from pipeline.instances.adversarial.config import AdversarialConfig
+        from pipeline.instances.stage import adversarial
+
         default = AdversarialConfig.mixed if mixed else AdversarialConfig
         cfg = _config(config, AdversarialConfig, default)
         cfg.judge.progress = True
-        sandbox = SandboxSection().overridden(engine, url, token_file)
-        probe_judge(sandbox)  # every edit is re-judged: a dead engine is said first
         stats = adversarial(instances, problems, out, cfg, sandbox=sandbox)
     except (ValueError, FileNotFoundError, TypeError) as e:
         raise _fail(e) from e

@@ -78,10 +78,9 @@ def register(app: typer.Typer) -> None:
         token_file: TokenFileOpt = None,
     ) -> None:
         """Sample, judge in the sandbox, report pass@k + length, Ruff and error-type diagnostics."""
-        from pipeline.common.problem_splits import check_split
         from pipeline.errors import UserError, near_path, read_mapping, validate
+        from pipeline.judge.config import SandboxSection
         from pipeline.model_refs import require_model
-        from pipeline.policy_eval.config import PolicyEvalConfig
 
         if not problems.is_file():
             raise UserError(f"--problems: no such file {problems}{near_path(problems)}")
@@ -98,16 +97,22 @@ def register(app: typer.Typer) -> None:
         # Only what the file and the options set counts as set: an unset max_tokens may be
         # cut to the model's context, a chosen one never is.
         raw = read_mapping(config, what="policy evaluation config") if config else {}
+        require_model(model, "--model")
+        where = f"{config}: sandbox" if config else "evaluate-policy options"
+        sandbox = validate(raw.get("sandbox") or {}, SandboxSection, where)
+        sandbox = sandbox.overridden(engine, url, token_file)
+        if not sample_only:  # the judge is reached first: before pyarrow, torch and sampling
+            from pipeline.judge.availability import probe_judge
+
+            probe_judge(sandbox, languages=["python"])
+        from pipeline.common.problem_splits import check_split
+        from pipeline.policy_eval.config import PolicyEvalConfig
+
         merged = {**raw, **{key: v for key, v in given.items() if v is not None}}
         merged.update(model=model, split=None if split == "all" else split)
         cfg = validate(merged, PolicyEvalConfig, config or "evaluate-policy options")
-        require_model(model, "--model")
         check_split(problems, cfg.split)  # before torch loads: a mistake answers in a second
-        cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.overridden(engine, url, token_file)})
-        if not sample_only:  # the judge is reached before the model loads, not after sampling
-            from pipeline.judge.availability import probe_judge
-
-            probe_judge(cfg.sandbox, languages=["python"])
+        cfg = cfg.model_copy(update={"sandbox": sandbox})
         from pipeline.policy_eval.run import evaluate_policy
 
         report = evaluate_policy(cfg, problems, out, sample_only=sample_only)

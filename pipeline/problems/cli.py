@@ -1,10 +1,10 @@
-"""`aletheia problems ingest` and `aletheia check-references`: the same stage functions the
-flows call. `problems split` lives with its stage (pipeline/splits/cli.py); the app shell
-(aletheia/cli.py) hands it to `register` to join the `problems` group."""
+"""`aletheia problems ingest`: the same stage function the flows call. `problems split` lives
+with its stage (pipeline/splits/cli.py); the app shell (aletheia/cli.py) hands it to `register`
+to join the `problems` group. `check-references` is in reference_cli.py (light to load: it
+answers a dead judge engine before pyarrow loads)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +15,6 @@ from rich.table import Table
 
 from pipeline.common.config_options import option_for
 from pipeline.errors import fail
-from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import SourceError
 from pipeline.problems.sources import ADAPTERS
@@ -41,7 +40,7 @@ def _ingest_table(stats: dict) -> Table:
 
 def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -> None:
     """Add the `problems` group (`ingest`, then each of `group_commands` registering its own
-    subcommands into the group) and `check-references`."""
+    subcommands into the group)."""
     problems = typer.Typer(
         help="Problems with tests: ingest sources, split into contamination-free sets.",
         no_args_is_help=True,
@@ -97,32 +96,3 @@ def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -
     for add in group_commands:
         add(problems)
     app.add_typer(problems, name="problems")
-
-    @app.command("check-references")
-    def check_references_cmd(
-        problems: Annotated[
-            Path,
-            typer.Option(
-                "--problems",
-                "-p",
-                exists=True,
-                dir_okay=False,
-                help="problems Parquet (from `problems ingest`)",
-            ),
-        ],
-        out: Annotated[
-            Path, typer.Option("--out", "-o", help="folder for the verified set and the report")
-        ],
-        engine: EngineOpt = None,
-        url: UrlOpt = None,
-        token_file: TokenFileOpt = None,
-    ) -> None:
-        """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
-        from pipeline.judge.availability import probe_judge
-        from pipeline.judge.config import SandboxSection
-
-        sandbox = SandboxSection().overridden(engine, url, token_file)
-        probe_judge(sandbox)  # a dead engine: one line before the problems load
-        from pipeline.problems.reference_check import check_references
-
-        typer.echo(json.dumps(check_references(problems, out, sandbox=sandbox), indent=2))

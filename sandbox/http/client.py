@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import os
 import random
 import threading
 import time
@@ -33,8 +32,9 @@ from typing import Any, Self
 import httpx
 from pydantic import TypeAdapter
 
-from sandbox.engines import EngineProbe, EngineUnavailable
-from sandbox.http.wire import PROTOCOL, encode_batch
+from sandbox.engines import EngineUnavailable
+from sandbox.http.versions import NoAnswer, gather, token_of, urls_of
+from sandbox.http.wire import encode_batch
 from sandbox.models import JudgeRequest, JudgeResult
 from sandbox.pool import Progress, SandboxError, request_timeout
 
@@ -96,8 +96,8 @@ class HttpEngine:
         selftest: bool = True,
         cache_path: Any = None,
     ):
-        self.servers = [_Server(u) for u in _urls(url)]
-        self.token = _token(token)
+        self.servers = [_Server(u) for u in urls_of(url)]
+        self.token = token_of(token)
         self.batch_size = max(1, batch_size)
         self.use_cache = cache
         self.max_attempts = max(1, max_attempts)
@@ -336,99 +336,22 @@ class HttpEngine:
         return min(current * 2, 5.0)
 
 
-NO_TOKEN = (
-    "the http engine needs the servers' token: --token-file FILE (its first line), or "
-    "$ALETHEIA_SANDBOX_TOKEN"
-)
-
-
-def _urls(url: str | list[str] | tuple[str, ...]) -> list[str]:
-    urls = [url] if isinstance(url, str) else list(url)
-    if not urls:
-        raise EngineUnavailable("the http engine needs at least one server url (--url)")
-    return urls
-
-
-def _token(token: str | None) -> str:
-    token = token if token is not None else os.environ.get("ALETHEIA_SANDBOX_TOKEN", "")
-    if not token:
-        raise EngineUnavailable(NO_TOKEN)
-    return token
-
-
-def _version(http: httpx.Client, server: _Server, timeout_s: float = 30) -> dict:
-    """The server's /v1/version; EngineUnavailable for what no retry fixes (a refused token,
-    another protocol), SandboxError for a server that does not answer or fails."""
-    try:
-        resp = http.get(server.url + "/v1/version", timeout=timeout_s)
-    except httpx.HTTPError as exc:
-        raise SandboxError(f"{server.url}: {_why(exc)}") from exc
-    if resp.status_code == 401:
-        raise EngineUnavailable(f"{server.url}: the token was refused")
-    if resp.status_code != 200:
-        raise SandboxError(f"{server.url}: /v1/version answered {resp.status_code}")
-    try:
-        info = resp.json()
-    except ValueError as exc:
-        raise EngineUnavailable(
-            f"{server.url}: not a sandbox server (/v1/version is not JSON)"
-        ) from exc
-    if not isinstance(info, dict) or info.get("protocol") != PROTOCOL:
-        got = info.get("protocol") if isinstance(info, dict) else None
-        raise EngineUnavailable(f"{server.url}: protocol {got}, not {PROTOCOL}: update one side")
-    return info
-
-
 def _versions(http: httpx.Client, servers: list[_Server], timeout_s: float = 30) -> dict[str, dict]:
-    """url -> /v1/version of every server that answers. Servers that do not are set aside for a
-    few seconds; none answering is EngineUnavailable (the engine cannot run: a permanent error,
-    never retried by the flows), as are a refused token and servers of different engines."""
-    infos, errors = {}, []
-    for server in servers:
+    """url -> /v1/version of every server that answers (sandbox.http.versions.gather); the
+    others are set aside for a few seconds."""
+
+    def fetch(url: str) -> tuple[int, bytes]:
         try:
-            infos[server.url] = _version(http, server, timeout_s)
-        except SandboxError as exc:
-            errors.append(str(exc))
+            resp = http.get(url + "/v1/version", timeout=timeout_s)
+        except httpx.HTTPError as exc:
+            raise NoAnswer(f"{url}: {_why(exc)}") from exc
+        return resp.status_code, resp.content
+
+    infos, _ = gather([s.url for s in servers], fetch)
+    for server in servers:
+        if server.url not in infos:
             server.down_until = time.monotonic() + 5
-    if not infos:
-        raise EngineUnavailable(
-            f"no sandbox server answers: {'; '.join(errors)} (is `python -m sandbox serve` "
-            "running there?)"
-        )
-    stamps = {i["stamp"] for i in infos.values()}
-    if len(stamps) > 1:
-        raise EngineUnavailable(
-            "the sandbox servers run different engines (their verdicts would mix): "
-            + "; ".join(f"{u}: {i['stamp']}" for u, i in infos.items())
-        )
     return infos
-
-
-def probe(
-    url: str | list[str] | tuple[str, ...],
-    token: str | None = None,
-    *,
-    connect_timeout_s: float = 3.0,
-    **_engine_options: Any,
-) -> EngineProbe:
-    """`probe_engine("http", ...)`: every server's /v1/version with the token, in a few seconds.
-    Servers that do not answer while another does are notes; the languages refused are those
-    the servers refuse."""
-    servers = [_Server(u) for u in _urls(url)]
-    with httpx.Client(
-        headers={"Authorization": f"Bearer {_token(token)}"},
-        timeout=httpx.Timeout(5.0, connect=connect_timeout_s),
-    ) as http:
-        infos = _versions(http, servers, timeout_s=5.0)
-    notes = [
-        f"{s.url} does not answer; judging goes to the others"
-        for s in servers
-        if s.url not in infos
-    ]
-    unavailable: dict[str, str] = {}
-    for info in infos.values():
-        unavailable.update(info.get("unavailable") or {})
-    return EngineProbe("http", unavailable, notes)
 
 
 def _why(exc: httpx.HTTPError) -> str:

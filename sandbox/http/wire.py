@@ -23,9 +23,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from sandbox.http.versions import PROTOCOL
 from sandbox.models import JudgeRequest, TestCase
 
-PROTOCOL = 1
+__all__ = ["PROTOCOL", "BadBatch", "TestSets", "decode_batch", "encode_batch"]
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 

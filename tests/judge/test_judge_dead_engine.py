@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("torch", "transformers", "trl", "datasets", "prefect")
+# What a dead engine must not wait for: the models' libraries, Prefect, the data libraries
+# (2-3 s of imports on a busy machine) and the engines' clients (a probe needs the stdlib only).
+HEAVY = ("torch", "transformers", "trl", "datasets", "prefect", "pyarrow", "polars", "numpy",
+         "httpx", "docker")  # fmt: skip
 RUNNER = """
 import sys
 from aletheia.cli import main
