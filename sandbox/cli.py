@@ -326,6 +326,9 @@ def serve(
     ),
     max_batch: int = typer.Option(512, help="requests per batch"),
     max_body_mb: int = typer.Option(256, help="bytes per batch, in MB"),
+    body_timeout_s: float = typer.Option(
+        60, min=0.1, help="longest pause while a batch arrives; a stalled body is answered 408"
+    ),
     drain_timeout_s: float = typer.Option(
         600, help="on SIGTERM: how long admitted batches may finish"
     ),
@@ -346,7 +349,12 @@ def serve(
         _fail("the server needs a token: set ALETHEIA_SANDBOX_TOKEN or give --token-file")
     # Opened before listening: a server that cannot judge says why at once, in one line.
     opened = _open(engine, pool_size, cache, cache_path, selftest=True)
-    limits = ServeLimits(max_body_mb=max_body_mb, max_batch=max_batch, max_queue=max_queue)
+    limits = ServeLimits(
+        max_body_mb=max_body_mb,
+        max_batch=max_batch,
+        max_queue=max_queue,
+        body_idle_s=body_timeout_s,
+    )
     typer.echo(f"serving the {engine} engine on {host}:{port}", err=True)
     run_server(
         lambda: opened,

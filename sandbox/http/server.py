@@ -8,7 +8,9 @@ Endpoints (FastAPI on uvicorn; the batch format is in wire.py):
   POST /v1/judge    a batch of requests -> their results, in order
 
 Limits, each answered rather than absorbed: a bearer token on everything but health (401);
-a body size cap (413, checked on Content-Length and while reading); at most `max_batch`
+a body size cap (413, checked on Content-Length and while reading); a body that stops arriving
+(no bytes for `body_idle_s`) is answered 408 and its connection closed, and a client that hangs up
+mid-body costs one warning line, never a traceback; at most `max_batch`
 requests per batch (413); a bounded queue: at most `max_queue` requests admitted and not yet
 answered, beyond which a batch is answered 429 "busy" with Retry-After instead of waiting in
 memory (a batch is always admitted when nothing is pending, so any batch within the limits
@@ -37,6 +39,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import TypeAdapter
+from starlette.requests import ClientDisconnect
 
 from sandbox.http.wire import PROTOCOL, BadBatch, TestSets, decode_batch
 from sandbox.models import MAX_MEMORY_LIMIT_MB, JudgeResult
@@ -52,6 +55,7 @@ class ServeLimits:
     max_queue: int | None = None  # requests admitted and not yet answered; None: 32 x slots
     test_sets_mb: int = 512  # test sets kept so clients need not resend them
     retry_after_s: int = 1
+    body_idle_s: float = 60.0  # longest pause while a body arrives (a stalled client: 408)
 
 
 class _State:
@@ -77,6 +81,35 @@ class _AsciiJSON(JSONResponse):
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return _AsciiJSON({"error": message, **extra}, status_code=status)
+
+
+class _BodyRefused(Exception):
+    """The body cannot be read whole: the answer to send instead of a verdict."""
+
+    def __init__(self, answer: JSONResponse):
+        self.answer = answer
+
+
+async def _read_body(request: Request, cap: int, idle_s: float) -> bytes:
+    """The whole body, at most `cap` bytes, with at most `idle_s` between two reads."""
+    body = bytearray()
+    chunks = request.stream().__aiter__()
+    while True:
+        try:
+            with anyio.fail_after(idle_s):
+                chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            return bytes(body)
+        except TimeoutError:
+            answer = _error(408, f"no byte of the batch for {idle_s:g} s: send it whole")
+            answer.headers["Connection"] = "close"  # the rest of the body is never read
+            raise _BodyRefused(answer) from None
+        except ClientDisconnect:
+            log.warning("a batch's connection closed after %d bytes, before its end", len(body))
+            raise _BodyRefused(_error(400, "the connection closed mid-body")) from None
+        body += chunk
+        if len(body) > cap:
+            raise _BodyRefused(_error(413, f"the batch is over the limit of {cap} bytes"))
 
 
 def create_app(
@@ -133,6 +166,7 @@ def create_app(
                     "max_batch": limits.max_batch,
                     "max_queue": s.capacity,
                     "max_memory_limit_mb": MAX_MEMORY_LIMIT_MB,
+                    "body_idle_s": limits.body_idle_s,
                 },
             }
         )
@@ -148,15 +182,12 @@ def create_app(
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > cap:
             return _error(413, f"the batch is {int(declared)} bytes; the limit is {cap}")
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > cap:
-                return _error(413, f"the batch is over the limit of {cap} bytes")
         try:
-            reqs, use_cache, missing = await anyio.to_thread.run_sync(
-                decode_batch, bytes(body), s.sets
-            )
+            body = await _read_body(request, cap, limits.body_idle_s)
+        except _BodyRefused as refused:
+            return refused.answer
+        try:
+            reqs, use_cache, missing = await anyio.to_thread.run_sync(decode_batch, body, s.sets)
         except BadBatch as exc:
             return _error(400, str(exc))
         if missing:

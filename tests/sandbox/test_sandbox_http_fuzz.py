@@ -1,13 +1,15 @@
 """POST /v1/judge against bad bodies, on a real `python -m sandbox serve` on 127.0.0.1: deep
 nesting, huge numbers, a wrong type at every level of a valid batch, truncated bodies, invalid
-UTF-8 and bodies sent slowly. Every bad body gets a 4xx with one line (never a 5xx, never a
-hang), and the server judges a good batch afterwards. The mutations are drawn from a fixed
-seed, so a failure replays."""
+UTF-8, bodies sent slowly, bodies that stop arriving or whose client hangs up, broken HTTP
+framing. Every bad body gets a 4xx with one line (never a 5xx, never a hang, never a traceback
+in the server's log), and the server judges a good batch afterwards. The mutations are drawn
+from a fixed seed, so a failure replays."""
 
 from __future__ import annotations
 
 import json
 import random
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +24,7 @@ from sandbox.http.wire import encode_batch
 
 pytestmark = pytest.mark.process
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+BODY_IDLE_S = 3  # the server's --body-timeout-s: a body with no byte for this long is a 408
 GOOD = JudgeRequest(
     language="python",
     source="a, b = map(int, input().split())\nprint(a + b)\n",
@@ -50,9 +53,12 @@ ODD_VALUES: list[Any] = [
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
-    s = Server(pool_size=1, cache=True)  # cached verdicts: mutants that stay valid cost nothing
+    # cached verdicts: mutants that stay valid cost nothing
+    s = Server("--body-timeout-s", str(BODY_IDLE_S), pool_size=1, cache=True)
     yield s
+    log = s.log.read_text()
     s.stop()
+    assert "Traceback" not in log and "Exception in ASGI" not in log, log[-3000:]
 
 
 def _good_body() -> dict[str, Any]:
@@ -178,3 +184,72 @@ def test_a_planted_test_set_is_not_kept(server: Server) -> None:
     assert _post(server, json.dumps(planted).encode()).status_code == 200
     resp = _post(server, encode_batch([other], set()))
     assert resp.status_code == 409 and resp.json()["missing_tests"] == [ref]
+
+
+def _raw(server: Server, head: bytes, body: bytes, *, hang_up: bool = False) -> bytes:
+    """Send a request byte for byte on a socket (what httpx never sends: a body shorter than
+    its Content-Length, broken chunks); the status line answered, or b"" after hanging up."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=BODY_IDLE_S + 30) as c:
+        c.sendall(
+            b"POST /v1/judge HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            + TOKEN.encode()
+            + b"\r\nContent-Type: application/json\r\n"
+            + head
+            + b"\r\n"
+            + body
+        )
+        if hang_up:
+            return b""
+        answer = b""
+        while b"\r\n" not in answer:
+            got = c.recv(4096)
+            if not got:
+                break
+            answer += got
+        return answer.split(b"\r\n")[0]
+
+
+def test_a_body_that_stops_arriving_is_answered_408(server: Server) -> None:
+    """Headers promise 1,000 bytes (or chunks), 14 come, the client waits: after the idle limit
+    the server answers 408 and closes; meanwhile it answers others."""
+    good = encode_batch([GOOD], {GOOD.tests_ref})
+    stalled = {
+        "content-length": (b"Content-Length: %d\r\n" % len(good), good[:14]),
+        "chunked": (b"Transfer-Encoding: chunked\r\n", b"e\r\n" + good[:14] + b"\r\n"),
+    }
+    for what, (head, part) in stalled.items():
+        out: dict[str, bytes] = {}
+        started = time.monotonic()
+        waiter = threading.Thread(
+            target=lambda h=head, p=part, o=out: o.update(s=_raw(server, h, p))
+        )
+        waiter.start()
+        time.sleep(0.5)
+        _assert_judges(server)  # the stalled body holds no one up
+        waiter.join(timeout=BODY_IDLE_S + 60)
+        took = time.monotonic() - started
+        assert out["s"].startswith(b"HTTP/1.1 408"), (what, out)
+        assert BODY_IDLE_S - 0.5 <= took < BODY_IDLE_S + 30, (what, took)
+    _assert_judges(server)
+
+
+def test_hang_ups_and_broken_framing_leave_the_server_answering(server: Server) -> None:
+    """A client that closes mid-body gets no answer and costs the server one warning line
+    (the module's check: no traceback in its log); a Content-Length that is not a number and
+    a chunk size that is not hex are 400s before the app sees them."""
+    good = encode_batch([GOOD], {GOOD.tests_ref})
+    for cut in (0, 1, len(good) // 2, len(good) - 1):
+        _raw(server, b"Content-Length: %d\r\n" % len(good), good[:cut], hang_up=True)
+    _raw(server, b"Transfer-Encoding: chunked\r\n", b"5\r\n[[[[[", hang_up=True)
+    time.sleep(0.5)  # the server notices the closed sockets
+    for head, body in (
+        (b"Content-Length: abc\r\n", b"{}"),
+        (b"Content-Length: -5\r\n", b"{}"),
+        (b"Transfer-Encoding: chunked\r\n", b"zz\r\n[]\r\n0\r\n\r\n"),
+    ):
+        status = _raw(server, head, body)
+        assert status.startswith(b"HTTP/1.1 400"), (head, body, status)
+    _assert_judges(server)
+    assert server.health()["ok"] is True
+    log = server.log.read_text()
+    assert log.count("before its end") >= 4 and "Traceback" not in log, log[-3000:]
