@@ -369,3 +369,40 @@ def test_a_missing_model_folder_is_not_sent_to_hf_download(tmp_path: Path) -> No
     sample["sources"][0]["model"] = "acme/nope-model"
     [line] = _fatal(_demo(tmp_path, sample=sample))
     assert "hf download acme/nope-model" in line, line
+
+
+def test_a_process_engine_without_bwrap_is_one_fatal_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """engine: process on a host without bubblewrap (ALETHEIA_BWRAP at a missing file): the
+    preflight says so in one line instead of the judge shard failing after sampling."""
+    monkeypatch.setenv("ALETHEIA_BWRAP", str(tmp_path / "no-bwrap"))
+    report = preflight(load_run_config(_demo(tmp_path, sandbox={"engine": "process"})))
+    [line] = [f"[{f.check}] {f.message}" for f in report.findings if f.fatal]
+    assert line.startswith("[judge] sandbox engine process: ") and "bubblewrap" in line, line
+    assert "\n" not in line
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="hides the JVM with a bwrap mount: needs root")
+def test_dry_run_names_a_sampled_language_the_engine_refuses(tmp_path: Path) -> None:
+    """A host without Java (the JVM hidden by a tmpfs, as on a machine that never installed
+    it) while the demo samples Java: the process engine would answer every Java candidate SE,
+    so the dry run fails in one line naming the language."""
+    from sandbox.process.hostroot import find_bwrap
+
+    if not Path("/usr/lib/jvm").is_dir():
+        pytest.skip("no JVM on this host to hide")
+    config = _demo(tmp_path, sandbox={"engine": "process"})
+    no_java = [str(find_bwrap()), "--dev-bind", "/", "/", "--tmpfs", "/usr/lib/jvm", "--"]
+    dry = subprocess.run(
+        [*no_java, sys.executable, "-m", "aletheia", "build-train", "--dry-run", "-c", str(config)],
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert dry.returncode == 1, dry.stdout + dry.stderr
+    [line] = _problem_lines(dry.stdout)
+    assert line.startswith("problem: [judge] sandbox engine process refuses java"), line
