@@ -137,14 +137,15 @@ def _open(
     if engine == "http":
         if not url:
             _fail("--engine http needs --url (a `python -m sandbox serve` address)")
-        from sandbox.http.server import token_from
+        # The standard library only: a missing token is one line before httpx loads.
+        from sandbox.http.versions import read_token, token_of
 
         options["url"] = list(url)
-        if token_file is not None:
-            options["token"] = token_from(str(token_file))
     else:
         options.update(pool_size=pool_size, cache_path=cache_path, selftest=selftest)
     try:
+        if engine == "http":
+            options["token"] = token_of(read_token(str(token_file) if token_file else None))
         return open_engine(engine, **options)
     except errors as exc:
         _fail(str(exc), code=3)
@@ -339,16 +340,23 @@ def serve(
 
     Every call but /v1/health needs the bearer token. Stops on SIGTERM / Ctrl-C after the
     admitted batches are answered."""
-    from sandbox.http.server import ServeLimits, token_from
-    from sandbox.http.server import serve as run_server
+    from sandbox.engines import EngineUnavailable
+    from sandbox.http.versions import read_token
 
     if engine not in ("docker", "process"):
         _fail("--engine for serve must be docker or process")
-    token = token_from(str(token_file) if token_file else None)
+    try:
+        token = read_token(str(token_file) if token_file else None)
+    except EngineUnavailable as exc:
+        _fail(str(exc))
+        raise  # unreachable
     if not token:
         _fail("the server needs a token: set ALETHEIA_SANDBOX_TOKEN or give --token-file")
     # Opened before listening: a server that cannot judge says why at once, in one line.
     opened = _open(engine, pool_size, cache, cache_path, selftest=True)
+    from sandbox.http.server import ServeLimits
+    from sandbox.http.server import serve as run_server
+
     limits = ServeLimits(
         max_body_mb=max_body_mb,
         max_batch=max_batch,

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import os
 import signal
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -267,12 +266,3 @@ class _DrainingServer(uvicorn.Server):
             s.draining = True
             log.warning("%s: draining, %d request(s) pending", signal.Signals(sig).name, s.pending)
         super().handle_exit(sig, frame)
-
-
-def token_from(token_file: str | None) -> str:
-    """The token: a file's first line, else ALETHEIA_SANDBOX_TOKEN (never a command-line
-    argument: others on the machine can read those)."""
-    if token_file:
-        with open(token_file) as f:
-            return f.readline().strip()
-    return os.environ.get("ALETHEIA_SANDBOX_TOKEN", "").strip()

@@ -43,6 +43,23 @@ def token_of(token: str | None) -> str:
     return token
 
 
+def read_token(token_file: str | None) -> str:
+    """The token: a file's first line, else $ALETHEIA_SANDBOX_TOKEN (never a command-line
+    argument: others on the machine can read those). A file that cannot be read, or whose first
+    line is empty, is EngineUnavailable (one line); no file and no variable is ""."""
+    if not token_file:
+        return os.environ.get(TOKEN_ENV, "").strip()
+    try:
+        with open(token_file, encoding="utf-8") as f:
+            token = f.readline().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        raise EngineUnavailable(f"sandbox token file {token_file}: {why}") from exc
+    if not token:
+        raise EngineUnavailable(f"sandbox token file {token_file}: its first line is empty")
+    return token
+
+
 def read_version(url: str, status: int, body: bytes) -> dict[str, Any]:
     """A server's answer to /v1/version, checked: its info, or why not."""
     if status == 401:

@@ -262,16 +262,40 @@ def test_cli_run_names_the_option_and_the_closest_value(tmp_path):
         assert (r.returncode, r.stderr.strip(), r.stdout) == (2, expected, ""), args
 
 
+# `python -m sandbox` in a fresh interpreter that then says which libraries it loaded.
+_RUN_SANDBOX = """
+import runpy, sys
+sys.argv = ["sandbox", *sys.argv[1:]]
+try:
+    runpy.run_module("sandbox", run_name="__main__")
+except SystemExit as e:
+    print("RC", e.code)
+print("LOADED", sorted(m for m in ("httpx", "fastapi", "uvicorn", "docker") if m in sys.modules))
+"""
+
+
 def test_cli_http_without_a_token_names_token_file(tmp_path):
+    """No token: one line naming --token-file and the variable; a token file that is missing
+    or empty: one line naming it. All before httpx or the server's FastAPI load (the token
+    was read from sandbox.http.server, which imports FastAPI and uvicorn: 1-4 s)."""
     src, tests = tmp_path / "a.py", tmp_path / "t.jsonl"
     src.write_text("print(1)\n")
     tests.write_text('{"input": "", "output": "1"}\n')
+    (tmp_path / "empty").write_text("\n")
     env = {k: v for k, v in os.environ.items() if k != "ALETHEIA_SANDBOX_TOKEN"}
-    run = subprocess.run(
-        [sys.executable, "-m", "sandbox", "run", "--language", "python", "--source", str(src),
-         "--tests", str(tests), "--engine", "http", "--url", "http://127.0.0.1:9"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert run.returncode == 3 and run.stdout == ""
-    [line] = run.stderr.strip().splitlines()
-    assert "--token-file" in line and "ALETHEIA_SANDBOX_TOKEN" in line, line
+    base = ["run", "--language", "python", "--source", str(src), "--tests", str(tests),
+            "--engine", "http", "--url", "http://127.0.0.1:9"]  # fmt: skip
+    cases = {
+        (): ["--token-file", "ALETHEIA_SANDBOX_TOKEN"],
+        ("--token-file", str(tmp_path / "none")): ["sandbox token file", "No such file"],
+        ("--token-file", str(tmp_path / "empty")): ["sandbox token file", "first line is empty"],
+    }
+    for extra, words in cases.items():
+        run = subprocess.run(
+            [sys.executable, "-c", _RUN_SANDBOX, *base, *extra],
+            cwd=REPO, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        assert run.stdout.splitlines() == ["RC 3", "LOADED []"], (extra, run.stdout, run.stderr)
+        [line] = run.stderr.strip().splitlines()
+        assert line.startswith("error: ") and all(w in line for w in words), (extra, line)
