@@ -287,6 +287,8 @@ class RunConfig(Section):
                 section.seed = self.seed
         if "build_id" not in self.assemble.model_fields_set:
             self.assemble.build_id = self.build_id
+        if self.splits.heldout_rule == "not_in_train":  # Aletheia's rule, applied at assembly
+            self.assemble.eval_problems = "not_in_train"
         for section in (self.assemble, self.dpo):
             for name in ("prompt_template", "system_template"):
                 value = getattr(self, name)
