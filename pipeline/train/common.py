@@ -25,9 +25,10 @@ def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
         "gradient_checkpointing": o.gradient_checkpointing,
         "logging_steps": o.logging_steps,
         "save_strategy": "steps",
-        "save_steps": o.save_steps,
+        "save_steps": cfg.optim_value("save_steps"),  # below 1: a fraction of the run's steps
         "save_total_limit": o.save_total_limit,
-        "seed": o.seed,
+        "seed": o.seed,  # also the data order's (transformers: data_seed None = seed)
+        "dataloader_drop_last": o.dataloader_drop_last,
         "use_cpu": o.use_cpu,
         "report_to": [],
     }

@@ -109,6 +109,8 @@ def dpo_args(cfg: TrainConfig) -> dict[str, Any]:
         "beta": d.beta,
         "max_length": d.max_length,
         "loss_type": d.loss_type,
+        "precompute_ref_log_probs": d.precompute_ref_log_probs,
+        "precompute_ref_batch_size": d.precompute_ref_batch_size,
         "sync_ref_model": d.sync_ref_model,
         "ref_model_sync_steps": d.ref_model_sync_steps,
         "ref_model_mixup_alpha": d.ref_model_mixup_alpha,
