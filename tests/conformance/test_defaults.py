@@ -118,6 +118,25 @@ def test_df2_df3_short_last_batch_and_saves_in_a_real_run(
     assert found == checkpoints
 
 
+def test_df2_rows_that_fill_no_batch_are_an_error_not_a_silent_no_op(
+    tmp_path: Path, tiny_model_dir: Path, rows_dir: Path
+) -> None:
+    from pipeline.errors import UserError
+    from pipeline.train.verifier import build_sft
+
+    def cfg(drop_last: bool) -> TrainConfig:
+        return TrainConfig.model_validate(
+            {"method": "sft", "model": str(tiny_model_dir), "output_dir": tmp_path / "run",
+             "data": {"dir": rows_dir, "config": "dpo", "limit": 3}, "sft": {"max_length": 1024},
+             "optim": CPU | {"per_device_train_batch_size": 4, "dataloader_drop_last": drop_last}}
+        )  # fmt: skip
+
+    # 3 rows, batches of 4: drop_last leaves the only (short) batch out -> 0 steps
+    with pytest.raises(UserError, match=r"3 training rows fill no batch of 4 .*dataloader_drop_last"):
+        build_sft(cfg(True), [])
+    assert len(build_sft(cfg(False), []).get_train_dataloader()) == 1
+
+
 # --------------------------------------------------------------------------- DF4
 
 
