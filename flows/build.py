@@ -148,7 +148,9 @@ def prepare(cfg: RunConfig) -> dict[str, Any]:
             TINY_MODEL, TinyModelCall(seed=cfg.tiny_model.seed), {}, cfg.tiny_model.dir, s
         )
         prints += weights_line("tiny-model", front["tiny_model"]["stats"].get("weights_sha256"))
-    splits_in = ref(splits, split_tables(Path(splits["outputs"]["assignments"]).parent))
+    aletheia_heldout = cfg.assemble.eval_problems == "not_in_train"  # reads Train-Questions
+    splits_dir = Path(splits["outputs"]["assignments"]).parent
+    splits_in = ref(splits, split_tables(splits_dir, train_questions=aletheia_heldout))
     front["instances"] = run_task(
         ASSEMBLE,
         cfg.assemble,
@@ -296,7 +298,9 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     prints += evals["fingerprints"]
     tables = {
         "train": inst["train"],
-        "train_questions": front["splits"]["outputs"]["train_questions"],
+        # heldout_rule not_in_train: assembly's copy, less the evaluation pool
+        "train_questions": inst.get("train_questions")
+        or front["splits"]["outputs"]["train_questions"],
         "dpo": dpo_["outputs"]["dpo"],
         "mixed": mixed["outputs"]["mixed"],
         "mixed_dpo": mixed_dpo["outputs"]["dpo"],

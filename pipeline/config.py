@@ -276,6 +276,10 @@ class RunConfig(Section):
     def _propagate(self) -> RunConfig:
         """Fill the run-wide seed and build id into sections that did not set their own."""
         self._stamp_policy_revisions()
+        if "answer_format" not in self.dpo.model_fields_set:
+            # the DPO rows' prompt and gold splice follow the published answer form; set
+            # before the build id, which then follows it too (the rows differ)
+            self.dpo.answer_format = self.publish.answer_format
         if self.build_id is None:
             self.build_id = "b_" + sha256_text(canonical_json(data_projection(self)))[:12]
         for section in (self.splits, self.sample, self.assemble, self.mixed, self.adv, self.dpo):
@@ -283,6 +287,8 @@ class RunConfig(Section):
                 section.seed = self.seed
         if "build_id" not in self.assemble.model_fields_set:
             self.assemble.build_id = self.build_id
+        if self.splits.heldout_rule == "not_in_train":  # Aletheia's rule, applied at assembly
+            self.assemble.eval_problems = "not_in_train"
         for section in (self.assemble, self.dpo):
             for name in ("prompt_template", "system_template"):
                 value = getattr(self, name)

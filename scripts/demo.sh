@@ -178,7 +178,7 @@ print(f"load it:  .venv/bin/python -c \"import datasets; print(datasets.load_dat
 
 if cfg.eval_dir is not None:  # the run config's `evaluate:` section, run after publish
     import json
-    from pipeline.evaluate.report import headline
+    from pipeline.evaluate.report import answer_rule_line, headline
 
     report = json.loads((cfg.eval_dir / "report.json").read_text())
     print(
@@ -186,6 +186,7 @@ if cfg.eval_dir is not None:  # the run config's `evaluate:` section, run after 
         "(in brackets: a random verifier's expected value)"
     )
     print(headline(report))
+    print(answer_rule_line(report))
     print(f"report:                       {cfg.eval_dir.resolve() / 'report.md'}")
 EOF
 echo "Prefect UI:                   http://127.0.0.1:${PORT}  (flow runs, artifacts)"

@@ -6,7 +6,9 @@ instructions are in our own words:
 - the problem between `[QUESTION]` and `[/QUESTION]`;
 - each candidate between `[CANDIDATE_X]` and `[/CANDIDATE_X]` (X = A..E), its code in a
   fenced block tagged with the candidate's language; candidates separated by a blank line;
-- the valid options listed as `A, B, C`; the answer asked for as `\\boxed{X}`.
+- the valid options listed as `A, B, C`; the answer asked for as `\\boxed{X}`, or as
+  `\\boxed{[[X]]}` with `answer_format="bracketed"` (Aletheia's cerebrm-era prompts,
+  `src/cerebrm_prompts.py`; a user template says what it says).
 
 Two styles, as Aletheia's two model families:
 
@@ -36,7 +38,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pipeline.common.answers import valid_options
+from pipeline.common.answers import AnswerFormat, answer_box, valid_options
 
 PromptStyle = Literal["think", "instruct"]
 PROMPT_STYLES: tuple[str, ...] = ("think", "instruct")
@@ -61,7 +63,7 @@ fully correct; every other one fails at least one test.
 {candidates}
 
 Pick the correct candidate. The valid options are: {valid_options}. Give your final choice \
-as \\boxed{{X}}, where X is one of those options, and write nothing after the box. Any other \
+as {answer_form}, where X is one of those options, and write nothing after the box. Any other \
 answer format counts as invalid."""
 
 # Our wording of the Instruct system turn (analysis first, then the boxed letter).
@@ -70,7 +72,7 @@ You judge solutions to programming problems. You will see a problem and several 
 programs that try to solve it. Judge them only on functional correctness. Exactly one \
 candidate is fully correct. The valid options are: {valid_options}. Answer in this format:
 Analysis: <your reasoning, step by step>
-Final Answer: \\boxed{{X}}
+Final Answer: {answer_form}
 where X is the option you choose."""
 
 INSTRUCT_USER_TEMPLATE = """\
@@ -160,12 +162,15 @@ class PromptSpec:
     style: PromptStyle = "think"
     template: str | None = None  # user-turn template file; our wording when None
     system_template: str | None = None  # instruct system-turn template file
+    answer_format: AnswerFormat = "letter"  # our wording asks for \\boxed{X} or \\boxed{[[X]]}
 
     def __post_init__(self) -> None:
         if self.style not in PROMPT_STYLES:
             raise ValueError(f"style: {self.style!r} is not one of {PROMPT_STYLES}")
         if self.system_template and self.style != "instruct":
             raise ValueError("system_template: only the 'instruct' style has a system turn")
+        if self.answer_format not in ("letter", "bracketed"):
+            raise ValueError(f"answer_format: {self.answer_format!r} is not letter or bracketed")
 
 
 def build_messages(
@@ -179,20 +184,22 @@ def build_messages(
     blocks = format_candidates(candidates, languages)
     options = ", ".join(valid_options(len(candidates)))
     slots = {"question": query, "candidates": blocks, "valid_options": options}
+    # Our wording names the answer form; a user template cannot (it says what it says).
+    form = {"answer_form": answer_box("X", spec.answer_format)}
     if spec.style == "think":
-        user = load_template(spec.template) if spec.template else THINK_TEMPLATE
+        user = load_template(spec.template) if spec.template else None
+        text = user.format(**slots) if user else THINK_TEMPLATE.format(**slots, **form)
         return [
-            {"role": "user", "content": user.format(**slots).strip()},
+            {"role": "user", "content": text.strip()},
             {"role": "assistant", "content": THINK_PREFILL},
         ]
-    system = (
-        load_template(spec.system_template, "system")
-        if spec.system_template
-        else INSTRUCT_SYSTEM_TEMPLATE
-    )
+    if spec.system_template:
+        system = load_template(spec.system_template, "system").format(valid_options=options)
+    else:
+        system = INSTRUCT_SYSTEM_TEMPLATE.format(valid_options=options, **form)
     user = load_template(spec.template) if spec.template else INSTRUCT_USER_TEMPLATE
     return [
-        {"role": "system", "content": system.format(valid_options=options)},  # verbatim
+        {"role": "system", "content": system},  # verbatim
         {"role": "user", "content": user.format(**slots).strip()},
     ]
 

@@ -76,6 +76,20 @@ class EvalConfig(BaseModel):
     system_template: str | None = Field(
         None, description="Instruct system-turn template file; None = our wording."
     )
+    answer_rule: Literal["after_think", "first_box"] = Field(
+        "after_think",
+        description="How an answer is read: after_think, the first box after the last "
+        "</think> (the training reward's rule, `src/rewards.py`: a box inside the thinking "
+        "is no answer); first_box, the first box of the whole completion with `[[X]]` "
+        "unwrapped as `src/evaluate.py` does (Aletheia's evaluation scripts, "
+        "`evaluate_ckpt.py`). The report says which rule it used.",
+    )
+    answer_format: Literal["letter", "bracketed"] = Field(
+        "letter",
+        description="The answer form our prompt asks for: `\\boxed{X}`, or `\\boxed{[[X]]}` "
+        "(Aletheia's cerebrm-era prompts; constrained decoding then writes that form). Both "
+        "forms are read either way.",
+    )
     pairwise: bool = Field(
         True,
         description="Round-robin pair prompts for lists of 3+ (Aletheia's ranking metrics: "

@@ -4,7 +4,7 @@ What each instance contributed to the split's numbers, so a metric can be traced
 rows behind it (docs/training.md lists the columns):
 
 - listwise (Aletheia's accuracy): the raw answers of the K responses (each box's content,
-  null where a response has none), the majority answer (`statistics.mode` over them) and
+  `[[X]]` unwrapped, null where a response has none; read by the report's answer rule), the majority answer (`statistics.mode` over them) and
   whether top-1, maj@K and best-of-K (null at K = 1) are right;
 - ranking (lists of 3+ with round-robin answers): the win counts, Kendall tau-b with its
   status (`defined`; `undefined`, which Aletheia scores -1; `no_valid_verdict`, left out of
@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline.common.answers import answer_part, first_box, gold_letter, parse_answer
+from pipeline.common.answers import AnswerRule, gold_letter, pair_answer, raw_answer
 from pipeline.common.parquet import write_parquet
 from pipeline.evaluate.protocol import (
     best_of_k_correct,
@@ -66,12 +66,12 @@ INSTANCE_RESULT_SCHEMA = pa.schema(
 )
 
 
-def _listwise(gold: str, texts: list[str]) -> dict[str, Any]:
+def _listwise(gold: str, texts: list[str], rule: AnswerRule) -> dict[str, Any]:
     if not texts:
         return dict.fromkeys(
             ("answers", "majority_answer", "top1_correct", "majority_correct", "best_of_k_correct")
         ) | {"k": 0}
-    answers = [first_box(answer_part(t)) for t in texts]
+    answers = [raw_answer(t, rule) for t in texts]
     majority = majority_pick(answers)
     return {
         "k": len(answers),
@@ -83,7 +83,9 @@ def _listwise(gold: str, texts: list[str]) -> dict[str, Any]:
     }
 
 
-def _ranking(pass_rates: list[float], pairs: dict[tuple[int, int], str]) -> dict[str, Any]:
+def _ranking(
+    pass_rates: list[float], pairs: dict[tuple[int, int], str], rule: AnswerRule
+) -> dict[str, Any]:
     empty = dict.fromkeys(
         (
             "wins",
@@ -102,7 +104,9 @@ def _ranking(pass_rates: list[float], pairs: dict[tuple[int, int], str]) -> dict
             "pair_verdicts_invalid": 0,
             "kendall_tau_b_status": "not_ranked",
         }
-    verdicts = [verdict_from_pick(i, j, parse_answer(t, 2)) for (i, j), t in sorted(pairs.items())]
+    verdicts = [
+        verdict_from_pick(i, j, pair_answer(t, rule)) for (i, j), t in sorted(pairs.items())
+    ]
     base = {
         "pair_verdicts": len(verdicts),
         "pair_verdicts_invalid": sum(v.winner is None for v in verdicts),
@@ -133,9 +137,13 @@ def _ranking(pass_rates: list[float], pairs: dict[tuple[int, int], str]) -> dict
 
 
 def instance_rows(
-    split: str, instances: list[dict[str, Any]], grouped: dict[int, InstanceResponses]
+    split: str,
+    instances: list[dict[str, Any]],
+    grouped: dict[int, InstanceResponses],
+    rule: AnswerRule = "after_think",
 ) -> list[dict[str, Any]]:
-    """One result row per instance of `split` that has responses, in row order."""
+    """One result row per instance of `split` that has responses, in row order, its
+    answers read by `rule`."""
     out = []
     for row in sorted(grouped):
         inst, got = instances[row], grouped[row]
@@ -150,8 +158,8 @@ def instance_rows(
                 "gold": gold,
                 "pass_rates": pass_rates,
             }
-            | _listwise(gold, got.listwise)
-            | _ranking(pass_rates, got.pairs)
+            | _listwise(gold, got.listwise, rule)
+            | _ranking(pass_rates, got.pairs, rule)
         )
     return out
 

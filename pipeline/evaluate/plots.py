@@ -1,5 +1,6 @@
 """Self-consistency curves as PNGs beside the report: one per split, maj@k and best-of-k
-against k (log2 axis), with the random verifier's expected curve dashed.
+against every k from 1 to K (a linear axis of whole numbers), with the random verifier's
+expected curve dashed.
 
 PNG bytes depend only on the numbers (no timestamp, no software tag), as the card's plots.
 """
@@ -14,6 +15,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display on evaluation machines
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 _PNG_META = {"Software": None}
 
@@ -44,10 +46,8 @@ def plot_sc_curve(
         ax.plot(ks, vs, marker="o", color=color, label=label)
         rks, rvs = _series(random, key)
         ax.plot(rks, rvs, linestyle="--", color=color, alpha=0.6, label=f"{label}, random")
-    ks = [p["k"] for p in curve]
-    if ks:
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(ks, [str(k) for k in ks])
+    if curve:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(0.0, 1.02)
     ax.set_xlabel("k (responses per instance)")
     ax.set_ylabel("accuracy")

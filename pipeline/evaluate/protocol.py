@@ -10,8 +10,8 @@ Accuracy (Aletheia `src/evaluate.py`, `src/evaluate_ckpt.py`), on the listwise p
   goes to the answer met first. Correct when the winning content is the gold letter;
 - best-of-K: some response picks the gold letter; undefined (null) at K = 1, where
   Aletheia reports none;
-- self-consistency curves: maj@k and best-of-k over the first k responses, for
-  k = 1, 2, 4, ... and K.
+- self-consistency curves: maj@k and best-of-k over the first k responses, for every
+  k = 1, 2, ..., K.
 
 Ranking (Aletheia `src/ranking_consistency.py`, `src/kendall_tau.py`), on lists of 3+
 candidates only: every pair (i < j) of a list is asked as its own 2-candidate prompt
@@ -110,12 +110,8 @@ def best_of_k_accuracy(golds: Sequence[str], answers: Sequence[Sequence[Box]]) -
 
 
 def curve_ks(k: int) -> list[int]:
-    """The k of a self-consistency curve: 1, 2, 4, ... below K, then K."""
-    ks, step = [], 1
-    while step < k:
-        ks.append(step)
-        step *= 2
-    return [*ks, k]
+    """The k of a self-consistency curve: every k from 1 to K (the paper's curves, K = 8)."""
+    return list(range(1, k + 1))
 
 
 def self_consistency_curve(

@@ -2,7 +2,9 @@
 
 Aletheia's protocol comes first (the numbers comparable with the paper); our vote-share
 metrics follow in their own, labelled section; then the self-consistency curves (maj@k and
-best-of-k for k = 1, 2, 4, ..., K; a PNG per split beside the report, `sc_curve_<split>.png`). Under each split's row come its baselines
+best-of-k for every k = 1, 2, ..., K; a PNG per split beside the report,
+`sc_curve_<split>.png`). The report names the rule its answers were read by
+(`answer_rule`). Under each split's row come its baselines
 (baselines.py): a random verifier's expected scores, `always A`, and the best fixed letter.
 A split whose answers are mostly invalid gets a warning line at the top of the report and of
 each section, and every ranking metric sits beside the number of lists, pair answers or
@@ -57,6 +59,31 @@ CONSTRAINED_NOTE = (
     "learnt the task (the demo's tiny random verifier) scores near the random verifier's "
     "expected values shown under each split."
 )
+
+
+# What each answer rule (EvalConfig.answer_rule, pipeline/common/answers.py) reads.
+ANSWER_RULE_TEXT = {
+    "after_think": (
+        "the first \\boxed{} after the last </think>, `X` or `[[X]]` exactly (Aletheia's "
+        "training reward, src/rewards.py: a box inside the thinking is no answer)"
+    ),
+    "first_box": (
+        "the first \\boxed{} anywhere in the completion, `[[..]]` unwrapped (Aletheia's "
+        "evaluation scripts, src/evaluate_ckpt.py and src/evaluate.py)"
+    ),
+}
+
+
+def answer_rule_record(rule: str) -> dict[str, str]:
+    """The report's record of how its answers were read."""
+    return {"rule": rule, "reads": ANSWER_RULE_TEXT[rule]}
+
+
+def answer_rule_line(report: dict[str, Any]) -> str:
+    """One line naming the report's answer rule (`after_think` for reports written before
+    the rule was recorded: the only rule there was)."""
+    rule = (report.get("answer_rule") or {}).get("rule", "after_think")
+    return f"Answers read by the `{rule}` rule: {ANSWER_RULE_TEXT[rule]}."
 
 
 def _fmt(v: Any) -> str:
@@ -174,6 +201,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         ]
         if cfg.get("constrain_answer"):
             lines += [CONSTRAINED_NOTE, ""]
+    lines += [answer_rule_line(report), ""]
     lines += _warnings(splits)
     lines += [f"> **Note**: {w}" for w in report.get("warnings", [])]
     lines += [""] if report.get("warnings") else []

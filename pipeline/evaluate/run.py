@@ -16,7 +16,7 @@ from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.per_instance import instance_rows, write_instance_table
-from pipeline.evaluate.report import write_report
+from pipeline.evaluate.report import answer_rule_record, write_report
 from pipeline.evaluate.responses import (
     ResponseRow,
     ResponsesError,
@@ -79,6 +79,7 @@ def evaluate(
         "responses": str(responses) if responses is not None else None,
         "data_dir": str(data_dir),
         "config": cfg.model_dump(),
+        "answer_rule": answer_rule_record(cfg.answer_rule),
         "splits": {},
         "warnings": warnings,
     }
@@ -88,9 +89,9 @@ def evaluate(
         if split not in grouped:
             continue
         report["splits"][split], judged[split] = score_split(
-            instances[split], grouped[split], cfg.invalid_flag_above
+            instances[split], grouped[split], cfg.invalid_flag_above, cfg.answer_rule
         )
-        per_instance += instance_rows(split, instances[split], grouped[split])
+        per_instance += instance_rows(split, instances[split], grouped[split], cfg.answer_rule)
     if "adv" in judged and "heldout" in judged:
         report["flip"] = flip_rates(judged["adv"], judged["heldout"])
     report["flags"] = [

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.answers import valid_options
+from pipeline.common.answers import answer_choices
 from pipeline.common.progress import track
 from pipeline.common.verifier_prompt import PromptSpec, build_messages
 from pipeline.evaluate.checkpoint import GenerationLog
@@ -27,7 +27,10 @@ log = logging.getLogger(__name__)
 
 def prompt_spec(cfg: EvalConfig) -> PromptSpec:
     return PromptSpec(
-        style=cfg.style, template=cfg.prompt_template, system_template=cfg.system_template
+        style=cfg.style,
+        template=cfg.prompt_template,
+        system_template=cfg.system_template,
+        answer_format=cfg.answer_format,
     )
 
 
@@ -58,7 +61,9 @@ def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[G
                     # One seed per prompt, from the run's: prompts sharing a seed would draw
                     # the same random numbers, correlating samples across instances.
                     seed=derive_seed(cfg.seed, split, r["instance_id"], tag),
-                    answer_choices=list(valid_options(len(c))) if cfg.constrain_answer else None,
+                    answer_choices=(
+                        answer_choices(len(c), cfg.answer_format) if cfg.constrain_answer else None
+                    ),
                 )
             )
     return requests

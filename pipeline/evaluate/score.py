@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pipeline.common.answers import answer_part, first_box, gold_letter, parse_answer
+from pipeline.common.answers import AnswerRule, gold_letter, pair_answer, parse_answer, raw_answer
 from pipeline.evaluate.baselines import (
     fixed_letter_answers,
     letters_in,
@@ -29,9 +29,12 @@ from pipeline.evaluate.responses import InstanceResponses
 
 
 def judged_rows(
-    instances: list[dict[str, Any]], grouped: dict[int, InstanceResponses]
+    instances: list[dict[str, Any]],
+    grouped: dict[int, InstanceResponses],
+    rule: AnswerRule = "after_think",
 ) -> list[Judged]:
-    """The listwise picks per instance (rows with listwise responses, in row order)."""
+    """The listwise picks per instance (rows with listwise responses, in row order), each
+    answer read by `rule` (pipeline/common/answers.py)."""
     out = []
     for row in sorted(grouped):
         texts = grouped[row].listwise
@@ -43,8 +46,8 @@ def judged_rows(
                 prompt_id=inst["prompt_id"],
                 gold=gold_letter(inst["chosen_answer"]),
                 pass_rates=tuple(inst["pass_rates"]),
-                picks=tuple(parse_answer(t, inst["num_candidates"]) for t in texts),
-                boxes=tuple(first_box(answer_part(t)) for t in texts),
+                picks=tuple(parse_answer(t, inst["num_candidates"], rule=rule) for t in texts),
+                boxes=tuple(raw_answer(t, rule) for t in texts),
                 adversarial=tuple(inst["adversarial"]),
                 problem_id=inst["problem_id"],
                 instance_id=inst.get("instance_id") or "",
@@ -55,16 +58,20 @@ def judged_rows(
 
 
 def ranked_lists(
-    instances: list[dict[str, Any]], grouped: dict[int, InstanceResponses]
+    instances: list[dict[str, Any]],
+    grouped: dict[int, InstanceResponses],
+    rule: AnswerRule = "after_think",
 ) -> list[RankedList]:
-    """Round-robin verdicts of each list that has any (each pair prompt has 2 candidates)."""
+    """Round-robin verdicts of each list that has any (each pair prompt has 2 candidates;
+    its answer stripped and upper-cased, as Aletheia's `ranking_consistency.py`)."""
     out = []
     for row in sorted(grouped):
         pairs = grouped[row].pairs
         if not pairs:
             continue
         verdicts = tuple(
-            verdict_from_pick(i, j, parse_answer(text, 2)) for (i, j), text in sorted(pairs.items())
+            verdict_from_pick(i, j, pair_answer(text, rule))
+            for (i, j), text in sorted(pairs.items())
         )
         out.append(RankedList(tuple(instances[row]["pass_rates"]), verdicts))
     return out
@@ -138,10 +145,11 @@ def score_split(
     instances: list[dict[str, Any]],
     grouped: dict[int, InstanceResponses],
     invalid_flag_above: float = 0.5,
+    rule: AnswerRule = "after_think",
 ) -> tuple[dict[str, Any], list[Judged]]:
     """{"aletheia", "vote_share", "baselines", "flags"} for one split, and its judged rows."""
-    judged = judged_rows(instances, grouped)
-    lists = ranked_lists(instances, grouped)
+    judged = judged_rows(instances, grouped, rule)
+    lists = ranked_lists(instances, grouped, rule)
     aletheia = aletheia_metrics(judged, lists)
     return {
         "aletheia": aletheia,

@@ -222,9 +222,10 @@ def _with_problem_split(
     df = _drop_counted(df, outside, "problem_not_in_train_or_heldout", counts)
     # Pools no configured split draws from (e.g. strong candidates on Train problems) are
     # not normalised (or tokenised) for nothing.
-    wanted = pl.concat_str("tier", "problem_split", separator="/").is_in(
-        sorted({f"{s.tier}/{s.problems}" for s in config.splits})
-    )
+    pools = {f"{s.tier}/{s.problems}" for s in config.splits}
+    if config.eval_problems == "not_in_train":  # eval splits may draw on any problem
+        pools |= {f"{s.tier}/train" for s in config.splits if s.problems == "heldout"}
+    wanted = pl.concat_str("tier", "problem_split", separator="/").is_in(sorted(pools))
     return _drop_counted(df, ~wanted, "pool_not_used_by_any_split", counts)
 
 
@@ -659,11 +660,62 @@ def assemble_frames(
     stats["token_caps"] = {"tokenizer": config.tokenizer, "applied": counter is not None}
     if why is not None:
         stats["token_caps"]["reason"] = why
-    for spec in config.splits:
-        inst, split_stats = build_split(pool.candidates, problems, spec, config, counter)
-        tables[spec.name] = to_instance_table(inst, config.build_id)
+    built: dict[str, tuple[dict[str, pa.Table], dict[str, Any]]] = {}
+    # Aletheia's rule (eval_problems: not_in_train) needs Train before the evaluation splits
+    train_side = [s for s in config.splits if s.problems == "train"]
+    eval_pool = pool.candidates
+    for spec in [*train_side, *(s for s in config.splits if s.problems != "train")]:
+        aletheia_rule = config.eval_problems == "not_in_train"
+        if spec.problems == "heldout" and aletheia_rule and "eval_problems" not in stats:
+            train_tables = [built[s.name][0][s.name] for s in train_side]
+            eval_pool, stats["eval_problems"] = _not_in_train_pool(
+                pool.candidates, assignments, train_tables
+            )
+        candidates = eval_pool if spec.problems == "heldout" else pool.candidates
+        inst, split_stats = build_split(candidates, problems, spec, config, counter)
+        out = {spec.name: to_instance_table(inst, config.build_id)}
         if spec.has_test_split:  # published as the split's `test`; the table above is `full`
             test, split_stats["test"] = take_test_split(inst, spec, config)
-            tables[test_table_name(spec.name)] = to_instance_table(test, config.build_id)
-        stats["splits"][spec.name] = split_stats
+            out[test_table_name(spec.name)] = to_instance_table(test, config.build_id)
+        built[spec.name] = (out, split_stats)
+    for spec in config.splits:  # the configured order
+        tables |= built[spec.name][0]
+        stats["splits"][spec.name] = built[spec.name][1]
     return tables, pool.quarantine, json.loads(json.dumps(stats))
+
+
+def problems_not_in_train(assignments: pl.DataFrame, train_tables: list[pa.Table]) -> set[str]:
+    """Aletheia's evaluation pool (`splits.heldout_rule: not_in_train`): every assigned
+    problem whose near-duplicate cluster holds no problem with a row in `train_tables`, so
+    neither a Train problem nor a near-duplicate of one is in it."""
+    if "cluster_id" not in assignments.columns:
+        raise AssemblyInputError(
+            "split assignments: eval_problems not_in_train needs their cluster_id column "
+            "(the split stage's assignments.parquet), to keep Train's near-duplicates out"
+        )
+    pairs = assignments.select("problem_id", "cluster_id").unique()
+    cluster_of = dict(
+        zip(pairs["problem_id"].to_list(), pairs["cluster_id"].to_list(), strict=True)
+    )
+    in_train = {pid for t in train_tables for pid in t.column("problem_id").to_pylist()}
+    train_clusters = {cluster_of[p] for p in in_train if p in cluster_of}
+    return {p for p, c in cluster_of.items() if c not in train_clusters}
+
+
+def _not_in_train_pool(
+    candidates: pl.DataFrame, assignments: pl.DataFrame, train_tables: list[pa.Table]
+) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """The candidates of the problems not in Train (`problems_not_in_train`), as `heldout`
+    problems, and what the rule kept and left out."""
+    keep = problems_not_in_train(assignments, train_tables)
+    pool = candidates.filter(pl.col("problem_id").is_in(sorted(keep))).with_columns(
+        problem_split=pl.lit("heldout")
+    )
+    offered = set(candidates.get_column("problem_id").to_list())
+    train = {pid for t in train_tables for pid in t.column("problem_id").to_pylist()}
+    return pool, {
+        "rule": "not_in_train",
+        "train_problems": len(train),
+        "eval_problems_offered": len(offered & keep),
+        "left_out_as_train_or_near_duplicate": len(offered - keep),
+    }

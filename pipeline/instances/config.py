@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from schemas.instance import ANSWER_LETTERS
 
@@ -313,6 +320,21 @@ class AssembleConfig(StageConfig):
         default_factory=default_splits,
         description="The output splits; default: Aletheia's Train, Heldout, Strong and Hard.",
     )
+    eval_problems: Literal["heldout", "not_in_train"] = Field(
+        "heldout",
+        description="The problems of the `problems: heldout` splits: those the split stage "
+        "assigned to heldout, or (Aletheia's rule, `splits.heldout_rule: not_in_train`, "
+        "which a run config passes on) every problem whose near-duplicate cluster has no "
+        "row in a `problems: train` split, decided after those are built.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # Left out at its default, so configs written before the field keep their keys.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("eval_problems") == "heldout":
+            data.pop("eval_problems", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> AssembleConfig:

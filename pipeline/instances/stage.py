@@ -17,7 +17,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.common.config import RunnerSection
-from pipeline.common.parquet import write_parquet
+from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.instances.adversarial.config import AdversarialConfig
@@ -26,6 +26,7 @@ from pipeline.instances.assemble import (
     PROBLEM_COLUMNS,
     AssemblyInputError,
     assemble_frames,
+    problems_not_in_train,
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
 from pipeline.instances.config import AssembleConfig, test_table_name
@@ -34,6 +35,7 @@ from pipeline.instances.prompt_checks import check_assemble
 from pipeline.instances.stats_file import STATS_FILE, write_stats
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
+from schemas.problem import TRAIN_QUESTIONS_SCHEMA
 
 if TYPE_CHECKING:
     from pipeline.judge.config import SandboxSection
@@ -41,16 +43,20 @@ if TYPE_CHECKING:
 
 ASSEMBLE_VERSION = "3"  # 2: Aletheia selection, token caps; 3: listwise eval sets + test splits
 ASSIGNMENTS_FILE = "assignments.parquet"
+TRAIN_QUESTIONS_FILE = "train_questions.parquet"
 QUARANTINE_FILE = "quarantine.parquet"
 
 
 # ---------------------------------------------------------------------- assemble
-def split_tables(splits_dir: Path) -> list[Path]:
+def split_tables(splits_dir: Path, *, train_questions: bool = False) -> list[Path]:
     """The split tables assembly reads from a splits folder: the assignments, or (a folder
-    without them) the train and held-out problem tables, whose rows take their file's split."""
+    without them) the train and held-out problem tables, whose rows take their file's split.
+    `train_questions`: Train-Questions too (`eval_problems: not_in_train`, whose assembly
+    keeps in it only the problems on Train's side)."""
     splits_dir = Path(splits_dir)
     if (splits_dir / ASSIGNMENTS_FILE).exists():
-        return [splits_dir / ASSIGNMENTS_FILE]
+        extra = [splits_dir / TRAIN_QUESTIONS_FILE] if train_questions else []
+        return [splits_dir / ASSIGNMENTS_FILE, *extra]
     tables = [splits_dir / f"{split}.parquet" for split in ("train", "heldout")]
     for p in tables:
         if not p.exists():
@@ -62,8 +68,10 @@ def _assignments(tables: list[Path]) -> pl.DataFrame:
     """Problem -> split, from the assignments table or from train/heldout.parquet."""
     parts = []
     for p in tables:
-        if p.name == ASSIGNMENTS_FILE:
-            parts.append(pl.read_parquet(p, columns=["problem_id", "split"]))
+        if p.name == TRAIN_QUESTIONS_FILE:
+            continue
+        if p.name == ASSIGNMENTS_FILE:  # with its clusters (eval_problems: not_in_train)
+            parts.append(pl.read_parquet(p, columns=["problem_id", "cluster_id", "split"]))
         else:
             frame = pl.read_parquet(p, columns=["problem_id"])
             parts.append(frame.with_columns(split=pl.lit(p.stem)))
@@ -77,6 +85,8 @@ def assemble_outputs(config: AssembleConfig, out: Path) -> dict[str, Path]:
     for s in config.splits:
         if s.has_test_split:
             files[test_table_name(s.name)] = out / f"{test_table_name(s.name)}.parquet"
+    if config.eval_problems == "not_in_train":  # Train-Questions less the eval pool
+        files["train_questions"] = out / TRAIN_QUESTIONS_FILE
     return {**files, "quarantine": out / QUARANTINE_FILE, "stats": out / STATS_FILE}
 
 
@@ -92,9 +102,8 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
         problems_df = pl.read_parquet(problems, columns=PROBLEM_COLUMNS)
     except pl.exceptions.ColumnNotFoundError as e:
         raise AssemblyInputError(f"{judged.name} / {problems.name}: {e}") from e
-    tables, quarantine, stats = assemble_frames(
-        judged_df, problems_df, _assignments(split_files), config
-    )
+    assignments = _assignments(split_files)
+    tables, quarantine, stats = assemble_frames(judged_df, problems_df, assignments, config)
 
     for name, table in tables.items():
         require(instance_violations(table), f"assemble {name}")
@@ -108,6 +117,10 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
 
     for name, table in tables.items():
         write_parquet(table, ctx.out / f"{name}.parquet", INSTANCE_SCHEMA)
+    if config.eval_problems == "not_in_train":
+        stats["train_questions"] = _train_side_questions(
+            split_files, assignments, [tables[n] for n in train_names], ctx.out
+        )
     write_parquet(
         pa.Table.from_pylist(quarantine, schema=QUARANTINE_SCHEMA),
         ctx.out / QUARANTINE_FILE,
@@ -116,6 +129,25 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
     stats["outputs"] = {name: f"{name}.parquet" for name in tables}
     write_stats(ctx.out, stats)
     return stats
+
+
+def _train_side_questions(
+    split_files: list[Path], assignments: pl.DataFrame, train: list[pa.Table], out: Path
+) -> dict[str, int]:
+    """Train-Questions (the split stage's) less every problem of the evaluation pool, so
+    it stays on Train's side of the wall (`eval_problems: not_in_train`)."""
+    given = [p for p in split_files if p.name == TRAIN_QUESTIONS_FILE]
+    if not given:
+        raise AssemblyInputError(
+            "eval_problems not_in_train: give the splits folder's train_questions.parquet "
+            "(split_tables(..., train_questions=True)), to keep the eval pool out of it"
+        )
+    questions = read_parquet(given[0], TRAIN_QUESTIONS_SCHEMA)
+    pool = problems_not_in_train(assignments, train)
+    keep = [pid not in pool for pid in questions.column("problem_id").to_pylist()]
+    kept = questions.filter(pa.array(keep, pa.bool_()))
+    write_parquet(kept, out / TRAIN_QUESTIONS_FILE, TRAIN_QUESTIONS_SCHEMA)
+    return {"rows": kept.num_rows, "left_out_in_eval_pool": questions.num_rows - kept.num_rows}
 
 
 def _plan_line(config: AssembleConfig, runner: RunnerSection) -> str:
@@ -141,7 +173,9 @@ def assemble(
     inputs = {
         "judged": Path(judged),
         "problems": Path(problems),
-        "splits": split_tables(Path(splits_dir)),
+        "splits": split_tables(
+            Path(splits_dir), train_questions=config.eval_problems == "not_in_train"
+        ),
     }
     return run_stage(ASSEMBLE, config, inputs, Path(out_dir)).stats
 

@@ -4,9 +4,11 @@ Aletheia's datasets write `chosen_answer` as `[[A]]`..`[[E]]` (`src/cerebrm_data
 answer list); users who feed our rows to Aletheia's own scripts can ask for that form with
 `publish.answer_format: bracketed`. It rewrites `chosen_answer` in every instance and DPO
 config and `rejected_answer` in the DPO configs (`invalid` stays `invalid`). The response
-texts are not touched: their boxes keep the bare letter the prompt asks for. Every reader of
-our rows (publish checks, card, plots, training, evaluation, DPO) takes both forms through
-`pipeline.common.answers.gold_letter`.
+texts are not rewritten here: the run config hands the same form to the DPO stage
+(`dpo.answer_format`), whose prompt then asks for `\\boxed{[[X]]}` and whose gold splice
+writes it, as Aletheia's cerebrm-era DPO rows did. Every reader of our rows (publish checks,
+card, plots, training, evaluation, DPO) takes both forms through
+`pipeline.common.answers.gold_letter`, and every reader of a response both box forms.
 """
 
 from __future__ import annotations

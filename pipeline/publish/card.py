@@ -23,6 +23,7 @@ from pipeline.common.hub_folder import split_glob
 from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
 from pipeline.publish.card_example import example_yaml
+from pipeline.publish.card_positions import position_mix_md
 from pipeline.publish.checks import CheckResult
 from pipeline.publish.layout import BuildManifest
 from schemas.dataset_configs import CONFIG_BY_NAME, CONFIGS
@@ -395,6 +396,8 @@ The first row of each config, as YAML; long texts and lists are cut where marked
 ## Counts
 
 {counts_table(facts)}
+
+{position_mix_md(facts)}
 
 {dpo_routes_md(tables)}
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 if TYPE_CHECKING:  # the MinHash code (datasketch, scipy) loads only when deduplicating
     from pipeline.splits.dedup import DedupParams
@@ -50,12 +50,29 @@ class NearDupConfig(BaseModel):
         )
 
 
+# Where the evaluation splits' problems come from: `clusters`, a seeded share of the
+# near-duplicate clusters drawn before sampling (ours, the default); `not_in_train`,
+# Aletheia's rule (`src/listwise_eval_sets.py` filters out Train's prompt_ids): every
+# problem whose cluster has no row in Train, decided at assembly.
+HeldoutRule = Literal["clusters", "not_in_train"]
+
+
 class SplitConfig(NearDupConfig):
     seed: int = Field(
         0, description="Seed of the heldout draw; a run config gives its own seed unless set."
     )
     heldout_fraction: float = Field(
         0.1, ge=0.0, le=1.0, description="Share of the eligible clusters that go to heldout."
+    )
+    heldout_rule: HeldoutRule = Field(
+        "clusters",
+        description="Which problems the evaluation splits draw from. clusters: a "
+        "`heldout_fraction` of the near-duplicate clusters, drawn before sampling (the "
+        "default). not_in_train: Aletheia's rule, every problem not in Train: this stage "
+        "sends every cluster to train, and assembly builds the evaluation splits from the "
+        "clusters none of whose problems has a Train row (so a near-duplicate of a Train "
+        "problem never reaches them; invariant 2). Excludes `heldout_fraction` and "
+        "`eval_after`.",
     )
     text_field: Literal["prompt_statement", "statement"] = Field(
         "prompt_statement",
@@ -84,3 +101,32 @@ class SplitConfig(NearDupConfig):
         description="The column a Train-Questions row's query comes from (the statement when "
         "it is empty).",
     )
+
+    @model_validator(mode="after")
+    def _rule_fits(self) -> SplitConfig:
+        if self.heldout_rule == "not_in_train":
+            if "heldout_fraction" in self.model_fields_set:
+                raise ValueError(
+                    "heldout_fraction: heldout_rule not_in_train draws no share of clusters "
+                    "(the evaluation splits take every problem not in Train); leave it out"
+                )
+            if self.eval_after is not None:
+                raise ValueError(
+                    "eval_after: the date cut chooses heldout clusters by date; heldout_rule "
+                    "not_in_train takes every problem not in Train; use one of them"
+                )
+        return self
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # Left out at its default, so configs written before the field keep their stage
+        # keys and build ids.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("heldout_rule") == "clusters":
+            data.pop("heldout_rule", None)
+        return data
+
+    @property
+    def drawn_heldout_fraction(self) -> float:
+        """The share of clusters this stage sends to heldout (none under not_in_train)."""
+        return 0.0 if self.heldout_rule == "not_in_train" else self.heldout_fraction

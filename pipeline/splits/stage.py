@@ -208,7 +208,7 @@ def _assign(rows: _Rows, config: SplitConfig) -> dict[str, int]:
             cid,
             [rows.cols["contest_date"][i] for i in idx],
             config.seed,
-            config.heldout_fraction,
+            config.drawn_heldout_fraction,
             config.eval_after,
         )
         for i in idx:
@@ -382,10 +382,12 @@ def _run(ctx: ShardContext[SplitCall]) -> Stats:
 
 def _plan_line(call: SplitCall, runner: RunnerSection) -> str:
     s = call.splits
-    return (
-        f"train / heldout (heldout fraction {s.heldout_fraction}), near-duplicates (Jaccard "
-        f">= {s.threshold}) kept on one side"
+    held = (
+        "heldout: every problem not in Train, chosen at assembly"
+        if s.heldout_rule == "not_in_train"
+        else f"heldout fraction {s.heldout_fraction}"
     )
+    return f"train / heldout ({held}), near-duplicates (Jaccard >= {s.threshold}) kept on one side"
 
 
 SPLITS: Stage[SplitCall] = Stage(

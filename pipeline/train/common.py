@@ -25,9 +25,10 @@ def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
         "gradient_checkpointing": o.gradient_checkpointing,
         "logging_steps": o.logging_steps,
         "save_strategy": "steps",
-        "save_steps": o.save_steps,
+        "save_steps": cfg.optim_value("save_steps"),  # below 1: a fraction of the run's steps
         "save_total_limit": o.save_total_limit,
-        "seed": o.seed,
+        "seed": o.seed,  # also the data order's (transformers: data_seed None = seed)
+        "dataloader_drop_last": o.dataloader_drop_last,
         "use_cpu": o.use_cpu,
         "report_to": [],
     }
@@ -40,6 +41,25 @@ def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
 
 def with_overrides(args: dict[str, Any], cfg: TrainConfig) -> dict[str, Any]:
     return {**args, **cfg.trainer_overrides}
+
+
+def check_fills_a_batch(trainer: Any, cfg: TrainConfig) -> None:
+    """With `dataloader_drop_last` (Aletheia's) a short last batch is left out, so fewer rows
+    than one batch across the processes would train nothing: an error, not a silent no-op.
+    GRPO batches count completions and its sampler has its own rule (TRL checks it)."""
+    args = trainer.args
+    if not args.dataloader_drop_last or hasattr(args, "num_generations"):
+        return
+    rows, batch = len(trainer.train_dataset), args.per_device_train_batch_size * args.world_size
+    if rows < batch:
+        from pipeline.errors import UserError
+
+        raise UserError(
+            f"{cfg.name}: {rows} training rows fill no batch of {batch} "
+            f"(optim.per_device_train_batch_size x {args.world_size} processes) and "
+            "optim.dataloader_drop_last leaves a short batch out; lower the batch size or set "
+            "optim.dataloader_drop_last: false"
+        )
 
 
 def peft_config(lora: LoraSettings | None) -> Any:

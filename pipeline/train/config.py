@@ -64,18 +64,23 @@ class LoraSettings(_Section):
 
 # Per-method optimiser defaults where a field is left out (None): Aletheia's method configs
 # (src/configs/method/grpo.yaml, thinkdpo.yaml, sft.yaml, raft.yaml); rlvr keeps the project's own.
+# save_steps below 1 is a fraction of the run's steps (transformers' rule): Aletheia saves every
+# 10 % of a GRPO run and every 25 % of a DPO / SFT / RAFT one.
 METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
-    "grpo": {"learning_rate": 1e-6, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01},
-    "dpo": {"learning_rate": 5e-7, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01},
+    "grpo": {"learning_rate": 1e-6, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01,
+             "save_steps": 0.1},
+    "dpo": {"learning_rate": 5e-7, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01,
+            "save_steps": 0.25},
     "sft": {
         "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
-        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
+        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01, "save_steps": 0.25,
     },
     "raft": {
         "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
-        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
+        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01, "save_steps": 0.25,
     },
-    "rlvr": {"learning_rate": 1e-6, "lr_scheduler_type": "cosine", "warmup_ratio": 0.0, "weight_decay": 0.0},
+    "rlvr": {"learning_rate": 1e-6, "lr_scheduler_type": "cosine", "warmup_ratio": 0.0, "weight_decay": 0.0,
+             "save_steps": 500},
 }  # fmt: skip
 
 
@@ -105,11 +110,22 @@ class OptimSettings(_Section):
         False, description="Recompute activations in the backward pass to save memory."
     )
     logging_steps: int = Field(1, description="Steps between logged metrics.")
-    save_steps: int = Field(500, description="Steps between checkpoints.")
+    save_steps: float | None = Field(
+        None,
+        gt=0,
+        description="Steps between checkpoints; below 1, a fraction of the run's steps. None = "
+        "the method's default (Aletheia's: 0.1 for grpo, 0.25 for dpo, sft and raft; rlvr 500).",
+    )
     save_total_limit: int | None = Field(
         2, description="Checkpoints kept (the oldest go); None = all."
     )
-    seed: int = Field(0, description="The trainer's seed.")
+    seed: int = Field(
+        42, description="The trainer's seed (and its data order's); Aletheia's method configs: 42."
+    )
+    dataloader_drop_last: bool = Field(
+        True,
+        description="Leave out the last batch when it is short (Aletheia's training scripts).",
+    )
     use_cpu: bool = Field(False, description="Train on the CPU even where a GPU is present.")
 
 
@@ -229,8 +245,11 @@ class GrpoSettings(_Section):
 
 
 class DpoSettings(_Section):
-    """Defaults: Aletheia's thinkdpo.yaml (the Instruct recipe, dpo_instruct.yaml, uses
-    max_length 8192 and no reference sync)."""
+    """Defaults: Aletheia's thinkdpo.yaml and the thinkdpo_training.py that reads its per-scale
+    `precompute_ref_batch_size`: a fixed reference (the starting model), its log-probs computed
+    once before training. The stored version of the script that re-syncs the reference
+    (`sync_ref_model`, every 100 steps) is an option. The Instruct recipe, dpo_instruct.yaml,
+    uses max_length 8192."""
 
     beta: float = Field(0.1, description="DPO's beta (strength of the reference term).")
     max_length: int | None = Field(
@@ -239,13 +258,36 @@ class DpoSettings(_Section):
     loss_type: list[str] = Field(
         default_factory=lambda: ["sigmoid"], description="TRL's DPO loss types."
     )
-    sync_ref_model: bool = Field(True, description="Re-sync the reference model to the policy.")
+    precompute_ref_log_probs: bool = Field(
+        True,
+        description="Compute the reference's log-probs once, before training (a fixed "
+        "reference, no reference model kept in memory).",
+    )
+    precompute_ref_batch_size: int | None = Field(
+        default=None,
+        ge=1,
+        description="Rows per batch of that pass; None = per_device_train_batch_size.",
+    )
+    sync_ref_model: bool = Field(
+        False,
+        description="Re-sync the reference model to the policy every ref_model_sync_steps "
+        "(needs precompute_ref_log_probs: false).",
+    )
     ref_model_sync_steps: int = Field(
         default=100, ge=1, description="Steps between reference syncs."
     )
     ref_model_mixup_alpha: float = Field(
         1.0, description="A sync's mix of the policy; 1.0 = the reference becomes a copy."
     )
+
+    @model_validator(mode="after")
+    def _one_reference(self) -> DpoSettings:
+        if self.sync_ref_model and self.precompute_ref_log_probs:
+            raise ValueError(
+                "dpo.sync_ref_model: a re-synced reference cannot use log-probs computed "
+                "before training; set dpo.precompute_ref_log_probs: false with it"
+            )
+        return self
 
 
 class SftSettings(_Section):

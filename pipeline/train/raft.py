@@ -32,7 +32,7 @@ from typing import Any
 
 from datasets import Dataset
 
-from pipeline.common.answers import parse_answer, valid_options
+from pipeline.common.answers import gold_letter, parse_answer, valid_options
 from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.common.hub_folder import read_config
 from pipeline.common.verifier_prompt import build_messages, prefill
@@ -156,7 +156,8 @@ def sample_episode(
                     "sample": s,
                     "response": text,
                     "answer": answer,
-                    "correct": answer == row["chosen_answer"],
+                    # `A` or `[[A]]` rows (publish.answer_format: bracketed)
+                    "correct": answer == gold_letter(row["chosen_answer"]),
                     "finish_reason": g.finish_reason,
                     "completion_tokens": g.completion_tokens,
                 }

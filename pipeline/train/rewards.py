@@ -4,7 +4,8 @@ response, plus TRL-shaped wrappers.
 A response is the whole assistant turn: for the Think style the `<think>\\n` prefill plus what
 the model generated (as Aletheia's TRL handed it over; TRL 1.16 no longer prepends the prefill,
 so the wrappers do, from the dataset's `prefill` column). Answers are read by the one reader,
-`pipeline.common.answers` (the first box after the last `</think>`, an exact letter).
+`pipeline.common.answers` (the first box after the last `</think>`, an exact letter as `A` or
+`[[A]]`); the gold column may hold either form too.
 
 - accuracy: 1 when the answer is the gold letter, else 0 (a box inside the thinking earns
   nothing; an invalid answer earns 0).
@@ -29,7 +30,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pipeline.common.answers import ResponseStyle, parse_answer, well_formed
+from pipeline.common.answers import (
+    ResponseStyle,
+    gold_letter,
+    is_correct,
+    parse_answer,
+    well_formed,
+)
 from schemas.instance import ANSWER_LETTERS
 
 RewardFunc = Callable[..., list[float | None]]
@@ -54,7 +61,7 @@ def completion_text(completion: str | list[dict[str, str]], prefill: str = "") -
 
 
 def accuracy_reward(text: str, gold: str, num_candidates: int) -> float:
-    return 1.0 if parse_answer(text, num_candidates) == gold else 0.0
+    return 1.0 if is_correct(text, gold, num_candidates) else 0.0
 
 
 def format_reward(
@@ -90,7 +97,7 @@ def rank_aware_reward(text: str, pass_rates: Sequence[float]) -> float:
 
 
 def rank_gap_reward(text: str, gold: str, pass_rates: Sequence[float]) -> float:
-    pick = parse_answer(text, len(pass_rates))
+    pick, gold = parse_answer(text, len(pass_rates)), gold_letter(gold)
     if pick is None:
         return INVALID_REWARD
     if pick == gold:

@@ -12,7 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.common.hub_folder import read_config
-from pipeline.train.common import base_trainer_args, peft_config, with_overrides
+from pipeline.train.common import (
+    base_trainer_args,
+    check_fills_a_batch,
+    peft_config,
+    with_overrides,
+)
 from pipeline.train.config import TrainConfig, VllmSettings
 from pipeline.train.data import preference_rows, sft_rows, verifier_prompt_rows
 from pipeline.train.rewards import make_reward_funcs
@@ -47,7 +52,7 @@ def trl_trainer(
     **extra: Any,
 ) -> Any:
     """The one shape every verifier trainer shares: TRL config from args + overrides, LoRA, data."""
-    return trainer_cls(
+    trainer = trainer_cls(
         model=cfg.model,
         args=config_cls(**with_overrides(base_trainer_args(cfg) | args, cfg)),
         train_dataset=dataset,
@@ -55,6 +60,8 @@ def trl_trainer(
         callbacks=callbacks,
         **extra,
     )
+    check_fills_a_batch(trainer, cfg)
+    return trainer
 
 
 def _rows(cfg: TrainConfig) -> Any:
@@ -109,6 +116,8 @@ def dpo_args(cfg: TrainConfig) -> dict[str, Any]:
         "beta": d.beta,
         "max_length": d.max_length,
         "loss_type": d.loss_type,
+        "precompute_ref_log_probs": d.precompute_ref_log_probs,
+        "precompute_ref_batch_size": d.precompute_ref_batch_size,
         "sync_ref_model": d.sync_ref_model,
         "ref_model_sync_steps": d.ref_model_sync_steps,
         "ref_model_mixup_alpha": d.ref_model_mixup_alpha,

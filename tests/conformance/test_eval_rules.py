@@ -123,21 +123,26 @@ def test_e15_best_of_k_is_null_at_k_1(tmp_path: Path) -> None:
 
 
 def test_e16_self_consistency_curve_in_the_report_and_a_plot_per_split(tmp_path: Path) -> None:
-    assert curve_ks(1) == [1] and curve_ks(8) == [1, 2, 4, 8] and curve_ks(6) == [1, 2, 4, 6]
+    # every k from 1 to K (the paper's curves: 1..8), not the powers of two
+    assert curve_ks(1) == [1] and curve_ks(8) == [1, 2, 3, 4, 5, 6, 7, 8]
     inst = [instance("one", "A", [1.0, 0.5, 0.0]), instance("two", "B", [0.0, 1.0])]
     grouped = {
         0: listwise("B", "C", "A", "A", "A", "B"),
         1: listwise(None, "B", None, "F", "B", "B"),
     }
     m, _ = score_split(inst, grouped)
-    # one (gold A): k=1 [B] wrong | k=2 [B,C] tie -> B wrong, best 0 | k=4 [B,C,A,A] -> A
-    #   right, best 1 | k=6 A:3 B:2 C:1 -> right, best 1
-    # two (gold B): k=1 [none] wrong | k=2 [none,B] tie -> none wrong, best 1 | k=4
-    #   none:2 B:1 F:1 -> wrong, best 1 | k=6 none:2 B:3 F:1 -> right, best 1
+    # one (gold A): k=1 [B] wrong | k=2 [B,C] tie -> B wrong, best 0 | k=3 [B,C,A] all tied
+    #   -> B wrong, best 1 | k=4 [B,C,A,A] -> A right | k=5 A:3 -> right | k=6 A:3 B:2 C:1
+    #   -> right (best 1 from k=3 on)
+    # two (gold B): k=1 [none] wrong | k=2 [none,B] tie -> none wrong, best 1 | k=3
+    #   none:2 B:1 -> wrong | k=4 none:2 B:1 F:1 -> wrong | k=5 none:2 B:2 F:1, tie to the
+    #   first met (none) -> wrong | k=6 none:2 B:3 F:1 -> right (best 1 from k=2 on)
     #   (merging none and F would give invalid:3 B:3, invalid first: wrong)
     assert m["aletheia"]["sc_curve"][1:] == [
         {"k": 2, "instances": 2, "majority_accuracy": 0.0, "best_of_k_accuracy": 0.5},
+        {"k": 3, "instances": 2, "majority_accuracy": 0.0, "best_of_k_accuracy": 1.0},
         {"k": 4, "instances": 2, "majority_accuracy": 0.5, "best_of_k_accuracy": 1.0},
+        {"k": 5, "instances": 2, "majority_accuracy": 0.5, "best_of_k_accuracy": 1.0},
         {"k": 6, "instances": 2, "majority_accuracy": 1.0, "best_of_k_accuracy": 1.0},
     ]
     first = m["aletheia"]["sc_curve"][0]
@@ -147,7 +152,7 @@ def test_e16_self_consistency_curve_in_the_report_and_a_plot_per_split(tmp_path:
     # the random verifier: maj@k = mean 1/n = (1/3 + 1/2) / 2 = 5/12 at every k;
     # best-of-2 = ((1 - (2/3)^2) + (1 - (1/2)^2)) / 2 = (5/9 + 3/4) / 2 = 47/72
     rnd = m["baselines"]["random"]["aletheia"]["sc_curve"]
-    assert [p["k"] for p in rnd] == [1, 2, 4, 6]
+    assert [p["k"] for p in rnd] == [1, 2, 3, 4, 5, 6]
     assert all(p["majority_accuracy"] == pytest.approx(5 / 12) for p in rnd)
     assert rnd[1]["best_of_k_accuracy"] == pytest.approx(47 / 72)
 
@@ -158,7 +163,7 @@ def test_e16_self_consistency_curve_in_the_report_and_a_plot_per_split(tmp_path:
     md = (tmp_path / "report.md").read_text()
     assert "## Self-consistency curves" in md and "![self-consistency curve, heldout]" in md
     assert "| 1 | 2 | 0.000 | - | 0.417 | - |" in md  # best-of-1 undefined on both sides
-    assert "| 6 | 2 | 1.000 | 1.000 |" in md
+    assert "| 3 | 2 | 0.000 | 1.000 |" in md and "| 6 | 2 | 1.000 | 1.000 |" in md
     # the same numbers give the same PNG bytes (no timestamp in the file)
     again = tmp_path / "again"
     write_report(report, again)

@@ -144,11 +144,12 @@ def test_t2_grpo_budgets_and_instruct() -> None:
 
 def test_t3_dpo_and_sft_recipes() -> None:
     d = _cfg("dpo_think.yaml")
-    assert (d.dpo.beta, d.dpo.max_length, d.dpo.sync_ref_model, d.dpo.ref_model_sync_steps) == (
+    # a fixed, precomputed reference (thinkdpo_training.py 07efb3a; row DF4)
+    assert (d.dpo.beta, d.dpo.max_length, d.dpo.sync_ref_model, d.dpo.precompute_ref_log_probs) == (
         0.1,
         20480,
+        False,
         True,
-        100,
     )
     assert (d.optim_value("learning_rate"), d.optim_value("lr_scheduler_type")) == (
         5e-7,

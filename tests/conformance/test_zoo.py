@@ -32,14 +32,14 @@ PER_SCALE = {
     ("dpo-think", "1.5b", False): (R1 + "1.5B", 2, 8, None, "zero2", 8),
     ("dpo-think", "7b", False): (R1 + "7B", 1, 16, None, "zero2", 4),
     ("dpo-think", "14b", False): (R1 + "14B", 1, 16, None, "zero2", 8),
-    # Z5 raft/dsqwen_1_5b.yaml@9d54f12, dsqwen_7b.yaml@ac65cf4, dsqwen_14b.yaml@bb11921
-    ("raft-think", "1.5b", False): (R1 + "1.5B", 1, 32, None, "zero2", 8),
+    # Z5 raft/dsqwen_{1_5b,7b,14b}.yaml@bb11921 (the last snapshot: row DF7)
+    ("raft-think", "1.5b", False): (R1 + "1.5B", 16, 1, None, "zero2", 8),
     ("raft-think", "7b", False): (R1 + "7B", 8, 2, None, "zero2", 4),
     ("raft-think", "14b", False): (R1 + "14B", 2, 8, None, "zero2", 8),
-    # Z6 raft/qwen2_5_1_5b.yaml@ac65cf4, qwen2_5_7b.yaml@ac65cf4, qwen2_5_14b.yaml@9d54f12
+    # Z6 raft/qwen2_5_{1_5b,7b,14b}.yaml@bb11921
     ("raft-instruct", "1.5b", False): (QWEN + "1.5B-Instruct", 16, 1, None, "zero2", 8),
     ("raft-instruct", "7b", False): (QWEN + "7B-Instruct", 8, 2, None, "zero2", 8),
-    ("raft-instruct", "14b", False): (QWEN + "14B-Instruct", 1, 128, None, "zero2", 4),
+    ("raft-instruct", "14b", False): (QWEN + "14B-Instruct", 2, 8, None, "zero2", 4),
     # Z7 sft/dsqwen_7b.yaml, dsqwen_14b.yaml @4d57bde (no 1.5B SFT config)
     ("sft-think", "7b", False): (R1 + "7B", 4, 8, None, "zero2", 4),
     ("sft-think", "14b", False): (R1 + "14B", 2, 16, None, "zero2", 8),
@@ -92,7 +92,7 @@ def test_grpo_vllm_colocate_settings_per_scale(key: tuple[str, str, bool], expec
     recipe, size, lora = key
     cfg = cell_config(Cell(recipe, size, "4k" if recipe == "grpo-think" else None, lora))
     assert (cfg.grpo.vllm.gpu_memory_utilization, cfg.grpo.vllm.tensor_parallel_size) == expected
-    # A LoRA run cannot re-sync its reference in TRL: Aletheia's LoRA cells lose the sync.
+    # LoRA cells: a fixed reference, as Aletheia's TRL 0.23 left it (row DF5).
     assert cfg.grpo.sync_ref_model is (not lora)
 
 

@@ -3,7 +3,8 @@
 Per instance and prompt variant:
 
 - chosen: a correct response drawn at random from every judge's samples, cut after its
-  first `</think>` and closed with `</think>\\n\\boxed{gold}` (`chosen_source: sampled`,
+  first `</think>` and closed with `</think>\\n\\boxed{gold}` (`\\boxed{[[gold]]}` with
+  `answer_format: bracketed`, as Aletheia's cerebrm-era rows) (`chosen_source: sampled`,
   or `regenerated` when it came from the regeneration round, which samples again the
   instances whose first-round responses were all wrong or all right, as Aletheia's
   `--wrong-indices-file` round); where no judge answered correctly in any round, a response
@@ -25,15 +26,18 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from pipeline.common.answers import AnswerFormat, answer_box
 from pipeline.instances.dpo.pairs import ChosenSource, Pair, sampled_source
 from pipeline.instances.dpo.responses import Response
 
 THINK_CLOSE = "</think>"
 
 
-def close_with_answer(text: str, gold: str) -> str:
-    """`text` up to its first `</think>` (all of it if none), then `</think>\\n\\boxed{gold}`."""
-    return text.split(THINK_CLOSE)[0] + THINK_CLOSE + "\n\\boxed{" + gold + "}"
+def close_with_answer(text: str, gold: str, answer_format: AnswerFormat = "letter") -> str:
+    """`text` up to its first `</think>` (all of it if none), then `</think>\\n` and the
+    gold box (`\\boxed{A}`, or `\\boxed{[[A]]}` bracketed: `thinkdpo_pairs.py` writes the
+    dataset's `chosen_answer`, which was `[[A]]` there)."""
+    return text.split(THINK_CLOSE)[0] + THINK_CLOSE + "\n" + answer_box(gold, answer_format)
 
 
 @dataclass
@@ -66,6 +70,7 @@ def pick_pair(
     strong_judge: str,
     quotas: RejectedQuotas,
     seed: int,
+    answer_format: AnswerFormat = "letter",
 ) -> tuple[Pair | None, str | None]:
     """One pair for an instance, or None and why not."""
     usable = [r for r in responses if not r.finish_reason.startswith("error")]
@@ -89,5 +94,7 @@ def pick_pair(
             break
     else:
         return None, "no_incorrect_response_from_rejected_judges"
-    text = close_with_answer(chosen.text, gold) if variant == "think" else chosen.text
+    text = (
+        close_with_answer(chosen.text, gold, answer_format) if variant == "think" else chosen.text
+    )
     return Pair(instance_id, variant, chosen, rejected, text, source), None

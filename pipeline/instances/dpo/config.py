@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from pipeline.common.answers import AnswerFormat
 from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
 from pipeline.instances.config import StageConfig
 from pipeline.sampling.config import BackendOptions, ModelSource, TransformersOptions
@@ -158,6 +159,22 @@ class DPOConfig(StageConfig):
     batch_size: int = Field(
         default=64, ge=1, description="Requests sent to a judge's backend at once."
     )
+    answer_format: AnswerFormat = Field(
+        "letter",
+        description="The answer form our prompt asks for and the gold splice writes: "
+        "`\\boxed{A}`, or Aletheia's cerebrm-era `\\boxed{[[A]]}` (bracketed; constrained "
+        "decoding then writes that form too). A run config gives `publish.answer_format` "
+        "unless this is set.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        # Left out at its default, so configs written before the field keep their stage
+        # keys and build ids.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("answer_format") == "letter":
+            data.pop("answer_format", None)
+        return data
 
     @model_validator(mode="after")
     def _consistent(self) -> DPOConfig:
@@ -188,4 +205,5 @@ class DPOConfig(StageConfig):
             style=style,
             template=self.prompt_template,
             system_template=self.system_template if style == "instruct" else None,
+            answer_format=self.answer_format,
         )

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.common.answers import parse_answer, valid_options
+from pipeline.common.answers import answer_choices, parse_answer
 from pipeline.common.progress import track
 from pipeline.common.verifier_prompt import build_messages, prefill
 from pipeline.instances.dpo.config import DPOConfig
@@ -78,7 +78,9 @@ def verifier_requests(
                 top_p=config.top_p,
                 max_tokens=config.max_tokens,
                 seed=request_seed(config.seed, row["instance_id"], variant, judge, round_),
-                answer_choices=list(valid_options(k)) if config.constrain_answer else None,
+                answer_choices=(
+                    answer_choices(k, config.answer_format) if config.constrain_answer else None
+                ),
             )
         )
     return out

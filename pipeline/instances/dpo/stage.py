@@ -560,7 +560,14 @@ def _pairs_for_variant(
         _count_responses(tally["accuracy"], gold, rs)
         if config.construction == "aletheia":
             pair, why = pick_pair(
-                row["instance_id"], variant, gold, rs, strong, quotas, config.seed
+                row["instance_id"],
+                variant,
+                gold,
+                rs,
+                strong,
+                quotas,
+                config.seed,
+                config.answer_format,
             )
             pairs = [pair] if pair is not None else []
         else:
