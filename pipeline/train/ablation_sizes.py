@@ -114,9 +114,11 @@ def to_markdown(view: dict[str, Any]) -> str:
     lines = [
         "# The ablation across sizes",
         "",
-        f"Gain of each choice = GRPO-Think minus the cell without it (mean {metric} over the "
-        "eval splits): thinking vs GRPO-Instruct, negatives vs RAFT-Think, on-policy vs "
-        "DPO-Think. Share = |gain| / sum of the three |gains| at that size.",
+        (
+            f"Gain of each choice = GRPO-Think minus the cell without it (mean {metric} over "
+            "the eval splits): thinking vs GRPO-Instruct, negatives vs RAFT-Think, on-policy vs "
+            "DPO-Think. Share = |gain| / sum of the three |gains| at that size."
+        ),
         "",
         "| " + " | ".join(head) + " |",
         "| --- |" + " ---: |" * (len(head) - 1),
