@@ -192,7 +192,7 @@ def test_batchonline_grpo_reaches_trl() -> None:
 
 
 def test_star_method_defaults_are_star_yaml() -> None:
-    # src/configs/method/star.yaml@c623c83: learning_rate 5e-5, cosine_with_min_lr, min_lr
+    # src/configs/method/star.yaml@06ce17a: learning_rate 5e-5, cosine_with_min_lr, min_lr
     # 5e-6, warmup_ratio 0.05, weight_decay 1e-2, max_length 12288, num_epochs 1;
     # star_training.py@0d7e2ca: n=1, temperature 0.6, max_tokens = max_length - 4096 (8192),
     # a hinted second try for the misses, every episode trained from model_path (the base).
@@ -211,7 +211,7 @@ def test_star_method_defaults_are_star_yaml() -> None:
 
 
 def test_restem_method_defaults_are_restem_yaml() -> None:
-    # src/configs/method/restem.yaml@c623c83: learning_rate 5e-5, constant_with_warmup,
+    # src/configs/method/restem.yaml@06ce17a: learning_rate 5e-5, constant_with_warmup,
     # warmup_ratio 0.05, weight_decay 1e-2, max_length 20480, num_generations 16,
     # max_samples_to_keep 5; restem_training.py: temperature 1.0, max_tokens = max_length - 4096.
     cfg = cell_config(Cell("restem-think", "7b", None, False))
