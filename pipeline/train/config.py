@@ -76,7 +76,7 @@ METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
         "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
     },
     "rlvr": {"learning_rate": 1e-6, "lr_scheduler_type": "cosine", "warmup_ratio": 0.0, "weight_decay": 0.0},
-    # src/configs/method/star.yaml and restem.yaml (c623c83)
+    # src/configs/method/star.yaml and restem.yaml (06ce17a)
     "star": {
         "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
         "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01,
@@ -367,7 +367,8 @@ class StarSettings(RaftSettings):
     )
     hint: str = Field(
         "Hint: The correct answer is {answer}",
-        description="The hint line added after the candidates; `{answer}` is the gold letter.",
+        description="The hint line added after the candidates; `{answer}` is the row's "
+        "`chosen_answer` as stored (`A`, or `[[A]]` in a bracketed release).",
     )
     train_from: Literal["base", "previous"] = Field(
         "base",

@@ -24,7 +24,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pipeline.common.answers import gold_letter
 from pipeline.sampling.seeds import derive_seed
 from pipeline.train import raft
 from pipeline.train.config import TrainConfig
@@ -63,7 +62,9 @@ def hinted_requests(
     """Stage 2's requests: each row's plain request, its prompt carrying the gold answer."""
     out = []
     for row, req in zip(rows, plain, strict=True):
-        hint = cfg.raft.hint.format(answer=gold_letter(row["chosen_answer"]))
+        # the answer as the row stores it (`A`, or `[[A]]` in a bracketed release), as
+        # Aletheia's hint states `chosen_answer`
+        hint = cfg.raft.hint.format(answer=row["chosen_answer"])
         out.append(
             req.model_copy(
                 update={
