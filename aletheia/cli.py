@@ -166,7 +166,8 @@ COMMANDS: dict[str, _Entry] = {
     ),
     "ablation": _Entry(
         _flows,
-        "Aletheia's ablation at one size: four recipes trained, evaluated alike, one table.",
+        "Aletheia's ablation at one size: its cells trained, evaluated alike, one table "
+        "(--across: the table across sizes).",
     ),
     "evaluate-policy": _Entry(
         _policy_eval,

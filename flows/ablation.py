@@ -56,8 +56,9 @@ def _error(state: Any) -> str:
 
 @flow(name="aletheia-ablation", log_prints=True)
 def aletheia_ablation(ablation_config: str = "configs/ablation/demo.yaml") -> dict[str, Any]:
-    """Train GRPO-Think, GRPO-Instruct, DPO-Think and RAFT at one size, evaluate every checkpoint
-    on Heldout, Strong, Hard and Adv alike, and write one comparison table and a Pareto plot."""
+    """Train the config's cells at one size (GRPO-Think at its budgets, GRPO-Instruct, DPO-Think,
+    RAFT, BatchOnline-GRPO, STaR, ReST-EM), evaluate every checkpoint on Heldout, Strong, Hard
+    and Adv alike, and write one comparison table and a Pareto plot."""
     from pipeline.train.ablation_config import AblationConfig
 
     cfg = AblationConfig.from_yaml(ablation_config)

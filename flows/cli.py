@@ -166,11 +166,29 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--plan", help="list each cell (base model, batch, state); train nothing"),
         ] = False,
+        across: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--across",
+                help="a size's ablation out_dir (or its comparison.json), repeated: write the "
+                "table across sizes (gain and share of thinking, negatives, on-policy) instead",
+            ),
+        ] = None,
+        out: Annotated[
+            Path,
+            typer.Option("--out", help="--across: where across_sizes.md / .json go"),
+        ] = Path("out/ablation"),
     ) -> None:
-        """Aletheia's ablation at one size: train GRPO-Think, GRPO-Instruct, DPO-Think, RAFT; evaluate each alike; one table + Pareto plot."""
+        """Aletheia's ablation at one size: train its cells (GRPO-Think at each budget, GRPO-Instruct, DPO-Think, RAFT, BatchOnline-GRPO, STaR, ReST-EM), evaluate each alike; one table + Pareto plot. --across: the table across sizes."""
         from pipeline.train.ablation import read_cell, train_config
         from pipeline.train.ablation_config import AblationConfig
 
+        if across:
+            from pipeline.train.ablation_sizes import write_across_sizes
+
+            view = write_across_sizes(list(across), out)
+            typer.echo(Path(view["files"]["across_sizes.md"]).read_text())
+            return
         cfg = AblationConfig.from_yaml(config)
         if plan:
             for recipe in cfg.recipes:

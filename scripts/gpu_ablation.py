@@ -20,6 +20,7 @@ report.{json,md}) and timings.json, also when a SIGTERM (e.g. `timeout`) stops t
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import shutil
 import signal
@@ -53,15 +54,24 @@ def ablation_config(a: argparse.Namespace, model: Path, data: Path) -> dict[str,
         "raft": {"num_generations": 8, "max_length": 4096, "max_completion_length": a.budget,
                  "constrain_answer": True, "backend": {"type": "transformers", "batch_size": 128}},
     }  # fmt: skip
+    # ReST-EM samples as RAFT does; STaR one response per prompt (then one hinted per miss)
+    cfg["train"]["restem"] = copy.deepcopy(cfg["train"]["raft"])
+    cfg["train"]["star"] = copy.deepcopy(cfg["train"]["raft"]) | {"num_generations": 1}
+    rows16 = {"optim": {"per_device_train_batch_size": 16}}
     cfg["recipe_train"] = {  # GRPO: 4 prompts x 8 generations per step; DPO / RAFT: 16 rows
         "dpo-think": {"optim": {"per_device_train_batch_size": 16, "max_steps": a.steps * 4}},
-        "raft-think": {"optim": {"per_device_train_batch_size": 16}},
-    }
+        "raft-think": rows16, "star-think": rows16, "restem-think": rows16,
+        # GRPO-Think's 8k and 16k cells: 2x and 4x the 4k cell's budget
+        "grpo-think@8k": {"grpo": {"max_completion_length": 2 * a.budget}},
+        "grpo-think@16k": {"grpo": {"max_completion_length": 4 * a.budget}},
+    }  # fmt: skip
+    cfg["note"] = "A random model (no weights on the GPU machine): every score is chance level."
     cfg["evaluation"] = {"k": a.k, "max_new_tokens": a.eval_tokens, "batch_size": 128,
-                         "progress": False}  # fmt: skip
+                         "progress": False, "constrain_answer": True}  # fmt: skip
     if a.cpu:  # a smoke run of this script on a machine without a GPU
         cfg["train"]["optim"] |= {"bf16": False, "use_cpu": True}
-        cfg["train"]["raft"]["backend"]["device"] = "cpu"
+        for method in ("raft", "restem", "star"):
+            cfg["train"][method]["backend"]["device"] = "cpu"
         cfg["evaluation"]["device"] = "cpu"
     return cfg
 

@@ -41,22 +41,27 @@ CELL_FILE = "cell.json"
 # -- the cells ---------------------------------------------------------------------------
 
 
-def ablation_cell(cfg: AblationConfig, recipe: str) -> Cell:
-    spec = recipe_spec(recipe)
-    return Cell(recipe, cfg.size, cfg.budget if spec.get("budgets") else None, False)
+def ablation_cell(cfg: AblationConfig, entry: str) -> Cell:
+    """The zoo cell of a `recipes` entry (`recipe` or `recipe@budget`) at the ablation's size."""
+    recipe, budget = cfg.cell(entry)
+    return Cell(recipe, cfg.size, budget, False)
 
 
-def train_config(cfg: AblationConfig, recipe: str) -> Any:
+def train_config(cfg: AblationConfig, entry: str) -> Any:
     """The cell's TrainConfig: the zoo cell at the ablation's size, then `train`, then
-    `recipe_train[recipe]`, with the ablation's data folder and output folder."""
-    if recipe not in cfg.recipes:
-        raise UserError(f"recipe {recipe!r} is not in this ablation's recipes {cfg.recipes}")
+    `recipe_train[recipe]`, then `recipe_train[entry]`, with the ablation's data folder and
+    output folder."""
+    if entry not in cfg.recipes:
+        raise UserError(f"recipe {entry!r} is not in this ablation's recipes {cfg.recipes}")
+    recipe, _ = cfg.cell(entry)
     spec = recipe_spec(recipe)
     overrides = merge(cfg.train, cfg.recipe_train.get(recipe, {}))
+    if entry != recipe:
+        overrides = merge(overrides, cfg.recipe_train.get(entry, {}))
     return cell_config(
-        ablation_cell(cfg, recipe),
+        ablation_cell(cfg, entry),
         data_dir=cfg.data_dir,
-        output_dir=cfg.cell_dir(recipe) / "train",
+        output_dir=cfg.cell_dir(entry) / "train",
         model=cfg.models.get(spec["family"]),
         overrides=overrides,
     )
@@ -123,7 +128,7 @@ def _fingerprint(obj: Any) -> str:
     return sha256_text(canonical_json(obj))[:16]
 
 
-METHOD_SECTIONS = ("grpo", "dpo", "sft", "raft", "rlvr")
+METHOD_SECTIONS = ("grpo", "dpo", "sft", "raft", "rlvr", "star", "restem")
 
 
 def train_fingerprint(tcfg: Any) -> str:

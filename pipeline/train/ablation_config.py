@@ -7,11 +7,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.errors import UserError
 
 ABLATION_RECIPES = ["grpo-think", "grpo-instruct", "dpo-think", "raft-think"]
+# The paper's whole grid at one size: the four above, GRPO-Think at the other budgets,
+# BatchOnline-GRPO and the two self-training baselines (configs/ablation/{1.5b,7b,14b}.yaml).
+PAPER_CELLS = ABLATION_RECIPES + [
+    "grpo-think@8k",
+    "grpo-think@16k",
+    "batchonline-grpo-think",
+    "star-think",
+    "restem-think",
+]
 EVAL_SPLITS = ["heldout", "strong", "hard", "adv"]
 
 
@@ -51,7 +60,10 @@ class AblationConfig(BaseModel):
         "4k", description="The budget of the recipes that have several (GRPO-Think)."
     )
     recipes: list[str] = Field(
-        default_factory=lambda: list(ABLATION_RECIPES), description="The zoo recipes trained."
+        default_factory=lambda: list(ABLATION_RECIPES),
+        description="The cells trained: a zoo recipe (at `budget` where it has budgets) or "
+        "`recipe@budget` (e.g. grpo-think@16k); each cell's folder is its name with `-` for "
+        "`@`.",
     )
     models: dict[Literal["think", "instruct"], str] = Field(
         default_factory=dict,
@@ -62,7 +74,9 @@ class AblationConfig(BaseModel):
         default_factory=dict, description="TrainConfig fields over every cell."
     )
     recipe_train: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="TrainConfig fields per recipe, applied last."
+        default_factory=dict,
+        description="TrainConfig fields per recipe (every cell of it), then per cell "
+        "(`recipe@budget`), applied last.",
     )
     evaluation: dict[str, Any] = Field(
         default_factory=dict, description="EvalConfig fields, the same for every cell."
@@ -81,6 +95,44 @@ class AblationConfig(BaseModel):
     launcher: Launcher = Field(
         default_factory=Launcher, description="How each cell's training runs."
     )
+    note: str | None = Field(
+        None,
+        description="A line printed on the Pareto plot and under the table's title (the demo: "
+        "its model is random, its scores chance).",
+    )
+
+    @model_validator(mode="after")
+    def _cells_are_known(self) -> AblationConfig:
+        seen: dict[tuple[str, str | None], str] = {}
+        for entry in self.recipes:
+            key = self.cell(entry)
+            if key in seen:
+                raise ValueError(f"recipes: {entry!r} is the same cell as {seen[key]!r}")
+            seen[key] = entry
+        known = set(self.recipes) | {recipe for recipe, _ in seen}
+        for key in self.recipe_train:
+            if key not in known:
+                raise ValueError(
+                    f"recipe_train: {key!r} is neither a cell nor the recipe of one "
+                    f"({', '.join(self.recipes)})"
+                )
+        return self
+
+    def cell(self, entry: str) -> tuple[str, str | None]:
+        """(recipe, budget) of a `recipes` entry: `recipe@budget`, or the recipe at `budget`
+        where it has budgets (None where it has one)."""
+        from pipeline.train.recipes import recipe_spec
+
+        recipe, sep, budget = entry.partition("@")
+        budgets = recipe_spec(recipe).get("budgets") or {}
+        if sep and not budgets:
+            raise UserError(f"recipes: {entry!r}: recipe {recipe} has one budget; drop @{budget}")
+        if not budgets:
+            return recipe, None
+        chosen = budget if sep else self.budget
+        if chosen not in budgets:
+            raise UserError(f"recipes: {entry!r}: recipe {recipe} has budgets {', '.join(budgets)}")
+        return recipe, chosen
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> AblationConfig:
@@ -89,5 +141,5 @@ class AblationConfig(BaseModel):
             raise UserError(f"{path}: expected a mapping of AblationConfig fields")
         return cls.model_validate(data)
 
-    def cell_dir(self, recipe: str) -> Path:
-        return self.out_dir / "cells" / recipe
+    def cell_dir(self, entry: str) -> Path:
+        return self.out_dir / "cells" / entry.replace("@", "-")

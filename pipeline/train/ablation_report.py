@@ -33,12 +33,13 @@ def _num(value: Any) -> float | None:
     return None
 
 
-def cell_row(cfg: AblationConfig, recipe: str) -> dict[str, Any] | None:
+def cell_row(cfg: AblationConfig, entry: str) -> dict[str, Any] | None:
     """A table row for an evaluated cell (None for a cell without a report)."""
-    state = read_cell(cfg, recipe)
+    state = read_cell(cfg, entry)
     if state.get("status") != "evaluated":
         return None
     report = json.loads(Path(state["report"]).read_text())
+    recipe, budget = cfg.cell(entry)
     spec = recipe_spec(recipe)
     summary = state["summary"]
     metrics: dict[str, dict[str, Any]] = {}
@@ -53,8 +54,10 @@ def cell_row(cfg: AblationConfig, recipe: str) -> dict[str, Any] | None:
         key: _mean([m[key] for m in metrics.values()]) for key in METRICS.values()
     }  # over the splits that have a value
     return {
-        "recipe": recipe,
-        "title": spec.get("title", recipe),
+        "recipe": entry,
+        "base_recipe": recipe,
+        "budget": budget,
+        "title": spec.get("title", recipe) + (f" {budget}" if budget else ""),
         "axes": spec.get("axes", {}),
         "model": summary.get("model_path"),
         "base_model": state.get("base_model") or _base_model(summary),
@@ -109,6 +112,7 @@ def to_markdown(result: dict[str, Any]) -> str:
     lines = [
         f"# {result['name']}: size {result['size']}",
         "",
+        *[f"> {note}\n" for note in result.get("notes", [])],
         f"Every checkpoint evaluated with the same protocol on {', '.join(splits)}{where}.",
         (
             f"K = {result['k']} responses per instance (maj@K); tau-b and NDCG from the "
@@ -154,8 +158,23 @@ def to_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def pareto(rows: list[dict[str, Any]], metric: str, out: Path) -> dict[str, Any]:
-    """pareto.png: mean `metric` against device-hours and against tokens, the front marked."""
+def notes(cfg: AblationConfig) -> list[str]:
+    """What a reader must know before reading the numbers: the config's note, and that the
+    answers were constrained (ours, not Aletheia's protocol) when they were."""
+    out = [cfg.note] if cfg.note else []
+    if cfg.evaluation.get("constrain_answer"):
+        out.append(
+            "Answers constrained to end in a valid letter (`constrain_answer`, ours, not "
+            "Aletheia's protocol): the model still picks the letter."
+        )
+    return out
+
+
+def pareto(
+    rows: list[dict[str, Any]], metric: str, out: Path, note_lines: list[str] = ()
+) -> dict[str, Any]:
+    """pareto.png: mean `metric` against device-hours and against tokens, the front marked;
+    the notes printed above the panels."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -185,7 +204,9 @@ def pareto(rows: list[dict[str, Any]], metric: str, out: Path) -> dict[str, Any]
         result["points"].append({"recipe": r["recipe"], "title": r["title"],
                                  "device_hours": r["cost"].get("device_hours"),
                                  "tokens": r["cost"].get("tokens"), metric: r["mean"].get(metric)})  # fmt: skip
-    fig.tight_layout()
+    if note_lines:
+        fig.suptitle("\n".join(note_lines), fontsize=8, color="C3")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.06 * len(note_lines)))
     fig.savefig(out / "pareto.png", dpi=90, metadata={"Software": None})
     plt.close(fig)
     return result
@@ -212,8 +233,9 @@ def write_comparison(cfg: AblationConfig, failed: dict[str, str] | None = None) 
         "k": ks[0] if len(ks) == 1 else ks,
         "rows": rows,
         "failed": failed,
+        "notes": notes(cfg),
     }
-    result["pareto"] = pareto(rows, cfg.pareto_metric, out)
+    result["pareto"] = pareto(rows, cfg.pareto_metric, out, result["notes"])
     (out / "comparison.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     (out / "comparison.md").write_text(to_markdown(result))
     result["files"] = {name: str(out / name) for name in

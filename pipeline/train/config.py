@@ -19,7 +19,7 @@ from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 from pipeline.train.rewards import aletheia_overlong_buffer
 
-Method = Literal["grpo", "dpo", "sft", "raft", "rlvr"]
+Method = Literal["grpo", "dpo", "sft", "raft", "rlvr", "star", "restem"]
 
 
 # The paper's three reward formulations, as this project's RLVR reward functions.
@@ -81,6 +81,12 @@ METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "rlvr": {"learning_rate": 1e-6, "lr_scheduler_type": "cosine", "warmup_ratio": 0.0, "weight_decay": 0.0,
              "save_steps": 500},
+    # src/configs/method/star.yaml and restem.yaml (06ce17a)
+    "star": {
+        "learning_rate": 5e-5, "lr_scheduler_type": "cosine_with_min_lr",
+        "lr_scheduler_kwargs": {"min_lr": 5e-6}, "warmup_ratio": 0.05, "weight_decay": 0.01, "save_steps": 0.25,
+    },
+    "restem": {"learning_rate": 5e-5, "lr_scheduler_type": "constant_with_warmup", "warmup_ratio": 0.05, "weight_decay": 0.01, "save_steps": 0.25},
 }  # fmt: skip
 
 
@@ -226,6 +232,13 @@ class GrpoSettings(_Section):
     format_penalty: float = Field(
         1.0, description="The format reward of a malformed response is -this (Aletheia: 1)."
     )
+    generate_every: int = Field(
+        default=1,
+        ge=1,
+        description="Optimiser steps one generation round serves (Aletheia's `generate_every`: "
+        "TRL's steps_per_generation = gradient_accumulation_steps x this); 1 = on-policy "
+        "GRPO, 4 = BatchOnline-GRPO.",
+    )
     vllm: VllmSettings = Field(default_factory=VllmSettings, description="Rollouts through vLLM.")
 
     @model_validator(mode="before")
@@ -297,6 +310,20 @@ class SftSettings(_Section):
         4096, description="Tokens of prompt + response kept; None = no cap."
     )
     completion_only_loss: bool = Field(True, description="Loss on the response only.")
+    dataset: str | None = Field(
+        None,
+        description="What SFT trains on: None = the chosen responses of `data.config` (dpo); "
+        "else a Hub dataset id or a local folder (Aletheia: its cold-start curriculum) whose "
+        "rows hold `messages` (a chat whose last turn is the assistant's) or `prompt` + "
+        "`completion` (pipeline.train.sft_data).",
+    )
+    dataset_split: str = Field("train", description="`dataset`: the split read.")
+    curriculum_column: str | None = Field(
+        None,
+        description="`dataset`: a column naming each row's curriculum stage; rows are then "
+        "trained stage by stage in the stages' sorted order, shuffled (seeded) within a stage "
+        "and never across (Aletheia's `currciulum_stage`); None = shuffled as usual.",
+    )
 
 
 class RaftSettings(_Section):
@@ -346,6 +373,50 @@ class RaftSettings(_Section):
                 "4096 prompt tokens; set raft.max_completion_length"
             )
         return self.max_length - 4096
+
+
+class RestemSettings(RaftSettings):
+    """ReST-EM (Aletheia's configs/method/restem.yaml and restem_training.py): RAFT's loop -
+    sample `num_generations` responses per prompt from the episode's model at temperature 1,
+    keep correct ones, fine-tune the episode's model on them - with ReST-EM's settings: 16
+    samples, up to 5 correct responses kept per prompt, 20480 tokens; lr constant after warmup
+    (METHOD_OPTIM_DEFAULTS)."""
+
+    keep_per_prompt: int = Field(
+        default=5,
+        ge=1,
+        description="Correct responses kept per prompt, at random (Aletheia's "
+        "max_samples_to_keep).",
+    )
+
+
+class StarSettings(RaftSettings):
+    """STaR (Aletheia's configs/method/star.yaml and star_training.py): per episode one response
+    per prompt from the episode's model (temperature 0.6); for the prompts it got wrong, one more
+    from a prompt that states the gold answer (rationalisation); the correct responses of both,
+    each under the plain prompt, fine-tune the base model (not the episode's: STaR restarts
+    from the base every episode)."""
+
+    num_generations: int = Field(default=1, ge=1, description="Responses sampled per prompt.")
+    temperature: float = Field(0.6, description="Sampling temperature (Aletheia's STaR: 0.6).")
+    max_length: int = Field(
+        default=12288, ge=1, description="SFT sequence cap (prompt + response)."
+    )
+    rationalize: bool = Field(
+        True,
+        description="Ask again, with the gold answer as a hint, where the plain prompt got "
+        "it wrong; a correct hinted response is trained on under the plain prompt.",
+    )
+    hint: str = Field(
+        "Hint: The correct answer is {answer}",
+        description="The hint line added after the candidates; `{answer}` is the row's "
+        "`chosen_answer` as stored (`A`, or `[[A]]` in a bracketed release).",
+    )
+    train_from: Literal["base", "previous"] = Field(
+        "base",
+        description="base: every episode fine-tunes `model` (STaR); previous: the episode's own "
+        "model (as RAFT).",
+    )
 
 
 class SandboxSettings(SandboxSection):
@@ -418,7 +489,8 @@ class RlvrSettings(_Section):
 class TrainConfig(_Section):
     name: str = Field("run", description="The run's name (in its logs and run summary).")
     method: Method = Field(
-        description="The trainer: grpo, dpo, sft, raft (verifiers) or rlvr (a code policy)."
+        description="The trainer: grpo, dpo, sft, raft, star, restem (verifiers) or rlvr (a code "
+        "policy)."
     )
     model: str = Field(description="The model to train: a local folder or hub id.")
     output_dir: Path = Field(description="Checkpoints and the final model go here.")
@@ -435,6 +507,8 @@ class TrainConfig(_Section):
     dpo: DpoSettings = Field(default_factory=DpoSettings, description="method dpo.")
     sft: SftSettings = Field(default_factory=SftSettings, description="method sft.")
     raft: RaftSettings = Field(default_factory=RaftSettings, description="method raft.")
+    star: StarSettings = Field(default_factory=StarSettings, description="method star.")
+    restem: RestemSettings = Field(default_factory=RestemSettings, description="method restem.")
     rlvr: RlvrSettings = Field(default_factory=RlvrSettings, description="method rlvr.")
     resume: bool = Field(
         True, description="Continue from the newest checkpoint in output_dir after a crash."
@@ -452,6 +526,8 @@ class TrainConfig(_Section):
             "sft": ("dpo", "mixed_dpo"),
             "raft": ("train", "mixed"),
             "rlvr": ("train_questions",),
+            "star": ("train", "mixed"),
+            "restem": ("train", "mixed"),
         }[self.method]
         if self.data.config not in wants:
             raise ValueError(

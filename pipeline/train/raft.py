@@ -39,7 +39,7 @@ from pipeline.common.verifier_prompt import build_messages, prefill
 from pipeline.sampling.backends.base import GenerationRequest
 from pipeline.sampling.seeds import derive_seed
 from pipeline.train.common import last_checkpoint, save_final
-from pipeline.train.config import TrainConfig
+from pipeline.train.config import RaftSettings, TrainConfig
 from pipeline.train.data import prompt_and_response
 from pipeline.train.metrics_log import METRICS_FILE, JsonlMetricsCallback, read_metrics
 
@@ -80,9 +80,15 @@ def _messages(r: dict[str, Any], i: int, cfg: TrainConfig) -> list[dict[str, str
 def generation_fingerprint(cfg: TrainConfig, episode: int, model: str) -> str:
     """What decides an episode's samples: a change means they are drawn again."""
     r = cfg.raft
+    # Settings a subclass adds (STaR's rationalisation) decide its samples too; a plain RAFT
+    # section adds none, so RAFT fingerprints stay as they were.
+    extra = {
+        k: v for k, v in r.model_dump(mode="json").items() if k not in RaftSettings.model_fields
+    }
     return sha256_text(
         canonical_json(
-            {
+            ({"extra": extra} if extra else {})
+            | {
                 "model": model,
                 "episode": episode,
                 "data": [str(cfg.data.dir), cfg.data.config, cfg.data.limit],
@@ -123,13 +129,18 @@ def requests(rows: list[dict[str, Any]], cfg: TrainConfig, episode: int) -> list
 
 
 def sample_episode(
-    cfg: TrainConfig, episode: int, model: str, rows: list[dict[str, Any]]
+    cfg: TrainConfig,
+    episode: int,
+    model: str,
+    rows: list[dict[str, Any]],
+    reqs: list[GenerationRequest] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every response of the episode, read and marked correct or not (samples.jsonl rows)."""
+    """Every response of the episode, read and marked correct or not (samples.jsonl rows).
+    `reqs`: one request per row instead of the plain ones (STaR's hinted prompts)."""
     from pipeline.sampling.backends.factory import make_backend
     from pipeline.sampling.config import ModelSource
 
-    reqs = requests(rows, cfg, episode)
+    reqs = requests(rows, cfg, episode) if reqs is None else reqs
     source = ModelSource(
         name=f"raft-episode-{episode}", model=model, tier="weak", backend=cfg.raft.backend
     )
@@ -205,9 +216,13 @@ def _reuse(
     return _with_rows(samples, rows), stats
 
 
-def generate(cfg: TrainConfig, episode: int, model: str) -> tuple[list[dict[str, Any]], dict]:
+def generate(
+    cfg: TrainConfig, episode: int, model: str, draw: Any = None
+) -> tuple[list[dict[str, Any]], dict]:
     """The episode's samples and stats: read back when drawn already with the same settings,
-    else drawn now (and the episode's stale training state removed)."""
+    else drawn now (and the episode's stale training state removed). `draw`: another way to
+    draw them (STaR's), with `_draw`'s arguments."""
+    draw = _draw if draw is None else draw
     fingerprint = generation_fingerprint(cfg, episode, model)
     rows = episode_rows(cfg)
     if (found := _reuse(cfg, episode, fingerprint, rows)) is not None:
@@ -221,21 +236,20 @@ def generate(cfg: TrainConfig, episode: int, model: str) -> tuple[list[dict[str,
         state = PartialState()
         with state.main_process_first():
             if state.is_main_process:
-                drawn = _draw(cfg, episode, model, rows, fingerprint)
+                drawn = draw(cfg, episode, model, rows, fingerprint)
         if state.is_main_process:
             return drawn
         found = _reuse(cfg, episode, fingerprint, rows)
         if found is None:
             raise RuntimeError(f"raft episode {episode}: the main process wrote no samples")
         return found
-    return _draw(cfg, episode, model, rows, fingerprint)
+    return draw(cfg, episode, model, rows, fingerprint)
 
 
 def _draw(
     cfg: TrainConfig, episode: int, model: str, rows: list[dict[str, Any]], fingerprint: str
 ) -> tuple[list[dict[str, Any]], dict]:
     folder = episode_dir(cfg, episode)
-    stats_path, samples_path = folder / STATS_FILE, folder / SAMPLES_FILE
     _forget_training(cfg, episode)
     folder.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -245,7 +259,22 @@ def _draw(
     kept_ids = {(s["row"], s["sample"]) for s in kept}
     for s in samples:
         s["kept"] = (s["row"], s["sample"]) in kept_ids
-    stats = {
+    stats = episode_stats(samples, rows, kept, episode, model, fingerprint, elapsed)
+    write_episode(folder, samples, stats)
+    return _with_rows(samples, rows), stats
+
+
+def episode_stats(
+    samples: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    kept: list[dict[str, Any]],
+    episode: int,
+    model: str,
+    fingerprint: str,
+    generation_s: float,
+) -> dict[str, Any]:
+    """An episode's stats.json: counts, generated tokens, sampling wall time."""
+    return {
         "episode": episode,
         "model": model,
         "fingerprint": fingerprint,
@@ -256,16 +285,19 @@ def _draw(
         "prompts_with_correct": len({s["row"] for s in samples if s["correct"]}),
         "rows_kept": len(kept),
         "generated_tokens": sum(s["completion_tokens"] or 0 for s in samples),
-        "generation_s": elapsed,
+        "generation_s": generation_s,
     }
-    _write_atomic(samples_path, "".join(json.dumps(s) + "\n" for s in samples))
-    _write_atomic(stats_path, json.dumps(stats, indent=2) + "\n")
+
+
+def write_episode(folder: Path, samples: list[dict[str, Any]], stats: dict[str, Any]) -> None:
+    """samples.jsonl and stats.json, each written whole or not at all."""
+    _write_atomic(folder / SAMPLES_FILE, "".join(json.dumps(s) + "\n" for s in samples))
+    _write_atomic(folder / STATS_FILE, json.dumps(stats, indent=2) + "\n")
     log.info(
-        "raft episode %d: %d of %d responses correct, %d of %d prompts with one; %d rows kept",
-        episode, stats["correct"], stats["responses"], stats["prompts_with_correct"],
+        "episode %d: %d of %d responses correct, %d of %d prompts with one; %d rows kept",
+        stats["episode"], stats["correct"], stats["responses"], stats["prompts_with_correct"],
         stats["prompts"], stats["rows_kept"],
     )  # fmt: skip
-    return _with_rows(samples, rows), stats
 
 
 def _with_rows(samples: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -305,13 +337,22 @@ def train_dir(cfg: TrainConfig, episode: int) -> Path:
     return cfg.output_dir if episode == cfg.raft.episodes - 1 else episode_dir(cfg, episode)
 
 
-def episode_trainer(cfg: TrainConfig, episode: int, model: str, callbacks: list[Any]) -> Any:
-    """The SFTTrainer of one episode (samples drawn first when they are not on disk)."""
+def episode_trainer(
+    cfg: TrainConfig,
+    episode: int,
+    model: str,
+    callbacks: list[Any],
+    *,
+    train_model: str | None = None,
+    draw: Any = None,
+) -> Any:
+    """The SFTTrainer of one episode (samples drawn first when they are not on disk): it
+    fine-tunes `train_model` (default: `model`, the one sampled from) on the kept responses."""
     from trl import SFTConfig, SFTTrainer
 
     from pipeline.train.verifier import trl_trainer
 
-    samples, stats = generate(cfg, episode, model)
+    samples, stats = generate(cfg, episode, model, draw)
     if stats["rows_kept"] == 0:
         raise NothingToLearnError(
             f"raft episode {episode}: none of the {stats['responses']} responses to "
@@ -321,7 +362,9 @@ def episode_trainer(cfg: TrainConfig, episode: int, model: str, callbacks: list[
             "raft.constrain_answer: true"
         )
     dataset = sft_dataset(cfg, episode_rows(cfg), samples)
-    ep_cfg = cfg.model_copy(update={"model": model, "output_dir": train_dir(cfg, episode)})
+    ep_cfg = cfg.model_copy(
+        update={"model": train_model or model, "output_dir": train_dir(cfg, episode)}
+    )
     args = {
         "max_length": cfg.raft.max_length,
         "completion_only_loss": cfg.raft.completion_only_loss,
@@ -329,9 +372,11 @@ def episode_trainer(cfg: TrainConfig, episode: int, model: str, callbacks: list[
     return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, args, dataset, callbacks)
 
 
-def run_earlier_episodes(cfg: TrainConfig) -> str:
+def run_earlier_episodes(cfg: TrainConfig, make_trainer: Any = None) -> str:
     """Train every episode but the last (each from the one before); returns the model the last
-    episode starts from. A finished episode (its done.json) is skipped."""
+    episode starts from. A finished episode (its done.json) is skipped. `make_trainer`: another
+    episode trainer (STaR's), with `episode_trainer`'s arguments."""
+    make_trainer = episode_trainer if make_trainer is None else make_trainer
     model = cfg.model
     for episode in range(cfg.raft.episodes - 1):
         folder = episode_dir(cfg, episode)
@@ -340,7 +385,7 @@ def run_earlier_episodes(cfg: TrainConfig) -> str:
             model = json.loads(done.read_text())["model_path"]
             continue
         metrics = JsonlMetricsCallback(folder / METRICS_FILE)
-        trainer = episode_trainer(cfg, episode, model, [metrics])
+        trainer = make_trainer(cfg, episode, model, [metrics])
         start = time.perf_counter()
         trainer.train(resume_from_checkpoint=last_checkpoint(folder / "checkpoints"))
         runtime = time.perf_counter() - start

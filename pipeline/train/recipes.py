@@ -41,6 +41,9 @@ RECIPE_ORDER: tuple[str, ...] = (
     "raft-think",
     "raft-instruct",
     "sft-think",
+    "batchonline-grpo-think",
+    "star-think",
+    "restem-think",
 )
 
 
@@ -129,7 +132,8 @@ def _budget_layer(spec: dict[str, Any], budget: str | None) -> dict[str, Any]:
     if not budgets:
         if budget is not None:
             raise RecipeError(
-                f"--budget: recipe {spec['recipe']} has one budget; --budget is for grpo-think"
+                f"--budget: recipe {spec['recipe']} has one budget; --budget is for the "
+                "GRPO-Think recipes"
             )
         return {}
     if budget is None:

@@ -28,6 +28,10 @@ def _builder(method: str, sandbox_client: JudgeEngine | None) -> Any:
         from pipeline.train.raft import build_raft
 
         return build_raft
+    if method in ("star", "restem"):
+        from pipeline.train.self_training import build_restem, build_star
+
+        return {"star": build_star, "restem": build_restem}[method]
     from pipeline.train import verifier
 
     return {"grpo": verifier.build_grpo, "dpo": verifier.build_dpo, "sft": verifier.build_sft}[
@@ -83,10 +87,11 @@ def train(
         "train_loss": result.training_loss,
         "last_log": steps[-1] if steps else None,
     }
-    if cfg.method == "raft":
+    if cfg.method in ("raft", "star", "restem"):  # episodes: what sampling and each cost
         from pipeline.train.raft import raft_summary
+        from pipeline.train.self_training import as_raft
 
-        summary["raft"] = raft_summary(cfg)
+        summary["raft"] = raft_summary(as_raft(cfg))
     if cfg.method == "rlvr":  # per-step cost and learning signal; the zero-variance warning
         from pipeline.train.rlvr_report import rlvr_run_summary
 

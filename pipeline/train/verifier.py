@@ -87,6 +87,9 @@ def grpo_args(cfg: TrainConfig) -> dict[str, Any]:
         "mask_truncated_completions": g.mask_truncated_completions,
         "scale_rewards": g.scale_rewards,
         "reward_weights": list(g.rewards.values()),
+        # Aletheia's cerebrm_rl.py: one generation round serves `generate_every` optimiser
+        # steps (BatchOnline-GRPO); 1 is TRL's default, on-policy.
+        "steps_per_generation": cfg.optim.gradient_accumulation_steps * g.generate_every,
     } | vllm_args(g.vllm)
 
 
@@ -133,12 +136,20 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
 
 def sft_args(cfg: TrainConfig) -> dict[str, Any]:
-    return {"max_length": cfg.sft.max_length, "completion_only_loss": cfg.sft.completion_only_loss}
+    args = {"max_length": cfg.sft.max_length, "completion_only_loss": cfg.sft.completion_only_loss}
+    if cfg.sft.dataset is not None and cfg.sft.curriculum_column is not None:
+        args["train_sampling_strategy"] = "sequential"  # the rows come in curriculum order
+    return args
 
 
 def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import SFTConfig, SFTTrainer
 
     args = sft_args(cfg)
-    dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
+    if cfg.sft.dataset is not None:  # Aletheia's: its own (cold-start curriculum) dataset
+        from pipeline.train.sft_data import external_sft_rows
+
+        dataset = external_sft_rows(cfg)
+    else:
+        dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
     return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)

@@ -43,7 +43,23 @@ PER_SCALE = {
     # Z7 sft/dsqwen_7b.yaml, dsqwen_14b.yaml @4d57bde (no 1.5B SFT config)
     ("sft-think", "7b", False): (R1 + "7B", 4, 8, None, "zero2", 4),
     ("sft-think", "14b", False): (R1 + "14B", 2, 16, None, "zero2", 8),
+    # BatchOnline-GRPO-Think: GRPO-Think's per-scale files (grpo/dsqwen_*.yaml, as Z1)
+    ("batchonline-grpo-think", "1.5b", False): (R1 + "1.5B", 8, 32, None, "zero2", 8),
+    ("batchonline-grpo-think", "7b", False): (R1 + "7B", 8, 32, None, "zero2", 4),
+    ("batchonline-grpo-think", "14b", False): (R1 + "14B", 1, 128, None, "zero2", 8),
+    # Z11 star/dsqwen_1_5b.yaml, dsqwen_7b.yaml, dsqwen_14b.yaml @9f0f72b
+    ("star-think", "1.5b", False): (R1 + "1.5B", 4, 4, None, "zero2", 8),
+    ("star-think", "7b", False): (R1 + "7B", 2, 8, None, "zero2", 4),
+    ("star-think", "14b", False): (R1 + "14B", 1, 16, None, "zero2", 8),
+    # Z12 restem/dsqwen_1_5b.yaml, dsqwen_7b.yaml, dsqwen_14b.yaml @58590fa
+    ("restem-think", "1.5b", False): (R1 + "1.5B", 16, 1, None, "zero2", 8),
+    ("restem-think", "7b", False): (R1 + "7B", 8, 2, None, "zero2", 4),
+    ("restem-think", "14b", False): (R1 + "14B", 2, 8, None, "zero2", 8),
 }
+
+
+def _budget(recipe: str) -> str | None:
+    return "4k" if recipe.endswith("grpo-think") else None  # GRPO-Think and BatchOnline
 
 
 @pytest.mark.parametrize(
@@ -51,8 +67,7 @@ PER_SCALE = {
 )
 def test_per_scale_settings_are_aletheias(key: tuple[str, str, bool], expected: tuple) -> None:
     recipe, size, lora = key
-    budget = "4k" if recipe == "grpo-think" else None
-    cell = Cell(recipe, size, budget, lora)
+    cell = Cell(recipe, size, _budget(recipe), lora)
     cfg = cell_config(cell)
     model, batch, accum, lora_ra, stage, procs = expected
     assert cfg.model == model
@@ -82,6 +97,9 @@ VLLM = {
     ("grpo-instruct", "1.5b", False): (0.4, 1),
     ("grpo-instruct", "7b", False): (0.35, 1),
     ("grpo-instruct", "14b", False): (0.25, 4),
+    ("batchonline-grpo-think", "1.5b", False): (0.35, 1),
+    ("batchonline-grpo-think", "7b", False): (0.35, 1),
+    ("batchonline-grpo-think", "14b", False): (0.35, 2),
 }
 
 
@@ -90,7 +108,7 @@ VLLM = {
 )
 def test_grpo_vllm_colocate_settings_per_scale(key: tuple[str, str, bool], expected: tuple) -> None:
     recipe, size, lora = key
-    cfg = cell_config(Cell(recipe, size, "4k" if recipe == "grpo-think" else None, lora))
+    cfg = cell_config(Cell(recipe, size, _budget(recipe), lora))
     assert (cfg.grpo.vllm.gpu_memory_utilization, cfg.grpo.vllm.tensor_parallel_size) == expected
     # LoRA cells: a fixed reference, as Aletheia's TRL 0.23 left it (row DF5).
     assert cfg.grpo.sync_ref_model is (not lora)
@@ -141,3 +159,81 @@ def test_raft_trains_on_sft_arguments() -> None:
     assert (args.learning_rate, args.lr_scheduler_type.value) == (5e-5, "cosine_with_min_lr")
     assert args.lr_scheduler_kwargs == {"min_lr": 5e-6}
     assert (args.max_length, args.completion_only_loss, args.weight_decay) == (20480, True, 0.01)
+
+
+def test_batchonline_grpo_reaches_trl() -> None:
+    """BatchOnline-GRPO (issue 29): generate_every 4 -> TRL's steps_per_generation =
+    accumulation x 4 (Aletheia's cerebrm_rl.py), sequence-level ratios, eps 3e-4 / 4e-4;
+    everything else GRPO-Think's. 7B: batch 8, accumulation 32, so one generation round of
+    8 x 32 x 4 = 1024 rollouts (64 prompts x 16) serves 4 optimiser steps."""
+    from trl import GRPOConfig
+
+    from pipeline.train.common import base_trainer_args
+    from pipeline.train.verifier import grpo_args
+
+    cpu = {"optim": {"use_cpu": True, "bf16": False}}
+    for budget, tokens in (("4k", 4096), ("8k", 8192), ("16k", 16384)):
+        cfg = cell_config(Cell("batchonline-grpo-think", "7b", budget, False), overrides=cpu)
+        trl = GRPOConfig(**(base_trainer_args(cfg) | grpo_args(cfg) | {"use_vllm": False}))
+        assert (trl.steps_per_generation, trl.generation_batch_size) == (128, 1024)
+        assert (trl.importance_sampling_level, trl.epsilon, trl.epsilon_high) == (
+            "sequence",
+            3e-4,
+            4e-4,
+        )
+        assert (trl.max_completion_length, trl.beta, trl.loss_type, trl.num_generations) == (
+            tokens, 1e-3, "dapo", 16)  # fmt: skip
+        assert (trl.learning_rate, trl.gradient_accumulation_steps) == (1e-6, 32)
+    # Plain GRPO-Think generates every step: steps_per_generation = accumulation (TRL's default)
+    plain = cell_config(Cell("grpo-think", "7b", "4k", False), overrides=cpu)
+    trl = GRPOConfig(**(base_trainer_args(plain) | grpo_args(plain) | {"use_vllm": False}))
+    assert (trl.steps_per_generation, trl.generation_batch_size) == (32, 256)
+    assert (trl.importance_sampling_level, trl.epsilon, trl.epsilon_high) == ("token", 0.2, 0.28)
+
+
+def test_star_method_defaults_are_star_yaml() -> None:
+    # src/configs/method/star.yaml@06ce17a: learning_rate 5e-5, cosine_with_min_lr, min_lr
+    # 5e-6, warmup_ratio 0.05, weight_decay 1e-2, max_length 12288, num_epochs 1;
+    # star_training.py@0d7e2ca: n=1, temperature 0.6, max_tokens = max_length - 4096 (8192),
+    # a hinted second try for the misses, every episode trained from model_path (the base).
+    cfg = cell_config(Cell("star-think", "7b", None, False))
+    assert (cfg.method, cfg.data.config, cfg.prompt.style) == ("star", "train", "think")
+    assert cfg.optim_value("learning_rate") == 5e-5
+    assert cfg.optim_value("lr_scheduler_type") == "cosine_with_min_lr"
+    assert cfg.optim_value("lr_scheduler_kwargs") == {"min_lr": 5e-6}
+    assert (cfg.optim_value("warmup_ratio"), cfg.optim_value("weight_decay")) == (0.05, 0.01)
+    s = cfg.star
+    assert (s.num_generations, s.temperature, s.max_length, s.budget) == (1, 0.6, 12288, 8192)
+    assert (s.keep_per_prompt, s.rationalize, s.train_from, s.completion_only_loss) == (
+        1, True, "base", True)  # fmt: skip
+    assert s.hint.format(answer="C") == "Hint: The correct answer is C"
+    assert s.constrain_answer is False
+
+
+def test_restem_method_defaults_are_restem_yaml() -> None:
+    # src/configs/method/restem.yaml@06ce17a: learning_rate 5e-5, constant_with_warmup,
+    # warmup_ratio 0.05, weight_decay 1e-2, max_length 20480, num_generations 16,
+    # max_samples_to_keep 5; restem_training.py: temperature 1.0, max_tokens = max_length - 4096.
+    cfg = cell_config(Cell("restem-think", "7b", None, False))
+    assert (cfg.method, cfg.data.config, cfg.prompt.style) == ("restem", "train", "think")
+    assert cfg.optim_value("learning_rate") == 5e-5
+    assert cfg.optim_value("lr_scheduler_type") == "constant_with_warmup"
+    assert cfg.optim_value("lr_scheduler_kwargs") is None
+    assert (cfg.optim_value("warmup_ratio"), cfg.optim_value("weight_decay")) == (0.05, 0.01)
+    r = cfg.restem
+    assert (r.num_generations, r.temperature, r.max_length, r.budget) == (16, 1.0, 20480, 16384)
+    assert (r.keep_per_prompt, r.episodes, r.completion_only_loss) == (5, 1, True)
+
+
+def test_sft_think_length_and_dataset_option() -> None:
+    # src/configs/method/sft.yaml@4d57bde (the only version; the file the per-scale
+    # model/sft/*.yaml go with): max_length 4096. Its data (CodeShield/coldstart_curriculum_v2)
+    # is `sft.dataset`; the zoo default stays the release's DPO chosen responses.
+    cfg = cell_config(Cell("sft-think", "7b", None, False))
+    assert (cfg.sft.max_length, cfg.sft.dataset, cfg.data.config) == (4096, None, "dpo")
+    aletheia = cell_config(
+        Cell("sft-think", "7b", None, False),
+        overrides={"sft": {"dataset": "CodeShield/coldstart_curriculum_v2",
+                           "curriculum_column": "currciulum_stage"}},
+    )  # fmt: skip
+    assert aletheia.sft.dataset == "CodeShield/coldstart_curriculum_v2"

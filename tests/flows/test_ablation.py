@@ -1,7 +1,8 @@
 """The aletheia-ablation flow end to end at demo size, on a real Prefect server: tiny random
-models through the real TRL trainers (GRPO-Think, GRPO-Instruct, DPO-Think, RAFT-Think), the
-real evaluation on a small published folder (tests/train/rowgen.py), one table, one Pareto
-plot. A cell that fails does not stop the others, and the next run redoes it alone."""
+models through the real TRL trainers (GRPO-Think at three budgets, GRPO-Instruct, DPO-Think,
+RAFT-Think, BatchOnline-GRPO-Think, STaR-Think, ReST-EM-Think), the real evaluation with
+constrained answers on a small published folder (tests/train/rowgen.py), one table, one
+Pareto plot. A cell that fails does not stop the others, and the next run redoes it alone."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ import yaml
 from tests.flows.flows_helpers import REPO
 from tests.train.rowgen import write_dataset
 
-RECIPES = ["grpo-think", "grpo-instruct", "dpo-think", "raft-think"]
+CORE = ["grpo-think", "grpo-instruct", "dpo-think", "raft-think"]
+RECIPES = CORE + ["grpo-think@8k", "grpo-think@16k", "batchonline-grpo-think", "star-think",
+                  "restem-think"]  # fmt: skip
+TITLES = ["GRPO-Think 4k", "GRPO-Instruct", "DPO-Think", "RAFT-Think", "GRPO-Think 8k",
+          "GRPO-Think 16k", "BatchOnline-GRPO-Think 4k", "STaR-Think", "ReST-EM-Think"]  # fmt: skip
 SPLITS = ["heldout", "strong", "hard", "adv"]
 
 
@@ -32,7 +37,7 @@ def _config(tmp_path: Path, model: Path, data: Path, raft: dict) -> Path:
 
 
 def _stamps(out: Path, recipes: list[str]) -> dict[str, int]:
-    files = [out / "cells" / r / sub for r in recipes
+    files = [out / "cells" / r.replace("@", "-") / sub for r in recipes
              for sub in ("train/summary.json", "train/final/model.safetensors", "eval/report.json")]  # fmt: skip
     return {str(f): f.stat().st_mtime_ns for f in files}
 
@@ -55,22 +60,25 @@ def test_ablation_demo_with_a_failed_cell_redone_alone(
     raft_state = json.loads((out / "cells" / "raft-think" / "cell.json").read_text())
     assert raft_state["status"] == "failed" and "nothing to learn" in raft_state["error"]
     partial = json.loads((out / "comparison.json").read_text())
-    assert [r["recipe"] for r in partial["rows"]] == RECIPES[:3]
+    others = [r for r in RECIPES if r != "raft-think"]
+    assert [r["recipe"] for r in partial["rows"]] == others
     assert list(partial["failed"]) == ["raft-think"]
     assert "Failed cells" in (out / "comparison.md").read_text()
-    done = _stamps(out, RECIPES[:3])
+    done = _stamps(out, others)
 
     # Run 2, RAFT fixed: only RAFT trains and is evaluated; the finished cells are read back.
     fixed = _config(tmp_path, tiny_model_dir, data, {"constrain_answer": True})
     result = aletheia_ablation(str(fixed))
-    assert result["rows"] == 4
-    assert _stamps(out, RECIPES[:3]) == done, "a finished cell was trained or evaluated again"
+    assert result["rows"] == len(RECIPES)
+    assert _stamps(out, others) == done, "a finished cell was trained or evaluated again"
 
     cmp = json.loads((out / "comparison.json").read_text())
     assert [r["recipe"] for r in cmp["rows"]] == RECIPES and cmp["failed"] == {}
     assert cmp["splits"] == SPLITS and cmp["k"] == 2 and cmp["eval_split"] is None
+    assert [r["title"] for r in cmp["rows"]] == TITLES
     for row in cmp["rows"]:
-        state = json.loads((out / "cells" / row["recipe"] / "cell.json").read_text())
+        cell = out / "cells" / row["recipe"].replace("@", "-")
+        state = json.loads((cell / "cell.json").read_text())
         report = json.loads(Path(state["report"]).read_text())
         assert report["config"]["style"] == (
             "instruct" if row["recipe"] == "grpo-instruct" else "think"
@@ -81,7 +89,11 @@ def test_ablation_demo_with_a_failed_cell_redone_alone(
             assert m["top1_accuracy"] == a["top1_accuracy"]
             assert m["majority_accuracy"] == a["majority_accuracy"]
             assert m["instances"] == 3 and m["k"] == 2
-        summary = json.loads((out / "cells" / row["recipe"] / "train" / "summary.json").read_text())
+            # constrained answers (issue 30): every answer parses, so the table has numbers
+            assert report["config"]["constrain_answer"] is True
+            assert m["top1_accuracy"] is not None and m["kendall_tau_b"] is not None
+            assert m["flags"] == []
+        summary = json.loads((cell / "train" / "summary.json").read_text())
         assert row["cost"] == summary["cost"] and row["cost"]["device_hours"] > 0
         assert row["cost"]["tokens"] > 0 and row["cost"]["steps"] == 1
     axes = {r["recipe"]: r["axes"] for r in cmp["rows"]}
@@ -89,10 +101,14 @@ def test_ablation_demo_with_a_failed_cell_redone_alone(
     assert axes["dpo-think"]["on_policy"] is False
     raft = json.loads((out / "cells" / "raft-think" / "train" / "summary.json").read_text())
     assert raft["raft"]["episodes"][0]["rows_kept"] > 0
+    _check_new_cells(out)
 
     md = (out / "comparison.md").read_text()
-    for title in ("GRPO-Think", "GRPO-Instruct", "DPO-Think", "RAFT-Think"):
+    for title in TITLES:
         assert f"| {title} |" in md
+    assert "chance level" in md and "Answers constrained" in md  # the notes, also on the plot
+    assert cmp["notes"][0].startswith("Demo: every cell starts from a tiny random model")
+    assert "Flagged by the evaluation" not in md
     for split in SPLITS:
         for metric in ("top-1", "maj@K", "tau-b", "NDCG"):
             assert f"{split} {metric}" in md
@@ -101,6 +117,45 @@ def test_ablation_demo_with_a_failed_cell_redone_alone(
     front = cmp["pareto"]["front"]
     assert front["device_hours"] and front["tokens"]  # someone is always on the front
     assert {p["recipe"] for p in cmp["pareto"]["points"]} == set(RECIPES)
+    assert all(p["top1_accuracy"] is not None for p in cmp["pareto"]["points"])
+
+
+def _check_new_cells(out: Path) -> None:
+    """Issue 29's cells did what their recipes say."""
+    import torch
+
+    def train_dir(cell: str) -> Path:
+        return out / "cells" / cell / "train"
+
+    def config(cell: str) -> dict:
+        return json.loads((train_dir(cell) / "config.json").read_text())
+
+    budgets = {c: config(c)["grpo"]["max_completion_length"]
+               for c in ("grpo-think", "grpo-think-8k", "grpo-think-16k")}  # fmt: skip
+    assert budgets == {"grpo-think": 32, "grpo-think-8k": 64, "grpo-think-16k": 128}
+    # BatchOnline: what TRL itself ran with (the checkpoint's training arguments)
+    args = torch.load(train_dir("batchonline-grpo-think") / "checkpoints" / "checkpoint-1" /
+                      "training_args.bin", weights_only=False)  # fmt: skip
+    assert (args.steps_per_generation, args.importance_sampling_level) == (4, "sequence")
+    assert (args.epsilon, args.epsilon_high) == (3e-4, 4e-4)
+
+    # STaR: one plain response per prompt, a hinted one for each miss
+    def samples(cell: str) -> list[dict]:
+        path = train_dir(cell) / "episodes" / "0" / "samples.jsonl"
+        return [json.loads(x) for x in path.read_text().splitlines()]
+
+    star = samples("star-think")
+    plain = [s for s in star if not s["hinted"]]
+    assert sorted(s["row"] for s in plain) == [0, 1, 2, 3]
+    assert sorted(s["row"] for s in star if s["hinted"]) == sorted(
+        s["row"] for s in plain if not s["correct"])  # fmt: skip
+    assert any(s["kept"] for s in star) and config("star-think")["method"] == "star"
+    # ReST-EM: up to 5 of its correct responses per prompt
+    restem = samples("restem-think")
+    for row in {s["row"] for s in restem}:
+        right = sum(s["correct"] for s in restem if s["row"] == row)
+        assert sum(s["kept"] for s in restem if s["row"] == row) == min(right, 5)
+    assert config("restem-think")["restem"]["keep_per_prompt"] == 5
 
 
 def test_the_ablation_deployments_and_configs() -> None:

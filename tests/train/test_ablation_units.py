@@ -139,3 +139,57 @@ def test_a_cells_fingerprint_ignores_other_methods_sections(tmp_path: Path) -> N
     assert fp["raft"]["raft-think"] != fp["base"]["raft-think"]
     assert fp["grpo"]["grpo-think"] != fp["base"]["grpo-think"]
     assert fp["grpo"]["raft-think"] == fp["base"]["raft-think"]
+
+
+def test_cells_at_several_budgets_and_the_new_recipes(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, tmp_path, recipes=["grpo-think", "grpo-think@16k", "batchonline-grpo-think",
+                                            "star-think", "restem-think"],
+               recipe_train={"grpo-think": {"grpo": {"num_generations": 4}},
+                             "grpo-think@16k": {"grpo": {"max_completion_length": 128}}})  # fmt: skip
+    g4, g16 = train_config(cfg, "grpo-think"), train_config(cfg, "grpo-think@16k")
+    assert (g4.name, g4.grpo.max_completion_length, g4.grpo.num_generations) == (
+        "grpo-think-7b-4k", 4096, 4)  # fmt: skip
+    # the recipe's overrides reach every budget of it; the cell's come last
+    assert (g16.name, g16.grpo.max_completion_length, g16.grpo.num_generations) == (
+        "grpo-think-7b-16k", 128, 4)  # fmt: skip
+    assert g16.output_dir == tmp_path / "out" / "cells" / "grpo-think-16k" / "train"
+    b = train_config(cfg, "batchonline-grpo-think")
+    assert (b.name, b.grpo.generate_every, b.grpo.importance_sampling_level) == (
+        "batchonline-grpo-think-7b-4k", 4, "sequence")  # fmt: skip
+    assert train_config(cfg, "star-think").method == "star"
+    assert train_config(cfg, "restem-think").restem.keep_per_prompt == 5
+
+
+@pytest.mark.parametrize(
+    ("recipes", "recipe_train", "message"),
+    [
+        (["dpo-think@4k"], {}, "has one budget"),
+        (["grpo-think@32k"], {}, "has budgets 4k, 8k, 16k"),
+        (["grpo-think", "grpo-think@4k"], {}, "same cell as 'grpo-think'"),
+        (["ppo"], {}, "unknown recipe 'ppo'"),
+        (["grpo-think"], {"raft-think": {}}, "recipe_train: 'raft-think' is neither"),
+    ],
+)
+def test_a_bad_cell_list_is_one_clear_error(
+    tmp_path: Path, recipes: list[str], recipe_train: dict, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        _cfg(tmp_path, tmp_path, recipes=recipes, recipe_train=recipe_train)
+
+
+def test_the_full_size_ablations_list_the_papers_grid() -> None:
+    from pipeline.train.ablation_config import PAPER_CELLS
+
+    repo = Path(__file__).resolve().parents[2]
+    per_scale = {"1.5b": (8, 32), "7b": (8, 32), "14b": (1, 128)}  # grpo/dsqwen_*.yaml
+    for size, (batch, accum) in per_scale.items():
+        cfg = AblationConfig.from_yaml(repo / "configs" / "ablation" / f"{size}.yaml")
+        assert cfg.recipes == PAPER_CELLS and cfg.budget == "4k"
+        budgets = {e: train_config(cfg, e).grpo.max_completion_length
+                   for e in ("grpo-think", "grpo-think@8k", "grpo-think@16k")}  # fmt: skip
+        assert budgets == {"grpo-think": 4096, "grpo-think@8k": 8192, "grpo-think@16k": 16384}
+        b = train_config(cfg, "batchonline-grpo-think")
+        assert (b.optim.per_device_train_batch_size, b.optim.gradient_accumulation_steps) == (
+            batch, accum)  # fmt: skip
+        assert (b.grpo.generate_every, b.grpo.epsilon, b.grpo.epsilon_high) == (4, 3e-4, 4e-4)
+        assert b.model.endswith(f"Qwen-{size.upper()}")

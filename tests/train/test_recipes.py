@@ -42,7 +42,8 @@ def test_every_cell_validates_and_reads_the_full_build() -> None:
         names.add(cell.name)
     assert len(names) == len(grid())  # every cell has its own name and folder
     assert set(recipes()) == {"grpo-think", "grpo-instruct", "dpo-think", "raft-think",
-                              "raft-instruct", "sft-think"}  # fmt: skip
+                              "raft-instruct", "sft-think", "batchonline-grpo-think",
+                              "star-think", "restem-think"}  # fmt: skip
 
 
 def test_layers_apply_in_order(tmp_path: Path) -> None:
