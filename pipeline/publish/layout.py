@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common.hub_folder import read_config_file
 from pipeline.common.parquet import read_parquet, write_parquet
 from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES, CONFIGS, DatasetConfig
 
@@ -82,7 +83,7 @@ def load_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.
         rel = manifest.tables.get(cfg.name)
         if rel is None:
             continue
-        tables[cfg.name] = read_parquet(Path(build_dir) / rel, cfg.schema)
+        tables[cfg.name] = read_config_file(Path(build_dir) / rel, cfg.name)
     return tables
 
 
