@@ -61,7 +61,10 @@ DPO_SCHEMA = pa.schema(
         pa.field("prompt_variant", pa.string(), nullable=False),
     ]
     + INSTANCE_FIELDS,
-    metadata={b"aletheia.schema": b"dpo", b"aletheia.schema_version": str(DPO_SCHEMA_VERSION).encode()},
+    metadata={
+        b"aletheia.schema": b"dpo",
+        b"aletheia.schema_version": str(DPO_SCHEMA_VERSION).encode(),
+    },
 )
 
 

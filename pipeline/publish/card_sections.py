@@ -118,15 +118,19 @@ DPO_FIELDS: list[tuple[str, str, str]] = [
     (
         "prompt",
         "list<{role, content}>",
-        "the verifier prompt the responses answer, as chat messages (think: the user turn; "
-        "instruct: the system and user turns), without the assistant pre-fill",
+        (
+            "the verifier prompt the responses answer, as chat messages (think: the user turn; "
+            "instruct: the system and user turns), without the assistant pre-fill"
+        ),
     ),
     ("prompt_variant", "string", "think (assistant turn pre-filled with <think>) or instruct"),
     (
         "chosen / rejected",
         "list<{role, content}>",
-        "one assistant message each: the whole turn, the think pre-fill `<think>` included; "
-        "chosen ends in the correct \\boxed{letter}",
+        (
+            "one assistant message each: the whole turn, the think pre-fill `<think>` included; "
+            "chosen ends in the correct \\boxed{letter}"
+        ),
     ),
     (
         "chosen_source",

@@ -140,10 +140,10 @@ def _turns_problem(row: dict) -> str | None:
     prompt = row["prompt"] or []
     if not prompt or prompt[-1]["role"] != "user":
         return f"prompt: its last message must be the user turn, got {[m['role'] for m in prompt]}"
-    for field in ("chosen", "rejected"):
-        turns = row[field] or []
+    for column in ("chosen", "rejected"):
+        turns = row[column] or []
         if [m["role"] for m in turns] != ["assistant"]:
-            return f"{field}: must be one assistant message, got {[m['role'] for m in turns]}"
+            return f"{column}: must be one assistant message, got {[m['role'] for m in turns]}"
     return None
 
 

@@ -195,7 +195,10 @@ def test_p2_regenerated_responses_replace_the_gold_splice_and_are_counted(
     assert turn_text(zero["chosen"]) in {
         f"<think>\nregenerate 0 {s}\n</think>\n\\boxed{{{gold[0]}}}" for s in (0, 1)
     }
-    assert turn_text(zero["rejected"]) in {_trace("judges 0 0", wrong[0]), _trace("judges 0 1", None)}
+    assert turn_text(zero["rejected"]) in {
+        _trace("judges 0 0", wrong[0]),
+        _trace("judges 0 1", None),
+    }
     # instance 1: the regeneration round gave it a rejected response (there was none)
     one = out[rows[1]["instance_id"]]
     assert turn_text(one["rejected"]) == _trace("regenerate 1 1", wrong[1])
@@ -273,7 +276,9 @@ def test_p3_bracketed_publish_is_read_back_by_our_readers(tmp_path: Path) -> Non
                 assert r["rejected_answer"] == "invalid" or (
                     r["rejected_answer"].startswith("[[") and r["rejected_answer"].endswith("]]")
                 )
-                assert turn_text(r["chosen"]).endswith("\\boxed{" + "ABCDE"[r["chosen_position"]] + "}")
+                assert turn_text(r["chosen"]).endswith(
+                    "\\boxed{" + "ABCDE"[r["chosen_position"]] + "}"
+                )
     # the card counts correct positions the same way in both forms
     card = (tmp_path / "hub" / "README.md").read_text()
     assert (

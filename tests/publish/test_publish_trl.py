@@ -60,22 +60,22 @@ def test_card_trl_snippet_trains_the_dpo_config_as_conversational_data(
     assert all(is_conversational(r) for r in pairs)  # TRL applies the chat template
     assert trainer.state.global_step == 1
     # The project's trainer on the same folder trains on the same tokens, pair by pair.
-    ours = build_dpo(
-        TrainConfig.model_validate(
-            {"method": "dpo", "model": str(tiny_model_dir), "output_dir": tmp_path / "ours",
-             "data": {"dir": hub, "config": "dpo"},
-             "optim": {"max_steps": 1, "per_device_train_batch_size": 2, "bf16": False,
-                       "use_cpu": True}}
-        ),  # fmt: skip
-        [],
-    )
+    ours_config = TrainConfig.model_validate(
+        {"method": "dpo", "model": str(tiny_model_dir), "output_dir": tmp_path / "ours",
+         "data": {"dir": hub, "config": "dpo"},
+         "optim": {"max_steps": 1, "per_device_train_batch_size": 2, "bf16": False,
+                   "use_cpu": True}}
+    )  # fmt: skip
+    ours = build_dpo(ours_config, [])
     theirs = _tokens(trainer.train_dataset)
     assert _tokens(ours.train_dataset) == theirs and len(theirs) == pairs.num_rows
     # The prompt is the context generation saw: the chat template's generation prompt, then
     # the response's first tokens continue the pre-fill.
     tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     for row, (prompt_ids, chosen_ids, rejected_ids) in zip(pairs, theirs, strict=True):
-        seen = render_prefilled(row["prompt"] + [{"role": "assistant", "content": THINK_PREFILL}], tok)
+        seen = render_prefilled(
+            row["prompt"] + [{"role": "assistant", "content": THINK_PREFILL}], tok
+        )
         for ids, turn in ((chosen_ids, row["chosen"]), (rejected_ids, row["rejected"])):
             text = tok.decode(prompt_ids + ids)
             assert text.startswith(seen)
