@@ -22,15 +22,10 @@ import pyarrow as pa
 import yaml
 
 from pipeline.common.hub_folder import split_glob
+from pipeline.publish import card_example
 from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
-from pipeline.publish.card_example import (
-    EXAMPLE_FIELDS,
-    example_path,
-    example_yaml,
-    excerpt,
-    first_row,
-)
+from pipeline.publish.card_example import example_yaml
 from pipeline.publish.checks import CheckResult
 from pipeline.publish.layout import BuildManifest
 from schemas.dataset_configs import CONFIG_BY_NAME, CONFIGS
@@ -192,14 +187,16 @@ def examples_md(splits: Splits) -> str:
     """One example row per config (its `train` split, or an evaluation config's `test`): a
     few fields cut to one line, a table per kind of config; each config links its whole row."""
     out = []
-    for kind, fields in EXAMPLE_FIELDS.items():
+    for kind, fields in card_example.EXAMPLE_FIELDS.items():
         lines = []
         for cfg in (c for c in CONFIGS if c.name in splits and c.kind == kind):
-            row = first_row(splits[cfg.name][cfg.split])
+            row = card_example.first_row(splits[cfg.name][cfg.split])
             if row is None:
                 continue
-            cells = [f"[`{cfg.name}`]({example_path(cfg.name)})", f"`{cfg.split}`"]
-            lines.append("| " + " | ".join(cells + [excerpt(row[f]) for f in fields]) + " |")
+            cells = [f"[`{cfg.name}`]({card_example.example_path(cfg.name)})", f"`{cfg.split}`"]
+            lines.append(
+                "| " + " | ".join(cells + [card_example.excerpt(row[f]) for f in fields]) + " |"
+            )
         if lines:
             head = "| config | split | " + " | ".join(f"`{f}`" for f in fields) + " |"
             out.append("\n".join([head, "|" + " --- |" * (len(fields) + 2), *lines]))
@@ -384,7 +381,7 @@ def release_files(splits: Splits, manifest: BuildManifest) -> dict[str, str]:
     }
     for cfg in CONFIGS:
         if cfg.name in splits and (text := example_yaml(splits[cfg.name][cfg.split])):
-            files[example_path(cfg.name)] = text
+            files[card_example.example_path(cfg.name)] = text
     return files
 
 

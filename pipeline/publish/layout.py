@@ -4,7 +4,8 @@ folder's shards.
 The configs themselves (names, schemas, sides, the card's descriptions) are listed once in
 schemas/dataset_configs.py; reading a published folder back is pipeline/common/hub_folder.py.
 The local folder is laid out exactly as it is pushed: `README.md` (the card), one
-folder of size-sharded Parquet files per config, and `assets/` (the card's plots). A
+folder of size-sharded Parquet files per config, `assets/` (the card's plots) and
+`details/` (the card's long parts: the run config, whole example rows, candidate tables). A
 training config has one split, `train`; an evaluation config two, as Aletheia's
 evaluation sets: `test` (up to 250 rows per list size and language) and `full` (every
 row). A shard's name starts with its split (`heldout/test-00000-of-00001.parquet`), and

@@ -82,7 +82,9 @@ def prompt_and_response(r: dict[str, Any], i: int, spec: PromptSpec, response: s
 
 def _published_turns(r: dict[str, Any], i: int, spec: PromptSpec) -> tuple[list, list, list]:
     """A DPO row's (prompt, chosen, rejected) as published: the messages TRL reads from the
-    Hub config, so this trainer and a user's `DPOTrainer` train on the same sequences."""
+    Hub config, so this trainer and a user's `DPOTrainer` train on the same sequences. The
+    config's prompt style must be the rows'; templates it names must rebuild the rows' prompt
+    (a template is never silently ignored)."""
     _check_style(r, i, spec)
     for field in ("prompt", "chosen", "rejected"):
         turns = r[field]
@@ -90,6 +92,15 @@ def _published_turns(r: dict[str, Any], i: int, spec: PromptSpec) -> tuple[list,
             raise ValueError(
                 f"row {i} (prompt_id={r.get('prompt_id')}): field {field}: expected chat "
                 f"messages, got {str(turns)[:80]!r}"
+            )
+    if spec.template or spec.system_template:  # the config names a wording: the rows' must be it
+        expected, _ = preference_turns(_messages(r, i, spec), "")
+        if r["prompt"] != expected:
+            raise ValueError(
+                f"row {i} (prompt_id={r.get('prompt_id')}): field prompt: not the prompt that "
+                "the config's prompt.prompt_template / prompt.system_template build from the "
+                "row; the responses answered the published prompt: set the templates the DPO "
+                "build used, or none to train on the prompt as published"
             )
     return r["prompt"], r["chosen"], r["rejected"]
 
