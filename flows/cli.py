@@ -12,7 +12,6 @@ Ctrl-C stops a build within seconds and keeps what finished (pipeline/interrupt.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -72,9 +71,11 @@ def _resume_command(name: str, config: Path, limit: int | None) -> str:
 
 
 def _before_prefect() -> None:
-    """The temporary Prefect server gets 20 s to start by default, which a busy 2-core
-    machine can miss; give it two minutes unless the user chose."""
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    """Before a flow on a temporary Prefect server: two minutes to start (not 20 s, which a
+    busy 2-core machine can miss) and no telemetry (flows/quiet.py), unless the user chose."""
+    from flows.quiet import temporary_server_env
+
+    temporary_server_env()
 
 
 def register(app: typer.Typer) -> None:
@@ -125,6 +126,7 @@ def register(app: typer.Typer) -> None:
         engine: EngineOpt = None,
     ) -> None:
         """Base policy + RLVR per (reward, algorithm), each evaluated alike; one comparison table."""
+        _before_prefect()
         from flows.rlvr import rlvr_study
 
         out = rlvr_study(str(config), engine=engine)
@@ -162,6 +164,7 @@ def register(app: typer.Typer) -> None:
                     f"{cfg.cell_dir(recipe)} [{read_cell(cfg, recipe)['status']}]"
                 )
             return
+        _before_prefect()
         from flows.ablation import aletheia_ablation
 
         out = aletheia_ablation(str(config))
