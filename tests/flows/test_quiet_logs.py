@@ -49,7 +49,7 @@ def ablation_log(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory)
     env["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = "600"  # a loaded test machine
     run = subprocess.run(
         [sys.executable, "-m", "aletheia", "ablation", "-c", str(config)],
-        check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=1800,
+        check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=3000,
     )  # fmt: skip
     log = run.stdout + run.stderr
     assert run.returncode == 0, log[-3000:]
@@ -61,7 +61,7 @@ def ablation_log(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory)
     return log
 
 
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(3600)
 def test_no_bytecode_in_a_flow_log(ablation_log: str) -> None:
     """TRL's dataset maps are fingerprinted through dill, which prints `dis.dis` into a
     captured stdout; no flow turns those prints into log records."""
@@ -69,7 +69,7 @@ def test_no_bytecode_in_a_flow_log(ablation_log: str) -> None:
     assert bytecode == [], f"{len(bytecode)} lines of bytecode, e.g. {bytecode[:3]}"
 
 
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(3600)
 def test_the_temporary_server_sends_no_telemetry(ablation_log: str) -> None:
     """Offline, the heartbeat was an ERROR record (the run's "first error" for
     flows.runlog) or a `database is locked` traceback; this run has no ERROR at all."""
@@ -78,7 +78,7 @@ def test_the_temporary_server_sends_no_telemetry(ablation_log: str) -> None:
     assert levels and "ERROR" not in levels and "CRITICAL" not in levels
 
 
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(3600)
 def test_no_progress_bars_or_library_warnings(ablation_log: str) -> None:
     """Weight loading, the trainer's steps and dataset maps drew tqdm bars; transformers
     warned about its own deprecated internals (called by TRL)."""
