@@ -23,7 +23,10 @@ from tests.flows.flows_helpers import REPO
 from tests.train.rowgen import write_dataset
 
 # A line of `dis.dis` output: "  160     2 LOAD_GLOBAL     0 (pa)" (opcode names are caps)
-BYTECODE = re.compile(r"\b\d+ (LOAD|STORE|CALL|RETURN|BUILD|RESUME|PRECALL|KW_NAMES)[A-Z_]*\b")
+BYTECODE = re.compile(
+    r"\b\d+ (LOAD|STORE|CALL|RETURN|BUILD|RESUME|PRECALL|KW_NAMES|BINARY|DICT|LIST|POP|PUSH"
+    r"|JUMP|COMPARE|COPY|SWAP|UNPACK|FORMAT|IMPORT|GET|FOR_ITER|MAKE)[A-Z_]*\b"
+)
 PROGRESS_BAR = re.compile(r"\d+%\|")  # tqdm: " 40%|████      | 2/5 [...]"
 RECORD = re.compile(r"^\d\d:\d\d:\d\d\.\d+ \| (?P<level>[A-Z]+) +\|", re.MULTILINE)
 
