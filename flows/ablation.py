@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
 
+from flows.quiet import quiet_libraries
 from flows.task import jsonable, retry_transient
 
 
@@ -54,11 +55,13 @@ def _error(state: Any) -> str:
     return "failed"
 
 
-@flow(name="aletheia-ablation", log_prints=True)
+@flow(name="aletheia-ablation")
 def aletheia_ablation(ablation_config: str = "configs/ablation/demo.yaml") -> dict[str, Any]:
     """Train the config's cells at one size (GRPO-Think at its budgets, GRPO-Instruct, DPO-Think,
     RAFT, BatchOnline-GRPO, STaR, ReST-EM), evaluate every checkpoint on Heldout, Strong, Hard
     and Adv alike, and write one comparison table and a Pareto plot."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
+    log = get_run_logger()
     from pipeline.train.ablation_config import AblationConfig
 
     cfg = AblationConfig.from_yaml(ablation_config)
@@ -70,18 +73,19 @@ def aletheia_ablation(ablation_config: str = "configs/ablation/demo.yaml") -> di
         )
         if not trained.is_completed():
             failed[recipe] = _error(trained)
-            print(f"cell {recipe}: training failed ({failed[recipe]}); the other cells go on")
+            log.warning(
+                "cell %s: training failed (%s); the other cells go on", recipe, failed[recipe]
+            )
             continue
         scored = evaluate_cell_task.with_options(task_run_name=f"evaluate-{recipe}")(
             ablation, recipe, return_state=True
         )
         if not scored.is_completed():
             failed[recipe] = _error(scored)
-            print(f"cell {recipe}: evaluation failed ({failed[recipe]})")
+            log.warning("cell %s: evaluation failed (%s)", recipe, failed[recipe])
     result = compare_task(ablation, failed)
-    print(
-        f"comparison: {result['files']['comparison.md']}; Pareto plot: {result['files']['pareto.png']}"
-    )
+    files = result["files"]
+    log.info("comparison: %s; Pareto plot: %s", files["comparison.md"], files["pareto.png"])
     if failed:
         raise RuntimeError(
             f"ablation cells failed: {', '.join(f'{r} ({e})' for r, e in failed.items())}; "

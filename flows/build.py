@@ -34,6 +34,7 @@ from flows.artifacts import (
 )
 from flows.fanout import run_each, run_sharded
 from flows.progress import watch
+from flows.quiet import quiet_libraries
 from flows.task import (
     RunSettings,
     checked,
@@ -253,7 +254,7 @@ def dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None)
     }
 
 
-@flow(name="build-aletheia-eval", log_prints=True, validate_parameters=False)
+@flow(name="build-aletheia-eval", validate_parameters=False)
 def build_aletheia_eval(
     config: ConfigParam = DEFAULT_CONFIG, front: dict[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -262,6 +263,7 @@ def build_aletheia_eval(
 
     `front`: the results of `prepare` when the train flow already ran it (else it runs here).
     """
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     cfg = checked(config)  # as a subflow of the train flow: its RunConfig, checked there
     front = front or prepare(cfg)
     inst = front["instances"]["outputs"]
@@ -279,9 +281,10 @@ def build_aletheia_eval(
     }
 
 
-@flow(name="build-aletheia-train", log_prints=True, validate_parameters=False)
+@flow(name="build-aletheia-train", validate_parameters=False)
 def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
     """problems -> splits -> sample -> judge -> assemble -> mixed -> dpo -> (eval) -> publish."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     from flows.evaluate import evaluate_published
     from flows.publish import publish_aletheia
 

@@ -12,7 +12,6 @@ Ctrl-C stops a build within seconds and keeps what finished (pipeline/interrupt.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -79,9 +78,11 @@ def _resume_command(name: str, config: Path, limit: int | None) -> str:
 
 
 def _before_prefect() -> None:
-    """The temporary Prefect server gets 20 s to start by default, which a busy 2-core
-    machine can miss; give it two minutes unless the user chose."""
-    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    """Before a flow on a temporary Prefect server: two minutes to start (not 20 s, which a
+    busy 2-core machine can miss) and no telemetry (flows/quiet.py), unless the user chose."""
+    from flows.quiet import temporary_server_env
+
+    temporary_server_env()
 
 
 def register(app: typer.Typer) -> None:
@@ -143,6 +144,7 @@ def register(app: typer.Typer) -> None:
 
         study = StudyConfig.from_yaml(config)
         probe_judge(study.sandbox.overridden(engine, url, token_file), languages=["python"])
+        _before_prefect()
         from flows.rlvr import rlvr_study
 
         out = rlvr_study(
@@ -200,6 +202,7 @@ def register(app: typer.Typer) -> None:
                     f"{cfg.cell_dir(recipe)} [{read_cell(cfg, recipe)['status']}]"
                 )
             return
+        _before_prefect()
         from flows.ablation import aletheia_ablation
 
         out = aletheia_ablation(str(config))

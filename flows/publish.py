@@ -14,6 +14,7 @@ from flows.artifacts import (
     dataset_counts,
     summary_artifact,
 )
+from flows.quiet import quiet_libraries
 from flows.task import RunSettings, checked, file_ref, jsonable, retry_transient, run_task
 from pipeline.config import RunConfig
 from pipeline.publish.config import PublishConfig
@@ -56,11 +57,12 @@ def push_task(hub_dir: str, repo_id: str, tag: str, endpoint: str | None, privat
     )
 
 
-@flow(name="publish-aletheia", log_prints=True, validate_parameters=False)
+@flow(name="publish-aletheia", validate_parameters=False)
 def publish_aletheia(
     config: str | dict[str, Any] | RunConfig = DEFAULT_CONFIG, build_dir: str | None = None
 ) -> dict[str, Any]:
     """Publish the build in `build_dir` (default: the run config's work dir)."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     # On its own: the Hub checks only (repo_id and HF_TOKEN before the layout work, not
     # after); from the train flow: its RunConfig, checked there.
     cfg = checked(config, only=("publish",))

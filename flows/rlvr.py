@@ -11,6 +11,7 @@ from typing import Any
 
 from prefect import flow, task
 
+from flows.quiet import quiet_libraries
 from flows.task import jsonable, retry_transient
 
 
@@ -86,15 +87,16 @@ def compare_task(
     return jsonable(cmp)
 
 
-@flow(name="evaluate-policy", log_prints=True)
+@flow(name="evaluate-policy")
 def evaluate_policy_flow(
     policy_config: dict[str, Any], problems: str, out_dir: str
 ) -> dict[str, Any]:
     """Sample k completions per problem of a split, judge them, report pass@k and diagnostics."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     return evaluate_policy_task(policy_config, problems, out_dir)
 
 
-@flow(name="rlvr-study", log_prints=True)
+@flow(name="rlvr-study")
 def rlvr_study(
     study_config: str = "configs/rlvr/demo.yaml",
     engine: str | None = None,
@@ -103,6 +105,7 @@ def rlvr_study(
 ) -> dict[str, Any]:
     """Base policy + one RLVR policy per (reward, algorithm), all evaluated alike, one comparison
     table. `engine`, `url`, `token_file`: the judge engine (over the study's sandbox section)."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     from pipeline.policy_eval.config import StudyConfig
     from pipeline.policy_eval.study import eval_config
 

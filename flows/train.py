@@ -7,6 +7,7 @@ from typing import Any
 
 from prefect import flow, task
 
+from flows.quiet import quiet_libraries
 from flows.task import jsonable, retry_transient
 
 
@@ -33,13 +34,14 @@ def evaluate_task(
     return jsonable(evaluate(model, Path(data_dir), Path(out_dir), options))
 
 
-@flow(name="train-verifier", log_prints=True)
+@flow(name="train-verifier")
 def train_verifier(train_config: str = "configs/train/demo-dpo.yaml") -> dict[str, Any]:
     """Train a verifier (GRPO / DPO / SFT) or an RLVR policy from a TrainConfig YAML."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     return train_task(train_config)
 
 
-@flow(name="evaluate-verifier", log_prints=True)
+@flow(name="evaluate-verifier")
 def evaluate_verifier(
     model: str,
     data_dir: str = "out/demo/hub",
@@ -47,4 +49,5 @@ def evaluate_verifier(
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Score a verifier on the eval configs (heldout, strong, hard, adv) of a published folder."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     return evaluate_task(model, data_dir, out_dir, options or {})

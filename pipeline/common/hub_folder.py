@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from pipeline.common.parquet import read_parquet
 from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES
+from schemas.dpo import dpo_table
 from schemas.problem import train_questions_table
 
 
@@ -71,6 +72,16 @@ def split_paths(data_dir: str | Path, config: str, split: str | None = None) -> 
     return [path]
 
 
+def read_config_file(path: Path, config: str) -> pa.Table:
+    """One Parquet file of a config, checked and cast to its schema; a file of an older schema
+    version is read (Train-Questions v1 where it can be) or refused with the reason."""
+    if config == "train_questions":
+        return train_questions_table(read_parquet(path), name=str(path))
+    if CONFIG_BY_NAME[config].kind == "dpo":
+        return dpo_table(read_parquet(path), name=str(path))
+    return read_parquet(path, CONFIG_BY_NAME[config].schema)
+
+
 def read_config(
     data_dir: str | Path, config: str, limit: int | None = None, split: str | None = None
 ) -> pa.Table:
@@ -79,10 +90,7 @@ def read_config(
     if config not in CONFIG_BY_NAME:
         raise ValueError(f"unknown dataset config {config!r}; known: {sorted(CONFIG_NAMES)}")
     paths = split_paths(data_dir, config, split)
-    if config == "train_questions":  # older schema versions: read or refused with the reason
-        parts = [train_questions_table(read_parquet(p), name=str(p)) for p in paths]
-    else:
-        parts = [read_parquet(p, CONFIG_BY_NAME[config].schema) for p in paths]
+    parts = [read_config_file(p, config) for p in paths]
     table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
     if table.num_rows == 0:
         which = split or CONFIG_BY_NAME[config].split

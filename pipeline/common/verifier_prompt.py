@@ -210,6 +210,19 @@ def prefill(messages: list[dict[str, str]]) -> str:
     return messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
 
 
+def preference_turns(
+    messages: list[dict[str, str]], response: str
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(the prompt messages without the pre-fill, [the whole assistant turn]): TRL's
+    conversational format, as the DPO configs publish it and the trainers read it. TRL renders
+    the prompt with a generation prompt and appends the turn, so the pre-fill travels in the
+    turn (added where `response` lacks it) and the tokens are the ones generation saw."""
+    pre = prefill(messages)
+    head = messages[:-1] if pre else messages
+    body = response if response.startswith(pre) else pre + response
+    return head, [{"role": "assistant", "content": body}]
+
+
 def render_text(messages: list[dict[str, str]]) -> str:
     """A plain-text rendering of the messages, for tables and cards (not for generation)."""
     return "\n\n".join(f"<|{m['role']}|>\n{m['content']}" for m in messages)

@@ -2,11 +2,13 @@
 
 The front matter declares every config with its `data_files`, one entry per split (`train`;
 or `test` and `full` for an evaluation set), so
-`datasets.load_dataset(<folder or repo>, <config>, split=...)` reads each one. The body
-says what each config is, how it was built (run config, seeds, models, sandbox image,
-pipeline version), the counts per split and per list size, the invariant checks and the
-plots. It contains
-no timestamps (an unchanged build gives a byte-identical card) and no secrets.
+`datasets.load_dataset(<folder or repo>, <config>, split=...)` reads each one. The body is
+what a Hub visitor reads: what each config is and holds, how to train on the DPO configs
+with TRL, the fields, an example row per config, the counts per split, how it was built,
+the invariant checks and the plots. Its long parts are files of the release beside it
+(`release_files`): the whole run config, each config's first row whole, and the candidate
+tables by origin and by model and verdict. It contains no timestamps (an unchanged build
+gives a byte-identical card) and no secrets.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import pyarrow as pa
 import yaml
 
 from pipeline.common.hub_folder import split_glob
+from pipeline.publish import card_example
 from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
 from pipeline.publish.card_example import example_yaml
@@ -182,19 +185,61 @@ def load_target(repo_id: str | None, folder: str | Path) -> str:
 
 
 def examples_md(splits: Splits) -> str:
-    """An example row per config (its `train` split, or an evaluation config's `test`)."""
-    blocks = []
-    for i, cfg in enumerate(c for c in CONFIGS if c.name in splits):
-        table = splits[cfg.name][cfg.split]
-        body = example_yaml(table)
-        if not body:
-            continue
-        opened = " open" if i == 0 else ""
-        blocks.append(
-            f"<details{opened}>\n<summary><code>{cfg.name}</code>, first row of "
-            f"<code>{cfg.split}</code></summary>\n\n```yaml\n{body}\n```\n\n</details>"
-        )
-    return "\n\n".join(blocks)
+    """One example row per config (its `train` split, or an evaluation config's `test`): a
+    few fields cut to one line, a table per kind of config; each config links its whole row."""
+    out = []
+    for kind, fields in card_example.EXAMPLE_FIELDS.items():
+        lines = []
+        for cfg in (c for c in CONFIGS if c.name in splits and c.kind == kind):
+            row = card_example.first_row(splits[cfg.name][cfg.split])
+            if row is None:
+                continue
+            cells = [f"[`{cfg.name}`]({card_example.example_path(cfg.name)})", f"`{cfg.split}`"]
+            lines.append(
+                "| " + " | ".join(cells + [card_example.excerpt(row[f]) for f in fields]) + " |"
+            )
+        if lines:
+            head = "| config | split | " + " | ".join(f"`{f}`" for f in fields) + " |"
+            out.append("\n".join([head, "|" + " --- |" * (len(fields) + 2), *lines]))
+    return "\n\n".join(out)
+
+
+def trl_md(tables: dict[str, pa.Table], load_from: str) -> str:
+    """How to train on a DPO config with TRL's `DPOTrainer` ('' without one); the snippet
+    keeps one prompt style where the rows hold two (a verifier is trained on one)."""
+    name = next((c.name for c in CONFIGS if c.kind == "dpo" and c.name in tables), None)
+    if name is None:
+        return ""
+    variants = sorted(set(tables[name].column("prompt_variant").to_pylist()))
+    keep = (
+        f'\npairs = pairs.filter(lambda r: r["prompt_variant"] == "{variants[-1]}")'
+        f"  # rows of {' and '.join(variants)} prompts"
+        if len(variants) > 1
+        else ""
+    )
+    return f"""## Training a verifier with TRL
+
+`{name}` and `mixed_dpo` are in TRL's conversational preference format: `prompt` is the
+verifier prompt as chat messages (think: the user turn; instruct: the system and user
+turns), `chosen` and `rejected` one assistant message each, the whole turn the verifier
+model wrote (a think turn starts with its pre-fill `<think>`). `DPOTrainer` renders the
+prompt with the model's chat template and a generation prompt, then the turn: the text the
+verifier generated. A chat template that rewrites an assistant turn's reasoning (some drop
+everything before `</think>`) changes what is trained: render a row with your tokenizer
+first.
+
+```python
+from datasets import load_dataset
+from trl import DPOConfig, DPOTrainer
+
+pairs = load_dataset("{load_from}", "{name}", split="train"){keep}
+trainer = DPOTrainer(
+    model="Qwen/Qwen3-1.7B",  # the verifier to train
+    args=DPOConfig(output_dir="verifier-dpo", max_length=20480),
+    train_dataset=pairs.select_columns(["prompt", "chosen", "rejected"]),
+)
+trainer.train()
+```"""
 
 
 def dpo_routes_md(tables: dict[str, pa.Table]) -> str:
@@ -296,6 +341,51 @@ def checks_table(results: list[CheckResult]) -> str:
     return "\n".join(lines)
 
 
+RUN_CONFIG_FILE = "details/run_config.yaml"
+CANDIDATES_FILE = "details/candidates.md"
+
+
+def candidates_md(splits: Splits, manifest: BuildManifest) -> str:
+    """The release file of the candidate tables: every candidate by origin, and by who wrote
+    it and its sandbox verdict (measured from the rows, as the card)."""
+    tables = main_tables(splits)
+    facts = F.measure_all(splits)
+    note = policy_note(manifest.run_config)
+    note = "\n" + note if note else ""
+    return f"""# Candidates of build `{manifest.build_id}`
+
+## By origin
+
+Every candidate of every row, by origin (a candidate that appears in several rows is
+counted in each), the rows whose candidates come from more than one origin, and the rows
+whose `generator` is `mixed` (candidates of several generators).
+
+{origins_table(facts)}
+
+## By model and verdict
+
+Every candidate of every instance config, by who wrote it (`origin`) and its sandbox
+verdict.
+{note}
+{verdict_mix_table(tables)}
+"""
+
+
+def release_files(splits: Splits, manifest: BuildManifest) -> dict[str, str]:
+    """The card's long parts, as files of the Hub folder (path -> text): the whole run config
+    (credentials redacted), each config's first row whole, the candidate tables."""
+    files = {
+        RUN_CONFIG_FILE: yaml.safe_dump(
+            redact(manifest.run_config), sort_keys=True, allow_unicode=True
+        ),
+        CANDIDATES_FILE: candidates_md(splits, manifest),
+    }
+    for cfg in CONFIGS:
+        if cfg.name in splits and (text := example_yaml(splits[cfg.name][cfg.split])):
+            files[card_example.example_path(cfg.name)] = text
+    return files
+
+
 def render_card(
     splits: Splits,
     manifest: BuildManifest,
@@ -312,8 +402,14 @@ def render_card(
     tables = main_tables(splits)
     facts = F.measure_all(splits)
     license = license or sections.derived_license(tables)  # None: from the sources' licenses
+    # Lists and mappings of plain values on one line each (`- {split: test, path: ...}`): the
+    # same YAML to every reader, a third of the lines.
     meta = yaml.safe_dump(
-        front_matter(splits, pretty_name, license, info), sort_keys=False, allow_unicode=True
+        front_matter(splits, pretty_name, license, info),
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=None,
+        width=100,
     )
     configs_md = "\n".join(
         f"| `{c.name}` | "
@@ -327,9 +423,6 @@ def render_card(
         f"- {k}: " + (", ".join(f"`{m}`" for m in v) if v else "none") for k, v in models.items()
     )
     seeds_md = ", ".join(f"`{k}={v}`" for k, v in sorted(manifest.seeds.items())) or "none recorded"
-    config_yaml = yaml.safe_dump(
-        redact(manifest.run_config), sort_keys=True, allow_unicode=True
-    ).strip()
     plots_md = "\n\n".join(f"![{cap}](assets/{f})" for f, cap in plots.items())
     first = next(iter(c.name for c in CONFIGS if c.name in tables), "train")
     sizes = F.all_sizes(facts)
@@ -340,6 +433,7 @@ def render_card(
         if eval_name
         else ""
     )
+    trl = trl_md(tables, load_from)
     return f"""---
 {meta}---
 
@@ -350,13 +444,6 @@ a programming problem and a list of candidate programs and pick the one that is 
 Every candidate was compiled and run against the problem's tests in a locked-down Docker
 sandbox; an instance has exactly one candidate that passed every test. In this build a
 row holds {F.count_phrase(sizes)}.
-
-Rows lead with Aletheia's field names and types (`prompt_id, query, generator, language,
-num_candidates, candidates, chosen_position, chosen_answer, pass_rates, easy_hard,
-weak_strong, source, modification`; `prompt_id` is the problem's id, shared by its
-instances), with provenance columns beside them (`instance_id, problem_id, candidate_ids,
-candidate_origins, candidate_generators, candidate_languages, verdicts, adversarial,
-split, build_id`).
 
 ```python
 from datasets import load_dataset
@@ -375,21 +462,27 @@ ds = load_dataset("{load_from}", "{first}"){eval_line}
 Measured from the published rows: list sizes, tiers (`weak_strong`), bands (`easy_hard`),
 languages (a row's `language`), where the candidates come from (`candidate_origins`:
 `policy` for a model's sample, `reference` for a solution shipped with the problem,
-`mutant` for a tree-sitter mutation of a correct one) and the pass rates of the incorrect
+`mutant` for a tree-sitter mutation of a correct one; every candidate by origin and by
+verdict: [{CANDIDATES_FILE}]({CANDIDATES_FILE})) and the pass rates of the incorrect
 candidates.
 
 {holds_md(facts, splits)}
 
 {sections.splits_md(splits, facts, manifest.run_config)}
 
+{trl}
+
 ## Data fields
+
+Rows lead with Aletheia's field names and types (`prompt_id` is the problem's id, shared by
+its instances), with provenance columns beside them.
 
 {sections.data_fields_md(tables)}
 
 ## Example rows
 
-The first row of each config, as YAML; long texts and lists are cut where marked
-`[... cut here: ...]`, and spaces at the end of a line are not shown.
+The first row of each config, a few fields cut to one line (`…`); the config's link opens
+the whole row as YAML.
 
 {examples_md(splits)}
 
@@ -400,14 +493,6 @@ The first row of each config, as YAML; long texts and lists are cut where marked
 {position_mix_md(facts)}
 
 {dpo_routes_md(tables)}
-
-## Candidates by origin
-
-Every candidate of every row, by origin (a candidate that appears in several rows is
-counted in each), the rows whose candidates come from more than one origin, and the rows
-whose `generator` is `mixed` (candidates of several generators).
-
-{origins_table(facts)}
 
 ## What this build contains
 
@@ -426,25 +511,10 @@ candidates, verdicts and responses are this build's own. Front-matter license: `
 - pipeline version: `{manifest.pipeline_version}`
 - sandbox image: `{manifest.sandbox_image or "unknown"}`
 - seeds: {seeds_md}
+- run config (credentials redacted): [{RUN_CONFIG_FILE}]({RUN_CONFIG_FILE})
 {models_md}
 
-<details>
-<summary>Run config (credentials redacted)</summary>
-
-```yaml
-{config_yaml}
-```
-
-</details>
-
-## Candidates by model and verdict
-
-Every candidate of every instance config, by who wrote it (`origin`) and its sandbox
-verdict.
-
 {policy_note(manifest.run_config)}
-{verdict_mix_table(tables)}
-
 ## Invariant checks
 
 Re-checked on exactly these rows before publishing; a failed check stops the release.

@@ -1,11 +1,13 @@
-"""The card header's `dataset_info`: each config's features and, per split, its example count
-and size, as the Hub's dataset cards carry them (what `Dataset.push_to_hub` writes).
+"""The card header's `dataset_info`: per config and split, its example count and size, as the
+Hub's dataset cards carry them (what `Dataset.push_to_hub` writes, less the features).
 
 Written through `datasets`' own serialiser, so the header is exactly what the library reads
-back: `load_dataset` takes the features from it and checks every split's row count against
-`num_examples` (a mismatch fails the load). Sizes are measured, not estimated:
-`num_bytes` is the split's in-memory Arrow size (as `datasets` records it),
-`download_size` the bytes of the config's Parquet shards in the folder.
+back: `load_dataset` checks every split's row count against `num_examples` (a mismatch
+fails the load). The features are left out: they are the Parquet shards' own schema (each
+written with its config's explicit Arrow schema), which `load_dataset` reads, and they
+were two thirds of the card's lines. Sizes are measured, not estimated: `num_bytes` is the
+split's in-memory Arrow size (as `datasets` records it), `download_size` the bytes of the
+config's Parquet shards in the folder.
 """
 
 from __future__ import annotations
@@ -47,4 +49,5 @@ def dataset_info(splits: Splits, folder: Path) -> list[dict[str, Any]]:
     card_data = DatasetCardData()
     infos.to_dataset_card_data(card_data)
     info = card_data.to_dict()["dataset_info"]
-    return info if isinstance(info, list) else [info]
+    entries = info if isinstance(info, list) else [info]
+    return [{k: v for k, v in e.items() if k != "features"} for e in entries]

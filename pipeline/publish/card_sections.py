@@ -115,12 +115,22 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     ("build_id", "string", "the build that produced the row"),
 ]
 DPO_FIELDS: list[tuple[str, str, str]] = [
-    ("prompt", "string", "the user turn of the verifier prompt the responses answer"),
+    (
+        "prompt",
+        "list<{role, content}>",
+        (
+            "the verifier prompt the responses answer, as chat messages (think: the user turn; "
+            "instruct: the system and user turns), without the assistant pre-fill"
+        ),
+    ),
     ("prompt_variant", "string", "think (assistant turn pre-filled with <think>) or instruct"),
     (
         "chosen / rejected",
-        "string",
-        "whole assistant turns; chosen ends in the correct \\boxed{letter}",
+        "list<{role, content}>",
+        (
+            "one assistant message each: the whole turn, the think pre-fill `<think>` included; "
+            "chosen ends in the correct \\boxed{letter}"
+        ),
     ),
     (
         "chosen_source",

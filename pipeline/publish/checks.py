@@ -27,6 +27,7 @@ from pipeline.common.answers import gold_letter, parse_answer
 from pipeline.publish.config import CheckConfig
 from schemas import ANSWER_LETTERS
 from schemas.dataset_configs import CONFIG_BY_NAME, DatasetConfig
+from schemas.dpo import turn_text
 
 ORIGINS = frozenset({"policy", "reference", "mutant"})
 MAX_REPORTED_ROWS = 20  # per check: enough to find the bug, short enough to read
@@ -133,20 +134,38 @@ def _instance_problem(row: dict) -> str | None:
     return None
 
 
+def _turns_problem(row: dict) -> str | None:
+    """What is wrong with a row's conversational columns (TRL's preference format), or None:
+    `prompt` ends in a user turn, `chosen` and `rejected` are one assistant turn each."""
+    prompt = row["prompt"] or []
+    if not prompt or prompt[-1]["role"] != "user":
+        return f"prompt: its last message must be the user turn, got {[m['role'] for m in prompt]}"
+    for column in ("chosen", "rejected"):
+        turns = row[column] or []
+        if [m["role"] for m in turns] != ["assistant"]:
+            return f"{column}: must be one assistant message, got {[m['role'] for m in turns]}"
+    return None
+
+
 def check_dpo_pairs(tables: dict[str, pa.Table]) -> CheckResult:
-    """A DPO pair's chosen response picks the gold letter; the rejected one does not."""
+    """A DPO row is in TRL's conversational preference format; its chosen response picks the
+    gold letter, the rejected one does not."""
     res = CheckResult("dpo-chosen-rejected", "DPO contract")
     for name, table in tables.items():
         if _config_of(name).kind != "dpo":
             continue
-        cols = ["instance_id", "chosen", "rejected", "chosen_answer", "rejected_answer"]
+        cols = ["instance_id", "prompt", "chosen", "rejected", "chosen_answer", "rejected_answer"]
         cols.append("num_candidates")
         for i, row in enumerate(table.select(cols).to_pylist()):
             res.checked_rows += 1
             k = row["num_candidates"]
-            gold, picked = gold_letter(row["chosen_answer"]), parse_answer(row["chosen"] or "", k)
-            rejected = parse_answer(row["rejected"] or "", k)
-            if picked != gold:
+            shape = _turns_problem(row)
+            gold = gold_letter(row["chosen_answer"])
+            picked = parse_answer(turn_text(row["chosen"] or []), k)
+            rejected = parse_answer(turn_text(row["rejected"] or []), k)
+            if shape is not None:
+                reason = shape
+            elif picked != gold:
                 reason = f"chosen response picks {picked!r}, gold is {gold!r}"
             elif rejected == gold:
                 reason = f"rejected response also picks the gold letter {gold!r}"

@@ -4,7 +4,8 @@ folder's shards.
 The configs themselves (names, schemas, sides, the card's descriptions) are listed once in
 schemas/dataset_configs.py; reading a published folder back is pipeline/common/hub_folder.py.
 The local folder is laid out exactly as it is pushed: `README.md` (the card), one
-folder of size-sharded Parquet files per config, and `assets/` (the card's plots). A
+folder of size-sharded Parquet files per config, `assets/` (the card's plots) and
+`details/` (the card's long parts: the run config, whole example rows, candidate tables). A
 training config has one split, `train`; an evaluation config two, as Aletheia's
 evaluation sets: `test` (up to 250 rows per list size and language) and `full` (every
 row). A shard's name starts with its split (`heldout/test-00000-of-00001.parquet`), and
@@ -21,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.common.hub_folder import read_config_file
 from pipeline.common.parquet import read_parquet, write_parquet
 from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES, CONFIGS, DatasetConfig
 
@@ -82,7 +84,7 @@ def load_tables(build_dir: str | Path, manifest: BuildManifest) -> dict[str, pa.
         rel = manifest.tables.get(cfg.name)
         if rel is None:
             continue
-        tables[cfg.name] = read_parquet(Path(build_dir) / rel, cfg.schema)
+        tables[cfg.name] = read_config_file(Path(build_dir) / rel, cfg.name)
     return tables
 
 

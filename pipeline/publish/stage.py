@@ -3,7 +3,9 @@
 `PUBLISH` (a `Stage` value, run by pipeline/common/runner.py) reads the build manifest,
 re-checks the invariants on the exact rows that would ship, every split of every config
 (refusing, with the offending rows named, if one breaks), and writes one folder of
-size-sharded Parquet per config (one shard set per split), the plots and the card. It is
+size-sharded Parquet per config (one shard set per split), the plots, the card and the
+card's long parts in `details/` (the run config, each config's first row, the candidate
+tables). It is
 `atomic`: the runner builds it in a hidden sibling and swaps it in whole, so a crash
 mid-publish leaves the previous folder as it was. Every file in the folder ships, so its
 marker stays beside it (`.<hub>.stage/`), and the key's extra part is the load target the
@@ -24,7 +26,7 @@ from pipeline.common.perms import as_if_created
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.publish.answer_format import tables_with_answer_format
-from pipeline.publish.card import load_target, render_card
+from pipeline.publish.card import load_target, release_files, render_card
 from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import enforce, run_checks
 from pipeline.publish.config import HubSection, PublishConfig
@@ -41,7 +43,9 @@ from pipeline.publish.layout import (
 from schemas.dataset_configs import CONFIG_BY_NAME
 
 STAGE = "publish"
-VERSION = "3"  # 2: evaluation configs as `test` + `full` splits; 3: measured card
+# 2: evaluation configs as `test` + `full` splits; 3: measured card; 4: the card's long parts
+# in details/, the header without features
+VERSION = "4"
 
 
 class MissingConfigError(ValueError):
@@ -143,6 +147,9 @@ def _publish(ctx: ShardContext[PublishCall]) -> Stats:
         load_from=load_from,
     )
     (staging / "README.md").write_text(card, encoding="utf-8")
+    for rel, text in release_files(splits, manifest).items():  # the card's long parts
+        (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+        (staging / rel).write_text(text, encoding="utf-8")
     as_if_created(staging)  # temp-written files: the published folder follows the umask
     return {
         "hub_dir": str(hub_dir),

@@ -10,7 +10,12 @@ import pyarrow as pa
 from datasets import Dataset
 
 from pipeline.common.answers import gold_letter
-from pipeline.common.verifier_prompt import PromptSpec, build_messages, prefill
+from pipeline.common.verifier_prompt import (
+    PromptSpec,
+    build_messages,
+    preference_turns,
+    prefill,
+)
 
 
 def _messages(r: dict[str, Any], i: int, spec: PromptSpec) -> list[dict[str, str]]:
@@ -58,30 +63,54 @@ def verifier_prompt_rows(table: pa.Table, spec: PromptSpec, tokenizer: Any) -> D
 _STYLE_OF_VARIANT = {"think": "think", "instruct": "instruct", "no_think": "instruct"}
 
 
-def prompt_and_response(r: dict[str, Any], i: int, spec: PromptSpec, response: str):
-    """(prompt messages without the prefill, the assistant turn with it): TRL's DPO and SFT
-    render the prompt with a generation prompt, so the prefill travels in the response and the
-    token sequence is the one generation sees."""
+def _check_style(r: dict[str, Any], i: int, spec: PromptSpec) -> None:
+    """A row's responses answer a prompt of one style; the config must train that style."""
     style = _STYLE_OF_VARIANT.get(r.get("prompt_variant") or spec.style)
     if style != spec.style:
         raise ValueError(
             f"row {i} (prompt_id={r.get('prompt_id')}): field prompt_variant: {r['prompt_variant']!r} "
             f"responses, but the config's prompt.style is {spec.style!r}"
         )
-    messages = _messages(r, i, spec)
-    pre = prefill(messages)
-    head = messages[:-1] if pre else messages
-    body = response if response.startswith(pre) else pre + response
-    return head, [{"role": "assistant", "content": body}]
+
+
+def prompt_and_response(r: dict[str, Any], i: int, spec: PromptSpec, response: str):
+    """(prompt messages without the prefill, the assistant turn with it), the prompt rebuilt
+    from the instance columns (RAFT's own samples): `preference_turns`."""
+    _check_style(r, i, spec)
+    return preference_turns(_messages(r, i, spec), response)
+
+
+def _published_turns(r: dict[str, Any], i: int, spec: PromptSpec) -> tuple[list, list, list]:
+    """A DPO row's (prompt, chosen, rejected) as published: the messages TRL reads from the
+    Hub config, so this trainer and a user's `DPOTrainer` train on the same sequences. The
+    config's prompt style must be the rows'; templates it names must rebuild the rows' prompt
+    (a template is never silently ignored)."""
+    _check_style(r, i, spec)
+    for field in ("prompt", "chosen", "rejected"):
+        turns = r[field]
+        if not turns or not all(isinstance(m, dict) and "role" in m for m in turns):
+            raise ValueError(
+                f"row {i} (prompt_id={r.get('prompt_id')}): field {field}: expected chat "
+                f"messages, got {str(turns)[:80]!r}"
+            )
+    if spec.template or spec.system_template:  # the config names a wording: the rows' must be it
+        expected, _ = preference_turns(_messages(r, i, spec), "")
+        if r["prompt"] != expected:
+            raise ValueError(
+                f"row {i} (prompt_id={r.get('prompt_id')}): field prompt: not the prompt that "
+                "the config's prompt.prompt_template / prompt.system_template build from the "
+                "row; the responses answered the published prompt: set the templates the DPO "
+                "build used, or none to train on the prompt as published"
+            )
+    return r["prompt"], r["chosen"], r["rejected"]
 
 
 def preference_rows(table: pa.Table, spec: PromptSpec) -> Dataset:
-    """DPO rows in TRL's conversational preference format (prompt / chosen / rejected), the
-    prompt rebuilt from the instance columns with the shared verifier prompt."""
+    """DPO rows in TRL's conversational preference format (prompt / chosen / rejected), as
+    the dpo configs publish them."""
     rows = []
     for i, r in enumerate(table.to_pylist()):
-        prompt, chosen = prompt_and_response(r, i, spec, r["chosen"])
-        _, rejected = prompt_and_response(r, i, spec, r["rejected"])
+        prompt, chosen, rejected = _published_turns(r, i, spec)
         rows.append({"prompt": prompt, "chosen": chosen, "rejected": rejected})
     return Dataset.from_list(rows)
 
@@ -90,6 +119,6 @@ def sft_rows(table: pa.Table, spec: PromptSpec) -> Dataset:
     """SFT on the chosen verifier responses (prompt-completion format: loss on the response)."""
     rows = []
     for i, r in enumerate(table.to_pylist()):
-        prompt, completion = prompt_and_response(r, i, spec, r["chosen"])
-        rows.append({"prompt": prompt, "completion": completion})
+        prompt, chosen, _ = _published_turns(r, i, spec)
+        rows.append({"prompt": prompt, "completion": chosen})
     return Dataset.from_list(rows)

@@ -33,7 +33,7 @@ from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.stage import dpo_pairs, regeneration_reason, regeneration_targets
 from pipeline.instances.synthetic import synthetic_judged, synthetic_problems
 from schemas import INSTANCE_SCHEMA
-from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
+from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA, turn_text
 
 # -- P1: the Instruct prompt, reproduced exactly ------------------------------------------------
 
@@ -192,13 +192,16 @@ def test_p2_regenerated_responses_replace_the_gold_splice_and_are_counted(
     # the two), closed with the gold box; its rejected is one of its first-round answers
     zero = out[rows[0]["instance_id"]]
     assert zero["chosen_source"] == "regenerated"
-    assert zero["chosen"] in {
+    assert turn_text(zero["chosen"]) in {
         f"<think>\nregenerate 0 {s}\n</think>\n\\boxed{{{gold[0]}}}" for s in (0, 1)
     }
-    assert zero["rejected"] in {_trace("judges 0 0", wrong[0]), _trace("judges 0 1", None)}
+    assert turn_text(zero["rejected"]) in {
+        _trace("judges 0 0", wrong[0]),
+        _trace("judges 0 1", None),
+    }
     # instance 1: the regeneration round gave it a rejected response (there was none)
     one = out[rows[1]["instance_id"]]
-    assert one["rejected"] == _trace("regenerate 1 1", wrong[1])
+    assert turn_text(one["rejected"]) == _trace("regenerate 1 1", wrong[1])
     assert stats["pairs"] == 6
     assert stats["chosen_source"]["regenerated"] + stats["chosen_source"]["sampled"] == 6
     assert stats["chosen_source"]["gold_spliced"] == 0
@@ -273,7 +276,9 @@ def test_p3_bracketed_publish_is_read_back_by_our_readers(tmp_path: Path) -> Non
                 assert r["rejected_answer"] == "invalid" or (
                     r["rejected_answer"].startswith("[[") and r["rejected_answer"].endswith("]]")
                 )
-                assert r["chosen"].endswith("\\boxed{" + "ABCDE"[r["chosen_position"]] + "}")
+                assert turn_text(r["chosen"]).endswith(
+                    "\\boxed{" + "ABCDE"[r["chosen_position"]] + "}"
+                )
     # the card counts correct positions the same way in both forms
     card = (tmp_path / "hub" / "README.md").read_text()
     assert (

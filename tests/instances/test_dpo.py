@@ -24,9 +24,17 @@ def _resp(judge: str, text: str, answer: str | None, i: int = 0, finish: str = "
     return Response("i_1", "think", judge, i, text, answer, finish)
 
 
-def _user_turn(r: dict, style: str) -> str:
+def _prompt(r: dict, style: str) -> list[dict[str, str]]:
+    """The verifier prompt's turns without the assistant pre-fill (TRL's conversational
+    `prompt`)."""
     msgs = build_messages(r["query"], r["candidates"], r["candidate_languages"], PromptSpec(style))
-    return next(m["content"] for m in msgs if m["role"] == "user")
+    return [m for m in msgs if m["role"] != "assistant"]
+
+
+def _text(turns: list[dict[str, str]]) -> str:
+    """A `chosen` / `rejected` value is one assistant message: its text."""
+    assert [m["role"] for m in turns] == ["assistant"]
+    return turns[0]["content"]
 
 
 def test_pairs_need_a_right_and_a_wrong_response_and_skip_backend_errors() -> None:
@@ -109,13 +117,14 @@ def test_on_policy_dpo_pairs_from_two_real_tiny_models(
     for r in rows:
         k = r["num_candidates"]
         assert (
-            parse_answer(r["chosen"], k)
+            parse_answer(_text(r["chosen"]), k)
             == r["chosen_answer"]
             == src[r["instance_id"]]["chosen_answer"]
         )
-        picked = parse_answer(r["rejected"], k)
+        picked = parse_answer(_text(r["rejected"]), k)
         assert picked != r["chosen_answer"] and r["rejected_answer"] == (picked or "invalid")
-        assert r["prompt"] == _user_turn(r, "instruct")
+        assert r["prompt"] == _prompt(r, "instruct")  # the system turn, then the user turn
+        assert [m["role"] for m in r["prompt"]] == ["system", "user"]
         assert r["judge_model"] in backends and r["prompt_variant"] == "instruct"
         assert r["chosen_source"] == "sampled"
     chosen = stats["chosen_by_judge"]
@@ -185,12 +194,15 @@ def test_aletheia_dpo_from_real_tiny_models_keeps_every_instance(
     assert sum(stats["chosen_source"].values()) == 6
     for r in rows:
         k, gold = r["num_candidates"], r["chosen_answer"]
-        assert r["chosen"].startswith("<think>\n")  # the pre-fill is part of the turn
-        assert r["chosen"].endswith("</think>\n\\boxed{" + gold + "}")
-        assert r["chosen"].count("</think>") == 1 and parse_answer(r["chosen"], k) == gold
-        assert well_formed(r["chosen"], k, "think") or "<think>" in r["chosen"][7:]
-        assert parse_answer(r["rejected"], k) != gold
-        assert r["prompt"] == _user_turn(r, "think") and r["prompt_variant"] == "think"
+        chosen = _text(r["chosen"])
+        assert chosen.startswith("<think>\n")  # the pre-fill is part of the turn
+        assert _text(r["rejected"]).startswith("<think>\n")
+        assert chosen.endswith("</think>\n\\boxed{" + gold + "}")
+        assert chosen.count("</think>") == 1 and parse_answer(chosen, k) == gold
+        assert well_formed(chosen, k, "think") or "<think>" in chosen[7:]
+        assert parse_answer(_text(r["rejected"]), k) != gold
+        assert r["prompt"] == _prompt(r, "think") and r["prompt_variant"] == "think"
+        assert [m["role"] for m in r["prompt"]] == ["user"]  # the pre-fill is in the turns
         if r["chosen_source"] == "gold_spliced":
             assert r["judge_model"] == "tiny-b"
     # 6 instances, quota 3 each, ties broken in the configured order: a, b, a, b, a, b.

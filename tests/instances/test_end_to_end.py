@@ -624,9 +624,10 @@ def test_mixed_dpo_from_real_tiny_model_responses(
     # Aletheia's construction keeps every instance (gold spliced where nobody was right).
     assert table.num_rows == stats["pairs"] == 4
     from pipeline.common.answers import parse_answer
+    from schemas.dpo import turn_text
 
     for r in table.to_pylist():
-        assert parse_answer(r["chosen"], r["num_candidates"]) == r["chosen_answer"]
-        assert parse_answer(r["rejected"], r["num_candidates"]) != r["chosen_answer"]
+        assert parse_answer(turn_text(r["chosen"]), r["num_candidates"]) == r["chosen_answer"]
+        assert parse_answer(turn_text(r["rejected"]), r["num_candidates"]) != r["chosen_answer"]
         assert r["split"] == "mixed"
         assert r["chosen_source"] in ("sampled", "regenerated", "gold_spliced")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.common.parquet import write_parquet
+from pipeline.common.verifier_prompt import build_messages, preference_turns
 from pipeline.publish.layout import BuildManifest
 from schemas import (
     ANSWER_LETTERS,
@@ -90,12 +91,19 @@ def instance(rng: random.Random, pid: str, query: str, split: str, k: int) -> di
 
 
 def dpo_row(inst: dict) -> dict:
+    """A Think pair in the published format: the verifier prompt's turns without the
+    `<think>` pre-fill, the responses as assistant turns starting with it."""
     gold = inst["chosen_answer"]
     wrong = next(a for a in ANSWER_LETTERS[: inst["num_candidates"]] if a != gold)
+    messages = build_messages(inst["query"], inst["candidates"], inst["candidate_languages"])
+    prompt, chosen = preference_turns(
+        messages, f"<think>\nChecking each candidate...\n</think>\n\\boxed{{{gold}}}"
+    )
+    _, rejected = preference_turns(messages, f"<think>\nI think so.\n</think>\n\\boxed{{{wrong}}}")
     return inst | {
-        "prompt": "Which candidate is correct?\n" + inst["query"],
-        "chosen": f"<think>\nChecking each candidate...\n</think>\n\\boxed{{{gold}}}",
-        "rejected": f"<think>\nI think so.\n</think>\n\\boxed{{{wrong}}}",
+        "prompt": prompt,
+        "chosen": chosen,
+        "rejected": rejected,
         "chosen_source": "sampled",
         "rejected_answer": wrong,
         "judge_model": "tiny-qwen2",

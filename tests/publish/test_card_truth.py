@@ -4,7 +4,8 @@ Every number the card's tables give is compared with counts made here from the P
 shards of the folder (plain Python, no pipeline code); the origins of a config's candidates
 are said to be mixed when they are; list sizes, `generator` values and languages per row
 are those of the rows; the `dataset_info` header is what `datasets.load_dataset` (the
-real consumer) reads and checks; every config has an example row; the load lines name the
+real consumer) reads and checks; every config has an example row (one line in the card,
+whole in a file); the load lines name the
 repo or the folder; and the same rows give the same bytes."""
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from tests.publish.synthetic import as_pair, dpo_row, rewrite, with_origins
 
 def _card(hub: Path) -> str:
     return (hub / "README.md").read_text()
+
+
+def _candidates(hub: Path) -> str:
+    return (hub / "details" / "candidates.md").read_text()
 
 
 def _section(card: str, heading: str) -> str:
@@ -87,9 +92,9 @@ def test_card_numbers_equal_counts_made_here(build_dir: Path, tmp_path: Path) ->
         (r["config"], r["split"]): r
         for r in _md_rows(_section(card, "## Counts"), "| config | split | rows |")
     }
-    origins = {
+    origins = {  # a file of the release, linked from the card
         (r["config"], r["split"]): r
-        for r in _md_rows(_section(card, "## Candidates by origin"), "| config | split |")
+        for r in _md_rows(_section(_candidates(hub), "## By origin"), "| config | split |")
     }
     for config, split in _splits(hub):
         rows = _rows(hub, config, split)
@@ -192,13 +197,13 @@ def test_dataset_info_header_is_what_datasets_reads(build_dir: Path, tmp_path: P
     assert sorted(info) == sorted(CONFIG_NAMES)
     for name in CONFIG_NAMES:
         cfg = CONFIG_BY_NAME[name]
-        assert [f["name"] for f in info[name]["features"]] == cfg.schema.names
+        assert "features" not in info[name]  # the shards' own schema: not repeated here
         split_counts = {s["name"]: s["num_examples"] for s in info[name]["splits"]}
         assert split_counts == stats["split_rows"][name]
         shards = [hub / f for f in list_files(hub) if f.startswith(name + "/")]
         assert info[name]["download_size"] == sum(p.stat().st_size for p in shards)
         ds = datasets.load_dataset(str(hub), name, cache_dir=str(tmp_path / "cache"))
-        declared = datasets.Features._from_yaml_list(info[name]["features"])
+        declared = datasets.Features.from_arrow_schema(cfg.schema)
         for split in cfg.splits:
             assert ds[split].num_rows == split_counts[split]
             assert ds[split].features == declared
@@ -210,7 +215,7 @@ def test_dataset_info_header_is_what_datasets_reads(build_dir: Path, tmp_path: P
         datasets.load_dataset(str(hub), "heldout", cache_dir=str(tmp_path / "cache2"))
 
 
-def test_every_config_has_an_example_row_cut_where_long(build_dir: Path, tmp_path: Path) -> None:
+def test_every_config_has_an_example_row_cut_to_one_line(build_dir: Path, tmp_path: Path) -> None:
     long_program = "\n".join(f"x{i} = {i}" for i in range(50))
 
     def lengthen(rows: list[dict]) -> list[dict]:
@@ -220,23 +225,24 @@ def test_every_config_has_an_example_row_cut_where_long(build_dir: Path, tmp_pat
     hub = tmp_path / "hub"
     build_hub_folder(build_dir, hub)
     examples = _section(_card(hub), "## Example rows")
-    blocks = re.findall(
-        r"<summary><code>(\w+)</code>, first row of <code>(\w+)</code></summary>\n\n```yaml\n"
-        r"(.*?)\n```",
-        examples,
-        re.DOTALL,
+    linked = re.findall(
+        r"^\| \[`(\w+)`\]\((details/examples/\w+\.yaml)\) \| `(\w+)` \|", examples, re.MULTILINE
     )
-    assert [b[0] for b in blocks] == list(CONFIG_NAMES)
-    for name, split, body in blocks:
+    assert sorted(c for c, _, _ in linked) == sorted(CONFIG_NAMES)  # one row per config
+    for name, path, split in linked:
+        assert split == CONFIG_BY_NAME[name].split
         first = _rows(hub, name, split)[0]
-        shown = yaml.safe_load(body)
-        assert list(shown) == CONFIG_BY_NAME[name].schema.names
-        key = "problem_id" if name == "train_questions" else "instance_id"
-        assert shown[key] == first[key]
-    train = yaml.safe_load(blocks[0][2])
-    cut = train["candidates"][0].splitlines()
-    assert cut[:12] == long_program.splitlines()[:12] and len(cut) == 13
-    assert cut[12].startswith("[... cut here: ") and "38 more lines" in cut[12]
+        assert yaml.safe_load((hub / path).read_text()) == first  # the whole row, exactly
+    train = _md_rows(examples, "| config | split | `query` |")[0]
+    assert train["config"].startswith("[`train`]")
+    cell = train["`candidates`"]
+    assert cell.startswith(f"{len(_rows(hub, 'train', 'train')[0]['candidates'])}: x0 = 0 x1 = 1")
+    assert cell.endswith("…") and len(cell) < 60  # one short line, marked where cut
+    dpo = _md_rows(examples, "| config | split | `prompt` |")[0]
+    assert dpo["`prompt`"].startswith("&#91;user&#93; You judge solutions")
+    assert dpo["`chosen`"].endswith(
+        "&#92;boxed{" + _rows(hub, "dpo", "train")[0]["chosen_answer"] + "}"
+    )
 
 
 @pytest.mark.usefixtures("hf_offline_env")
@@ -282,10 +288,11 @@ def test_example_programs_read_as_blocks() -> None:
 
     from pipeline.publish.card_example import example_yaml
 
-    program = "x = 1   \nif x:\n    print(x)\n"  # a line with trailing spaces
-    shown = example_yaml(pa.table({"candidates": [[program, "print(2)"]], "n": [2]}))
+    program = "x = 1\nif x:\n    print(x)\n"
+    spaced = "x = 1   \nprint(x)\n"  # a line with trailing spaces: quoted, kept exactly
+    shown = example_yaml(pa.table({"candidates": [[program, spaced, "print(2)"]], "n": [2]}))
     assert shown.startswith("candidates:\n- |\n  x = 1\n  if x:\n      print(x)\n")
-    assert yaml.safe_load(shown)["candidates"] == ["x = 1\nif x:\n    print(x)\n", "print(2)"]
+    assert yaml.safe_load(shown)["candidates"] == [program, spaced, "print(2)"]
 
 
 def test_list_size_words_follow_the_sizes_present() -> None:
@@ -299,15 +306,18 @@ def test_list_size_words_follow_the_sizes_present() -> None:
     assert sizes_phrase({4: 2}) == "lists of 4 candidates"
 
 
-def test_example_texts_cut_only_when_long() -> None:
-    from pipeline.publish.card_example import MAX_CHARS, cut_text
+def test_example_cells_are_one_short_line_of_plain_text() -> None:
+    from pipeline.publish.card_example import EXCERPT_CHARS, excerpt
 
-    twelve = "".join(f"line {i}\n" for i in range(12))
-    assert cut_text(twelve) == twelve  # 12 lines and a final newline: whole
-    one_line = "x" * (MAX_CHARS + 30)
-    assert cut_text(one_line) == "x" * MAX_CHARS + "\n[... cut here: 30 more characters]"
-    spaced = "a = 1" + " " * MAX_CHARS + "z\nb = 2"  # the cut falls inside the spaces
-    assert cut_text(spaced) == "a = 1\n[... cut here: 407 more characters, 1 more line]"
+    assert excerpt("short\ntext") == "short text"
+    assert excerpt("x" * (EXCERPT_CHARS + 30)) == "x" * (EXCERPT_CHARS - 1) + "…"
+    assert excerpt(["AC", "WA", None]) == "AC, WA, null"
+    assert excerpt("a | b * c_d `e` [f]") == "a &#124; b &#42; c&#95;d &#96;e&#96; &#91;f&#93;"
+    turn = [{"role": "assistant", "content": "<think>\n" + "why " * 40 + "</think>\n\\boxed{B}"}]
+    cell = excerpt(turn)  # a response: its start and its end, where the answer is
+    assert cell.startswith("&#91;assistant&#93; &lt;think&gt; why") and cell.endswith(
+        "&#92;boxed{B}"
+    )
 
 
 def test_pass_rate_bins_centre_on_tenths() -> None:

@@ -178,6 +178,18 @@ def test_dpo_chosen_must_pick_the_gold_letter(build_dir: Path, tmp_path: Path) -
     assert "mixed_dpo[2]" in _refused(build_dir, tmp_path)
 
 
+def test_dpo_rows_must_be_trl_conversational_pairs(build_dir: Path, tmp_path: Path) -> None:
+    """TRL's conversational preference format: `prompt` ends in the user turn (a pre-fill
+    left in the prompt would be closed and re-opened by the chat template), `chosen` and
+    `rejected` are one assistant message each."""
+    prefill = {"role": "assistant", "content": "<think>\n"}
+    rewrite(build_dir, "dpo", _edit_row(1, prompt=lambda r: r["prompt"] + [prefill]))
+    rewrite(build_dir, "mixed_dpo", _edit_row(0, rejected=lambda r: r["prompt"] + r["rejected"]))
+    msg = _refused(build_dir, tmp_path)
+    assert "dpo[1]" in msg and "prompt: its last message must be the user turn" in msg
+    assert "mixed_dpo[0]" in msg and "rejected: must be one assistant message" in msg
+
+
 def test_dpo_check_reads_answers_with_the_one_shared_rule() -> None:
     """The DPO check reads a response as the DPO builder, rewards and evaluation do: the first
     box after the last `</think>`, exactly one valid letter. Each row below is judged by hand
@@ -202,8 +214,9 @@ def test_dpo_check_reads_answers_with_the_one_shared_rule() -> None:
     table = pa.table(
         {
             "instance_id": [f"i_{n}" for n in range(len(rows))],
-            "chosen": [r[0] for r in rows],
-            "rejected": [r[1] for r in rows],
+            "prompt": [[{"role": "user", "content": "Which?"}]] * len(rows),
+            "chosen": [[{"role": "assistant", "content": r[0]}] for r in rows],
+            "rejected": [[{"role": "assistant", "content": r[1]}] for r in rows],
             "chosen_answer": [r[2] for r in rows],
             "rejected_answer": ["A" if r[2] != "A" else "B" for r in rows],
             "num_candidates": [r[3] for r in rows],

@@ -112,9 +112,13 @@ def test_card_says_how_it_was_built_and_hides_secrets(
         "assets/pass_rates.png",
     ):
         assert needle in card, needle
-    assert "sk-should-not-show" not in card and "hf_nope" not in card and "<redacted>" in card
-    assert "max_tokens: 48" in card  # a setting that mentions tokens is not a secret
-    assert "hf_env_token_must_not_appear" not in card
+    run_config = (hub / "details" / "run_config.yaml").read_text()  # linked from the card
+    assert "details/run_config.yaml" in card and "<redacted>" in run_config
+    assert "max_tokens: 48" in run_config  # a setting that mentions tokens is not a secret
+    for f in list_files(hub):  # no file of the release holds a secret
+        text = (hub / f).read_bytes()
+        for secret in (b"sk-should-not-show", b"hf_nope", b"hf_env_token_must_not_appear"):
+            assert secret not in text, (f, secret)
 
 
 def test_rebuild_replaces_stale_files(build_dir: Path, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline.common.parquet import write_parquet
-from pipeline.common.verifier_prompt import build_messages
+from pipeline.common.verifier_prompt import build_messages, preference_turns
 from schemas import ANSWER_LETTERS, DPO_SCHEMA, INSTANCE_SCHEMA, TRAIN_QUESTIONS_SCHEMA
 
 # (problem id, statement, correct program, [(wrong program, its pass rate)], stdio tests)
@@ -105,16 +105,18 @@ def dpo_rows() -> list[dict]:
     for inst in instances("train"):
         gold = inst["chosen_answer"]
         wrong = ANSWER_LETTERS[(inst["chosen_position"] + 1) % inst["num_candidates"]]
-        # the user turn of the Think prompt (training rebuilds the messages from the instance)
-        prompt = build_messages(inst["query"], inst["candidates"], inst["candidate_languages"])[0][
-            "content"
-        ]
+        # the Think prompt in TRL's conversational format, as the dpo stage writes it
+        messages = build_messages(inst["query"], inst["candidates"], inst["candidate_languages"])
+        good = f"Candidate {gold} reads both numbers and prints the right value."
+        prompt, chosen = preference_turns(messages, f"<think>\n{good}\n</think>\n\\boxed{{{gold}}}")
+        bad = f"<think>\nCandidate {wrong} looks fine.\n</think>\n\\boxed{{{wrong}}}"
+        _, rejected = preference_turns(messages, bad)
         rows.append(
             {
                 **inst,
                 "prompt": prompt,
-                "chosen": f"<think>\nCandidate {gold} reads both numbers and prints the right value.\n</think>\n\\boxed{{{gold}}}",
-                "rejected": f"<think>\nCandidate {wrong} looks fine.\n</think>\n\\boxed{{{wrong}}}",
+                "chosen": chosen,
+                "rejected": rejected,
                 "rejected_answer": wrong,
                 "judge_model": "fixture-judge",
                 "rejected_judge_model": "fixture-judge",

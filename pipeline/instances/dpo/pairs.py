@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pipeline.common.answers import INVALID
+from pipeline.common.verifier_prompt import preference_turns
 from pipeline.instances.dpo.responses import Response
 
 ChosenSource = Literal["sampled", "regenerated", "gold_spliced"]
@@ -87,17 +88,25 @@ class PairBalancer:
 
 
 def dpo_row(
-    instance: Mapping[str, Any], pair: Pair, prompt: str, split: str | None
+    instance: Mapping[str, Any],
+    pair: Pair,
+    messages: list[dict[str, str]],
+    split: str | None,
 ) -> dict[str, Any]:
-    """The instance's columns + the pair. `prompt` is the user turn; chosen and rejected are
-    whole assistant turns (the Think pre-fill `<think>\\n` included)."""
+    """The instance's columns + the pair, in TRL's conversational preference format
+    (`preference_turns`): `messages` is the verifier prompt the responses answered (a Think
+    prompt ends in its assistant pre-fill); `prompt` holds its turns without the pre-fill,
+    `chosen` and `rejected` one assistant message each, the whole turn (the Think pre-fill
+    `<think>\\n` included)."""
+    prompt, chosen = preference_turns(messages, pair.chosen_text)
+    _, rejected = preference_turns(messages, pair.rejected.text)
     row = dict(instance)
     if split is not None:
         row["split"] = split
     row.update(
         prompt=prompt,
-        chosen=pair.chosen_text,
-        rejected=pair.rejected.text,
+        chosen=chosen,
+        rejected=rejected,
         rejected_answer=pair.rejected.answer or INVALID,
         judge_model=pair.chosen.judge_model,
         rejected_judge_model=pair.rejected.judge_model,

@@ -51,7 +51,9 @@ from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
 RESPONSES_VERSION = "1"  # of a round (a sub-step); the shard's stage keys on it too
-PAIRS_VERSION = "1"  # 1: split from the one-process stage (DPO_VERSION 2), same rows
+# 1: split from the one-process stage (its version 2), same rows; 2: prompt / chosen /
+# rejected as chat messages (schemas/dpo.py version 2)
+PAIRS_VERSION = "2"
 RESPONSES_FILE = "responses.parquet"
 STATS_FILE = "stats.json"
 Round = Literal["judges", "regenerate", "fallback"]
@@ -578,9 +580,8 @@ def _pairs_for_variant(
             tally["skipped"][why] = tally["skipped"].get(why, 0) + 1
         tally["rejected_regenerated"] += sum(p.rejected.round == "regenerate" for p in pairs)
         if pairs:
-            prompt = verifier_messages(row, variant, config)
-            user = next(m["content"] for m in prompt if m["role"] == "user")
-            out += [dpo_row(row, p, user, config.split) for p in pairs]
+            messages = verifier_messages(row, variant, config)
+            out += [dpo_row(row, p, messages, config.split) for p in pairs]
     return out
 
 
