@@ -37,7 +37,11 @@ def register(app: typer.Typer) -> None:
         ],
         out: Annotated[
             Path,
-            typer.Option("--out", "-o", help="where report.json, report.md and responses.jsonl go"),
+            typer.Option(
+                "--out",
+                "-o",
+                help="where report.json, report.md, responses.jsonl (+ .generation.json) go",
+            ),
         ],
         model: Annotated[
             Path | None,
@@ -108,7 +112,9 @@ def register(app: typer.Typer) -> None:
             cfg = EvalConfig.model_validate(cfg.model_dump() | updates)
         if model is not None and cfg.backend.type == "transformers":  # a served name is no path
             require_model(model, "--model")
+        from pipeline.evaluate.report import summary
         from pipeline.evaluate.run import evaluate
 
         report = evaluate(model, data, out, cfg, responses=responses)
-        typer.echo(Path(report["files"]["markdown"]).read_text())
+        # A few lines and where the report is: the whole report would scroll past.
+        typer.echo(summary(report))

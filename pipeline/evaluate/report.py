@@ -18,6 +18,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from pipeline.evaluate.provenance import describe
+
 ALETHEIA_COLUMNS = [
     ("instances", "n"),
     ("k", "K"),
@@ -193,7 +195,16 @@ def to_markdown(report: dict[str, Any]) -> str:
     splits = report["splits"]
     lines = [f"# Verifier evaluation: `{who}`", ""]
     if report.get("responses"):
-        lines += [f"Scored from the responses file `{report['responses']}` (no model loaded).", ""]
+        gen = report.get("generated_with") or {}
+        lines += [
+            (
+                f"Scored from the responses file `{report['responses']}` (no model loaded); "
+                f"generated with: {describe(gen)} (from the file's `.generation.json`)."
+            ),
+            "",
+        ]
+        if gen.get("constrain_answer") is True:
+            lines += [CONSTRAINED_NOTE, ""]
     else:
         lines += [
             f"K = {cfg['k']} listwise responses per instance, prompt style `{cfg['style']}`.",
@@ -281,30 +292,56 @@ def to_markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-HEADLINE = ("instances", "kendall_tau_b", "ndcg", "transitivity")
+HEADLINE = (("kendall_tau_b", "tau-b"), ("ndcg", "NDCG"), ("transitivity", "transit."))
+# `aletheia evaluate`'s printed table.
+SUMMARY = (
+    ("top1_accuracy", "top-1"),
+    ("invalid_rate", "invalid"),
+    ("kendall_tau_b", "tau-b"),
+    ("ndcg", "NDCG"),
+)
 
 
 def headline(report: dict[str, Any]) -> str:
     """A short plain-text table of the ranking metrics (Aletheia's protocol) per split, each
     beside the random verifier's expected value: what `make demo` prints at the end. Reads
     a report.json as written (NaN as null: shown `-`)."""
+    return "\n".join(_metric_table(report, HEADLINE))
 
+
+def summary(report: dict[str, Any]) -> str:
+    """What `aletheia evaluate` prints (the whole report is in report.md): what was scored
+    and with which generation settings, a line per split (each metric beside a random
+    verifier's expected value), the flags, and where the report is."""
+    gen = report.get("generated_with") or {}
+    if report.get("responses"):
+        first = f"scored {report['responses']} (no model loaded; generated with: {describe(gen)})"
+    else:
+        first = f"evaluated {describe(gen)}"
+    lines = [first, "", *_metric_table(report, SUMMARY), ""]
+    lines += [f"flagged: {flag}" for flag in report.get("flags", [])]
+    files = report.get("files") or {}
+    lines += [f"report: {files.get('markdown')}  (JSON: {files.get('json')})"]
+    return "\n".join(lines)
+
+
+def _metric_table(report: dict[str, Any], columns: tuple[tuple[str, str], ...]) -> list[str]:
     def cell(v: Any) -> str:
         if isinstance(v, bool) or v is None or (isinstance(v, float) and math.isnan(v)):
             return "-"
         return f"{v:.3f}" if isinstance(v, float) else str(v)
 
-    names = ("tau-b (random)", "NDCG (random)", "transit. (random)")
+    names = [f"{name} (random)" for _, name in columns]
     lines = [f"{'config':8s} {'rows':>5s}  " + "  ".join(f"{n:>17s}" for n in names)]
     for split, m in report["splits"].items():
         ours = m["aletheia"]
         rand = (((m.get("baselines") or {}).get("random") or {}).get("aletheia")) or {}
-        pairs = [f"{cell(ours.get(k))} ({cell(rand.get(k))})" for k in HEADLINE[1:]]
+        pairs = [f"{cell(ours.get(k))} ({cell(rand.get(k))})" for k, _ in columns]
         lines.append(
             f"{split:8s} {cell(ours.get('instances')):>5s}  "
             + "  ".join(f"{p:>17s}" for p in pairs)
         )
-    return "\n".join(lines)
+    return lines
 
 
 def _clean(obj: Any) -> Any:

@@ -16,6 +16,13 @@ from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
 from pipeline.evaluate.per_instance import instance_rows, write_instance_table
+from pipeline.evaluate.provenance import (
+    ProvenanceError,
+    generated_with,
+    provenance_path,
+    read_provenance,
+    write_provenance,
+)
 from pipeline.evaluate.report import answer_rule_record, write_report
 from pipeline.evaluate.responses import (
     ResponseRow,
@@ -29,6 +36,9 @@ from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
 
 log = logging.getLogger(__name__)
+
+# What a scoring run decides on its own; the rest of EvalConfig is about generating.
+SCORING_FIELDS = ("split", "invalid_flag_above", "answer_rule")
 
 
 def evaluate(
@@ -48,7 +58,9 @@ def evaluate(
     on `model`: the transformers backend, an OpenAI-compatible server such as vLLM or SGLang,
     or offline vLLM workers; or pass an open `Backend`). With `responses` (a file
     in the format of pipeline/evaluate/responses.py): score it against `data_dir` without a
-    model; its splits are the ones scored. `config` may be a plain dict of EvalConfig fields.
+    model; its splits are the ones scored, and its generation settings are read from the
+    `<stem>.generation.json` beside it (pipeline/evaluate/provenance.py; "unknown" where it
+    gives none), not from `config`. `config` may be a plain dict of EvalConfig fields.
     Generations are kept as they finish (pipeline/evaluate/checkpoint.py): a run started again
     on the same `out_dir` after a crash generates only what is missing.
     """
@@ -56,6 +68,10 @@ def evaluate(
     out = Path(out_dir)
     if responses is not None:
         rows = read_responses(responses)
+        try:
+            settings = read_provenance(responses)
+        except ProvenanceError as exc:
+            raise ResponsesError(str(exc)) from None
         instances = {}
         for split in dict.fromkeys(r.split for r in rows):
             try:
@@ -68,7 +84,14 @@ def evaluate(
             s: read_config(data_dir, s, cfg.limit, cfg.split).to_pylist() for s in cfg.splits
         }
         rows = _sample(model, instances, cfg, backend, out)
+        settings = generated_with(
+            str(model) if model is not None else backend.name,  # type: ignore[union-attr]
+            cfg,
+            cfg.backend.model_dump(mode="json") if backend is None else {"name": backend.name},
+        )
     write_responses(rows, out / "responses.jsonl")
+    # The settings travel with the responses, so re-scoring this file knows them too.
+    write_provenance(out / "responses.jsonl", settings)
     discard_partial(out)
     warnings: list[str] = []
     grouped = group_responses(rows, instances, warnings)
@@ -78,8 +101,14 @@ def evaluate(
         "model": str(model) if model is not None else None,
         "responses": str(responses) if responses is not None else None,
         "data_dir": str(data_dir),
-        "config": cfg.model_dump(),
+        # What the scored responses were generated with: this run's settings, or (scoring a
+        # file) the ones recorded beside it.
+        "generated_with": settings,
         "answer_rule": answer_rule_record(cfg.answer_rule),
+        # A model run: the whole EvalConfig; scoring a file: only what scoring used.
+        "config": cfg.model_dump()
+        if responses is None
+        else cfg.model_dump(include=set(SCORING_FIELDS)),
         "splits": {},
         "warnings": warnings,
     }
@@ -105,6 +134,7 @@ def evaluate(
         "json": str(json_path),
         "markdown": str(md_path),
         "responses": str(out / "responses.jsonl"),
+        "generated_with": str(provenance_path(out / "responses.jsonl")),
         "instances": str(table_path),
         "sc_plots": {s: str(out / f) for s, f in report["sc_plots"].items()},
     }

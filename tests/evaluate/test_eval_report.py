@@ -161,7 +161,9 @@ def test_cli_train_then_evaluate(
          "--out", str(tmp_path / "eval"), "--k", "1", "--limit", "1", "--max-new-tokens", "8"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "| adv |" in result.output
+    # a line per split and where the report is (the whole report stays in report.md)
+    assert any(ln.startswith("adv ") for ln in result.output.splitlines())
+    assert f"report: {tmp_path / 'eval' / 'report.md'}" in result.output
     assert json.loads((tmp_path / "eval" / "report.json").read_text())["config"]["k"] == 1
 
     # --responses: score that run's responses again, no model loaded
@@ -171,7 +173,8 @@ def test_cli_train_then_evaluate(
          "--data", str(eval_dataset_dir), "--out", str(tmp_path / "rescored")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "no model loaded" in result.output and "## Aletheia protocol" in result.output
+    assert "no model loaded" in result.output and "K = 1, 8 new tokens" in result.output
+    assert "## Aletheia protocol" in (tmp_path / "rescored" / "report.md").read_text()
     first = json.loads((tmp_path / "eval" / "report.json").read_text())["splits"]
     assert json.loads((tmp_path / "rescored" / "report.json").read_text())["splits"] == first
 
