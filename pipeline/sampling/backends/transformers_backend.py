@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +153,9 @@ class TransformersBackend(Backend):
         self._generate_decoder = GenerateDecoder(
             self.model, pad_id=self.pad_id, eos_ids=self.eos_ids, device=self.device
         )
+        # Wall seconds spent per phase, over every generate() call (bench/bench_evaluate.py
+        # reports them): rendering and tokenizing prompts, decoding, detokenizing.
+        self.timings = {"prompts_s": 0.0, "decode_s": 0.0, "detokenize_s": 0.0}
 
     # ----------------------------------------------------------------- helpers
     def _eos_ids(self) -> set[int]:
@@ -421,6 +425,7 @@ class TransformersBackend(Backend):
         requests = list(requests)
         done: dict[int, list[Generation | None]] = {}
         rows: list[_Row] = []
+        started = time.perf_counter()
         for i, req in enumerate(requests):
             made = self._rows_for(i, req)
             if isinstance(made, Generation):  # cannot run at all: every sample says why
@@ -428,6 +433,7 @@ class TransformersBackend(Backend):
                 continue
             done[i] = [None] * req.n
             rows.extend(made)
+        self.timings["prompts_s"] += time.perf_counter() - started
         fast = [r for r in rows if self.decoder == "generate" and r.choices is None]
         looped = [r for r in rows if not (self.decoder == "generate" and r.choices is None)]
         # Similar lengths together: less padding. Stable, so batches are deterministic.
@@ -439,16 +445,22 @@ class TransformersBackend(Backend):
                 # The thread setting is held while a batch decodes, never across a yield: a
                 # consumer that stops early (or resumes us on another thread) would otherwise
                 # keep this backend's count in its thread until the generator is collected.
+                started = time.perf_counter()
                 with torch_threads(self.threads):
                     batch = next(batches, None)
+                self.timings["decode_s"] += time.perf_counter() - started
                 if batch is None:
                     break
+                started = time.perf_counter()
                 for r in batch:
                     slots = done[r.request_index]
                     slots[r.sample_index] = self._finish(r)
+                self.timings["detokenize_s"] += time.perf_counter() - started
+                for index in dict.fromkeys(r.request_index for r in batch):
+                    slots = done[index]
                     if all(g is not None for g in slots):
-                        yield self._result(requests[r.request_index], slots)  # type: ignore[arg-type]
-                        del done[r.request_index]
+                        yield self._result(requests[index], slots)  # type: ignore[arg-type]
+                        del done[index]
                 bar.advance(task, len(batch))
 
     def _batches(self, fast: list[_Row], looped: list[_Row]) -> Iterator[list[_Row]]:
@@ -493,6 +505,7 @@ class TransformersBackend(Backend):
             "model": self.model_name,
             "revision": self.revision,
             "device": str(self.device),
+            "dtype": str(self.model.dtype).removeprefix("torch.") if self.model else None,
             "decoder": self.decoder,
             "batch_size": self.batch_size,
             "max_batch_tokens": self.max_batch_tokens,

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The evaluation and RLVR speed measurements (docs/scale.md, docs/rlvr-study.md) on a lent GPU
+# machine, each stage's results copied under $OUT/<stage>/ (set by the device tool; else ./out/gpu-speed):
+#
+#   bash scripts/gpu_speed.sh WHEELS_DIR MBPP_JSONL HUB_DIR STAGE...
+#
+# STAGE: profile       scripts/gpu_eval_profile.py (where plain `generate` spends its time)
+#        bench         bench/bench_evaluate.py side by side at --limit 8 (evaluate() vs plain generate)
+#        bench-full    the same, then both on every instance of the demo's eval configs (the targets)
+#        rlvr:NAME:DIR scripts/gpu_rlvr.sh from the checkout DIR (e.g. an older commit's export, for
+#                      a before/after), 60 s of GRPO at temperature 1.6; a later rlvr stage reuses
+#                      the first one's fitted policy, so both train the same policy
+# WHEELS_DIR: scripts/gpu-rlvr-wheels.txt's wheels (rlvr stages only); HUB_DIR: a published demo
+# folder (`make demo`'s out/demo/hub), whose evaluation configs the bench stages read.
+set -uo pipefail
+[ $# -ge 4 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
+wheels=$(realpath "$1") mbpp=$(realpath "$2") hub=$(realpath "$3")
+shift 3
+cd "$(dirname "$0")/.."
+root="$PWD"
+out="${OUT:-$root/out/gpu-speed}"
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+bench=(python3 bench/bench_evaluate.py --data "$hub" --device cuda --hidden 512 --layers 4 --k 8
+  --max-new-tokens 512 --limit 8)
+policy=""
+status=0
+for stage in "$@"; do
+  start=$(date +%s)
+  mkdir -p "$out/${stage%%:*}"
+  case "$stage" in
+    profile) python3 scripts/gpu_eval_profile.py --out "$out/profile/eval_profile.json" ;;
+    bench) "${bench[@]}" --out "$out/bench/bench_evaluate.json" ;;
+    bench-full) "${bench[@]}" --full --out "$out/bench-full/bench_evaluate.json" ;;
+    rlvr:*:*)
+      IFS=: read -r _ name dir <<<"$stage"
+      mkdir -p "$out/$name" "/tmp/rlvr-$name"
+      [ -n "$policy" ] && cp -r "$policy" "/tmp/rlvr-$name/policy"
+      (cd "$dir" && OUT="$out/$name" PYTHONPATH="" bash scripts/gpu_rlvr.sh "$wheels" "$mbpp" \
+        "/tmp/rlvr-$name" --temperature 1.6 --train-budget-s 60)
+      policy="${policy:-/tmp/rlvr-$name/policy}"
+      ;;
+    *) echo "unknown stage $stage" >&2; exit 2 ;;
+  esac
+  rc=$?
+  [ $rc -ne 0 ] && status=$rc
+  echo "== $stage: exit $rc, $(( $(date +%s) - start )) s"
+done
+exit $status
