@@ -9,8 +9,9 @@
 #        bench-full    the same, then both on every instance of the demo's eval configs (the targets)
 #        rlvr:NAME:DIR scripts/gpu_rlvr.sh from the checkout DIR (e.g. an older commit's export, for
 #                      a before/after), 60 s of GRPO at temperature 1.6; a later rlvr stage reuses
-#                      the first one's fitted policy, so both train the same policy
-# WHEELS_DIR: scripts/gpu-rlvr-wheels.txt's wheels (rlvr stages only); HUB_DIR: a published demo
+#                      the first one's fitted policy, so both train the same policy; its
+#                      summary.json and note.md go to $OUT/NAME/
+# WHEELS_DIR: scripts/gpu-rlvr-wheels.txt's wheels (installed first: the bench needs pydantic); HUB_DIR: a published demo
 # folder (`make demo`'s out/demo/hub), whose evaluation configs the bench stages read.
 set -uo pipefail
 [ $# -ge 4 ] || { sed -n '2,14p' "$0" >&2; exit 2; }
@@ -20,29 +21,45 @@ cd "$(dirname "$0")/.."
 root="$PWD"
 out="${OUT:-$root/out/gpu-speed}"
 mkdir -p "$out"
-export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}"
+# The wheels first on the path (pydantic & co. for the bench too), as gpu_rlvr.sh installs them.
+site="$(cd "$wheels/.." && pwd)/site"
+python3 -m pip install --quiet --no-deps --no-index --upgrade --disable-pip-version-check \
+  --target "$site" "$wheels"/*.whl || exit 1
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false PYTHONPATH="$root:$site"
 bench=(python3 bench/bench_evaluate.py --data "$hub" --device cuda --hidden 512 --layers 4 --k 8
   --max-new-tokens 512 --limit 8)
 policy=""
 status=0
 for stage in "$@"; do
   start=$(date +%s)
-  mkdir -p "$out/${stage%%:*}"
   case "$stage" in
-    profile) python3 scripts/gpu_eval_profile.py --out "$out/profile/eval_profile.json" ;;
-    bench) "${bench[@]}" --out "$out/bench/bench_evaluate.json" ;;
-    bench-full) "${bench[@]}" --full --out "$out/bench-full/bench_evaluate.json" ;;
+    profile)
+      mkdir -p "$out/profile"
+      python3 scripts/gpu_eval_profile.py --out "$out/profile/eval_profile.json"
+      rc=$?
+      ;;
+    bench)
+      mkdir -p "$out/bench"
+      "${bench[@]}" --out "$out/bench/bench_evaluate.json"
+      rc=$?
+      ;;
+    bench-full)
+      mkdir -p "$out/bench-full"
+      "${bench[@]}" --full --out "$out/bench-full/bench_evaluate.json"
+      rc=$?
+      ;;
     rlvr:*:*)
       IFS=: read -r _ name dir <<<"$stage"
-      mkdir -p "$out/$name" "/tmp/rlvr-$name"
+      mkdir -p "$out/$name" "/tmp/rlvr-$name/files"
       [ -n "$policy" ] && cp -r "$policy" "/tmp/rlvr-$name/policy"
-      (cd "$dir" && OUT="$out/$name" PYTHONPATH="" bash scripts/gpu_rlvr.sh "$wheels" "$mbpp" \
-        "/tmp/rlvr-$name" --temperature 1.6 --train-budget-s 60)
+      (cd "$dir" && OUT="/tmp/rlvr-$name/files" PYTHONPATH="" bash scripts/gpu_rlvr.sh "$wheels" \
+        "$mbpp" "/tmp/rlvr-$name" --temperature 1.6 --train-budget-s 60)
+      rc=$?
+      cp -f "/tmp/rlvr-$name/files/summary.json" "/tmp/rlvr-$name/files/note.md" "$out/$name/"
       policy="${policy:-/tmp/rlvr-$name/policy}"
       ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
-  rc=$?
   [ $rc -ne 0 ] && status=$rc
   echo "== $stage: exit $rc, $(( $(date +%s) - start )) s"
 done
