@@ -2,14 +2,17 @@
 
     PYTHONPATH=. python3 scripts/gpu_eval_profile.py --out $OUT/eval_profile.json [--hidden 512 --layers 4]
 
-The demo's evaluation on a GPU is `generate` over batches of hundreds of rows with prompts of
-~2,300 tokens and 512 new tokens (bench/bench_evaluate.py times the whole thing). This probe
-times the pieces on a random Qwen2 of that size, on synthetic prompts (random token ids; the
-time does not depend on which ids): per case the prefill (one new token) and the decode rate
-(new tokens past the first, per step), so a change to the decoder can be judged by the
-numbers it moves. Cases: equal prompt lengths against left-padded ones (the same mean),
-sampling against greedy, the dynamic against the static KV cache, and batches of 512 to 2,048
-rows; then a torch profiler table of a few decode steps (top operators by GPU and CPU time).
+The demo's evaluation on a GPU decodes batches of hundreds to thousands of rows with prompts of
+~2,300 tokens (up to ~3,600) and 512 new tokens (bench/bench_evaluate.py times the whole
+thing). This probe times the pieces on a random Qwen2 of that size, on synthetic prompts
+(random token ids; the time does not depend on which ids): per case the prefill (one new
+token) and the decode rate (new tokens past the first, per step), so a change to the decoder
+can be judged by the numbers it moves. Plain `generate`: equal prompt lengths against
+left-padded ones (the same mean), sampling against greedy, batches of 512 to 2,048 rows.
+The project's generate decoder (pipeline/sampling/backends/batched_generate.py: sliced
+prefill, no sync per step): 512 rows, and the 2,496 rows of the demo's evaluation at the
+longest prompt's width. Then torch profiler tables of a few decode steps of each (top
+operators by GPU and by CPU time).
 """
 
 from __future__ import annotations
@@ -61,6 +64,49 @@ def _generate(model, ids, mask, new: int, sample: bool, eos: int, pad: int, **ex
     return time.perf_counter() - t
 
 
+def _plain(model, ids, mask, new: int, sample: bool, eos: int, pad: int, extra) -> dict[str, Any]:
+    """Plain `generate` on one batch: prefill = a one-token call, a step = the rest / (new-1)."""
+    import torch
+
+    _generate(model, ids, mask, 2, sample, eos, pad, **extra)  # this shape's first call
+    if ids.device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    prefill = _generate(model, ids, mask, 1, sample, eos, pad, **extra)
+    whole = _generate(model, ids, mask, new, sample, eos, pad, **extra)
+    step = (whole - prefill) / (new - 1)
+    return {
+        "width": ids.shape[1], "prefill_s": prefill, "decode_step_ms": 1000 * step,
+        "new_tokens_per_s": ids.shape[0] / step, "whole_s": whole, "new": new,
+        "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if ids.is_cuda else None,
+    }  # fmt: skip
+
+
+def _decoder(model, eos: int, pad: int):
+    from pipeline.sampling.backends.batched_generate import GenerateDecoder
+
+    return GenerateDecoder(model, pad_id=pad, eos_ids={eos}, device=model.device)
+
+
+def _ours(model, ids, mask, new: int, eos: int, pad: int) -> dict[str, Any]:
+    """The project's decoder on one batch: its own prefill and step timings (stats)."""
+    import torch
+
+    with torch.inference_mode():
+        _decoder(model, eos, pad)._decode_padded(ids, mask, 1.0, 0.95, 2)  # first call
+        if ids.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats()
+        d = _decoder(model, eos, pad)
+        d._decode_padded(ids, mask, 1.0, 0.95, new)
+    st = d.stats
+    step = st["steps_s"] / max(st["steps"], 1)
+    return {
+        "width": ids.shape[1], "prefill_s": st["prefill_s"], "decode_step_ms": 1000 * step,
+        "new_tokens_per_s": st["row_steps"] / max(st["steps_s"], 1e-9), "new": new,
+        "whole_s": st["prefill_s"] + st["steps_s"], "stats": st,
+        "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if ids.is_cuda else None,
+    }  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--hidden", type=int, default=512)
@@ -100,38 +146,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cases": [],
     }
     # (name, rows, spread, sample, generate extras)
+    # (name, rows, spread, sample, generate extras); "ours" in extras: the project's decoder,
+    # its value the prompts' mean length (the demo's longest prompts for the 2,496 rows)
     cases = [
         ("equal-512", 512, 0, True, {}),
         ("padded-512", 512, a.spread, True, {}),
         ("padded-512-greedy", 512, a.spread, False, {}),
-        ("padded-512-static", 512, a.spread, True, {"cache_implementation": "static"}),
         ("padded-1024", 1024, a.spread, True, {}),
         ("padded-2048", 2048, a.spread, True, {}),
+        ("ours-512", 512, a.spread, True, {"ours": a.mean_len}),
+        ("ours-2496-long", 2496, 0, True, {"ours": 3584}),
     ]
     if a.quick:
         a.mean_len, a.new = 64, 8
         cases = [(n, r // 128, s // 10, x, e) for n, r, s, x, e in cases[:2]]
+        cases.append(("ours-8", 8, 6, True, {"ours": 64}))
     _generate(model, *_batch(8, 64, 0, vocab, pad, dev), 4, True, eos, pad)  # warm-up
     for name, rows, spread, sample, extra in cases:
         try:
-            ids, mask = _batch(rows, a.mean_len, spread, vocab, pad, dev)
-            _generate(model, ids, mask, 2, sample, eos, pad, **extra)  # this shape's first call
-            if dev.type == "cuda":
-                torch.cuda.reset_peak_memory_stats()
-            prefill = _generate(model, ids, mask, 1, sample, eos, pad, **extra)
-            whole = _generate(model, ids, mask, a.new, sample, eos, pad, **extra)
-            step = (whole - prefill) / (a.new - 1)
-            row = {
-                "case": name, "rows": rows, "width": ids.shape[1], "prefill_s": prefill,
-                "decode_step_ms": 1000 * step, "new_tokens_per_s": rows / step,
-                "whole_s": whole, "new": a.new,
-                "peak_gib": torch.cuda.max_memory_allocated() / 2**30 if dev.type == "cuda" else None,
-            }  # fmt: skip
+            if "ours" in extra:
+                ids, mask = _batch(rows, extra["ours"], spread, vocab, pad, dev)
+                row = {"case": name, "rows": rows} | _ours(model, ids, mask, a.new, eos, pad)
+            else:
+                ids, mask = _batch(rows, a.mean_len, spread, vocab, pad, dev)
+                row = {"case": name, "rows": rows} | _plain(
+                    model, ids, mask, a.new, sample, eos, pad, extra
+                )
         except Exception as e:  # noqa: BLE001 - a case that cannot run says why, the rest go on
             row = {"case": name, "rows": rows, "error": repr(e)[:300]}
+        ids = mask = None
         print(json.dumps(row), flush=True)
         result["cases"].append(row)
-        del ids, mask
         if dev.type == "cuda":
             torch.cuda.empty_cache()
 
@@ -148,6 +193,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sort_by="self_cpu_time_total", row_limit=20
     )
     print(result["profile_by_device_time"])
+    # The same for the project's decoder on the 2,496 long rows (the last case).
+    _, rows, spread, _, extra = cases[-1]
+    ids, mask = _batch(rows, extra["ours"], spread, vocab, pad, dev)
+    with profile(activities=acts) as prof, torch.inference_mode():
+        _decoder(model, eos, pad)._decode_padded(ids, mask, 1.0, 0.95, 9)
+    result["ours_profile_by_device_time"] = prof.key_averages().table(sort_by=key, row_limit=25)
+    result["ours_profile_by_cpu_time"] = prof.key_averages().table(
+        sort_by="self_cpu_time_total", row_limit=20
+    )
+    print(result["ours_profile_by_device_time"])
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2))
     return result

@@ -34,6 +34,7 @@ it pays Python work per token per row. Requests without `answer_choices` can go 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -154,6 +155,13 @@ class GenerateDecoder:
         # transformers 5.x renamed `past_key_values` to `cache` in later versions; either works.
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        # Where the decoding time goes, summed over batches (bench/bench_evaluate.py reports it):
+        # prompt tokens with and without the batches' left padding, prefill and step seconds
+        # (the device waited for at both ends), steps, rows x steps actually computed, and how
+        # often finished rows were dropped.
+        self.stats: dict[str, float] = dict.fromkeys(
+            ("batches", "rows", "prompt_tokens", "padded_prompt_tokens", "prefill_s",
+             "steps_s", "steps", "row_steps", "compactions"), 0)  # fmt: skip
 
     def decode(self, rows: Sequence[SampleRow]) -> list[Decoded]:
         """One planned batch (same settings), cut to the size that fitted after an OOM."""
@@ -227,6 +235,12 @@ class GenerateDecoder:
 
         rows, width = ids.shape
         dev = ids.device
+        stats = self.stats
+        stats["batches"] += 1
+        stats["rows"] += rows
+        stats["padded_prompt_tokens"] += rows * width
+        stats["prompt_tokens"] += int(mask.sum())
+        started = time.perf_counter()
         cache = DynamicCache(config=self.model.config)
         # Positions as transformers' generate numbers them: pads 1, real tokens from 0.
         pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
@@ -240,6 +254,9 @@ class GenerateDecoder:
             )  # fmt: skip
         logits = out.logits[:, -1].float()
         del out
+        _sync(dev)
+        stats["prefill_s"] += time.perf_counter() - started
+        started = time.perf_counter()
         # The whole mask ahead: prompt columns as given, every generated column attended.
         full = torch.cat([mask.bool(), torch.ones((rows, max_new), dtype=torch.bool, device=dev)], 1)
         nxt_pos = mask.sum(-1)
@@ -263,13 +280,25 @@ class GenerateDecoder:
                     cache.batch_select_indices(keep)
                     full, nxt_pos, alive, nxt = full[keep], nxt_pos[keep], alive[keep], nxt[keep]
                     done = done[keep]
+                    stats["compactions"] += 1
+            stats["steps"] += 1
+            stats["row_steps"] += len(alive)
             out = self.model(
                 input_ids=nxt[:, None], attention_mask=full[:, None, None, : width + t + 1],
                 position_ids=nxt_pos[:, None], use_cache=True, **{self._cache_kw: cache},
             )  # fmt: skip
             logits = out.logits[:, -1].float()
             nxt_pos = nxt_pos + 1
+        _sync(dev)
+        stats["steps_s"] += time.perf_counter() - started
         return tokens
+
+
+def _sync(device: Any) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 
 
 def sample_tokens(logits: Any, temperature: float, top_p: float) -> Any:

@@ -62,6 +62,14 @@ def local_model_revision(model: str | Path) -> str | None:
     return "local:" + h.hexdigest()[:16]
 
 
+def default_dtype(device: Any) -> Any:
+    """The weights' dtype when none is asked for: bf16 on a GPU (half the memory traffic of
+    fp32 per decoding step), fp32 on a CPU (where bf16 matrix work is slow or emulated)."""
+    import torch
+
+    return torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
+
+
 @dataclass
 class _Row:
     """One sample being decoded: its phase, its tokens, its private random stream."""
@@ -118,7 +126,7 @@ class TransformersBackend(Backend):
             raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype is None:
-            dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
+            dtype = default_dtype(self.device)
         elif isinstance(dtype, str):
             dtype = getattr(torch, dtype)
         self.model_name = model_name or str(model)
@@ -512,4 +520,4 @@ class TransformersBackend(Backend):
         }
 
 
-__all__ = ["TransformersBackend", "derive_seed", "local_model_revision"]
+__all__ = ["TransformersBackend", "default_dtype", "derive_seed", "local_model_revision"]
