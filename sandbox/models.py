@@ -92,6 +92,10 @@ class JudgeRequest(BaseModel):
     memory_limit_mb: int = Field(256, ge=16, le=MAX_MEMORY_LIMIT_MB)
     compare: CompareSpec = CompareSpec()
     output_limit_mb: int = Field(32, ge=1, le=256)
+    # After a test that runs out of time, run no more tests: they count as not passed and the
+    # verdict is TLE. A looping program then costs one time limit, not one per test (RLVR
+    # rewards ask for it; the judge stage runs every test).
+    stop_at_timeout: bool = False
 
     @model_validator(mode="after")
     def _mode_fits(self) -> JudgeRequest:
@@ -118,7 +122,7 @@ class JudgeRequest(BaseModel):
 
     def cache_key(self, image_id: str) -> str:
         """Content hash of everything that decides the verdict: source, tests, limits, compare, image."""
-        payload = self.model_dump(mode="json", exclude={"tests"})
+        payload = self.model_dump(mode="json", exclude=self._unsent())
         payload["tests"] = self.tests_ref
         payload["image"] = image_id
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -127,7 +131,7 @@ class JudgeRequest(BaseModel):
     def wire(self, by_ref: bool = False) -> dict:
         """The runner's judge request (see sandbox/runner/runner.py): the tests inline, or by_ref
         only their hash (the container has them from `store_wire`)."""
-        d = self.model_dump(mode="json", exclude={"tests"})
+        d = self.model_dump(mode="json", exclude=self._unsent())
         if by_ref:
             d["tests_ref"] = self.tests_ref
         else:
@@ -150,6 +154,11 @@ class JudgeRequest(BaseModel):
             blobs += [inp, out, code or b""]
         head = {"op": "store", "tests_ref": self.tests_ref, "sizes": sizes}
         return json.dumps(head).encode() + b"\n" + b"".join(blobs)
+
+    def _unsent(self) -> set[str]:
+        """Fields left out of the runner's request and the cache key: the tests (sent apart), and
+        `stop_at_timeout` when off, so requests without it keep their cache keys."""
+        return {"tests"} | (set() if self.stop_at_timeout else {"stop_at_timeout"})
 
     def _wire_tests(self) -> list[dict]:
         if self.mode == "stdio":

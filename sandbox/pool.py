@@ -436,7 +436,8 @@ class RunnerPool:
                     reason = resp["checker_error"]
                     return self._system_error(task, reason, checker_error=reason), runner
                 tests = [TestResult(**t) for t in resp["tests"]]
-                if resp.get("compile_ok") and len(tests) < total:
+                stopped = req.stop_at_timeout and bool(tests) and tests[-1].verdict == "TLE"
+                if resp.get("compile_ok") and len(tests) < total and not stopped:
                     raise RunnerDied("runner could not clean up after a test")
             except RunnerDied as exc:
                 attempts += 1

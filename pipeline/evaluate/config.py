@@ -15,15 +15,23 @@ EVAL_SPLITS: tuple[str, ...] = ("heldout", "strong", "hard", "adv")
 MOVED_TO_BACKEND: tuple[str, ...] = ("device", "dtype", "batch_size")
 
 
+# Rows a generate-decoder batch may hold: high enough that the KV-cache budget (40% of the free
+# GPU memory) decides, not the count. Each step costs the model's Python and launches once
+# for the whole batch, so fewer, larger batches are faster while the cache fits (on the H200,
+# the demo's 2,496 evaluation sequences in one batch; docs/scale.md, "Evaluation speed").
+EVAL_BATCH_ROWS = 4096
+
+
 def default_backend() -> TransformersOptions:
-    """This process's transformers backend, decoding with `generate` in large length-sorted
-    batches (512 sequences, the KV cache within the free GPU memory)."""
-    return TransformersOptions(decoder="generate", batch_size=512)
+    """This process's transformers backend, decoding with the generate decoder in large
+    length-sorted batches (up to EVAL_BATCH_ROWS sequences, the KV cache within the free GPU
+    memory)."""
+    return TransformersOptions(decoder="generate", batch_size=EVAL_BATCH_ROWS)
 
 
 def with_eval_defaults(backend: Any) -> Any:
     """Transformers options given as a mapping start from the evaluation's defaults (the
-    generate decoder, 512 sequences), not the sampling stage's (its per-token loop)."""
+    generate decoder, EVAL_BATCH_ROWS sequences), not the sampling stage's (its per-token loop)."""
     if isinstance(backend, dict) and backend.get("type", "transformers") == "transformers":
         return default_backend().model_dump() | backend
     return backend

@@ -34,7 +34,11 @@ def prompt_spec(cfg: EvalConfig) -> PromptSpec:
     )
 
 
-def _requests(rows: list[dict[str, Any]], split: str, cfg: EvalConfig) -> list[GenerationRequest]:
+def eval_requests(
+    rows: list[dict[str, Any]], split: str, cfg: EvalConfig
+) -> list[GenerationRequest]:
+    """A split's generation requests: the listwise prompt (K samples) per instance, and its
+    round-robin pair prompts (one sample each) when `cfg.pairwise`."""
     spec = prompt_spec(cfg)
     requests = []
     for i, r in enumerate(rows):
@@ -79,7 +83,7 @@ def sample_splits(
     invalid). All splits go to the backend in one call: the transformers backend then batches
     prompts of similar length across splits, and a server stays full to the end. With
     `partial`, prompts an interrupted run finished are reused and new ones logged there."""
-    requests = [q for split, rows in instances.items() for q in _requests(rows, split, cfg)]
+    requests = [q for split, rows in instances.items() for q in eval_requests(rows, split, cfg)]
     wanted = {q.request_id: q.n for q in requests}
     todo, done = partial.reuse(requests) if partial else (requests, {})
     got: dict[str, list[str]] = {rid: texts for rid, (texts, _) in done.items()}

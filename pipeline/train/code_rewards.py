@@ -15,18 +15,38 @@ Train-Questions row (comparison mode, float tolerances, checker, limits). The re
   never competes with correctness.
 
 No signal, never a silent zero: a program the sandbox could not judge (verdict SE, or
-the whole batch timed out or failed) gets `None` from the test-based rewards; TRL turns
+its judge call timed out or failed) gets `None` from the test-based rewards; TRL turns
 None into NaN and leaves it out of the group's mean. Each such event is counted in the
 step's metrics (`rlvr/sandbox_se`, `rlvr/failed_batches`), and after
-`max_failed_batches` failed batches in a row training stops with an error rather than
-running on without rewards.
+`rlvr.sandbox.max_failed_batches` failed judge calls in a row training stops with an error
+rather than running on without rewards (a step's programs go to the judge in one call, or
+in a few as its rollouts finish).
 
 A completion with no program in it (extraction failed) is the policy's fault, not the
 sandbox's: it scores 0 on the test rewards and counts as verdict `NO_CODE`.
 
+What a step's judging costs, and keeping it off the step's critical path:
+
+- The trainer sends each rollout's program to the judge as soon as the rollout is finished
+  (`submit`, from pipeline/train/rlvr.py: while the rest of the batch is still being
+  generated), in the background; the reward functions then wait for those verdicts and judge
+  only what was not sent yet. The rewards are those of judging when the first reward function
+  asks: the same programs, requests and judge, matched by (problem, program).
+- A program written more than once in a batch (the same problem, the same extracted code:
+  GRPO's group of one prompt often repeats its best program) is judged once.
+- Rewards judge with `stop_at_timeout` (`rlvr.sandbox.stop_at_timeout`, on by default): after
+  a test that runs out of time no further test of that program runs, and they count as not
+  passed. A looping program then holds its judge slot for one time limit, not one per test,
+  and its verdict (TLE) and `all_pass` are unchanged; only its `pass_fraction` can be lower
+  than the judge stage's (a test it would have passed after the time-out is not run).
+
 Per step the scorer also logs what it costs and whether the step can teach anything:
-`rlvr/reward_time_s` (the whole scoring: extraction, judge, lint), `rlvr/judge_time_s` (the
-judge call alone), `rlvr/judge_cached` (the share of judged programs the engine's verdict
+`rlvr/reward_time_s` (the whole scoring: extraction, judge, lint), `rlvr/reward_wait_s` (how
+long the trainer waited for it: the part not hidden behind the step's other work),
+`rlvr/judged_early` (the share of the distinct programs sent to the judge before the rewards
+were asked for),
+`rlvr/judge_time_s` (the judge call alone), `rlvr/judge_unique` (distinct programs over
+programs), `rlvr/judge_cached` (the share of the distinct programs the engine's verdict
 cache answered), `rlvr/pass_at_1` (the AC share of the judged rollouts) and
 `rlvr/zero_variance_groups`: the share of GRPO groups (the `num_generations` rollouts of one
 prompt, consecutive in TRL's batch) whose total reward (the configured rewards, weighted, as
@@ -39,6 +59,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -113,6 +134,12 @@ class SandboxRewardScorer:
         self.failed_batches_in_a_row = 0
         self.cached_in_last_batch = 0  # programs the engine's verdict cache answered
         self._table = reward_table(settings)
+        # Programs already sent to the judge (`submit`) and not yet scored: (problem id,
+        # program) -> the judge call's future and the program's place in it.
+        self._early: dict[tuple[str, str], tuple[cf.Future, int]] = {}
+        self._first_submit: float | None = None  # when this batch's judging began
+        self._background: cf.ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()  # the failure count, from background judge calls
 
     def spec(self, row: Mapping[str, Any]) -> JudgeSpec:
         """The problem's judge spec (from its Train-Questions row), built once per problem."""
@@ -124,6 +151,31 @@ class SandboxRewardScorer:
         return self._specs[pid]
 
     # -- scoring ------------------------------------------------------------------------
+    def submit(self, completions: Sequence[Any], rows: Sequence[Mapping[str, Any]]) -> None:
+        """Send these rollouts' programs to the judge now, in the background, each distinct
+        program once (the trainer calls this as rollouts finish); `score` then waits for their
+        verdicts instead of judging them again."""
+        language = self.settings.language
+        new: dict[tuple[str, str], tuple[JudgeRequest, JudgeSpec]] = {}
+        stop = self.settings.sandbox.stop_at_timeout
+        for c, row in zip(completions, rows, strict=True):
+            code = extract_code(completion_text(c), language).code
+            key = (row["problem_id"], code)
+            if code.strip() and key not in self._early and key not in new:
+                spec = self.spec(row)
+                request = spec.request(language, code).model_copy(update={"stop_at_timeout": stop})
+                new[key] = (request, spec)
+        if not new:
+            return
+        if self._background is None:
+            self._background = cf.ThreadPoolExecutor(8, thread_name_prefix="rlvr-judge-early")
+        if self._first_submit is None:
+            self._first_submit = time.perf_counter()
+        requests, specs = (list(x) for x in zip(*new.values(), strict=True))
+        future = self._background.submit(self._judge, requests, specs)
+        for j, key in enumerate(new):
+            self._early[key] = (future, j)
+
     def score(
         self,
         completions: Sequence[Any],
@@ -135,34 +187,65 @@ class SandboxRewardScorer:
         if key == self._key:
             return self._scored
         start = time.perf_counter()
-        language = self.settings.language
-        codes = [extract_code(t, language).code for t in texts]
-        todo = [i for i, c in enumerate(codes) if c.strip()]
-        specs = [self.spec(rows[i]) for i in todo]
-        judge_start = time.perf_counter()
-        self.cached_in_last_batch = 0
-        verdicts = self._judge([s.request(language, codes[i]) for s, i in zip(specs, todo)], specs)
-        judge_s = time.perf_counter() - judge_start
-        # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
-        lints = lint_python([codes[i].rstrip("\n") + "\n" for i in todo], self.settings.lint_select)
-        scored = [Scored(NO_CODE, 0, len(r["tests"]), None) for r in rows]
-        for j, i in enumerate(todo):
-            v = verdicts[j]
-            scored[i] = Scored(v[0], v[1], v[2], lints[j])
+        scored, metrics = self._score_batch(texts, rows)
         self._key, self._scored = key, scored
         if log_metric is not None:
-            metrics = step_diagnostics(scored, texts)
-            totals = [self.total_reward(x) for x in scored]
-            share = zero_variance_share(totals, self.settings.num_generations)
-            if share is not None:
-                metrics["rlvr/zero_variance_groups"] = share
-            metrics["rlvr/judge_time_s"] = judge_s
-            if todo:  # a program seen before is answered from the verdict cache, at no run cost
-                metrics["rlvr/judge_cached"] = self.cached_in_last_batch / len(todo)
-            metrics["rlvr/reward_time_s"] = time.perf_counter() - start
+            metrics["rlvr/reward_wait_s"] = time.perf_counter() - start
             for name, value in metrics.items():
                 log_metric(name, value)
         return scored
+
+    def _score_batch(
+        self, texts: Sequence[str], rows: Sequence[Mapping[str, Any]]
+    ) -> tuple[list[Scored], dict[str, float]]:
+        """Extract, judge (each distinct program once; what `submit` sent is waited for) and
+        lint a batch; its step metrics."""
+        start = time.perf_counter()
+        began = self._first_submit or start
+        language = self.settings.language
+        codes = [extract_code(t, language).code for t in texts]
+        todo = [i for i, c in enumerate(codes) if c.strip()]
+        first: dict[tuple[str, str], int] = {}  # (problem, program) -> its index in `unique`
+        unique: list[int] = []  # the first completion of each distinct program
+        for i in todo:
+            if (rows[i]["problem_id"], codes[i]) not in first:
+                first[rows[i]["problem_id"], codes[i]] = len(unique)
+                unique.append(i)
+        keys = [(rows[i]["problem_id"], codes[i]) for i in unique]
+        early = sum(k in self._early for k in keys)
+        self.submit([texts[i] for i in unique], [rows[i] for i in unique])  # the rest, now
+        judge_start = time.perf_counter()
+        try:
+            verdicts = []
+            for k in keys:
+                future, j = self._early[k]
+                verdicts.append(future.result()[j])
+        finally:
+            self._early.clear()
+            self._first_submit = None
+        judge_s = time.perf_counter() - judge_start
+        self.cached_in_last_batch = sum(v[3] for v in verdicts)
+        # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
+        lints = lint_python(
+            [codes[i].rstrip("\n") + "\n" for i in unique], self.settings.lint_select
+        )
+        scored = [Scored(NO_CODE, 0, len(r["tests"]), None) for r in rows]
+        for i in todo:
+            j = first[rows[i]["problem_id"], codes[i]]
+            v = verdicts[j]
+            scored[i] = Scored(v[0], v[1], v[2], lints[j])
+        metrics = step_diagnostics(scored, texts)
+        totals = [self.total_reward(x) for x in scored]
+        share = zero_variance_share(totals, self.settings.num_generations)
+        if share is not None:
+            metrics["rlvr/zero_variance_groups"] = share
+        metrics["rlvr/judge_time_s"] = judge_s
+        if todo:  # a program seen before is answered from the verdict cache, at no run cost
+            metrics["rlvr/judge_unique"] = len(unique) / len(todo)
+            metrics["rlvr/judge_cached"] = self.cached_in_last_batch / len(unique)
+            metrics["rlvr/judged_early"] = early / len(unique)
+        metrics["rlvr/reward_time_s"] = time.perf_counter() - began
+        return scored, metrics
 
     def total_reward(self, s: Scored) -> float | None:
         """The reward GRPO's advantage is computed from: the configured rewards, weighted and
@@ -173,7 +256,8 @@ class SandboxRewardScorer:
 
     def _judge(
         self, requests: list[JudgeRequest], specs: list[JudgeSpec]
-    ) -> list[tuple[str, int, int]]:
+    ) -> list[tuple[str, int, int, bool]]:
+        """(verdict, passed, total, answered by the verdict cache) per request."""
         if not requests:
             return []
         timeout = self.settings.sandbox.batch_timeout_s
@@ -188,27 +272,32 @@ class SandboxRewardScorer:
             return self._batch_failed(len(requests), reason)
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-        self.failed_batches_in_a_row = 0
-        self.cached_in_last_batch = sum(r.cached for r in results)
+        with self._lock:
+            self.failed_batches_in_a_row = 0
         stamp = self.client.stamp
         columns = [verdict_columns(r, s, stamp) for r, s in zip(results, specs, strict=True)]
-        return [(c["verdict"], c["passed"], c["total"]) for c in columns]
+        return [
+            (c["verdict"], c["passed"], c["total"], r.cached)
+            for c, r in zip(columns, results, strict=True)
+        ]
 
-    def _batch_failed(self, n: int, reason: str) -> list[tuple[str, int, int]]:
-        self.failed_batches_in_a_row += 1
+    def _batch_failed(self, n: int, reason: str) -> list[tuple[str, int, int, bool]]:
+        with self._lock:
+            self.failed_batches_in_a_row += 1
+            failed = self.failed_batches_in_a_row
         limit = self.settings.sandbox.max_failed_batches
         log.warning(
             "sandbox reward batch failed (%d in a row, limit %d): %s",
-            self.failed_batches_in_a_row,
+            failed,
             limit,
             reason,
         )
-        if self.failed_batches_in_a_row >= limit:
+        if failed >= limit:
             raise RuntimeError(
-                f"sandbox reward batches failed {self.failed_batches_in_a_row} times in a row "
+                f"sandbox reward batches failed {failed} times in a row "
                 f"(rlvr.sandbox.max_failed_batches={limit}); last: {reason}"
             )
-        return [(BATCH_FAILED, 0, 0)] * n
+        return [(BATCH_FAILED, 0, 0, False)] * n
 
     # -- TRL reward functions -----------------------------------------------------------
     def reward_funcs(self, names: Sequence[str]) -> list[Callable[..., list[float | None]]]:

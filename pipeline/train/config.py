@@ -436,6 +436,13 @@ class SandboxSettings(SandboxSection):
     time_limit_scale: float = Field(
         1.0, gt=0, description="Multiplies every time limit, as judge.time_limit_scale."
     )
+    stop_at_timeout: bool = Field(
+        True,
+        description="After a test runs out of time, run none of the program's later tests "
+        "(they count as failed): a looping program costs one time limit, not one per test. "
+        "Its verdict (TLE) and all_pass are unchanged; pass_fraction can be lower than the "
+        "judge stage's.",
+    )
 
 
 class RlvrSettings(_Section):
@@ -475,6 +482,11 @@ class RlvrSettings(_Section):
     lint_weight: float = Field(0.2, description="Weight of the lint term inside `combined`.")
     sandbox: SandboxSettings = Field(
         default_factory=SandboxSettings, description="The judge the rewards come from."
+    )
+    overlap_judging: bool = Field(
+        True,
+        description="Start judging a step's rollouts as soon as they are decoded, beside the "
+        "trainer's work on them, instead of when TRL asks for the rewards (the same rewards).",
     )
     vllm: VllmSettings = Field(default_factory=VllmSettings, description="Rollouts through vLLM.")
     zero_variance_warn_share: float = Field(

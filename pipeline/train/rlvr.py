@@ -7,15 +7,24 @@ importance ratios (`importance_sampling_level="sequence"`) and, by default, the 
 paper's per-sequence loss (`loss_type="grpo"`).
 
 Per step, besides TRL's own metrics and the rewards' (pipeline.train.code_rewards: reward
-time, pass@1, zero-variance groups), the trainer logs `rlvr/generation_time_s`: the wall time
-of writing the step's rollouts. A warning is logged when more than
+time, pass@1, zero-variance groups), the trainer logs `rlvr/generation_time_s` (the wall time
+of writing the step's rollouts) and `rlvr/step_time_s` (the wall time of the whole training
+step: rollouts, rewards, forward and backward). A warning is logged when more than
 `rlvr.zero_variance_warn_share` of a step's groups had zero reward variance.
+
+Judging runs beside generation: each rollout's program goes to the judge the moment the
+rollout writes its EOS (`SandboxRewardScorer.submit`, in the background), while the rest of
+the batch is still being generated; TRL's reward functions then collect the verdicts
+(`rlvr/reward_wait_s` is the part of the judging the step waited for;
+`rlvr/streamed_rollouts` the share of the rollouts sent to the judge before generation ended).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -71,33 +80,145 @@ def thinking_args(enable_thinking: bool | None) -> dict[str, Any]:
     return {"chat_template_kwargs": {"enable_thinking": enable_thinking}}
 
 
+STEP_TIME = "rlvr/step_time_s"
+STREAMED = "rlvr/streamed_rollouts"  # the share of rollouts sent to the judge mid-generation
+# TRL's private hooks the trainer below wraps (pinned TRL: pyproject.toml).
+_HOOKS = ("_generate", "_generate_and_score_completions", "training_step")
+
+
+class FinishedRollouts:
+    """A transformers streamer (`generate(streamer=...)`) that hands each rollout over as soon
+    as it is finished: the step it writes an EOS, with its tokens up to and including it (as
+    TRL cuts them). Rows still running at the end are left to the caller."""
+
+    def __init__(
+        self, eos_ids: Sequence[int], on_finished: Callable[[list[int], list[list[int]]], None]
+    ):
+        self.eos_ids = set(eos_ids)
+        self.on_finished = on_finished
+        self.tokens: list[list[int]] = []
+        self.done: list[bool] = []
+
+    def put(self, value: Any) -> None:
+        if value.dim() == 2:  # the prompts, handed over first
+            self.tokens = [[] for _ in range(value.shape[0])]
+            self.done = [False] * value.shape[0]
+            return
+        finished = []
+        for i, token in enumerate(value.tolist()):
+            if self.done[i]:
+                continue
+            self.tokens[i].append(token)
+            if token in self.eos_ids:
+                self.done[i] = True
+                finished.append(i)
+        if finished:
+            self.on_finished(finished, [self.tokens[i] for i in finished])
+
+    def end(self) -> None:
+        pass
+
+
+@contextmanager
+def streaming_to(model: Any, streamer: FinishedRollouts) -> Iterator[None]:
+    """`model.generate` passes `streamer` while inside (TRL's generation call takes none)."""
+    original = model.generate
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("streamer", streamer)
+        return original(*args, **kwargs)
+
+    model.generate = generate
+    try:
+        yield
+    finally:
+        del model.generate  # the class's method again
+
+
 @cache
 def timed_grpo_trainer() -> type:
-    """TRL's GRPOTrainer, plus the wall time of each rollout generation in its metrics.
+    """TRL's GRPOTrainer, plus the wall time of each rollout generation and training step in
+    its metrics, and each rollout's program sent to the judge as soon as the rollout is done.
 
     Generation is TRL's `_generate` (prompts -> decoded completions; on CUDA the decoding
-    waits for the device, so the time is the GPU's real work). It is a private method: a TRL
-    without it trains as before, with a warning that generation time is not measured."""
+    waits for the device, so the time is the GPU's real work). With a `scorer`
+    (code_rewards.SandboxRewardScorer), transformers' generation streams each finished rollout
+    (FinishedRollouts) to `scorer.submit` while the others are still being written, and the
+    rest follow once generation ends; TRL's reward functions then wait for the verdicts. These
+    are private methods: a TRL without them trains as before (rewards judged when TRL asks),
+    with a warning that generation time is not measured."""
     from trl import GRPOTrainer
 
-    if not callable(getattr(GRPOTrainer, "_generate", None)):
+    if not all(callable(getattr(GRPOTrainer, h, None)) for h in _HOOKS):
         import trl
 
         log.warning(
-            "trl %s: GRPOTrainer has no _generate; %s is not measured (this project pins the "
-            "TRL it was written against in pyproject.toml)",
+            "trl %s: GRPOTrainer lacks one of %s; %s is not measured and judging starts when "
+            "the rewards are asked for (this project pins the TRL it was written against in "
+            "pyproject.toml)",
             trl.__version__,
+            _HOOKS,
             GENERATION_TIME,
         )
         return GRPOTrainer
 
     class TimedGRPOTrainer(GRPOTrainer):
+        def __init__(self, *args: Any, scorer: SandboxRewardScorer | None = None, **kw: Any):
+            super().__init__(*args, **kw)
+            self.scorer = scorer
+            self._batch_rows: list[dict[str, Any]] | None = None
+
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]):
+            self._batch_rows = inputs  # the rows `_generate` hands the scorer with the rollouts
+            try:
+                return super()._generate_and_score_completions(inputs)
+            finally:
+                self._batch_rows = None
+
+        def _judged_rows(self, prompts: list) -> list[dict[str, Any]] | None:
+            """The batch's reward rows, one per rollout, when its rollouts can go to the scorer
+            as they finish (transformers generation of plain completions, the rewards'
+            dataset); None otherwise."""
+            rows = self._batch_rows
+            if self.scorer is None or rows is None or len(rows) != len(prompts):
+                return None
+            if self.use_vllm or self.tools or self.rollout_func is not None:
+                return None
+            if any(c not in rows[0] for c in ROW_COLUMNS):
+                return None
+            return [{c: r[c] for c in ROW_COLUMNS} for r in rows]
+
         def _generate(self, prompts: list):
+            rows = self._judged_rows(prompts)
             start = time.perf_counter()
-            out = super()._generate(prompts)
+            if rows is None:
+                out = super()._generate(prompts)
+            else:
+                scorer = self.scorer
+                assert scorer is not None
+
+                streamed = [0]
+
+                def finished(indices: list[int], tokens: list[list[int]]) -> None:
+                    texts = self.processing_class.batch_decode(tokens, skip_special_tokens=True)
+                    scorer.submit(texts, [rows[i] for i in indices])
+                    streamed[0] += len(indices)
+
+                stream = FinishedRollouts(self.eos_token_ids, finished)
+                with streaming_to(self.accelerator.unwrap_model(self.model_wrapped), stream):
+                    out = super()._generate(prompts)
+                scorer.submit(out[3], rows)  # the rollouts cut at the length limit
             mode = "train" if self.model.training else "eval"
             self._metrics[mode][GENERATION_TIME].append(time.perf_counter() - start)
+            if rows is not None:
+                self._metrics[mode][STREAMED].append(streamed[0] / len(rows))
             return out
+
+        def training_step(self, *args: Any, **kwargs: Any):
+            start = time.perf_counter()
+            loss = super().training_step(*args, **kwargs)
+            self._metrics["train"][STEP_TIME].append(time.perf_counter() - start)
+            return loss
 
     return TimedGRPOTrainer
 
@@ -146,7 +267,7 @@ def build_rlvr(
 ) -> Any:
     """A GRPOTrainer for the code policy. Without `sandbox_client` the judge that
     `rlvr.sandbox` names is opened (and closed at the end)."""
-    from trl import GRPOConfig
+    from trl import GRPOConfig, GRPOTrainer
 
     r = cfg.rlvr
     dataset = question_rows(
@@ -175,7 +296,10 @@ def build_rlvr(
         | thinking_args(r.enable_thinking)
         | vllm_args(r.vllm)
     )
-    return timed_grpo_trainer()(
+    trainer = timed_grpo_trainer()
+    extra = {"scorer": scorer if r.overlap_judging else None} if trainer is not GRPOTrainer else {}
+    return trainer(
+        **extra,
         model=cfg.model,
         reward_funcs=scorer.reward_funcs(names),
         args=GRPOConfig(**with_overrides(args, cfg)),

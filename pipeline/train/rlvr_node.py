@@ -476,9 +476,12 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
         ),
         "",
         (
-            f"Per step (mean): generation {fmt(m['generation_time_s'], '.2f')} s, reward "
-            f"{fmt(m['reward_time_s'], '.2f')} s (judging {fmt(m['judge_time_s'], '.2f')} s, "
-            f"{fmt(m['judge_cached'], '.0%')} of programs from the verdict cache), "
+            f"Per step (mean): {fmt(m['step_time_s'], '.2f')} s, of which generation "
+            f"{fmt(m['generation_time_s'], '.2f')} s; reward {fmt(m['reward_time_s'], '.2f')} s "
+            f"(judging {fmt(m['judge_time_s'], '.2f')} s, {fmt(m['judge_unique'], '.0%')} of "
+            f"programs distinct, {fmt(m['judge_cached'], '.0%')} of those from the verdict "
+            f"cache), of which the step waited {fmt(m['reward_wait_s'], '.2f')} s "
+            f"({fmt(m['reward_share'], '.0%')} of the step's wall time), "
             f"rollout pass@1 {fmt(m['pass_at_1'], '.3f')}, zero-variance groups "
             f"{fmt(m['zero_variance_groups'], '.0%')}."
         ),

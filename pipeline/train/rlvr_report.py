@@ -1,8 +1,9 @@
 """What an RLVR run cost and whether it could learn, per step, from its metrics log.
 
 Read by `train()` (the run summary), the GPU-node entry point (`pipeline.train.rlvr_node`) and
-the RLVR study's closing note. Per training step: generation time (the policy writing the
-rollouts), reward time (judging them), the rollout pass@1 and the share of GRPO groups whose
+the RLVR study's closing note. Per training step: its wall time, generation time (the policy
+writing the rollouts), reward time (judging them) and the part of it the step waited for (the
+rest ran beside the step's other work), the rollout pass@1 and the share of GRPO groups whose
 rollouts all earned the same reward (zero advantage: nothing learned from that prompt).
 """
 
@@ -14,9 +15,13 @@ from typing import Any
 # Summary field -> the metrics-log key it is read from (logged by pipeline.train.rlvr and
 # pipeline.train.code_rewards; `reward` is TRL's weighted total).
 STEP_FIELDS: dict[str, str] = {
+    "step_time_s": "rlvr/step_time_s",
     "generation_time_s": "rlvr/generation_time_s",
     "reward_time_s": "rlvr/reward_time_s",
+    "reward_wait_s": "rlvr/reward_wait_s",
     "judge_time_s": "rlvr/judge_time_s",
+    "streamed_rollouts": "rlvr/streamed_rollouts",
+    "judge_unique": "rlvr/judge_unique",
     "judge_cached": "rlvr/judge_cached",
     "pass_at_1": "rlvr/pass_at_1",
     "zero_variance_groups": "rlvr/zero_variance_groups",
@@ -32,13 +37,18 @@ WHAT_TO_DO = (
 
 
 def rlvr_steps(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per optimizer step (the log events with a loss): its step number and the
-    STEP_FIELDS values, None where a value was not logged."""
-    return [
-        {"step": r.get("step"), **{field: r.get(key) for field, key in STEP_FIELDS.items()}}
-        for r in records
-        if "loss" in r
-    ]
+    """One row per optimizer step (the log events with a loss): its step number, the
+    STEP_FIELDS values (None where a value was not logged) and `reward_share`: the share of
+    the step's wall time it waited for its rewards (None without both times)."""
+    rows = []
+    for r in records:
+        if "loss" not in r:
+            continue
+        row = {"step": r.get("step"), **{field: r.get(key) for field, key in STEP_FIELDS.items()}}
+        wait, wall = row["reward_wait_s"], row["step_time_s"]
+        row["reward_share"] = wait / wall if wait is not None and wall else None
+        rows.append(row)
+    return rows
 
 
 def _mean(values: list[float]) -> float | None:
@@ -70,7 +80,8 @@ def rlvr_run_summary(records: Iterable[Mapping[str, Any]], threshold: float) -> 
     """Per-step rows, their means, and the zero-variance warning (None when there is none)."""
     steps = rlvr_steps(records)
     means = {
-        field: _mean([s[field] for s in steps if s[field] is not None]) for field in STEP_FIELDS
+        field: _mean([s[field] for s in steps if s[field] is not None])
+        for field in (*STEP_FIELDS, "reward_share")
     }
     return {
         "steps": steps,
@@ -87,14 +98,19 @@ def markdown_table(steps: list[dict[str, Any]]) -> str:
         return "-" if v is None else format(v, fmt)
 
     lines = [
-        "| step | generation s | reward s | judge s | cached | rollout pass@1 | zero-variance groups | reward |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        (
+            "| step | step s | generation s | reward s | waited for reward s | reward share of "
+            "step | judge s | distinct | cached | rollout pass@1 | zero-variance groups | reward |"
+        ),
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for s in steps:
         lines.append(
-            f"| {s['step']} | {cell(s['generation_time_s'], '.2f')} | "
-            f"{cell(s['reward_time_s'], '.2f')} | {cell(s['judge_time_s'], '.2f')} | "
-            f"{cell(s['judge_cached'], '.0%')} | "
+            f"| {s['step']} | {cell(s['step_time_s'], '.2f')} | "
+            f"{cell(s['generation_time_s'], '.2f')} | "
+            f"{cell(s['reward_time_s'], '.2f')} | {cell(s['reward_wait_s'], '.2f')} | "
+            f"{cell(s['reward_share'], '.0%')} | {cell(s['judge_time_s'], '.2f')} | "
+            f"{cell(s['judge_unique'], '.0%')} | {cell(s['judge_cached'], '.0%')} | "
             f"{cell(s['pass_at_1'], '.3f')} | {cell(s['zero_variance_groups'], '.0%')} | "
             f"{cell(s['reward'], '.3f')} |"
         )

@@ -380,10 +380,13 @@ def judge(req: dict) -> dict:
     if not ok:
         return resp
     for test in tests:
-        resp["tests"].append(run_test(lang, build_dir, req, test))
+        result = run_test(lang, build_dir, req, test)
+        resp["tests"].append(result)
         if not _cleanup_after_test():
             resp["healthy"] = False
             break
+        if result["verdict"] == "TLE" and req.get("stop_at_timeout"):
+            break  # the rest count as not passed (JudgeRequest.stop_at_timeout)
     return resp
 
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from aletheia.cli import app
 from pipeline.evaluate import EvalConfig, evaluate
-from pipeline.evaluate.config import backend_option
+from pipeline.evaluate.config import EVAL_BATCH_ROWS, backend_option
 from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.config import OpenAIOptions, TransformersOptions, VLLMOptions
 from tests.sampling.serving import start_transformers_serve
@@ -28,7 +28,8 @@ RESPONSES = 4 * 2 * (2 + 3)
 def test_the_default_is_the_generate_decoder_and_old_fields_move_into_it() -> None:
     default = EvalConfig().backend
     assert isinstance(default, TransformersOptions)
-    assert (default.decoder, default.batch_size) == ("generate", 512)
+    assert (default.decoder, default.batch_size) == ("generate", EVAL_BATCH_ROWS)
+    assert EVAL_BATCH_ROWS >= 2496  # the demo's evaluation sequences: one batch on a GPU
     old = EvalConfig.model_validate({"batch_size": 64, "device": "cpu"}).backend
     assert isinstance(old, TransformersOptions)
     assert (old.decoder, old.batch_size, old.device) == ("generate", 64, "cpu")

@@ -245,3 +245,119 @@ def test_a_batch_out_of_gpu_memory_is_split_and_later_batches_follow(fast, monke
     # the first batch failed and was split; the second was cut to 2 rows before it ran
     assert sizes == [4, 2, 2, 2, 2]
     assert not any(handling), handling
+
+
+def _padded(rows: list[Row], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(len(r.prompt_ids) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids)
+        mask[i, width - len(r.prompt_ids) :] = 1
+    return ids, mask
+
+
+def _reference_generate(backend, rows: list[Row], seed: int) -> list[list[int]]:
+    """transformers' own `model.generate` on the same left-padded batch, seed and settings
+    (temperature, top-p, no top-k, the budget, the EOS ids): the decoder's reference."""
+    from transformers import GenerationConfig
+
+    ids, mask = _padded(rows, backend.pad_id)
+    first = rows[0]
+    sampling = (
+        {"do_sample": True, "temperature": first.temperature, "top_p": first.top_p, "top_k": 0}
+        if first.temperature > 0
+        else {"do_sample": False}
+    )
+    config = GenerationConfig(
+        max_new_tokens=first.max_tokens, pad_token_id=backend.pad_id,
+        eos_token_id=sorted(backend.eos_ids), **sampling,
+    )  # fmt: skip
+    own = backend.model.generation_config
+    backend.model.generation_config = GenerationConfig(
+        pad_token_id=backend.pad_id, eos_token_id=sorted(backend.eos_ids)
+    )
+    try:
+        with torch.random.fork_rng(), torch.inference_mode():
+            torch.manual_seed(seed)
+            out = backend.model.generate(
+                input_ids=ids, attention_mask=mask, generation_config=config
+            )
+    finally:
+        backend.model.generation_config = own
+    new = out[:, ids.shape[1] :]
+    # generate stops when every row is done; the decoder fills the whole budget with pads
+    pad = torch.full((len(rows), first.max_tokens - new.shape[1]), backend.pad_id)
+    return torch.cat([new, pad], 1).tolist()
+
+
+def _decoder(backend, **kw):
+    from pipeline.sampling.backends.batched_generate import GenerateDecoder
+
+    return GenerateDecoder(
+        backend.model, pad_id=backend.pad_id, eos_ids=backend.eos_ids, device=backend.device, **kw
+    )
+
+
+def _decode(decoder, rows: list[Row], seed: int) -> list[list[int]]:
+    ids, mask = _padded(rows, decoder.pad_id)
+    first = rows[0]
+    with torch.random.fork_rng(), torch.inference_mode():
+        torch.manual_seed(seed)
+        out = decoder._decode_padded(ids, mask, first.temperature, first.top_p, first.max_tokens)
+    return out.tolist()
+
+
+def _rows(fast, temperature: float, top_p: float = 0.9, max_tokens: int = 14) -> list[Row]:
+    texts = ["Sum two ints.", "Read n, print n squared. " * 3, "def f(x):", "Pick one " * 5]
+    return [
+        Row(fast.encode(t), temperature=temperature, top_p=top_p, max_tokens=max_tokens)
+        for t in texts
+        for _ in range(2)
+    ]
+
+
+@pytest.mark.parametrize(("temperature", "top_p"), [(1.0, 0.9), (0.7, 1.0), (0.0, 1.0)])
+def test_the_decoder_draws_the_tokens_generate_draws(fast, temperature, top_p) -> None:
+    """The same left-padded batch of prompts of four lengths, seed and settings: exactly the
+    tokens transformers' `model.generate` gives (sampled at two settings, and greedy), with
+    the prompt run through the model whole or in slices of 3 columns (rows x 3 tokens)."""
+    rows = _rows(fast, temperature, top_p)
+    want = _reference_generate(fast, rows, seed=11)
+    whole = _decode(_decoder(fast), rows, seed=11)
+    sliced = _decode(_decoder(fast, prefill_tokens=3 * len(rows)), rows, seed=11)
+    assert whole == want
+    assert sliced == want
+    assert len({tuple(t) for t in want}) > 1  # prompt-dependent: a mixed-up row would show
+
+
+def test_rows_that_finished_leave_the_batch_and_the_others_write_the_same(fast) -> None:
+    """Greedy rows, two of the prompts' continuations cut short by an EOS: dropping finished
+    rows from the cache (looked at every step, at the first finished row) leaves every row's
+    tokens as they were with no dropping, and the later steps run with fewer rows."""
+    rows = _rows(fast, temperature=0.0, max_tokens=16)
+    full = _decode(_decoder(fast, compact_share=2.0), rows, seed=0)
+    # an EOS: a token one prompt's greedy continuation writes early, another's never
+    eos = next(
+        tok for tok in full[0][1:6] if tok not in full[-1] and tok not in fast.eos_ids
+    )
+    saved = set(fast.eos_ids)
+    fast.eos_ids.add(eos)
+    sizes: list[int] = []
+    hook = fast.model.register_forward_pre_hook(
+        lambda _m, _a, kw: sizes.append(kw["input_ids"].shape[0]), with_kwargs=True
+    )
+    try:
+        kept = _decode(_decoder(fast, compact_share=2.0), rows, seed=0)
+        sizes.clear()
+        dropped = _decode(_decoder(fast, check_every=1, compact_share=0.01), rows, seed=0)
+    finally:
+        hook.remove()
+        fast.eos_ids.clear()
+        fast.eos_ids.update(saved)
+    assert dropped == kept
+    cut = [split_completion(t, fast.eos_ids | {eos}) for t in kept]
+    assert any(reason == "stop" and len(toks) < 15 for toks, reason in cut)
+    assert any(reason == "length" for _, reason in cut)  # not every row stopped
+    assert sizes[0] == len(rows) and min(sizes) < len(rows)
+    assert sizes == sorted(sizes, reverse=True)

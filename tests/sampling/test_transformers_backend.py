@@ -176,3 +176,18 @@ def test_assistant_prefill_is_continued(backend):
     assert rendered.count("<|im_end|>") == 1  # the user turn's only
     [res] = backend.generate([req], progress=False)
     assert not res.generations[0].text.startswith("<think>")  # the pre-fill is not repeated
+
+
+def test_weights_are_bf16_on_a_gpu_and_fp32_on_a_cpu_unless_asked(backend, tiny_model_dir):
+    """The default dtype per device (a CUDA device object needs no GPU to be named), what a
+    CPU backend loads and reports, and an explicit dtype by name."""
+    from pipeline.sampling.backends.transformers_backend import default_dtype
+
+    assert default_dtype("cuda") == torch.bfloat16
+    assert default_dtype(torch.device("cuda", 1)) == torch.bfloat16
+    assert default_dtype("cpu") == torch.float32
+    assert next(backend.model.parameters()).dtype == torch.float32
+    assert backend.describe()["dtype"] == "float32"
+    with TransformersBackend(tiny_model_dir, device="cpu", dtype="bfloat16") as b16:
+        assert next(b16.model.parameters()).dtype == torch.bfloat16
+        assert b16.describe()["dtype"] == "bfloat16"

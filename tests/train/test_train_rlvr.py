@@ -184,6 +184,11 @@ def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
     for s in steps:  # what each step cost, and whether it could learn
         assert s["rlvr/generation_time_s"] > 0 and s["rlvr/reward_time_s"] > 0
         assert 0 < s["rlvr/judge_time_s"] <= s["rlvr/reward_time_s"]
+        assert s["rlvr/step_time_s"] > s["rlvr/generation_time_s"]
+        # every program went to the judge before TRL asked for rewards, some of them while
+        # other rollouts were still being generated
+        assert s["rlvr/judged_early"] == 1.0 and s["rlvr/reward_wait_s"] >= 0
+        assert 0 < s["rlvr/streamed_rollouts"] <= 1
         assert 0.0 <= s["rlvr/judge_cached"] <= 1.0
         assert 0.0 <= s["rlvr/pass_at_1"] <= 1.0
         # one process: our share of flat groups is TRL's own, computed from its advantages' std
@@ -234,3 +239,129 @@ def test_rlvr_warns_when_every_group_earns_one_reward(
     assert "rlvr.temperature" in summary["rlvr"]["warning"]
     on_disk = json.loads((tmp_path / "rlvr" / "summary.json").read_text())
     assert on_disk["rlvr"]["warning"] == summary["rlvr"]["warning"]
+
+
+class RecordingJudge:
+    """The real engine, passed through; it only records the requests each judge call got
+    (to count what was judged). Not a double: every verdict is the sandbox's."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.calls: list[list] = []
+
+    def judge(self, requests, progress: bool = False, use_cache: bool = True):
+        requests = list(requests)
+        self.calls.append(requests)
+        return self.inner.judge(requests, progress=progress, use_cache=use_cache)  # type: ignore[attr-defined]
+
+    @property
+    def stamp(self) -> str:
+        return self.inner.stamp  # type: ignore[attr-defined]
+
+
+@pytest.mark.docker
+def test_a_program_written_twice_in_a_batch_is_judged_once(sandbox_client: object) -> None:
+    """GRPO's group often repeats its best program: one judge run per distinct program, the
+    same rewards as judging each completion on its own."""
+    judge = RecordingJudge(sandbox_client)
+    fresh = f"```python\n# {uuid.uuid4()}\nprint(3)\n```"  # never cached: really judged
+    completions = [GOOD, fresh, GOOD, fresh, NO_PROGRAM, GOOD]
+    columns = {k: [SUM_ROW[k]] * len(completions) for k in SUM_ROW}
+    logged: dict[str, float] = {}
+    [pass_fraction] = SandboxRewardScorer(judge, RlvrSettings()).reward_funcs(["pass_fraction"])
+    got = pass_fraction(completions, log_metric=logged.__setitem__, **columns)
+    assert [len(c) for c in judge.calls] == [2]  # GOOD and `fresh`, once each
+    alone = [
+        SandboxRewardScorer(sandbox_client, RlvrSettings()).reward_funcs(["pass_fraction"])[0](
+            [c], **{k: [SUM_ROW[k]] for k in SUM_ROW}
+        )[0]
+        for c in completions
+    ]
+    assert got == alone == [1.0, 0.5, 1.0, 0.5, 0.0, 1.0]
+    assert logged["rlvr/judge_unique"] == 2 / 5  # 2 distinct of the 5 completions with a program
+
+
+@pytest.mark.docker
+def test_programs_sent_early_get_the_rewards_of_judging_when_asked(sandbox_client: object) -> None:
+    """`submit` (the trainer, as each rollout finishes) then the reward functions: the same
+    rewards and metrics as the reward functions alone, each program judged once."""
+    completions = [GOOD, HALF, GOOD_WITH_UNUSED_IMPORT, NO_PROGRAM]
+    columns = {k: [SUM_ROW[k]] * 4 for k in SUM_ROW}
+    rows = [{k: SUM_ROW[k] for k in SUM_ROW}] * 4
+    results = []
+    for early in (2, 0):  # the first two finished early, or none
+        judge = RecordingJudge(sandbox_client)
+        scorer = SandboxRewardScorer(judge, RlvrSettings())
+        funcs = scorer.reward_funcs(["pass_fraction", "combined"])
+        scorer.submit(completions[:early], rows[:early])
+        scorer.submit(completions[:1], rows[:1])  # sent twice: judged once
+        logged: dict[str, float] = {}
+        got = [f(completions, log_metric=logged.__setitem__, **columns) for f in funcs]
+        assert sorted(len(c) for c in judge.calls) == [1, 2]
+        assert sum(len(c) for c in judge.calls) == 3  # the three programs, once each
+        assert logged["rlvr/judged_early"] == (2 / 3 if early else 1 / 3)
+        assert logged["rlvr/reward_wait_s"] >= 0
+        # times, and the cache's share (the second run finds the first one's verdicts), aside
+        keep = ("_s", "_early", "_cached")
+        results.append((got, {k: v for k, v in logged.items() if not k.endswith(keep)}))
+    early_run, asked_run = results
+    assert early_run[0] == asked_run[0] == [[1.0, 0.5, 1.0, 0.0], [1.0, 0.5, 0.98, 0.0]]
+    assert early_run[1] == asked_run[1]
+
+
+LOOP_ROW = SUM_ROW | {
+    "time_limit_s": 0.5,
+    "tests": [{"input": f"{i} {i}\n", "output": f"{2 * i}\n"} for i in range(4)],
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("stop", [True, False])
+def test_a_looping_program_costs_one_time_limit(sandbox_client: object, stop: bool) -> None:
+    """A rollout that loops on every test: with `stop_at_timeout` (RLVR's default) the judge
+    runs its first test only (TLE, the rest not passed): one time limit, not four."""
+    looping = f"```python\n# {uuid.uuid4()}\nwhile True:\n    pass\n```"
+    settings = RlvrSettings.model_validate({"sandbox": {"stop_at_timeout": stop}})
+    judge = RecordingJudge(sandbox_client)
+    scorer = SandboxRewardScorer(judge, settings)
+    [pass_fraction, all_pass] = scorer.reward_funcs(["pass_fraction", "all_pass"])
+    columns = {k: [LOOP_ROW[k]] for k in LOOP_ROW}
+    logged: dict[str, float] = {}
+    assert pass_fraction([looping], log_metric=logged.__setitem__, **columns) == [0.0]
+    assert all_pass([looping], **columns) == [0.0]
+    assert logged["rlvr/verdict/TLE"] == 1.0
+    [[request]] = judge.calls
+    assert request.stop_at_timeout is stop
+    [result] = sandbox_client.judge([request])  # type: ignore[attr-defined]  # cached verdict
+    assert (result.verdict, result.passed, result.total) == ("TLE", 0, 4)
+    assert len(result.tests) == (1 if stop else 4)
+
+
+@pytest.mark.docker
+def test_overlapped_judging_trains_exactly_as_judging_when_asked(
+    tmp_path: Path, code_policy_dir: Path, dataset_dir: Path, sandbox_client: object
+) -> None:
+    """Two runs from the same seed, judging started early (the default) and judging when TRL
+    asks: the same rewards at every step, and so the same training."""
+    logs = {}
+    for overlap in (True, False):
+        cfg = TrainConfig.model_validate(
+            {
+                "method": "rlvr",
+                "model": str(code_policy_dir),
+                "output_dir": tmp_path / f"rlvr-{overlap}",
+                "data": {"dir": dataset_dir, "config": "train_questions"},
+                "lora": {"r": 4, "alpha": 8},
+                "optim": {"max_steps": 2, "per_device_train_batch_size": 8, "bf16": False,
+                          "use_cpu": True, "seed": 3},
+                "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 1.5,
+                         "rewards": {"pass_fraction": 1.0}, "overlap_judging": overlap},
+            }
+        )  # fmt: skip
+        summary = train(cfg, sandbox_client=sandbox_client)
+        logs[overlap] = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
+    keys = ("reward", "rewards/pass_fraction/mean", "rlvr/pass_at_1", "loss")
+    assert [[s[k] for k in keys] for s in logs[True]] == [[s[k] for k in keys] for s in logs[False]]
+    assert [s["rlvr/judged_early"] for s in logs[True]] == [1.0, 1.0]
+    assert [s["rlvr/judged_early"] for s in logs[False]] == [0.0, 0.0]
+    assert all(s["rlvr/streamed_rollouts"] > 0 for s in logs[True])

@@ -1,4 +1,4 @@
-"""Unconstrained sampling through transformers' own `generate`, many prompts x samples per forward.
+"""Unconstrained sampling of many prompts x samples per forward (the `generate` decoder).
 
 The transformers backend's loop (transformers_backend.py) owns every decoding step: it is
 needed for `answer_choices` and gives a sample the same text whatever shares its batch, but
@@ -6,14 +6,23 @@ it pays Python work per token per row. Requests without `answer_choices` can go 
 (`decoder="generate"`):
 
 - one row per sample; rows are grouped by their sampling settings (temperature, top-p,
-  token budget: one `generate` call takes one of each), sorted by prompt length, longest
-  first (an out-of-memory shows in the first batch, not after an hour), and packed into
-  batches of at most `batch_size` rows and `max_batch_tokens` tokens (rows x (longest
-  prompt + budget): the KV cache a batch can reach);
-- prompts are padded on the left, and each batch runs `model.generate` once;
-- the model's own `generation_config` (a checkpoint's top-k, repetition penalty...) is set
-  aside for the call: only temperature and top-p apply, as in the loop and in Aletheia's
-  evaluation sampling;
+  token budget: one batch takes one of each), sorted by prompt length, longest first (an
+  out-of-memory shows in the first batch, not after an hour), and packed into batches of at
+  most `batch_size` rows and `max_batch_tokens` tokens (rows x (longest prompt + budget):
+  the KV cache a batch can reach);
+- prompts are padded on the left. A batch samples as transformers' `generate` does with
+  only temperature and top-p (no top-k; the checkpoint's own `generation_config`, e.g. a
+  repetition penalty, does not apply, as in the loop and in Aletheia's evaluation sampling):
+  the same tokens as `model.generate` for the same batch and seed, as long as no row has
+  been dropped (tests/sampling/test_batched_generate.py checks it). It is our own loop over
+  the model's forward, not `generate`, for three reasons measured on an H200 (docs/scale.md,
+  "Evaluation speed"): the prompt is run through the model in slices, so a batch is sized by
+  its KV cache alone, not by the prefill's activations and attention mask (thousands of rows
+  instead of 512); no step waits for the GPU (`generate` checks its stopping criteria with a
+  host-device sync every token; here the mask is built ahead and EOS looked at every
+  CHECK_EVERY steps), so the Python of the next step overlaps the GPU's work; and rows that
+  wrote their EOS leave the KV cache once they are COMPACT_SHARE of the batch, where
+  `generate` keeps computing them to the batch's end;
 - each batch samples under a seed derived from its rows' seeds, on torch's global generator
   forked for the call (the caller's random state is left as it was): a run repeats for the
   same requests, settings and batch limits on the same hardware. Unlike the loop, a sample's
@@ -25,6 +34,7 @@ it pays Python work per token per row. Requests without `answer_choices` can go 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -35,6 +45,9 @@ log = logging.getLogger(__name__)
 
 CPU_BATCH_TOKENS = 1 << 16  # the default token budget of a batch on a CPU
 GPU_MEMORY_SHARE = 0.4  # share of the free GPU memory the default budget's KV cache may take
+PREFILL_TOKENS = 1 << 17  # tokens (rows x prompt slice) per prefill forward
+CHECK_EVERY = 32  # decoding steps between two looks at which rows have finished (a sync)
+COMPACT_SHARE = 0.25  # finished rows are dropped from the cache once they are this share
 
 
 class SampleRow(Protocol):
@@ -120,11 +133,35 @@ class Decoded:
 
 
 class GenerateDecoder:
-    """Runs planned batches through `model.generate` (see the module doc)."""
+    """Decodes planned batches, many rows per forward (see the module doc)."""
 
-    def __init__(self, model: Any, *, pad_id: int, eos_ids: set[int], device: Any) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        pad_id: int,
+        eos_ids: set[int],
+        device: Any,
+        prefill_tokens: int = PREFILL_TOKENS,
+        check_every: int = CHECK_EVERY,
+        compact_share: float = COMPACT_SHARE,
+    ) -> None:
+        import inspect
+
         self.model, self.pad_id, self.eos_ids, self.device = model, pad_id, eos_ids, device
+        self.prefill_tokens, self.check_every = prefill_tokens, check_every
+        self.compact_share = compact_share
         self.rows_that_fit: int | None = None  # set after an out-of-memory split
+        # transformers 5.x renamed `past_key_values` to `cache` in later versions; either works.
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+        # Where the decoding time goes, summed over batches (bench/bench_evaluate.py reports it):
+        # prompt tokens with and without the batches' left padding, prefill and step seconds
+        # (the device waited for at both ends), steps, rows x steps actually computed, and how
+        # often finished rows were dropped.
+        self.stats: dict[str, float] = dict.fromkeys(
+            ("batches", "rows", "prompt_tokens", "padded_prompt_tokens", "prefill_s",
+             "steps_s", "steps", "row_steps", "compactions"), 0)  # fmt: skip
 
     def decode(self, rows: Sequence[SampleRow]) -> list[Decoded]:
         """One planned batch (same settings), cut to the size that fitted after an OOM."""
@@ -158,7 +195,6 @@ class GenerateDecoder:
 
     def _generate(self, rows: Sequence[SampleRow]) -> list[Decoded]:
         import torch
-        from transformers import GenerationConfig
 
         first = rows[0]
         width = max(len(r.prompt_ids) for r in rows)
@@ -167,40 +203,117 @@ class GenerateDecoder:
         for i, r in enumerate(rows):  # left padding: every row's last prompt token at the edge
             ids[i, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids)
             mask[i, width - len(r.prompt_ids) :] = 1
-        # temperature 0: greedy, as the loop; else no top-k (the library's default is 50)
-        sampling = (
-            {"do_sample": True, "temperature": first.temperature, "top_p": first.top_p, "top_k": 0}
-            if first.temperature > 0
-            else {"do_sample": False}
-        )
-        config = GenerationConfig(
-            max_new_tokens=first.max_tokens,
-            pad_token_id=self.pad_id,
-            eos_token_id=sorted(self.eos_ids),
-            **sampling,
-        )
         seed = derive_seed("generate-batch", *(r.seed for r in rows))
         cuda = self.device.type == "cuda"
-        own = self.model.generation_config
-        # Values the call leaves unset would be filled from the model's generation_config.
-        self.model.generation_config = GenerationConfig(
-            pad_token_id=self.pad_id, eos_token_id=sorted(self.eos_ids)
-        )
-        try:
-            with (
-                torch.random.fork_rng(
-                    devices=[self.device.index or 0] if cuda else [],
-                    device_type=self.device.type if cuda else "cuda",
-                ),
-                torch.inference_mode(),
-            ):
-                torch.manual_seed(seed)
-                out = self.model.generate(
-                    input_ids=ids.to(self.device),
-                    attention_mask=mask.to(self.device),
-                    generation_config=config,
-                )
-        finally:
-            self.model.generation_config = own
-        new = out[:, width:].tolist()
-        return [Decoded(*split_completion(row, self.eos_ids)) for row in new]
+        with (
+            torch.random.fork_rng(
+                devices=[self.device.index or 0] if cuda else [],
+                device_type=self.device.type if cuda else "cuda",
+            ),
+            torch.inference_mode(),
+        ):
+            torch.manual_seed(seed)
+            new = self._decode_padded(
+                ids.to(self.device), mask.to(self.device), first.temperature, first.top_p,
+                first.max_tokens,
+            )  # fmt: skip
+        return [Decoded(*split_completion(row, self.eos_ids)) for row in new.tolist()]
+
+    def _decode_padded(
+        self, ids: Any, mask: Any, temperature: float, top_p: float, max_new: int
+    ) -> Any:
+        """The new tokens of a left-padded batch, (rows, max_new), pad after a row's EOS.
+
+        The prompt goes through the model in slices of at most `prefill_tokens` tokens (rows x
+        slice), so a batch's size is bounded by its KV cache, not by the prefill's activations
+        and attention mask. Then one token per step for every row still running, with no
+        host-device sync per step (the mask is built ahead, EOS is checked every `check_every`
+        steps), and the rows that finished are dropped from the cache once they are a
+        `compact_share` of the batch: the steps after them cost only the rows still writing."""
+        import torch
+        from transformers import DynamicCache
+
+        rows, width = ids.shape
+        dev = ids.device
+        stats = self.stats
+        stats["batches"] += 1
+        stats["rows"] += rows
+        stats["padded_prompt_tokens"] += rows * width
+        stats["prompt_tokens"] += int(mask.sum())
+        started = time.perf_counter()
+        cache = DynamicCache(config=self.model.config)
+        # Positions as transformers' generate numbers them: pads 1, real tokens from 0.
+        pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+        step = max(1, min(width, self.prefill_tokens // rows))
+        for start in range(0, width, step):
+            end = min(width, start + step)
+            out = self.model(
+                input_ids=ids[:, start:end], attention_mask=mask[:, :end],
+                position_ids=pos[:, start:end], use_cache=True, logits_to_keep=1,
+                **{self._cache_kw: cache},
+            )  # fmt: skip
+        logits = out.logits[:, -1].float()
+        del out
+        _sync(dev)
+        stats["prefill_s"] += time.perf_counter() - started
+        started = time.perf_counter()
+        # The whole mask ahead: prompt columns as given, every generated column attended.
+        full = torch.cat([mask.bool(), torch.ones((rows, max_new), dtype=torch.bool, device=dev)], 1)
+        nxt_pos = mask.sum(-1)
+        eos = torch.tensor(sorted(self.eos_ids), device=dev)
+        tokens = torch.full((rows, max_new), self.pad_id, dtype=torch.long, device=dev)
+        alive = torch.arange(rows, device=dev)  # batch row -> the row it writes
+        done = torch.zeros(rows, dtype=torch.bool, device=dev)
+        for t in range(max_new):
+            nxt = sample_tokens(logits, temperature, top_p)
+            nxt = nxt.masked_fill(done, self.pad_id)
+            tokens[alive, t] = nxt
+            done |= torch.isin(nxt, eos)
+            if t + 1 == max_new:
+                break
+            if (t + 1) % self.check_every == 0:
+                finished = int(done.sum())  # the one sync, every check_every steps
+                if finished == len(alive):
+                    break
+                if finished >= self.compact_share * len(alive):
+                    keep = (~done).nonzero().squeeze(1)
+                    cache.batch_select_indices(keep)
+                    full, nxt_pos, alive, nxt = full[keep], nxt_pos[keep], alive[keep], nxt[keep]
+                    done = done[keep]
+                    stats["compactions"] += 1
+            stats["steps"] += 1
+            stats["row_steps"] += len(alive)
+            out = self.model(
+                input_ids=nxt[:, None], attention_mask=full[:, None, None, : width + t + 1],
+                position_ids=nxt_pos[:, None], use_cache=True, **{self._cache_kw: cache},
+            )  # fmt: skip
+            logits = out.logits[:, -1].float()
+            nxt_pos = nxt_pos + 1
+        _sync(dev)
+        stats["steps_s"] += time.perf_counter() - started
+        return tokens
+
+
+def _sync(device: Any) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def sample_tokens(logits: Any, temperature: float, top_p: float) -> Any:
+    """One token per row, as transformers' `generate` samples with these settings and no
+    top-k: greedy at temperature 0, else temperature, then the top-p nucleus (the smallest
+    set of most likely tokens whose mass exceeds top_p), then one draw from torch's global
+    generator (the same draws, so the same tokens for the same logits and seed)."""
+    import torch
+
+    if temperature <= 0:
+        return logits.argmax(-1)
+    scores = logits / temperature
+    if top_p < 1.0:
+        ordered, order = torch.sort(scores, descending=False)
+        drop = ordered.softmax(-1).cumsum(-1) <= (1 - top_p)
+        drop[..., -1:] = False  # the most likely token always stays
+        scores = scores.masked_fill(drop.scatter(1, order, drop), -float("inf"))
+    return torch.multinomial(scores.softmax(-1), num_samples=1).squeeze(1)

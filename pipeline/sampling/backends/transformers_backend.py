@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,14 @@ def local_model_revision(model: str | Path) -> str | None:
         if size <= 1 << 20:  # weights are identified by size + the config that made them
             h.update(f.read_bytes())
     return "local:" + h.hexdigest()[:16]
+
+
+def default_dtype(device: Any) -> Any:
+    """The weights' dtype when none is asked for: bf16 on a GPU (half the memory traffic of
+    fp32 per decoding step), fp32 on a CPU (where bf16 matrix work is slow or emulated)."""
+    import torch
+
+    return torch.bfloat16 if torch.device(device).type == "cuda" else torch.float32
 
 
 @dataclass
@@ -117,7 +126,7 @@ class TransformersBackend(Backend):
             raise ValueError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         if dtype is None:
-            dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
+            dtype = default_dtype(self.device)
         elif isinstance(dtype, str):
             dtype = getattr(torch, dtype)
         self.model_name = model_name or str(model)
@@ -152,6 +161,9 @@ class TransformersBackend(Backend):
         self._generate_decoder = GenerateDecoder(
             self.model, pad_id=self.pad_id, eos_ids=self.eos_ids, device=self.device
         )
+        # Wall seconds spent per phase, over every generate() call (bench/bench_evaluate.py
+        # reports them): rendering and tokenizing prompts, decoding, detokenizing.
+        self.timings = {"prompts_s": 0.0, "decode_s": 0.0, "detokenize_s": 0.0}
 
     # ----------------------------------------------------------------- helpers
     def _eos_ids(self) -> set[int]:
@@ -421,6 +433,7 @@ class TransformersBackend(Backend):
         requests = list(requests)
         done: dict[int, list[Generation | None]] = {}
         rows: list[_Row] = []
+        started = time.perf_counter()
         for i, req in enumerate(requests):
             made = self._rows_for(i, req)
             if isinstance(made, Generation):  # cannot run at all: every sample says why
@@ -428,6 +441,7 @@ class TransformersBackend(Backend):
                 continue
             done[i] = [None] * req.n
             rows.extend(made)
+        self.timings["prompts_s"] += time.perf_counter() - started
         fast = [r for r in rows if self.decoder == "generate" and r.choices is None]
         looped = [r for r in rows if not (self.decoder == "generate" and r.choices is None)]
         # Similar lengths together: less padding. Stable, so batches are deterministic.
@@ -439,16 +453,22 @@ class TransformersBackend(Backend):
                 # The thread setting is held while a batch decodes, never across a yield: a
                 # consumer that stops early (or resumes us on another thread) would otherwise
                 # keep this backend's count in its thread until the generator is collected.
+                started = time.perf_counter()
                 with torch_threads(self.threads):
                     batch = next(batches, None)
+                self.timings["decode_s"] += time.perf_counter() - started
                 if batch is None:
                     break
+                started = time.perf_counter()
                 for r in batch:
                     slots = done[r.request_index]
                     slots[r.sample_index] = self._finish(r)
+                self.timings["detokenize_s"] += time.perf_counter() - started
+                for index in dict.fromkeys(r.request_index for r in batch):
+                    slots = done[index]
                     if all(g is not None for g in slots):
-                        yield self._result(requests[r.request_index], slots)  # type: ignore[arg-type]
-                        del done[r.request_index]
+                        yield self._result(requests[index], slots)  # type: ignore[arg-type]
+                        del done[index]
                 bar.advance(task, len(batch))
 
     def _batches(self, fast: list[_Row], looped: list[_Row]) -> Iterator[list[_Row]]:
@@ -493,10 +513,11 @@ class TransformersBackend(Backend):
             "model": self.model_name,
             "revision": self.revision,
             "device": str(self.device),
+            "dtype": str(self.model.dtype).removeprefix("torch.") if self.model else None,
             "decoder": self.decoder,
             "batch_size": self.batch_size,
             "max_batch_tokens": self.max_batch_tokens,
         }
 
 
-__all__ = ["TransformersBackend", "derive_seed", "local_model_revision"]
+__all__ = ["TransformersBackend", "default_dtype", "derive_seed", "local_model_revision"]
