@@ -55,7 +55,7 @@ def test_rescoring_records_the_settings_the_responses_were_generated_with(
     # not EvalConfig's defaults (k 8, 16384 tokens, unconstrained): the file's own settings
     assert report["generated_with"] == beside
     assert "k" not in report["config"] and "max_new_tokens" not in report["config"]
-    assert report["config"] == {"split": "test", "invalid_flag_above": 0.5}
+    assert report["config"] == {"split": "test", "invalid_flag_above": 0.5, "answer_rule": "after_think"}
     assert report["answer_rule"]["rule"] == "after_think"
     assert report["splits"] == json.loads((tmp_path / "run" / "report.json").read_text())["splits"]
     md = (tmp_path / "again" / "report.md").read_text()
