@@ -409,14 +409,29 @@ class TransformersBackend(Backend):
                 step_pos = (mask[:, :-1].sum(-1, keepdim=True)).to(dev)
                 step_input = torch.tensor(nxt, dtype=torch.long, device=dev).unsqueeze(1)
 
-    def _finish(self, row: _Row) -> Generation:
+    def _finish_all(self, rows: list[_Row]) -> list[Generation]:
+        """The batch's generations; free-text rows detokenized in one call (the fast
+        tokenizer's batch decode, the same text as one row at a time)."""
+        free = [r for r in rows if r.choices is None]
+        if not free:
+            return [self._finish(r) for r in rows]
+        texts = dict(
+            zip(
+                map(id, free),
+                self.tokenizer.batch_decode([r.tokens for r in free], skip_special_tokens=False),
+                strict=True,
+            )
+        )
+        return [self._finish(r, texts.get(id(r))) for r in rows]
+
+    def _finish(self, row: _Row, text: str | None = None) -> Generation:
         if row.choices is not None:
             text = "".join(row.text_parts)
             if row.chosen is None:
                 raise RuntimeError(
                     "constrained decoding ended without a choice"
                 )  # a bug, not input
-        else:
+        elif text is None:
             text = self._decode(row.tokens)
         return Generation(
             text=text,
@@ -460,9 +475,8 @@ class TransformersBackend(Backend):
                 if batch is None:
                     break
                 started = time.perf_counter()
-                for r in batch:
-                    slots = done[r.request_index]
-                    slots[r.sample_index] = self._finish(r)
+                for r, g in zip(batch, self._finish_all(batch), strict=True):
+                    done[r.request_index][r.sample_index] = g
                 self.timings["detokenize_s"] += time.perf_counter() - started
                 for index in dict.fromkeys(r.request_index for r in batch):
                     slots = done[index]
