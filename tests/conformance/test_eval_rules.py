@@ -250,17 +250,17 @@ def test_e18_answers_are_free_by_default_and_constrained_only_on_request() -> No
     the prompt's letters: a 3-candidate list offers A, B, C; each of its round-robin pairs
     (0,1), (0,2), (1,2) is a 2-candidate prompt offering A, B."""
     from pipeline.evaluate.config import EvalConfig
-    from pipeline.evaluate.runner import _requests
+    from pipeline.evaluate.runner import eval_requests
 
     row = {
         "prompt_id": "p", "instance_id": "p-0", "query": "Print 1.", "num_candidates": 3,
         "candidates": ["print(1)", "print(2)", "print(3)"],
         "candidate_languages": ["python"] * 3,
     }  # fmt: skip
-    free = _requests([row], "heldout", EvalConfig())
+    free = eval_requests([row], "heldout", EvalConfig())
     assert EvalConfig().constrain_answer is False
     assert [q.answer_choices for q in free] == [None] * 4
-    boxed = _requests([row], "heldout", EvalConfig(constrain_answer=True))
+    boxed = eval_requests([row], "heldout", EvalConfig(constrain_answer=True))
     assert [q.request_id for q in boxed] == [
         "heldout:0:list", "heldout:0:0,1", "heldout:0:0,2", "heldout:0:1,2",
     ]  # fmt: skip
