@@ -295,12 +295,15 @@ def test_af4_dpo_splice_writes_the_bracketed_box(two_instances: Path, tmp_path: 
     zero, one = out[rows[0]["instance_id"]], out[rows[1]["instance_id"]]
     # thinkdpo_pairs.py: trace up to its first </think>, then "</think>\n\boxed{[[X]]}"
     assert zero["chosen_source"] == "gold_spliced"
-    assert zero["chosen"] in {
+    # TRL's conversational rows: one assistant message each, the prompt as messages
+    text = {k: [m["content"] for m in v] for k, v in zero.items() if k in ("chosen", "rejected")}
+    assert zero["chosen"][0]["role"] == "assistant"
+    assert text["chosen"][0] in {
         f"<think>\nsample {s}\n</think>\n\\boxed{{[[{gold[0]}]]}}" for s in (0, 1)
     }
-    assert one["chosen"] == f"<think>\nsample 0\n</think>\n\\boxed{{[[{gold[1]}]]}}"
-    assert one["rejected"] == f"<think>\nsample 1\n</think>\n\\boxed{{[[{wrong[1]}]]}}"
-    assert "\\boxed{[[X]]}" in one["prompt"]  # the row's prompt asks for that form
+    assert one["chosen"][0]["content"] == f"<think>\nsample 0\n</think>\n\\boxed{{[[{gold[1]}]]}}"
+    assert one["rejected"][0]["content"] == f"<think>\nsample 1\n</think>\n\\boxed{{[[{wrong[1]}]]}}"
+    assert "\\boxed{[[X]]}" in one["prompt"][-1]["content"]  # the prompt asks for that form
 
 
 def test_af4_constrained_decoding_writes_the_bracketed_box(tiny_model_dir: Path) -> None:
