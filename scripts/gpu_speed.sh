@@ -4,7 +4,7 @@
 #
 #   bash scripts/gpu_speed.sh WHEELS_DIR MBPP_JSONL HUB_DIR STAGE...
 #
-# STAGE: profile       scripts/gpu_eval_profile.py (where plain `generate` spends its time)
+# STAGE: profile       scripts/gpu_eval_profile.py (where plain `generate` and the project's decoder spend their time)
 #        bench         bench/bench_evaluate.py side by side at --limit 2, two rounds (evaluate() vs plain generate)
 #        bench-full    the same, then both on every instance of the demo's eval configs (the targets)
 #        rlvr:NAME:DIR scripts/gpu_rlvr.sh from the checkout DIR (e.g. an older commit's export, for
