@@ -229,6 +229,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    help="rows per plain generate call (its prefill holds a rows x width^2 mask)")
     p.add_argument("--max-batch-tokens", type=int, default=None)
     p.add_argument("--repeats", type=int, default=1, help="side-by-side rounds, order alternating")
+    p.add_argument("--no-cudnn-attention", action="store_true",
+                   help="turn torch's cuDNN attention off for both paths (docs/scale.md: the "
+                   "first use of each shape was slow on the H200)")  # fmt: skip
     p.add_argument("--work", type=Path, help="where the evaluations write (default: temporary)")
     p.add_argument("--out", type=Path, help="the JSON file (default: <work>/bench_evaluate.json)")
     a = p.parse_args(argv)
@@ -238,6 +241,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     from pipeline.models.tiny import build_tiny_model
 
+    if a.no_cudnn_attention:
+        torch.backends.cuda.enable_cudnn_sdp(False)
     work = a.work or Path(tempfile.mkdtemp(prefix="bench-evaluate-"))
     data = a.data
     if data is None:
@@ -298,6 +303,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "data": str(data) if a.data else "test fixture (tests/train/rowgen.py)",
             "backend": described,
             "load_s": load_s,
+            "cudnn_attention": torch.backends.cuda.cudnn_sdp_enabled(),
             "argv": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()},
         },
         "side_by_side": {

@@ -8,11 +8,11 @@ thing). This probe times the pieces on a random Qwen2 of that size, on synthetic
 (random token ids; the time does not depend on which ids): per case the prefill (one new
 token) and the decode rate (new tokens past the first, per step), so a change to the decoder
 can be judged by the numbers it moves. Plain `generate`: equal prompt lengths against
-left-padded ones (the same mean), sampling against greedy, batches of 512 to 2,048 rows.
+left-padded ones (the same mean), sampling against greedy, batches of 64 to 2,048 rows.
 The project's generate decoder (pipeline/sampling/backends/batched_generate.py: sliced
-prefill, no sync per step): 512 rows, and the 2,496 rows of the demo's evaluation at the
-longest prompt's width. Then torch profiler tables of a few decode steps of each (top
-operators by GPU and by CPU time).
+prefill, reserved KV cache, no sync per step): 64 and 512 rows, and the 2,496 rows of the
+demo's evaluation at the longest prompt's width. Then torch profiler tables of a few decode
+steps of each (top operators by GPU and by CPU time), and of the decoder at 64 rows (CPU).
 """
 
 from __future__ import annotations
@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # (name, rows, spread, sample, generate extras); "ours" in extras: the project's decoder,
     # its value the prompts' mean length (the demo's longest prompts for the 2,496 rows)
     cases = [
+        ("padded-64", 64, a.spread, True, {}),
+        ("ours-64", 64, a.spread, True, {"ours": a.mean_len}),
         ("equal-512", 512, 0, True, {}),
         ("padded-512", 512, a.spread, True, {}),
         ("padded-512-greedy", 512, a.spread, False, {}),
@@ -159,7 +161,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ]
     if a.quick:
         a.mean_len, a.new = 64, 8
-        cases = [(n, r // 128, s // 10, x, e) for n, r, s, x, e in cases[:2]]
+        cases = [(n, r // 128, s // 10, x, e) for n, r, s, x, e in cases[2:4]]
         cases.append(("ours-8", 8, 6, True, {"ours": 64}))
     _generate(model, *_batch(8, 64, 0, vocab, pad, dev), 4, True, eos, pad)  # warm-up
     for name, rows, spread, sample, extra in cases:
@@ -183,7 +185,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # A profiler table of a few decode steps of the padded 512-row case.
     from torch.profiler import ProfilerActivity, profile
 
-    ids, mask = _batch(cases[1][1], a.mean_len, cases[1][2], vocab, pad, dev)
+    _, rows, spread, _, _ = next(c for c in cases if c[0] == "padded-512")
+    ids, mask = _batch(rows, a.mean_len, spread, vocab, pad, dev)
     acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     with profile(activities=acts) as prof:
         _generate(model, ids, mask, 9, True, eos, pad)
@@ -203,6 +206,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         sort_by="self_cpu_time_total", row_limit=20
     )
     print(result["ours_profile_by_device_time"])
+    # And of 64 rows, where the GPU has little to do: what each step costs the CPU.
+    ids, mask = _batch(64 if not a.quick else 4, a.mean_len, a.spread, vocab, pad, dev)
+    with profile(activities=acts) as prof, torch.inference_mode():
+        _decoder(model, eos, pad)._decode_padded(ids, mask, 1.0, 0.95, 33)
+    result["ours64_profile_by_cpu_time"] = prof.key_averages().table(
+        sort_by="self_cpu_time_total", row_limit=25
+    )
+    print(result["ours64_profile_by_cpu_time"])
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(result, indent=2))
     return result

@@ -4,8 +4,8 @@
 #
 #   bash scripts/gpu_speed.sh WHEELS_DIR MBPP_JSONL HUB_DIR STAGE...
 #
-# STAGE: profile       scripts/gpu_eval_profile.py (where plain `generate` spends its time)
-#        bench         bench/bench_evaluate.py side by side at --limit 2 (evaluate() vs plain generate)
+# STAGE: profile       scripts/gpu_eval_profile.py (where plain `generate` and the project's decoder spend their time)
+#        bench         bench/bench_evaluate.py side by side at --limit 2, two rounds (evaluate() vs plain generate)
 #        bench-full    the same, then both on every instance of the demo's eval configs (the targets)
 #        rlvr:NAME:DIR scripts/gpu_rlvr.sh from the checkout DIR (e.g. an older commit's export, for
 #                      a before/after), 60 s of GRPO at temperature 1.6; a later rlvr stage reuses
@@ -34,7 +34,7 @@ if ! python3 -c "import matplotlib" 2>/dev/null && [ -d "$wheels/plot" ]; then
 fi
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false PYTHONPATH="$root:$site"
 bench=(python3 bench/bench_evaluate.py --data "$hub" --device cuda --hidden 512 --layers 4 --k 8
-  --max-new-tokens 512 --limit 2)
+  --max-new-tokens 512 --limit 2 --repeats 2)
 policy=""
 status=0
 for stage in "$@"; do

@@ -361,3 +361,34 @@ def test_rows_that_finished_leave_the_batch_and_the_others_write_the_same(fast) 
     assert any(reason == "length" for _, reason in cut)  # not every row stopped
     assert sizes[0] == len(rows) and min(sizes) < len(rows)
     assert sizes == sorted(sizes, reverse=True)
+
+
+def test_the_cache_is_reserved_for_full_attention_and_left_alone_for_sliding_windows() -> None:
+    """A full-attention Qwen2: every layer holds the batch's length from the start, written in
+    place (what it returns is what was written, in order), and one 4-D mask serves all; with
+    sliding-window layers those keep transformers' own layer and masks."""
+    from transformers import Qwen2Config
+
+    from pipeline.sampling.backends.batched_generate import reserved_cache, reserved_layer_class
+
+    full = Qwen2Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                       num_key_value_heads=2)  # fmt: skip
+    cache, own_mask = reserved_cache(full, 7)
+    assert own_mask and all(isinstance(x, reserved_layer_class()) for x in cache.layers)
+    layer = cache.layers[0]
+    a, b = torch.randn(3, 2, 4, 16), torch.randn(3, 2, 1, 16)
+    keys, values = layer.update(a, -a)
+    assert torch.equal(keys, a) and torch.equal(values, -a)
+    keys, values = layer.update(b, -b)
+    assert torch.equal(keys, torch.cat([a, b], 2)) and layer.get_seq_length() == 5
+    layer.batch_select_indices(torch.tensor([2, 0]))
+    assert torch.equal(layer.keys, torch.cat([a, b], 2)[[2, 0]])
+    with pytest.raises(ValueError, match="7 positions"):
+        layer.update(torch.randn(2, 2, 3, 16), torch.randn(2, 2, 3, 16))
+    sliding = Qwen2Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                          num_key_value_heads=2, use_sliding_window=True, sliding_window=4,
+                          max_window_layers=1)  # fmt: skip
+    cache, own_mask = reserved_cache(sliding, 7)
+    assert not own_mask
+    assert isinstance(cache.layers[0], reserved_layer_class())
+    assert not isinstance(cache.layers[1], reserved_layer_class())

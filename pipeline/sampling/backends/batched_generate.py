@@ -20,9 +20,11 @@ it pays Python work per token per row. Requests without `answer_choices` can go 
   its KV cache alone, not by the prefill's activations and attention mask (thousands of rows
   instead of 512); no step waits for the GPU (`generate` checks its stopping criteria with a
   host-device sync every token; here the mask is built ahead and EOS looked at every
-  CHECK_EVERY steps), so the Python of the next step overlaps the GPU's work; and rows that
+  CHECK_EVERY steps), so the Python of the next step overlaps the GPU's work; rows that
   wrote their EOS leave the KV cache once they are COMPACT_SHARE of the batch, where
-  `generate` keeps computing them to the batch's end;
+  `generate` keeps computing them to the batch's end; and the KV cache is allocated once for
+  the batch's whole length and written in place, where transformers' dynamic cache copies
+  itself into a new, one position longer allocation at every token;
 - each batch samples under a seed derived from its rows' seeds, on torch's global generator
   forked for the call (the caller's random state is left as it was): a run repeats for the
   same requests, settings and batch limits on the same hardware. Unlike the loop, a sample's
@@ -37,6 +39,7 @@ import logging
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+import functools
 from typing import Any, Protocol
 
 from pipeline.sampling.seeds import derive_seed
@@ -224,14 +227,14 @@ class GenerateDecoder:
     ) -> Any:
         """The new tokens of a left-padded batch, (rows, max_new), pad after a row's EOS.
 
-        The prompt goes through the model in slices of at most `prefill_tokens` tokens (rows x
+        The KV cache holds the batch's whole length from the start (reserved_cache). The
+        prompt goes through the model in slices of at most `prefill_tokens` tokens (rows x
         slice), so a batch's size is bounded by its KV cache, not by the prefill's activations
         and attention mask. Then one token per step for every row still running, with no
         host-device sync per step (the mask is built ahead, EOS is checked every `check_every`
         steps), and the rows that finished are dropped from the cache once they are a
         `compact_share` of the batch: the steps after them cost only the rows still writing."""
         import torch
-        from transformers import DynamicCache
 
         rows, width = ids.shape
         dev = ids.device
@@ -241,7 +244,7 @@ class GenerateDecoder:
         stats["padded_prompt_tokens"] += rows * width
         stats["prompt_tokens"] += int(mask.sum())
         started = time.perf_counter()
-        cache = DynamicCache(config=self.model.config)
+        cache, own_mask = reserved_cache(self.model.config, width + max_new)
         # Positions as transformers' generate numbers them: pads 1, real tokens from 0.
         pos = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
         step = max(1, min(width, self.prefill_tokens // rows))
@@ -283,9 +286,13 @@ class GenerateDecoder:
                     stats["compactions"] += 1
             stats["steps"] += 1
             stats["row_steps"] += len(alive)
+            seen = full[:, : width + t + 1]
+            # Our own 4-D mask (every layer attends to every kept column) spares transformers
+            # building one per step; a model with sliding-window layers gets its own masks.
+            attend = seen[:, None, None, :].contiguous() if own_mask else seen.long()
             out = self.model(
-                input_ids=nxt[:, None], attention_mask=full[:, None, None, : width + t + 1],
-                position_ids=nxt_pos[:, None], use_cache=True, **{self._cache_kw: cache},
+                input_ids=nxt[:, None], attention_mask=attend, position_ids=nxt_pos[:, None],
+                use_cache=True, **{self._cache_kw: cache},
             )  # fmt: skip
             logits = out.logits[:, -1].float()
             nxt_pos = nxt_pos + 1
@@ -299,6 +306,63 @@ def _sync(device: Any) -> None:
 
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def reserved_cache(config: Any, capacity: int) -> tuple[Any, bool]:
+    """transformers' DynamicCache for `config`, its full-attention layers replaced by ones
+    that hold `capacity` positions from the start (ReservedLayer); and whether every layer
+    is such a layer (then one 4-D mask serves them all)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    cache = DynamicCache(config=config)
+    full = [type(layer) is DynamicLayer for layer in cache.layers]
+    cache.layers = [
+        reserved_layer_class()(capacity) if plain else layer
+        for layer, plain in zip(cache.layers, full, strict=True)
+    ]
+    return cache, all(full)
+
+
+@functools.cache
+def reserved_layer_class() -> type:
+    """A DynamicLayer whose keys and values live in buffers of a fixed number of positions,
+    allocated at its first update: each later update writes its positions in place and the
+    layer's keys are a view of the filled part. transformers' own layer concatenates the whole
+    cache with each new token (a copy of every layer's cache per step, and a new allocation of
+    a slightly larger size each time: on the H200, 38% of a decoding step's GPU time and
+    allocator frees that stall it; docs/scale.md)."""
+    from transformers.cache_utils import DynamicLayer
+
+    class ReservedLayer(DynamicLayer):
+        def __init__(self, capacity: int) -> None:
+            super().__init__()
+            self.capacity, self.length = capacity, 0
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any):
+            if not self.is_initialized:
+                self.dtype, self.device = key_states.dtype, key_states.device
+                rows, heads, _, dim = key_states.shape
+                self._keys = key_states.new_empty((rows, heads, self.capacity, dim))
+                rows, heads, _, dim = value_states.shape
+                self._values = value_states.new_empty((rows, heads, self.capacity, dim))
+                self.is_initialized = True
+            start, end = self.length, self.length + key_states.shape[-2]
+            if end > self.capacity:
+                raise ValueError(f"cache of {self.capacity} positions asked to hold {end}")
+            self._keys[:, :, start:end] = key_states
+            self._values[:, :, start:end] = value_states
+            self.length = end
+            self.keys, self.values = self._keys[:, :, :end], self._values[:, :, :end]
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices: Any) -> None:
+            if self.length:
+                self._keys, self._values = self._keys[indices], self._values[indices]
+                self.keys = self._keys[:, :, : self.length]
+                self.values = self._values[:, :, : self.length]
+
+    return ReservedLayer
 
 
 def sample_tokens(logits: Any, temperature: float, top_p: float) -> Any:
