@@ -28,8 +28,6 @@ from pipeline.sampling.seeds import derive_seed
 from pipeline.train import raft
 from pipeline.train.config import TrainConfig
 
-SELF_TRAINING = ("raft", "star", "restem")
-
 
 def as_raft(cfg: TrainConfig) -> TrainConfig:
     """The config with its method's section (`star` / `restem`, both RaftSettings) in RAFT's
