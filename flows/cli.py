@@ -178,7 +178,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         out: Annotated[
             Path,
-            typer.Option("--out", help="--across: where across_sizes.md / .json go"),
+            typer.Option("--out", "-o", help="--across: where across_sizes.md / .json go"),
         ] = Path("out/ablation"),
     ) -> None:
         """Aletheia's ablation at one size: train its cells (GRPO-Think at each budget, GRPO-Instruct, DPO-Think, RAFT, BatchOnline-GRPO, STaR, ReST-EM), evaluate each alike; one table + Pareto plot. --across: the table across sizes."""

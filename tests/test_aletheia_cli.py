@@ -274,6 +274,6 @@ def test_a_value_near_a_choice_gets_the_closest_choice(tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump(raw))
     line = _one_error_line(*_aletheia("train", "-c", str(config)))
     assert line.startswith(
-        f"error: {config}: method: Input should be 'grpo', 'dpo', 'sft', 'raft' or 'rlvr' "
-        "(got 'dop'); did you mean 'dpo'?"
+        f"error: {config}: method: Input should be 'grpo', 'dpo', 'sft', 'raft', 'rlvr', "
+        "'star' or 'restem' (got 'dop'); did you mean 'dpo'?"
     ), line

@@ -459,6 +459,9 @@ class RlvrSettings(_Section):
     )
     max_completion_length: int = Field(2048, description="Most tokens per program.")
     temperature: float = Field(1.0, description="Sampling temperature of the rollouts.")
+    top_p: float = Field(
+        1.0, gt=0.0, le=1.0, description="Nucleus sampling mass of the rollouts (1 = off)."
+    )
     beta: float = Field(0.0, description="KL coefficient against the reference model.")
     loss_type: str | None = Field(
         None, description="None = dapo for grpo, grpo for gspo (the GSPO paper's)."

@@ -286,6 +286,7 @@ def build_rlvr(
             "num_generations": r.num_generations,
             "max_completion_length": r.max_completion_length,
             "temperature": r.temperature,
+            "top_p": r.top_p,
             "beta": r.beta,
             "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
             "importance_sampling_level": "sequence" if gspo else "token",

@@ -38,6 +38,7 @@ def ablation_log(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory)
     cfg.update(out_dir=str(root / "ablation"), data_dir=str(write_dataset(root / "data")),
                recipes=["dpo-think"], models={"think": str(tiny_model_dir),
                                               "instruct": str(tiny_model_dir)})  # fmt: skip
+    cfg["recipe_train"] = {}  # its keys must name cells: the demo's shrink the other cells
     cfg["train"]["data"]["limit"] = 4
     cfg["train"]["optim"]["max_steps"] = 1
     cfg["evaluation"].update(limit=2, max_new_tokens=8)

@@ -58,7 +58,8 @@ def test_a_template_must_rebuild_the_rows_prompt(data: Path, tmp_path: Path) -> 
     from pipeline.common.verifier_prompt import THINK_TEMPLATE
 
     same = tmp_path / "same.txt"
-    same.write_text(THINK_TEMPLATE)
+    # (a user template cannot name the answer form: it spells our default one out)
+    same.write_text(THINK_TEMPLATE.replace("{answer_form}", "\\boxed{{X}}"))
     rows = preference_rows(table, PromptSpec("think", template=str(same))).to_list()
     first = table.slice(0, 1).to_pylist()[0]
     expected = build_messages(

@@ -218,8 +218,10 @@ def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
 def test_rlvr_warns_when_every_group_earns_one_reward(
     tmp_path: Path, code_policy_dir: Path, dataset_dir: Path, sandbox_client: object
 ) -> None:
-    """Near-greedy rollouts (temperature 0.01) of one problem are the same program, so every
-    group's rewards are equal: the study must say that nothing can be learned, and why."""
+    """Greedy rollouts (temperature 0.01 and top_p 0.001: only the likeliest token; the
+    fixture policy's correct and wrong programs tie closely enough that temperature alone
+    can split a group) of one problem are the same program, so every group's rewards are
+    equal: the study must say that nothing can be learned, and why."""
     cfg = TrainConfig.model_validate(
         {
             "method": "rlvr",
@@ -229,7 +231,7 @@ def test_rlvr_warns_when_every_group_earns_one_reward(
             "lora": {"r": 4, "alpha": 8},
             "optim": {"max_steps": 1, "per_device_train_batch_size": 8, "bf16": False, "use_cpu": True},
             "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 0.01,
-                     "rewards": {"pass_fraction": 1.0}},
+                     "top_p": 0.001, "rewards": {"pass_fraction": 1.0}},
         }
     )  # fmt: skip
     summary = train(cfg, sandbox_client=sandbox_client)
