@@ -46,7 +46,7 @@ image: $(DEMO_STAMP) docker
 	$(PY) -m sandbox image ensure
 
 test: venv image
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=40 tests
 
 demo: $(DEMO_STAMP) image
 	bash scripts/demo.sh
