@@ -228,6 +228,28 @@ def test_help_imports_no_heavy_library() -> None:
     assert "build-train" in r.stdout
 
 
+def test_preflight_imports_no_library_it_does_not_use() -> None:
+    """The dry run's budget is seconds: the graph's stage modules may load pyarrow and polars
+    (their tables), never the model, plotting or statistics stacks (scipy alone cost 1-9 s
+    through the card's position test, issue 28)."""
+    code = (
+        "import sys, pipeline.preflight\n"
+        "print('HEAVY', [m for m in ('torch', 'transformers', 'trl', 'datasets', 'scipy', "
+        "'matplotlib', 'datasketch', 'prefect', 'huggingface_hub', 'docker', 'sklearn') "
+        "if m in sys.modules])"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "HEAVY []" in r.stdout, r.stdout + r.stderr
+
+
 def test_limit_per_source_ingests_the_first_rows(tmp_path: Path) -> None:
     out = tmp_path / "problems.parquet"
     r = _cli("problems", "ingest", "-s", "bundled", "-o", str(out), "--limit", "4")

@@ -10,8 +10,6 @@ from a skew: a small p on a split of a dozen rows is expected now and then.
 
 from __future__ import annotations
 
-from scipy.stats import chi2
-
 from pipeline.publish.card_facts import SplitFacts
 from schemas.instance import ANSWER_LETTERS
 
@@ -27,6 +25,8 @@ def uniform_position_p(positions_by_size: dict[int, dict[str, int]]) -> float | 
         expected = rows / n
         stat += sum((counts.get(x, 0) - expected) ** 2 / expected for x in ANSWER_LETTERS[:n])
         df += n - 1
+    from scipy.stats import chi2  # 1-9 s to import: only when a card is written
+
     return float(chi2.sf(stat, df)) if df else None
 
 
