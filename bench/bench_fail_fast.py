@@ -1,0 +1,127 @@
+"""How fast a run that cannot judge says so (issue 28's targets): the build's dry run with a
+judge engine that cannot run lists it within 5 s; every judging command answers a dead
+engine in one line within 3 s.
+
+Real dead engines, as tests/judge/test_judge_dead_engine.py uses them: DOCKER_HOST at a
+socket where nothing listens (the real dockerd is left alone), an http URL on a closed
+127.0.0.1 port, an http engine without a token. Each case runs in a fresh interpreter,
+`--repeats` times; the median wall and CPU seconds are printed beside the target and beside
+`aletheia --help` (the floor every command pays: Python, typer, the CLI's modules).
+
+    .venv/bin/python bench/bench_fail_fast.py [--repeats 5]
+
+Wall time depends on what else the machine runs: measure on an idle one (`uptime`'s load is
+printed with the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+DRY_RUN_TARGET_S = 5.0
+COMMAND_TARGET_S = 3.0
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once this returns
+
+
+def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
+    """(wall s, CPU s of the child, exit code, its last stderr/stdout line)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    r = subprocess.run(
+        [sys.executable, "-m", "aletheia", *args],
+        check=False,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = (r.stderr.strip() or r.stdout.strip()).splitlines()
+    return wall, cpu, r.returncode, lines[-1] if lines else ""
+
+
+def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str], float | None]]:
+    """(name, aletheia args, env, target seconds or None for the reference)."""
+    dead_docker = {"DOCKER_HOST": f"unix://{tmp / 'no-docker.sock'}"}
+    token = {"ALETHEIA_SANDBOX_TOKEN": "x"}
+    url = f"http://127.0.0.1:{closed_port()}"
+    demo = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    for name, sandbox in {
+        "dead-url": {"engine": "http", "url": url},
+        "no-token": {"engine": "http", "url": url},
+        "docker": {"engine": "docker"},
+    }.items():
+        cfg = {**demo, "sandbox": {**(demo.get("sandbox") or {}), **sandbox}}
+        (tmp / f"{name}.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    no_token = {"ALETHEIA_SANDBOX_TOKEN": "", "ALETHEIA_SANDBOX_URL": ""}
+    model = tmp / "policy"
+    model.mkdir(exist_ok=True)
+    (model / "config.json").write_text("{}")  # a model folder to the eye; never loaded
+    problems = str(tmp / "problems.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"source_split": ["test"]}), problems)
+    commands = {
+        "judge": ["judge", "--candidates", "c.parquet", "-p", problems, "-o", "j.parquet"],
+        "check-references": ["check-references", "-p", problems, "-o", "refs"],
+        "evaluate-policy": ["evaluate-policy", "--model", str(model), "-p", problems,
+                            "-o", "report", "--split", "all"],
+        "adversarial": ["adversarial", "-i", "i.parquet", "-p", problems, "-o", "adv"],
+    }  # fmt: skip
+    dry = ["build-train", "--dry-run", "-c"]
+    out: list[tuple[str, list[str], dict[str, str], float | None]] = [
+        ("aletheia --help (reference)", ["--help"], {}, None),
+        ("dry run, http: dead URL", [*dry, str(tmp / "dead-url.yaml")], token, DRY_RUN_TARGET_S),
+        ("dry run, http: no token", [*dry, str(tmp / "no-token.yaml")], no_token, DRY_RUN_TARGET_S),
+        ("dry run, docker down", [*dry, str(tmp / "docker.yaml")], dead_docker, DRY_RUN_TARGET_S),
+    ]  # fmt: skip
+    for name, args in commands.items():
+        out.append((f"{name}, docker down", args, dead_docker, COMMAND_TARGET_S))
+        out.append((f"{name}, http dead URL", [*args, "--url", url], token, COMMAND_TARGET_S))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    repeats = ap.parse_args().repeats
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min); {os.cpu_count()} CPUs")
+    print(f"{'case':<36} {'wall s':>7} {'CPU s':>6} {'target':>6} {'x target':>8}  rc  last line")
+    missed = 0
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        for name, args, env, target in cases(tmp):
+            runs = [timed(args, env, tmp) for _ in range(repeats)]
+            wall = statistics.median(r[0] for r in runs)
+            cpu = statistics.median(r[1] for r in runs)
+            rc, last = runs[-1][2], runs[-1][3]
+            ratio = f"{wall / target:8.2f}" if target else " " * 8
+            missed += bool(target and wall > target)
+            shown = f"{target:6.1f}" if target else " " * 6
+            print(f"{name:<36} {wall:7.2f} {cpu:6.2f} {shown} {ratio}  {rc:>2}  {last[:90]}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}; cases over their target: {missed}")
+
+
+if __name__ == "__main__":
+    main()
