@@ -45,12 +45,8 @@ image: $(DEMO_STAMP) docker
 	-@$(PY) -m sandbox testlib fetch >/dev/null
 	$(PY) -m sandbox image ensure
 
-# The suite waits more than it computes (sandbox containers, Prefect servers, subprocesses):
-# measured serially it kept 2 cores about a third busy, so it runs on TEST_WORKERS processes,
-# each test file on one of them (its module fixtures built once). TEST_WORKERS=0: serially.
-TEST_WORKERS ?= 3
 test: venv image
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=40 tests
+	$(PY) -m pytest -q --durations=40 tests
 
 # On a bare machine the virtualenv and the Docker engine install side by side (pip and apt
 # fetch and unpack at once); scripts/demo.sh then builds the sandbox image in the background
