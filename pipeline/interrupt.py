@@ -23,9 +23,10 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 EXIT_CODE = 130  # 128 + SIGINT, what a shell reports for a Ctrl-C
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 GRACE_S = 8.0  # children get this long to stop before they are killed
 SANDBOX_OWNER_LABEL = "aletheia.sandbox.owner"  # sandbox/container.py's OWNER_LABEL
 
@@ -89,6 +90,28 @@ def _stop_and_exit() -> None:
     os._exit(EXIT_CODE)  # the shard threads are not joined: their work is redone on resume
 
 
+def _watch_wakeup_fd(read_fd: int, on_signal: Callable[[int], None]) -> None:
+    """Read the signal numbers Python's C-level handler writes to the wakeup fd and act on
+    each at once, from this thread.
+
+    Why not only the Python handler: it runs on the main thread, and only when the main
+    thread next executes bytecode. The kernel may deliver the signal to any thread; then a
+    main thread blocked in a lock or a future's result (a Prefect call retrying against the
+    temporary server that the same Ctrl-C just stopped) does not wake until that call gives
+    up: a minute on CI. The C handler still writes the signal to the wakeup fd right away,
+    whichever thread took it."""
+    while True:
+        try:
+            data = os.read(read_fd, 64)
+        except OSError:
+            return
+        if not data:
+            return
+        for signum in data:
+            if signum in STOP_SIGNALS:  # other handled signals write here too
+                on_signal(signum)
+
+
 @contextlib.contextmanager
 def stop_on_interrupt(resume: str) -> Iterator[None]:
     """Within this block, Ctrl-C (SIGINT) or SIGTERM stops the process within seconds.
@@ -97,12 +120,11 @@ def stop_on_interrupt(resume: str) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield  # signal handlers can only be set from the main thread
         return
-    stopping = threading.Event()
+    first = threading.Lock()
 
-    def handler(signum: int, frame: object) -> None:
-        if stopping.is_set():
+    def on_signal(signum: int) -> None:
+        if not first.acquire(blocking=False):
             os._exit(EXIT_CODE)  # a second Ctrl-C: at once
-        stopping.set()
         print(
             f"\ninterrupted ({signal.Signals(signum).name}): stopping now. Finished stages "
             f"and shards are kept; `{resume}` resumes after them.",
@@ -110,11 +132,30 @@ def stop_on_interrupt(resume: str) -> Iterator[None]:
             flush=True,
         )
         _silence()
-        _stop_and_exit()  # here, on the main thread: the flow does not run on meanwhile
+        _stop_and_exit()  # the flow does not run on meanwhile: this ends the process
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    def handler(signum: int, frame: object) -> None:
+        # The watcher sees every signal through the wakeup fd; act here only where something
+        # (an asyncio loop) has put its own wakeup fd in place of ours.
+        current = signal.set_wakeup_fd(-1)
+        signal.set_wakeup_fd(current)
+        if current != write_fd:
+            on_signal(signum)
+
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)  # the C handler must never block on it
+    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    old_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    watcher = threading.Thread(
+        target=_watch_wakeup_fd, args=(read_fd, on_signal), name="interrupt-watch", daemon=True
+    )
+    watcher.start()
     try:
         yield
     finally:
+        signal.set_wakeup_fd(old_wakeup)
         for sig, previous in old.items():
             signal.signal(sig, previous)
+        os.close(write_fd)  # the watcher reads EOF and ends
+        watcher.join(timeout=1)
+        os.close(read_fd)
