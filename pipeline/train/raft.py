@@ -332,6 +332,11 @@ def sft_dataset(cfg: TrainConfig, rows: list[dict[str, Any]], samples: list[dict
     return Dataset.from_list(data)
 
 
+def episode_sft_args(cfg: TrainConfig) -> dict[str, Any]:
+    """The SFTConfig fields of an episode (besides the shared TrainingArguments ones)."""
+    return {"max_length": cfg.raft.max_length, "completion_only_loss": cfg.raft.completion_only_loss}
+
+
 def train_dir(cfg: TrainConfig, episode: int) -> Path:
     """Where an episode's checkpoints and model go: the run's own folder for the last one."""
     return cfg.output_dir if episode == cfg.raft.episodes - 1 else episode_dir(cfg, episode)
@@ -365,11 +370,7 @@ def episode_trainer(
     ep_cfg = cfg.model_copy(
         update={"model": train_model or model, "output_dir": train_dir(cfg, episode)}
     )
-    args = {
-        "max_length": cfg.raft.max_length,
-        "completion_only_loss": cfg.raft.completion_only_loss,
-    }
-    return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, args, dataset, callbacks)
+    return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, episode_sft_args(cfg), dataset, callbacks)
 
 
 def run_earlier_episodes(cfg: TrainConfig, make_trainer: Any = None) -> str:

@@ -262,6 +262,29 @@ class _CloseJudge(TrainerCallback):
         self.judge.close()
 
 
+def rlvr_args(cfg: TrainConfig) -> dict[str, Any]:
+    """The GRPOConfig fields of an RLVR run."""
+    r = cfg.rlvr
+    gspo = r.algorithm == "gspo"
+    return (
+        base_trainer_args(cfg)
+        | {
+            "num_generations": r.num_generations,
+            "max_completion_length": r.max_completion_length,
+            "temperature": r.temperature,
+            "top_p": r.top_p,
+            "beta": r.beta,
+            "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
+            "importance_sampling_level": "sequence" if gspo else "token",
+            "epsilon": r.epsilon,
+            "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
+            "reward_weights": [r.rewards[n] for n in r.rewards],
+        }
+        | thinking_args(r.enable_thinking)
+        | vllm_args(r.vllm)
+    )
+
+
 def build_rlvr(
     cfg: TrainConfig, callbacks: list[Any], sandbox_client: JudgeEngine | None = None
 ) -> Any:
@@ -279,24 +302,7 @@ def build_rlvr(
         callbacks.append(_CloseJudge(sandbox_client))
     scorer = SandboxRewardScorer(sandbox_client, r)
     names = list(r.rewards)
-    gspo = r.algorithm == "gspo"
-    args = (
-        base_trainer_args(cfg)
-        | {
-            "num_generations": r.num_generations,
-            "max_completion_length": r.max_completion_length,
-            "temperature": r.temperature,
-            "top_p": r.top_p,
-            "beta": r.beta,
-            "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
-            "importance_sampling_level": "sequence" if gspo else "token",
-            "epsilon": r.epsilon,
-            "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
-            "reward_weights": [r.rewards[n] for n in names],
-        }
-        | thinking_args(r.enable_thinking)
-        | vllm_args(r.vllm)
-    )
+    args = rlvr_args(cfg)
     trainer = timed_grpo_trainer()
     extra = {"scorer": scorer if r.overlap_judging else None} if trainer is not GRPOTrainer else {}
     return trainer(
