@@ -334,7 +334,7 @@ def sft_dataset(cfg: TrainConfig, rows: list[dict[str, Any]], samples: list[dict
 
 def episode_sft_args(cfg: TrainConfig) -> dict[str, Any]:
     """The SFTConfig fields of an episode (besides the shared TrainingArguments ones)."""
-    return {"max_length": cfg.raft.max_length, "completion_only_loss": cfg.raft.completion_only_loss}
+    return {"max_length": cfg.raft.max_length, **cfg.raft.trl_args()}
 
 
 def train_dir(cfg: TrainConfig, episode: int) -> Path:
