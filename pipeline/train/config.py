@@ -169,14 +169,14 @@ class OptimSettings(_TrlSection):
     trl_config: ClassVar[str] = SHARED
     trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
         "max_steps": (-1, "-1 = run num_train_epochs"),
-        "num_train_epochs": (1.0, "ours (TRL: 3)"),
+        "num_train_epochs": (1.0, ""),
         "per_device_train_batch_size": (8, ""),
         "gradient_accumulation_steps": (1, ""),
         "max_grad_norm": (1.0, ""),
         "bf16": (None, "None = TRL's default (on unless fp16)"),
-        "gradient_checkpointing": (False, "ours (TRL: on)"),
-        "logging_steps": (1, "ours: every step (TRL: 10)"),
-        "save_total_limit": (2, "ours: the oldest checkpoints go; None = all"),
+        "gradient_checkpointing": (False, ""),
+        "logging_steps": (1, "every step"),
+        "save_total_limit": (2, "the oldest checkpoints go; None = all"),
         "seed": (42, "the data order's too; Aletheia's method configs: 42"),
         "dataloader_drop_last": (True, "Aletheia's training scripts leave a short last batch out"),
         "use_cpu": (False, ""),

@@ -81,10 +81,10 @@ def generation_fingerprint(cfg: TrainConfig, episode: int, model: str) -> str:
     """What decides an episode's samples: a change means they are drawn again."""
     r = cfg.raft
     # Settings a subclass adds (STaR's rationalisation) decide its samples too; a plain RAFT
-    # section adds none, so RAFT fingerprints stay as they were.
-    extra = {
-        k: v for k, v in r.model_dump(mode="json").items() if k not in RaftSettings.model_fields
-    }
+    # section adds none, so RAFT fingerprints stay as they were. TRL's fields (the episode's
+    # fine-tuning) do not.
+    added = set(type(r).model_fields) - set(RaftSettings.model_fields)
+    extra = {k: v for k, v in r.model_dump(mode="json").items() if k in added}
     return sha256_text(
         canonical_json(
             ({"extra": extra} if extra else {})

@@ -78,7 +78,8 @@ def _field(stmt: ast.AnnAssign, owner: str) -> TrlField:
                             help_text = ast.unparse(v)
     elif value is not None:
         default = ast.unparse(value)
-    return TrlField(name, ast.unparse(stmt.annotation), default, " ".join(help_text.split()), owner)
+    help_text = " ".join(help_text.split()).replace("%%", "%")  # escaped for argparse
+    return TrlField(name, ast.unparse(stmt.annotation), default, help_text, owner)
 
 
 @cache

@@ -1,7 +1,8 @@
 """The TRL config fields pipeline/train builds, pinned: every shipped training config, every
 zoo cell (LoRA on and off), every ablation and RLVR-study cell, each method's defaults and a
 spread of variants give the same TRL kwargs (value and type: 1 and 1.0 differ) and the same
-cache key (`ablation.train_fingerprint`, the dump's hash) as in trl_args_snapshot.json.
+cache keys (`ablation.train_fingerprint`, the dump's hash, a RAFT / STaR / ReST-EM episode's
+samples fingerprint) as in trl_args_snapshot.json.
 
 The snapshot was written from the code before TRL's fields were derived from TRL's own config
 classes; regenerate it (`python tests/train/test_trl_args_snapshot.py --write`) only for a
@@ -139,7 +140,13 @@ def record(cfg: Any) -> dict[str, Any]:
     from pipeline.common.hashing import canonical_json, sha256_text
     from pipeline.train.ablation import train_fingerprint
 
-    return {
+    out: dict[str, Any] = {}
+    if cfg.method in ("raft", "star", "restem"):  # the key an episode's samples are reused by
+        from pipeline.train.raft import generation_fingerprint
+        from pipeline.train.self_training import as_raft
+
+        out["samples_fingerprint"] = generation_fingerprint(as_raft(cfg), 0, "MODEL")
+    return out | {
         "trl_class": TRL_CLASS[cfg.method],
         "kwargs": trl_kwargs(cfg),
         "train_fingerprint": train_fingerprint(cfg),
