@@ -4,7 +4,7 @@ One `TrainConfig` drives every method: `method` picks the trainer and the matchi
 section (`grpo`, `dpo`, `sft`, `raft`, `rlvr`, ...) holds its knobs. TRL's knobs are not
 declared here: `optim` takes any field of TRL's trainer configs' shared base (transformers'
 `TrainingArguments`), a method's section any field its TRL config adds (`GRPOConfig`,
-`DPOConfig`, `SFTConfig`), read from TRL's own dataclasses (pipeline.train.trl_fields), so a
+`DPOConfig`, `SFTConfig`), read from TRL's own dataclasses (pipeline.train.trl_fields.TrlSection), so a
 new TRL option needs no code here. A section declares only our own settings, and lists
 Aletheia's values for the TRL fields it sets (`trl_defaults`). `trainer_overrides` still
 passes fields to the TRL config as is, checked against the method's TRL config class.
@@ -12,7 +12,6 @@ passes fields to the TRL config as is, checked against the method's TRL config c
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -23,15 +22,7 @@ from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 from pipeline.train.rewards import aletheia_overlong_buffer
-from pipeline.train.trl_fields import (
-    SHARED,
-    TrlField,
-    coerce,
-    like_default,
-    own_fields,
-    trl_fields,
-    unknown_field,
-)
+from pipeline.train.trl_fields import SHARED, TrlSection, trl_fields, unknown_field
 
 Method = Literal["grpo", "dpo", "sft", "raft", "rlvr", "star", "restem"]
 
@@ -52,57 +43,6 @@ TRL_CONFIG: dict[str, str] = {"grpo": "GRPOConfig", "rlvr": "GRPOConfig", "dpo":
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-def _trl_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
-    """The JSON schema of a TRL-backed section names TRL's fields, so an editor refuses a typo."""
-    fields = model.trl_allowed()  # type: ignore[attr-defined]
-    props = schema.setdefault("properties", {})
-    for name, f in fields.items():
-        props.setdefault(name, {"description": f"TRL {f.owner}.{name} ({f.annotation}): {f.help}"})
-    schema["additionalProperties"] = False
-
-
-class _TrlSection(_Section):
-    """A section that takes, besides its declared fields (ours), any field of a TRL config
-    class by TRL's name (`trl_config`; for a method's section only the fields that class adds
-    over TrainingArguments, which go under `optim`). The value is checked against TRL's
-    annotation; a field left out takes Aletheia's value (`trl_defaults`), else TRL's own."""
-
-    model_config = ConfigDict(extra="allow", json_schema_extra=_trl_schema)
-    section: ClassVar[str]
-    trl_config: ClassVar[str]
-    # TRL field -> (Aletheia's value, where it comes from). Every one is in the section's dump
-    # (the run's config.json and the ablation cells' cache key), set or not.
-    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {}
-
-    @classmethod
-    def trl_allowed(cls) -> dict[str, TrlField]:
-        fields = trl_fields(SHARED) if cls.trl_config == SHARED else own_fields(cls.trl_config)
-        return {k: f for k, f in fields.items() if k not in cls.model_fields}
-
-    @model_validator(mode="before")
-    @classmethod
-    def _trl_fields(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        ours = {k: v for k, v in data.items() if k in cls.model_fields}
-        theirs = {k: v for k, v in data.items() if k not in cls.model_fields}
-        if not theirs and not cls.trl_defaults:
-            return data
-        allowed = cls.trl_allowed()
-        trl = {k: copy.deepcopy(v) for k, (v, _) in cls.trl_defaults.items()}
-        for key, value in theirs.items():
-            if key not in allowed:
-                raise ValueError(unknown_field(key, cls.section, {**cls.model_fields, **allowed},
-                                               cls.trl_config))  # fmt: skip
-            default = cls.trl_defaults.get(key, (None, ""))[0]
-            trl[key] = like_default(coerce(allowed[key], value, cls.section), default)
-        return {**ours, **trl}
-
-    def trl_args(self) -> dict[str, Any]:
-        """The TRL fields of this section, by TRL's names, as the TRL config takes them."""
-        return copy.deepcopy(dict(self.__pydantic_extra__ or {}))
 
 
 class DataSettings(_Section):
@@ -161,7 +101,7 @@ METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-class OptimSettings(_TrlSection):
+class OptimSettings(TrlSection):
     """Optimiser and schedule: any field of TRL's trainer configs' shared base (transformers'
     TrainingArguments), and the fields whose default is the method's (Aletheia's)."""
 
@@ -256,7 +196,7 @@ class PromptSettings(_Section):
         )
 
 
-class GrpoSettings(_TrlSection):
+class GrpoSettings(TrlSection):
     """Defaults: Aletheia's GRPO method config (src/configs/method/grpo.yaml, grpo_training.py).
     Takes any field GRPOConfig adds over TrainingArguments."""
 
@@ -316,7 +256,7 @@ class GrpoSettings(_TrlSection):
         return min(aletheia_overlong_buffer(self.max_completion_length), self.max_completion_length)
 
 
-class DpoSettings(_TrlSection):
+class DpoSettings(TrlSection):
     """Defaults: Aletheia's thinkdpo.yaml and the thinkdpo_training.py that reads its per-scale
     `precompute_ref_batch_size`: a fixed reference (the starting model), its log-probs computed
     once before training. The stored version of the script that re-syncs the reference
@@ -346,7 +286,7 @@ class DpoSettings(_TrlSection):
         return self
 
 
-class SftSettings(_TrlSection):
+class SftSettings(TrlSection):
     """Defaults: Aletheia's sft.yaml (max_length 4096; loss on the response only). Takes any
     field SFTConfig adds over TrainingArguments."""
 
@@ -372,7 +312,7 @@ class SftSettings(_TrlSection):
     )
 
 
-class RaftSettings(_TrlSection):
+class RaftSettings(TrlSection):
     """RAFT: on-policy rejection-sampling fine-tuning (Aletheia's configs/method/raft.yaml and
     raft_training.py). Each episode samples `num_generations` responses per prompt from the
     current model, keeps only those whose answer is the gold letter (no negatives), and
@@ -501,7 +441,7 @@ class SandboxSettings(SandboxSection):
     )
 
 
-class RlvrSettings(_TrlSection):
+class RlvrSettings(TrlSection):
     """Code-policy RLVR: a policy writes a program; the sandbox runs it on the problem's tests.
     Takes any field GRPOConfig adds over TrainingArguments."""
 

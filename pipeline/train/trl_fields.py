@@ -11,15 +11,16 @@ importing TRL pulls in torch (tens of seconds), and a config is validated by pre
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import importlib.util
 import typing
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
 
 # Where each class is defined (a package's __init__ re-exports it lazily, so `from
 # transformers import TrainingArguments` does not name the file).
@@ -127,7 +128,7 @@ class _Unknown(ast.NodeTransformer):
 def _adapter(annotation: str) -> TypeAdapter[Any]:
     tree = _Unknown().visit(ast.parse(annotation, mode="eval"))
     try:
-        tp = eval(compile(ast.fix_missing_locations(tree), "<trl>", "eval"), {**_NAMES})  # noqa: S307 - TRL's annotations, builtins only
+        tp = eval(compile(ast.fix_missing_locations(tree), "<trl>", "eval"), {**_NAMES})
     except Exception:  # noqa: BLE001 - an annotation we cannot spell: TRL checks it
         tp = Any
     return TypeAdapter(tp)
@@ -139,7 +140,9 @@ def coerce(field: TrlField, value: Any, where: str) -> Any:
         return _adapter(field.annotation).validate_python(value)
     except ValidationError as e:
         reason = e.errors()[0]["msg"]
-        raise ValueError(f"{where}.{field.name}: {value!r} is not {field.annotation} ({reason})") from e
+        raise ValueError(
+            f"{where}.{field.name}: {value!r} is not {field.annotation} ({reason})"
+        ) from e
 
 
 def like_default(value: Any, default: Any) -> Any:
@@ -163,3 +166,55 @@ def unknown_field(name: str, where: str, allowed: dict[str, Any], cls: str) -> s
     if not close and name in trl_fields(SHARED):
         elsewhere = f" ({name} is a TrainingArguments field: set it under optim)"
     return f"{where}: unknown field {name!r} (neither ours nor {cls}'s){hint}{elsewhere}"
+
+
+def _trl_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """The JSON schema of a TRL-backed section names TRL's fields, so an editor refuses a typo."""
+    fields = model.trl_allowed()  # type: ignore[attr-defined]
+    props = schema.setdefault("properties", {})
+    for name, f in fields.items():
+        props.setdefault(name, {"description": f"TRL {f.owner}.{name} ({f.annotation}): {f.help}"})
+    schema["additionalProperties"] = False
+
+
+class TrlSection(BaseModel):
+    """A section that takes, besides its declared fields (ours), any field of a TRL config
+    class by TRL's name (`trl_config`; for a method's section only the fields that class adds
+    over TrainingArguments, which go under `optim`). The value is checked against TRL's
+    annotation; a field left out takes Aletheia's value (`trl_defaults`), else TRL's own.
+    Unknown keys are refused (a typo), as every config section refuses them."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra=_trl_schema)
+    section: ClassVar[str]
+    trl_config: ClassVar[str]
+    # TRL field -> (Aletheia's value, where it comes from). Every one is in the section's dump
+    # (the run's config.json and the ablation cells' cache key), set or not.
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {}
+
+    @classmethod
+    def trl_allowed(cls) -> dict[str, TrlField]:
+        fields = trl_fields(SHARED) if cls.trl_config == SHARED else own_fields(cls.trl_config)
+        return {k: f for k, f in fields.items() if k not in cls.model_fields}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trl_fields(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        ours = {k: v for k, v in data.items() if k in cls.model_fields}
+        theirs = {k: v for k, v in data.items() if k not in cls.model_fields}
+        if not theirs and not cls.trl_defaults:
+            return data
+        allowed = cls.trl_allowed()
+        trl = {k: copy.deepcopy(v) for k, (v, _) in cls.trl_defaults.items()}
+        for key, value in theirs.items():
+            if key not in allowed:
+                raise ValueError(unknown_field(key, cls.section, {**cls.model_fields, **allowed},
+                                               cls.trl_config))  # fmt: skip
+            default = cls.trl_defaults.get(key, (None, ""))[0]
+            trl[key] = like_default(coerce(allowed[key], value, cls.section), default)
+        return {**ours, **trl}
+
+    def trl_args(self) -> dict[str, Any]:
+        """The TRL fields of this section, by TRL's names, as the TRL config takes them."""
+        return copy.deepcopy(dict(self.__pydantic_extra__ or {}))

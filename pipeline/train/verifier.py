@@ -79,12 +79,16 @@ def grpo_args(cfg: TrainConfig) -> dict[str, Any]:
     """GRPOConfig fields from the config (besides the shared TrainingArguments ones): the
     section's TRL fields, and what our own settings make of them."""
     g = cfg.grpo
-    return clip_high(g.trl_args()) | {
-        "reward_weights": list(g.rewards.values()),
-        # Aletheia's cerebrm_rl.py: one generation round serves `generate_every` optimiser
-        # steps (BatchOnline-GRPO); 1 is TRL's default, on-policy.
-        "steps_per_generation": cfg.optim.gradient_accumulation_steps * g.generate_every,
-    } | vllm_args(g.vllm)
+    return (
+        clip_high(g.trl_args())
+        | {
+            "reward_weights": list(g.rewards.values()),
+            # Aletheia's cerebrm_rl.py: one generation round serves `generate_every` optimiser
+            # steps (BatchOnline-GRPO); 1 is TRL's default, on-policy.
+            "steps_per_generation": cfg.optim.gradient_accumulation_steps * g.generate_every,
+        }
+        | vllm_args(g.vllm)
+    )
 
 
 def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:

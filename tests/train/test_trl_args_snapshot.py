@@ -17,8 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = Path(__file__).with_name("trl_args_snapshot.json")
 TRL_CLASS = {"grpo": "GRPOConfig", "rlvr": "GRPOConfig", "dpo": "DPOConfig", "sft": "SFTConfig",
@@ -41,37 +39,91 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "grpo-vllm-colocate": _minimal(
         "grpo", grpo={"vllm": {"enabled": True, "mode": "colocate", "tensor_parallel_size": 2}}
     ),
-    "grpo-every-knob": _minimal("grpo", grpo={
-        "num_generations": 4, "max_completion_length": 100, "temperature": 0.7, "top_p": 0.9,
-        "beta": 0, "sync_ref_model": False, "ref_model_sync_steps": 5, "ref_model_mixup_alpha": 0.5,
-        "loss_type": "grpo", "importance_sampling_level": "sequence", "epsilon": 3e-4,
-        "epsilon_high": None, "mask_truncated_completions": False, "scale_rewards": "batch",
-        "rewards": {"accuracy": 2, "format": 0.5}, "generate_every": 4,
-    }, optim={"gradient_accumulation_steps": 3}),  # fmt: skip
-    "optim-every-knob": _minimal("grpo", optim={
-        "learning_rate": 3, "max_steps": 7, "num_train_epochs": 2, "per_device_train_batch_size": 2,
-        "gradient_accumulation_steps": 2, "warmup_ratio": 0, "lr_scheduler_type": "linear",
-        "lr_scheduler_kwargs": {"a": 1}, "weight_decay": 0, "max_grad_norm": 2, "bf16": True,
-        "gradient_checkpointing": True, "logging_steps": 5, "save_steps": 3,
-        "save_total_limit": None, "seed": 7, "dataloader_drop_last": False, "use_cpu": True,
-    }),  # fmt: skip
+    "grpo-every-knob": _minimal(
+        "grpo",
+        grpo={
+            "num_generations": 4,
+            "max_completion_length": 100,
+            "temperature": 0.7,
+            "top_p": 0.9,
+            "beta": 0,
+            "sync_ref_model": False,
+            "ref_model_sync_steps": 5,
+            "ref_model_mixup_alpha": 0.5,
+            "loss_type": "grpo",
+            "importance_sampling_level": "sequence",
+            "epsilon": 3e-4,
+            "epsilon_high": None,
+            "mask_truncated_completions": False,
+            "scale_rewards": "batch",
+            "rewards": {"accuracy": 2, "format": 0.5},
+            "generate_every": 4,
+        },
+        optim={"gradient_accumulation_steps": 3},
+    ),
+    "optim-every-knob": _minimal(
+        "grpo",
+        optim={
+            "learning_rate": 3,
+            "max_steps": 7,
+            "num_train_epochs": 2,
+            "per_device_train_batch_size": 2,
+            "gradient_accumulation_steps": 2,
+            "warmup_ratio": 0,
+            "lr_scheduler_type": "linear",
+            "lr_scheduler_kwargs": {"a": 1},
+            "weight_decay": 0,
+            "max_grad_norm": 2,
+            "bf16": True,
+            "gradient_checkpointing": True,
+            "logging_steps": 5,
+            "save_steps": 3,
+            "save_total_limit": None,
+            "seed": 7,
+            "dataloader_drop_last": False,
+            "use_cpu": True,
+        },
+    ),
     "optim-yaml-strings": _minimal("dpo", optim={"learning_rate": "1e-6", "save_steps": "0.5"}),
-    "dpo-sync-ref": _minimal("dpo", dpo={
-        "beta": 1, "max_length": None, "loss_type": ["sigmoid", "bco_pair"],
-        "precompute_ref_log_probs": False, "precompute_ref_batch_size": 3,
-        "sync_ref_model": True, "ref_model_sync_steps": 10, "ref_model_mixup_alpha": 0.6,
-    }),  # fmt: skip
-    "sft-curriculum": _minimal("sft", sft={"dataset": "some/ds", "curriculum_column": "stage",
-                                           "max_length": None, "completion_only_loss": False}),
+    "dpo-sync-ref": _minimal(
+        "dpo",
+        dpo={
+            "beta": 1,
+            "max_length": None,
+            "loss_type": ["sigmoid", "bco_pair"],
+            "precompute_ref_log_probs": False,
+            "precompute_ref_batch_size": 3,
+            "sync_ref_model": True,
+            "ref_model_sync_steps": 10,
+            "ref_model_mixup_alpha": 0.6,
+        },
+    ),
+    "sft-curriculum": _minimal(
+        "sft",
+        sft={
+            "dataset": "some/ds",
+            "curriculum_column": "stage",
+            "max_length": None,
+            "completion_only_loss": False,
+        },
+    ),
     "sft-dataset-no-curriculum": _minimal("sft", sft={"dataset": "some/ds"}),
     "raft-knobs": _minimal("raft", raft={"max_length": 5000, "completion_only_loss": False}),
     "star-knobs": _minimal("star", star={"max_length": 7000, "train_from": "previous"}),
     "rlvr-gspo": _minimal("rlvr", rlvr={"algorithm": "gspo"}),
-    "rlvr-gspo-loss": _minimal("rlvr", rlvr={"algorithm": "gspo", "loss_type": "dr_grpo",
-                                             "epsilon_high": 0.3, "enable_thinking": None}),
+    "rlvr-gspo-loss": _minimal(
+        "rlvr",
+        rlvr={
+            "algorithm": "gspo",
+            "loss_type": "dr_grpo",
+            "epsilon_high": 0.3,
+            "enable_thinking": None,
+        },
+    ),
     "rlvr-vllm": _minimal("rlvr", rlvr={"vllm": {"enabled": True}, "enable_thinking": True}),
-    "overrides": _minimal("grpo", trainer_overrides={"save_strategy": "no", "max_steps": 3,
-                                                     "optim": "adamw_torch"}),
+    "overrides": _minimal(
+        "grpo", trainer_overrides={"save_strategy": "no", "max_steps": 3, "optim": "adamw_torch"}
+    ),
     "overrides-chat-template": _minimal(
         "grpo", trainer_overrides={"chat_template_kwargs": {"enable_thinking": False}}
     ),

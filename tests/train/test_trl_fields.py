@@ -31,7 +31,13 @@ SECTIONS = [OptimSettings, GrpoSettings, DpoSettings, SftSettings, RaftSettings,
 
 
 def _cfg(method: str = "grpo", **more: Any) -> TrainConfig:
-    config = {"grpo": "train", "dpo": "dpo", "sft": "dpo", "raft": "train", "rlvr": "train_questions"}
+    config = {
+        "grpo": "train",
+        "dpo": "dpo",
+        "sft": "dpo",
+        "raft": "train",
+        "rlvr": "train_questions",
+    }
     return TrainConfig.model_validate({"method": method, "model": "m", "output_dir": "o",
                                        "data": {"dir": "d", "config": config[method]}, **more})  # fmt: skip
 
@@ -62,7 +68,10 @@ def test_a_field_not_modelled_here_reaches_trl_as_written() -> None:
 
     cfg = _cfg(optim={"optim": "adamw_torch_fused", "warmup_ratio": 0.1, "eval_steps": 3},
                grpo={"shuffle_dataset": False, "num_iterations": 2, "temperature": "0.5"})  # fmt: skip
-    assert "shuffle_dataset" in own_fields("GRPOConfig") and "shuffle_dataset" not in GrpoSettings.model_fields
+    assert (
+        "shuffle_dataset" in own_fields("GRPOConfig")
+        and "shuffle_dataset" not in GrpoSettings.model_fields
+    )
     args = base_trainer_args(cfg) | grpo_args(cfg)
     assert args["optim"] == "adamw_torch_fused" and args["eval_steps"] == 3.0
     assert args["shuffle_dataset"] is False and args["num_iterations"] == 2
@@ -116,6 +125,11 @@ def test_the_schema_names_trls_fields_and_refuses_a_typo() -> None:
     from pipeline.config_docs import json_schema
 
     validator = jsonschema.Draft202012Validator(json_schema(TrainConfig))
-    base = {"method": "grpo", "model": "m", "output_dir": "o", "data": {"dir": "d", "config": "train"}}
+    base = {
+        "method": "grpo",
+        "model": "m",
+        "output_dir": "o",
+        "data": {"dir": "d", "config": "train"},
+    }
     assert validator.is_valid(base | {"grpo": {"shuffle_dataset": False}})
     assert not validator.is_valid(base | {"grpo": {"shuffle_datset": False}})
