@@ -125,7 +125,29 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 
 
+def _trl_rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
+    """A section that takes TRL's fields (pipeline.train.config._TrlSection): the ones it gives
+    Aletheia's value, with TRL's type and help, then one row for all the others."""
+    allowed = model.trl_allowed()  # type: ignore[attr-defined]
+    for name, (value, why) in model.trl_defaults.items():  # type: ignore[attr-defined]
+        f = allowed[name]
+        note = f"Aletheia's value{f' ({why})' if why else ''}; TRL's default: {f.default}."
+        yield (
+            f"| `{prefix}{name}` | `{_cell(f.annotation)}` | "
+            f"`{_cell(json.dumps(to_jsonable_python(value), sort_keys=True))}` | "
+            f"{_cell(f.help)} {_cell(note)} |"
+        )
+    cls = model.trl_config  # type: ignore[attr-defined]
+    what = "TrainingArguments field" if cls.startswith("_") else f"field {cls} adds"
+    yield (
+        f"| `{prefix}*` | TRL's | TRL's | Any other {what}, by TRL's name, passed to TRL as "
+        "it is (its type checked; the fields come from the installed TRL). |"
+    )
+
+
 def _rows(model: type[BaseModel], prefix: str, stack: tuple[type, ...]) -> Iterator[str]:
+    if hasattr(model, "trl_defaults"):
+        yield from _trl_rows(model, prefix)
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
         yield (

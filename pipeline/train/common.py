@@ -9,33 +9,23 @@ from pipeline.train.config import LoraSettings, TrainConfig
 
 
 def base_trainer_args(cfg: TrainConfig) -> dict[str, Any]:
-    """The TrainingArguments fields every TRL config takes, from `cfg.optim`."""
-    o = cfg.optim
+    """The TrainingArguments fields every TRL config takes: `cfg.optim`'s TRL fields as they
+    are, and the ones whose default is the method's (Aletheia's method configs)."""
     args: dict[str, Any] = {
         "output_dir": str(cfg.output_dir / "checkpoints"),
+        **cfg.optim.trl_args(),
         "learning_rate": cfg.optim_value("learning_rate"),
-        "max_steps": o.max_steps,
-        "num_train_epochs": o.num_train_epochs,
-        "per_device_train_batch_size": o.per_device_train_batch_size,
-        "gradient_accumulation_steps": o.gradient_accumulation_steps,
         "warmup_steps": cfg.optim_value("warmup_ratio"),  # a float in [0, 1): a ratio of all steps
         "lr_scheduler_type": cfg.optim_value("lr_scheduler_type"),
         "weight_decay": cfg.optim_value("weight_decay"),
-        "max_grad_norm": o.max_grad_norm,
-        "gradient_checkpointing": o.gradient_checkpointing,
-        "logging_steps": o.logging_steps,
         "save_strategy": "steps",
         "save_steps": cfg.optim_value("save_steps"),  # below 1: a fraction of the run's steps
-        "save_total_limit": o.save_total_limit,
-        "seed": o.seed,  # also the data order's (transformers: data_seed None = seed)
-        "dataloader_drop_last": o.dataloader_drop_last,
-        "use_cpu": o.use_cpu,
         "report_to": [],
     }
     if (kwargs := cfg.optim_value("lr_scheduler_kwargs")) is not None:
         args["lr_scheduler_kwargs"] = kwargs
-    if o.bf16 is not None:
-        args["bf16"] = o.bf16
+    if args.get("bf16", False) is None:
+        del args["bf16"]  # None: TRL's default (on unless fp16)
     return args
 
 

@@ -1,15 +1,19 @@
 """Training run configs (YAML in configs/train/, validated here).
 
 One `TrainConfig` drives every method: `method` picks the trainer and the matching
-section (`grpo`, `dpo`, `sft`, `rlvr`) holds its knobs. Anything TRL offers that is not
-modelled here goes in `trainer_overrides` and is passed to the TRL config unchanged, so
-a new TRL option never needs a code change to try.
+section (`grpo`, `dpo`, `sft`, `raft`, `rlvr`, ...) holds its knobs. TRL's knobs are not
+declared here: `optim` takes any field of TRL's trainer configs' shared base (transformers'
+`TrainingArguments`), a method's section any field its TRL config adds (`GRPOConfig`,
+`DPOConfig`, `SFTConfig`), read from TRL's own dataclasses (pipeline.train.trl_fields.TrlSection), so a
+new TRL option needs no code here. A section declares only our own settings, and lists
+Aletheia's values for the TRL fields it sets (`trl_defaults`). `trainer_overrides` still
+passes fields to the TRL config as is, checked against the method's TRL config class.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -18,6 +22,7 @@ from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 from pipeline.train.rewards import aletheia_overlong_buffer
+from pipeline.train.trl_fields import SHARED, TrlSection, trl_fields, unknown_field
 
 Method = Literal["grpo", "dpo", "sft", "raft", "rlvr", "star", "restem"]
 
@@ -28,6 +33,12 @@ PAPER_REWARDS: dict[str, dict[str, float]] = {
     "ruff": {"lint": 1.0},  # Ruff lint only
     "combined": {"combined": 1.0},  # tests, plus lint once every test passes
 }
+
+
+# The TRL config class each method's trainer is configured by.
+TRL_CONFIG: dict[str, str] = {"grpo": "GRPOConfig", "rlvr": "GRPOConfig", "dpo": "DPOConfig",
+                              "sft": "SFTConfig", "raft": "SFTConfig", "star": "SFTConfig",
+                              "restem": "SFTConfig"}  # fmt: skip
 
 
 class _Section(BaseModel):
@@ -90,18 +101,34 @@ METHOD_OPTIM_DEFAULTS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-class OptimSettings(_Section):
+class OptimSettings(TrlSection):
+    """Optimiser and schedule: any field of TRL's trainer configs' shared base (transformers'
+    TrainingArguments), and the fields whose default is the method's (Aletheia's)."""
+
+    section: ClassVar[str] = "optim"
+    trl_config: ClassVar[str] = SHARED
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
+        "max_steps": (-1, "-1 = run num_train_epochs"),
+        "num_train_epochs": (1.0, ""),
+        "per_device_train_batch_size": (8, ""),
+        "gradient_accumulation_steps": (1, ""),
+        "max_grad_norm": (1.0, ""),
+        "bf16": (None, "None = TRL's default (on unless fp16)"),
+        "gradient_checkpointing": (False, ""),
+        "logging_steps": (1, "every step"),
+        "save_total_limit": (2, "the oldest checkpoints go; None = all"),
+        "seed": (42, "the data order's too; Aletheia's method configs: 42"),
+        "dataloader_drop_last": (True, "Aletheia's training scripts leave a short last batch out"),
+        "use_cpu": (False, ""),
+    }
+
     learning_rate: float | None = Field(
         None, description="None = the method's default (Aletheia's method configs)."
     )
-    max_steps: int = Field(-1, description="Optimiser steps; -1 = run num_train_epochs.")
-    num_train_epochs: float = Field(1.0, description="Epochs over the data (max_steps -1).")
-    per_device_train_batch_size: int = Field(8, description="Rows per device per step.")
-    gradient_accumulation_steps: int = Field(
-        1, description="Batches accumulated per optimiser step."
-    )
     warmup_ratio: float | None = Field(
-        None, description="Share of the steps warming up; None = the method's default."
+        None,
+        description="Share of the steps warming up (TRL's warmup_steps below 1); None = the "
+        "method's default.",
     )
     lr_scheduler_type: str | None = Field(
         None, description="transformers' scheduler name; None = the method's default."
@@ -110,29 +137,12 @@ class OptimSettings(_Section):
         None, description="The scheduler's options; None = the method's default."
     )
     weight_decay: float | None = Field(None, description="None = the method's default.")
-    max_grad_norm: float = Field(1.0, description="Gradient clipping norm.")
-    bf16: bool | None = Field(None, description="Train in bf16; None = TRL's default (on).")
-    gradient_checkpointing: bool = Field(
-        False, description="Recompute activations in the backward pass to save memory."
-    )
-    logging_steps: int = Field(1, description="Steps between logged metrics.")
     save_steps: float | None = Field(
         None,
         gt=0,
         description="Steps between checkpoints; below 1, a fraction of the run's steps. None = "
         "the method's default (Aletheia's: 0.1 for grpo, 0.25 for dpo, sft and raft; rlvr 500).",
     )
-    save_total_limit: int | None = Field(
-        2, description="Checkpoints kept (the oldest go); None = all."
-    )
-    seed: int = Field(
-        42, description="The trainer's seed (and its data order's); Aletheia's method configs: 42."
-    )
-    dataloader_drop_last: bool = Field(
-        True,
-        description="Leave out the last batch when it is short (Aletheia's training scripts).",
-    )
-    use_cpu: bool = Field(False, description="Train on the CPU even where a GPU is present.")
 
 
 class VllmSettings(_Section):
@@ -186,40 +196,29 @@ class PromptSettings(_Section):
         )
 
 
-class GrpoSettings(_Section):
-    """Defaults: Aletheia's GRPO method config (src/configs/method/grpo.yaml, grpo_training.py)."""
+class GrpoSettings(TrlSection):
+    """Defaults: Aletheia's GRPO method config (src/configs/method/grpo.yaml, grpo_training.py).
+    Takes any field GRPOConfig adds over TrainingArguments."""
 
-    num_generations: int = Field(
-        default=16, ge=2, description="Responses sampled per prompt (the group)."
-    )
-    max_completion_length: int = Field(
-        4096, description="The reasoning-token budget (Aletheia: 4k / 8k / 16k)."
-    )
-    temperature: float = Field(1.0, description="Sampling temperature of the rollouts.")
-    top_p: float = Field(1.0, description="Nucleus sampling mass of the rollouts.")
-    beta: float = Field(1e-3, description="KL coefficient against a reference model.")
-    sync_ref_model: bool = Field(
-        True,
-        description='Re-sync the reference model to the policy (Aletheia\'s "dynamic" KL).',
-    )
-    ref_model_sync_steps: int = Field(
-        default=100, ge=1, description="Steps between reference syncs."
-    )
-    ref_model_mixup_alpha: float = Field(
-        1.0, description="A sync's mix of the policy; 1.0 = the reference becomes a copy."
-    )
-    loss_type: str = Field("dapo", description="TRL's GRPO loss_type.")
-    importance_sampling_level: Literal["token", "sequence"] = Field(
-        "token", description="token: GRPO; sequence: GSPO."
-    )
-    epsilon: float = Field(0.2, description="Lower clip range of the ratio.")
-    epsilon_high: float | None = Field(
-        0.28, description="Upper clip range (DAPO's clip-higher); None = epsilon."
-    )
-    mask_truncated_completions: bool = Field(
-        True, description="Leave truncated responses out of the loss."
-    )
-    scale_rewards: str = Field("group", description="TRL's reward scaling (group, batch, none).")
+    section: ClassVar[str] = "grpo"
+    trl_config: ClassVar[str] = "GRPOConfig"
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
+        "num_generations": (16, "responses sampled per prompt (the group)"),
+        "max_completion_length": (4096, "the reasoning-token budget (Aletheia: 4k / 8k / 16k)"),
+        "temperature": (1.0, ""),
+        "top_p": (1.0, ""),
+        "beta": (1e-3, "KL coefficient against the reference model"),
+        "sync_ref_model": (True, 'Aletheia\'s "dynamic" KL: the reference re-synced'),
+        "ref_model_sync_steps": (100, ""),
+        "ref_model_mixup_alpha": (1.0, "1.0 = the reference becomes a copy"),
+        "loss_type": ("dapo", ""),
+        "importance_sampling_level": ("token", "token: GRPO; sequence: GSPO"),
+        "epsilon": (0.2, ""),
+        "epsilon_high": (0.28, "DAPO's clip-higher; None = epsilon"),
+        "mask_truncated_completions": (True, ""),
+        "scale_rewards": ("group", ""),
+    }
+
     rewards: dict[str, float] = Field(
         default_factory=lambda: {"accuracy": 1.0, "format": 1.0, "overlong": 1.0},
         description="Reward name -> weight (Aletheia sums them unweighted).",
@@ -257,41 +256,25 @@ class GrpoSettings(_Section):
         return min(aletheia_overlong_buffer(self.max_completion_length), self.max_completion_length)
 
 
-class DpoSettings(_Section):
+class DpoSettings(TrlSection):
     """Defaults: Aletheia's thinkdpo.yaml and the thinkdpo_training.py that reads its per-scale
     `precompute_ref_batch_size`: a fixed reference (the starting model), its log-probs computed
     once before training. The stored version of the script that re-syncs the reference
     (`sync_ref_model`, every 100 steps) is an option. The Instruct recipe, dpo_instruct.yaml,
-    uses max_length 8192."""
+    uses max_length 8192. Takes any field DPOConfig adds over TrainingArguments."""
 
-    beta: float = Field(0.1, description="DPO's beta (strength of the reference term).")
-    max_length: int | None = Field(
-        20480, description="Tokens of prompt + response kept; None = no cap."
-    )
-    loss_type: list[str] = Field(
-        default_factory=lambda: ["sigmoid"], description="TRL's DPO loss types."
-    )
-    precompute_ref_log_probs: bool = Field(
-        True,
-        description="Compute the reference's log-probs once, before training (a fixed "
-        "reference, no reference model kept in memory).",
-    )
-    precompute_ref_batch_size: int | None = Field(
-        default=None,
-        ge=1,
-        description="Rows per batch of that pass; None = per_device_train_batch_size.",
-    )
-    sync_ref_model: bool = Field(
-        False,
-        description="Re-sync the reference model to the policy every ref_model_sync_steps "
-        "(needs precompute_ref_log_probs: false).",
-    )
-    ref_model_sync_steps: int = Field(
-        default=100, ge=1, description="Steps between reference syncs."
-    )
-    ref_model_mixup_alpha: float = Field(
-        1.0, description="A sync's mix of the policy; 1.0 = the reference becomes a copy."
-    )
+    section: ClassVar[str] = "dpo"
+    trl_config: ClassVar[str] = "DPOConfig"
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
+        "beta": (0.1, ""),
+        "max_length": (20480, "prompt + response; None = no cap"),
+        "loss_type": (["sigmoid"], ""),
+        "precompute_ref_log_probs": (True, "a fixed reference, its log-probs computed once"),
+        "precompute_ref_batch_size": (None, "None = per_device_train_batch_size"),
+        "sync_ref_model": (False, "needs precompute_ref_log_probs: false"),
+        "ref_model_sync_steps": (100, ""),
+        "ref_model_mixup_alpha": (1.0, ""),
+    }
 
     @model_validator(mode="after")
     def _one_reference(self) -> DpoSettings:
@@ -303,13 +286,16 @@ class DpoSettings(_Section):
         return self
 
 
-class SftSettings(_Section):
-    """Defaults: Aletheia's sft.yaml (max_length 4096; loss on the response only)."""
+class SftSettings(TrlSection):
+    """Defaults: Aletheia's sft.yaml (max_length 4096; loss on the response only). Takes any
+    field SFTConfig adds over TrainingArguments."""
 
-    max_length: int | None = Field(
-        4096, description="Tokens of prompt + response kept; None = no cap."
-    )
-    completion_only_loss: bool = Field(True, description="Loss on the response only.")
+    section: ClassVar[str] = "sft"
+    trl_config: ClassVar[str] = "SFTConfig"
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
+        "max_length": (4096, "prompt + response; None = no cap"),
+        "completion_only_loss": (True, "loss on the response only"),
+    }
     dataset: str | None = Field(
         None,
         description="What SFT trains on: None = the chosen responses of `data.config` (dpo); "
@@ -326,11 +312,18 @@ class SftSettings(_Section):
     )
 
 
-class RaftSettings(_Section):
+class RaftSettings(TrlSection):
     """RAFT: on-policy rejection-sampling fine-tuning (Aletheia's configs/method/raft.yaml and
     raft_training.py). Each episode samples `num_generations` responses per prompt from the
     current model, keeps only those whose answer is the gold letter (no negatives), and
-    fine-tunes on them (loss on the response); the next episode samples from the result."""
+    fine-tunes on them (loss on the response); the next episode samples from the result.
+    Takes any field SFTConfig adds over TrainingArguments, for the episodes' fine-tuning."""
+
+    section: ClassVar[str] = "raft"
+    trl_config: ClassVar[str] = "SFTConfig"
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
+        "completion_only_loss": (True, "loss on the response only"),
+    }
 
     num_generations: int = Field(default=16, ge=1, description="Responses sampled per prompt.")
     temperature: float = Field(1.0, description="Sampling temperature.")
@@ -353,7 +346,6 @@ class RaftSettings(_Section):
     prompts_per_episode: int | None = Field(
         default=None, ge=1, description="A seeded sample of the rows per episode; None = all."
     )
-    completion_only_loss: bool = Field(True, description="Loss on the response only.")
     constrain_answer: bool = Field(
         False,
         description="Ours (demo): responses must end in \\boxed{X} with X a valid letter the "
@@ -382,6 +374,8 @@ class RestemSettings(RaftSettings):
     samples, up to 5 correct responses kept per prompt, 20480 tokens; lr constant after warmup
     (METHOD_OPTIM_DEFAULTS)."""
 
+    section: ClassVar[str] = "restem"
+
     keep_per_prompt: int = Field(
         default=5,
         ge=1,
@@ -396,6 +390,8 @@ class StarSettings(RaftSettings):
     from a prompt that states the gold answer (rationalisation); the correct responses of both,
     each under the plain prompt, fine-tune the base model (not the episode's: STaR restarts
     from the base every episode)."""
+
+    section: ClassVar[str] = "star"
 
     num_generations: int = Field(default=1, ge=1, description="Responses sampled per prompt.")
     temperature: float = Field(0.6, description="Sampling temperature (Aletheia's STaR: 0.6).")
@@ -445,8 +441,21 @@ class SandboxSettings(SandboxSection):
     )
 
 
-class RlvrSettings(_Section):
-    """Code-policy RLVR: a policy writes a program; the sandbox runs it on the problem's tests."""
+class RlvrSettings(TrlSection):
+    """Code-policy RLVR: a policy writes a program; the sandbox runs it on the problem's tests.
+    Takes any field GRPOConfig adds over TrainingArguments."""
+
+    section: ClassVar[str] = "rlvr"
+    trl_config: ClassVar[str] = "GRPOConfig"
+    trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
+        "num_generations": (8, "programs sampled per problem (the group)"),
+        "max_completion_length": (2048, "most tokens per program"),
+        "temperature": (1.0, ""),
+        "top_p": (1.0, ""),
+        "beta": (0.0, "no KL term"),
+        "epsilon": (0.2, ""),
+        "epsilon_high": (None, "None = epsilon"),
+    }
 
     algorithm: Literal["grpo", "gspo"] = Field(
         "grpo", description="grpo: token-level ratios; gspo: sequence-level (GSPO)."
@@ -454,20 +463,9 @@ class RlvrSettings(_Section):
     language: Literal["python"] = Field(
         "python", description="The programs' language (lint and extraction are Python's here)."
     )
-    num_generations: int = Field(
-        default=8, ge=2, description="Programs sampled per problem (the group)."
-    )
-    max_completion_length: int = Field(2048, description="Most tokens per program.")
-    temperature: float = Field(1.0, description="Sampling temperature of the rollouts.")
-    top_p: float = Field(
-        1.0, gt=0.0, le=1.0, description="Nucleus sampling mass of the rollouts (1 = off)."
-    )
-    beta: float = Field(0.0, description="KL coefficient against the reference model.")
     loss_type: str | None = Field(
         None, description="None = dapo for grpo, grpo for gspo (the GSPO paper's)."
     )
-    epsilon: float = Field(0.2, description="Lower clip range of the ratio.")
-    epsilon_high: float | None = Field(None, description="Upper clip range; None = epsilon.")
     rewards: dict[str, float] = Field(
         default_factory=lambda: {"combined": 1.0},
         description="Reward name -> weight (pass_fraction, lint, combined, ...).",
@@ -530,8 +528,18 @@ class TrainConfig(_Section):
     )
     trainer_overrides: dict[str, Any] = Field(
         default_factory=dict,
-        description="Options passed to the TRL config unchanged (anything not modelled here).",
+        description="Fields passed to the method's TRL config as they are, over the sections' "
+        "(checked against the TRL config's fields; a section takes its TRL fields too).",
     )
+
+    @model_validator(mode="after")
+    def _overrides_are_trl_fields(self) -> TrainConfig:
+        cls = TRL_CONFIG[self.method]
+        fields = trl_fields(cls)
+        for key in self.trainer_overrides:
+            if key not in fields:
+                raise ValueError(unknown_field(key, "trainer_overrides", fields, cls))
+        return self
 
     @model_validator(mode="after")
     def _data_fits_method(self) -> TrainConfig:

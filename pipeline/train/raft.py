@@ -81,10 +81,10 @@ def generation_fingerprint(cfg: TrainConfig, episode: int, model: str) -> str:
     """What decides an episode's samples: a change means they are drawn again."""
     r = cfg.raft
     # Settings a subclass adds (STaR's rationalisation) decide its samples too; a plain RAFT
-    # section adds none, so RAFT fingerprints stay as they were.
-    extra = {
-        k: v for k, v in r.model_dump(mode="json").items() if k not in RaftSettings.model_fields
-    }
+    # section adds none, so RAFT fingerprints stay as they were. TRL's fields (the episode's
+    # fine-tuning) do not.
+    added = set(type(r).model_fields) - set(RaftSettings.model_fields)
+    extra = {k: v for k, v in r.model_dump(mode="json").items() if k in added}
     return sha256_text(
         canonical_json(
             ({"extra": extra} if extra else {})
@@ -332,6 +332,11 @@ def sft_dataset(cfg: TrainConfig, rows: list[dict[str, Any]], samples: list[dict
     return Dataset.from_list(data)
 
 
+def episode_sft_args(cfg: TrainConfig) -> dict[str, Any]:
+    """The SFTConfig fields of an episode (besides the shared TrainingArguments ones)."""
+    return {"max_length": cfg.raft.max_length, **cfg.raft.trl_args()}
+
+
 def train_dir(cfg: TrainConfig, episode: int) -> Path:
     """Where an episode's checkpoints and model go: the run's own folder for the last one."""
     return cfg.output_dir if episode == cfg.raft.episodes - 1 else episode_dir(cfg, episode)
@@ -365,11 +370,7 @@ def episode_trainer(
     ep_cfg = cfg.model_copy(
         update={"model": train_model or model, "output_dir": train_dir(cfg, episode)}
     )
-    args = {
-        "max_length": cfg.raft.max_length,
-        "completion_only_loss": cfg.raft.completion_only_loss,
-    }
-    return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, args, dataset, callbacks)
+    return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, episode_sft_args(cfg), dataset, callbacks)
 
 
 def run_earlier_episodes(cfg: TrainConfig, make_trainer: Any = None) -> str:

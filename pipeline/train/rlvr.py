@@ -38,7 +38,7 @@ from pipeline.train.code_rewards import ROW_COLUMNS, SandboxRewardScorer
 from pipeline.train.common import base_trainer_args, peft_config, with_overrides
 from pipeline.train.config import TrainConfig
 from pipeline.train.rlvr_report import WHAT_TO_DO, step_warning
-from pipeline.train.verifier import vllm_args
+from pipeline.train.verifier import clip_high, vllm_args
 from sandbox.engines import JudgeEngine
 from schemas.problem import JUDGE_FIELDS, Problem
 
@@ -262,6 +262,23 @@ class _CloseJudge(TrainerCallback):
         self.judge.close()
 
 
+def rlvr_args(cfg: TrainConfig) -> dict[str, Any]:
+    """The GRPOConfig fields of an RLVR run."""
+    r = cfg.rlvr
+    gspo = r.algorithm == "gspo"
+    return (
+        base_trainer_args(cfg)
+        | clip_high(r.trl_args())
+        | {
+            "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
+            "importance_sampling_level": "sequence" if gspo else "token",
+            "reward_weights": [r.rewards[n] for n in r.rewards],
+        }
+        | thinking_args(r.enable_thinking)
+        | vllm_args(r.vllm)
+    )
+
+
 def build_rlvr(
     cfg: TrainConfig, callbacks: list[Any], sandbox_client: JudgeEngine | None = None
 ) -> Any:
@@ -279,24 +296,7 @@ def build_rlvr(
         callbacks.append(_CloseJudge(sandbox_client))
     scorer = SandboxRewardScorer(sandbox_client, r)
     names = list(r.rewards)
-    gspo = r.algorithm == "gspo"
-    args = (
-        base_trainer_args(cfg)
-        | {
-            "num_generations": r.num_generations,
-            "max_completion_length": r.max_completion_length,
-            "temperature": r.temperature,
-            "top_p": r.top_p,
-            "beta": r.beta,
-            "loss_type": r.loss_type or ("grpo" if gspo else "dapo"),
-            "importance_sampling_level": "sequence" if gspo else "token",
-            "epsilon": r.epsilon,
-            "epsilon_high": r.epsilon_high if r.epsilon_high is not None else r.epsilon,
-            "reward_weights": [r.rewards[n] for n in names],
-        }
-        | thinking_args(r.enable_thinking)
-        | vllm_args(r.vllm)
-    )
+    args = rlvr_args(cfg)
     trainer = timed_grpo_trainer()
     extra = {"scorer": scorer if r.overlap_judging else None} if trainer is not GRPOTrainer else {}
     return trainer(

@@ -68,29 +68,27 @@ def _rows(cfg: TrainConfig) -> Any:
     return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split)
 
 
+def clip_high(args: dict[str, Any]) -> dict[str, Any]:
+    """`epsilon_high` None is `epsilon` (passed as the value, TRL's rule made explicit)."""
+    if "epsilon_high" in args and args["epsilon_high"] is None:
+        return args | {"epsilon_high": args.get("epsilon", 0.2)}
+    return args
+
+
 def grpo_args(cfg: TrainConfig) -> dict[str, Any]:
-    """GRPOConfig fields from the config (besides the shared TrainingArguments ones)."""
+    """GRPOConfig fields from the config (besides the shared TrainingArguments ones): the
+    section's TRL fields, and what our own settings make of them."""
     g = cfg.grpo
-    return {
-        "num_generations": g.num_generations,
-        "max_completion_length": g.max_completion_length,
-        "temperature": g.temperature,
-        "top_p": g.top_p,
-        "beta": g.beta,
-        "sync_ref_model": g.sync_ref_model,
-        "ref_model_sync_steps": g.ref_model_sync_steps,
-        "ref_model_mixup_alpha": g.ref_model_mixup_alpha,
-        "loss_type": g.loss_type,
-        "importance_sampling_level": g.importance_sampling_level,
-        "epsilon": g.epsilon,
-        "epsilon_high": g.epsilon_high if g.epsilon_high is not None else g.epsilon,
-        "mask_truncated_completions": g.mask_truncated_completions,
-        "scale_rewards": g.scale_rewards,
-        "reward_weights": list(g.rewards.values()),
-        # Aletheia's cerebrm_rl.py: one generation round serves `generate_every` optimiser
-        # steps (BatchOnline-GRPO); 1 is TRL's default, on-policy.
-        "steps_per_generation": cfg.optim.gradient_accumulation_steps * g.generate_every,
-    } | vllm_args(g.vllm)
+    return (
+        clip_high(g.trl_args())
+        | {
+            "reward_weights": list(g.rewards.values()),
+            # Aletheia's cerebrm_rl.py: one generation round serves `generate_every` optimiser
+            # steps (BatchOnline-GRPO); 1 is TRL's default, on-policy.
+            "steps_per_generation": cfg.optim.gradient_accumulation_steps * g.generate_every,
+        }
+        | vllm_args(g.vllm)
+    )
 
 
 def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
@@ -114,17 +112,7 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
 
 def dpo_args(cfg: TrainConfig) -> dict[str, Any]:
-    d = cfg.dpo
-    return {
-        "beta": d.beta,
-        "max_length": d.max_length,
-        "loss_type": d.loss_type,
-        "precompute_ref_log_probs": d.precompute_ref_log_probs,
-        "precompute_ref_batch_size": d.precompute_ref_batch_size,
-        "sync_ref_model": d.sync_ref_model,
-        "ref_model_sync_steps": d.ref_model_sync_steps,
-        "ref_model_mixup_alpha": d.ref_model_mixup_alpha,
-    }
+    return cfg.dpo.trl_args()
 
 
 def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
@@ -136,7 +124,7 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
 
 def sft_args(cfg: TrainConfig) -> dict[str, Any]:
-    args = {"max_length": cfg.sft.max_length, "completion_only_loss": cfg.sft.completion_only_loss}
+    args = cfg.sft.trl_args()
     if cfg.sft.dataset is not None and cfg.sft.curriculum_column is not None:
         args["train_sampling_strategy"] = "sequential"  # the rows come in curriculum order
     return args
