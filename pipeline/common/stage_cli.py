@@ -166,6 +166,10 @@ def _field_param(opt: FieldOption, overrides_file: bool) -> tuple[str, Any, Any]
     info = opt.model.model_fields[opt.field]
     base = _unwrap_optional(info.annotation)
     kw = dict(opt.kw)
+    if info.description and "help" not in kw:  # `[#SPLIT]` would read as a rich style tag
+        from rich.markup import escape
+
+        kw["help"] = escape(info.description)
     if base is dt.date:  # typer parses datetimes; Given.fields gets the date back
         base = dt.datetime
         kw.setdefault("formats", ["%Y-%m-%d"])
@@ -199,6 +203,10 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
                 annotation=Annotated[Path if cmd.config.required else Path | None, option],
             )
         )
+    for name, extra in cmd.extras.items():
+        params.append(
+            inspect.Parameter(name, kwonly, default=extra.default, annotation=extra.annotation)
+        )
     by_param: dict[str, FieldOption] = {}
     for opt in cmd.fields:
         from_file = cmd.config is not None and _same_model(cmd.config.model, opt.model)
@@ -207,10 +215,6 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
             raise ValueError(f"{cmd.name}: two flags for the field {name!r}")
         by_param[name] = opt
         params.append(inspect.Parameter(name, kwonly, default=default, annotation=annotation))
-    for name, extra in cmd.extras.items():
-        params.append(
-            inspect.Parameter(name, kwonly, default=extra.default, annotation=extra.annotation)
-        )
     if cmd.force:
         option = typer.Option("--force", help="re-run even if the cached output matches")
         params.append(
