@@ -6,8 +6,8 @@ few fields of its call model as flags. Written by hand, each command spelt the s
 options and copied field defaults and help by hand. Declared here (`StageCommand`), the
 command's signature is generated: each input a path option, the output `--out/-o`, each
 `FieldOption` an `option_for` the field (help = its description, default = its default,
-`ge`/`le` = bounds), an optional `--config/-c` file of the call model, `--force`, and the
-judge engine options for a stage that judges programs. What stays by hand is the body
+`ge`/`le` = bounds), an optional `--config/-c` file of the call model, `--force`, and
+`Extra` options (the judge engine's: pipeline/judge/engine_option.py `ENGINE_OPTIONS`). What stays by hand is the body
 (`run`): build the call from `Given`, run the stage, print its summary.
 
 This module loads no stage: `stage` is the Stage's name in pipeline/stages.py (a test holds
@@ -84,10 +84,10 @@ class Extra:
 
     annotation: Any  # Annotated[T, typer.Option(...)]
     default: Any = inspect.Parameter.empty
+    last: bool = False  # listed after the field flags (the judge engine's options)
 
 
 PROBLEMS = PathOption(("--problems", "-p"), "problems Parquet")
-ENGINE_PARAMS = ("engine", "url", "token_file")
 
 
 @dataclass
@@ -120,14 +120,6 @@ class Given:
         updates = {k: v for k, v in self.fields.get(model, {}).items() if v is not None}
         return model.model_validate(base.model_dump() | updates) if updates else base
 
-    def sandbox(self, base: Any = None) -> Any:
-        """The sandbox section (`base`, else the flags' `SandboxSection`) with `--engine`,
-        `--url` and `--token-file` over it."""
-        from pipeline.judge.config import SandboxSection
-
-        section = base if base is not None else self.config(SandboxSection)
-        return section.overridden(*(self.extras[k] for k in ENGINE_PARAMS))
-
 
 @dataclass(frozen=True)
 class StageCommand:
@@ -143,7 +135,6 @@ class StageCommand:
     config: ConfigFile | None = None
     extras: Mapping[str, Extra] = field(default_factory=dict)
     force: bool = False  # `--force`: re-run even if the cached output matches
-    judges: bool = False  # `--engine`, `--url`, `--token-file`
     # User mistakes the body may raise: printed as `error: <one line>`, exit 2, under any
     # caller (`aletheia` prints its own the same way; a test's CliRunner would not).
     errors: tuple[type[BaseException], ...] = ()
@@ -203,10 +194,11 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
                 annotation=Annotated[Path if cmd.config.required else Path | None, option],
             )
         )
-    for name, extra in cmd.extras.items():
-        params.append(
-            inspect.Parameter(name, kwonly, default=extra.default, annotation=extra.annotation)
-        )
+    extras = [
+        inspect.Parameter(name, kwonly, default=extra.default, annotation=extra.annotation)
+        for name, extra in cmd.extras.items()
+    ]
+    params += [p for p, extra in zip(extras, cmd.extras.values(), strict=True) if not extra.last]
     by_param: dict[str, FieldOption] = {}
     for opt in cmd.fields:
         from_file = cmd.config is not None and _same_model(cmd.config.model, opt.model)
@@ -215,16 +207,12 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
             raise ValueError(f"{cmd.name}: two flags for the field {name!r}")
         by_param[name] = opt
         params.append(inspect.Parameter(name, kwonly, default=default, annotation=annotation))
+    params += [p for p, extra in zip(extras, cmd.extras.values(), strict=True) if extra.last]
     if cmd.force:
         option = typer.Option("--force", help="re-run even if the cached output matches")
         params.append(
             inspect.Parameter("force", kwonly, default=False, annotation=Annotated[bool, option])
         )
-    if cmd.judges:
-        from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
-
-        for name, annotation in zip(ENGINE_PARAMS, (EngineOpt, UrlOpt, TokenFileOpt), strict=True):
-            params.append(inspect.Parameter(name, kwonly, default=None, annotation=annotation))
     return params, by_param
 
 

@@ -19,6 +19,7 @@ from pipeline.common.stage_cli import (
     StageCommand,
     add_stage_command,
 )
+from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
 
 console = Console(stderr=True)
 
@@ -86,7 +87,7 @@ def _assemble(given: Given) -> None:
 def _adversarial(given: Given) -> None:
     from pipeline.judge.availability import probe_judge
 
-    sandbox = given.sandbox()
+    sandbox = sandbox_given(given)
     # every edit is re-judged: a dead engine is said first, before polars and the stage load
     probe_judge(sandbox)
     from pipeline.instances.adversarial.config import AdversarialConfig
@@ -179,9 +180,9 @@ COMMANDS = (
                     bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
                 ],
                 False,
-            )
+            ),
+            **ENGINE_OPTIONS,
         },
-        judges=True,
         run=_adversarial,
         errors=(ValueError, FileNotFoundError, TypeError),
     ),

@@ -17,6 +17,7 @@ from pipeline.common.stage_cli import (
     add_stage_command,
 )
 from pipeline.judge.config import JudgeConfig, SandboxSection
+from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
 
 
 def stderr_console() -> Console:
@@ -62,7 +63,7 @@ def _judge(given: Given) -> None:
     from pipeline.judge.availability import probe_judge
 
     cfg = given.config(JudgeConfig)
-    sandbox = given.sandbox()
+    sandbox = sandbox_given(given)
     probe_judge(sandbox)  # a dead engine: one line now, not a traceback after the inputs load
     from pipeline.judge.stage import judge_candidates
 
@@ -93,7 +94,7 @@ JUDGE_COMMAND = StageCommand(
         FieldOption(JudgeConfig, "time_limit_scale"),
         FieldOption(SandboxSection, "pool_size"),
     ),
-    judges=True,
+    extras=ENGINE_OPTIONS,
     run=_judge,
 )
 

@@ -10,12 +10,13 @@ import json
 import typer
 
 from pipeline.common.stage_cli import Given, PathOption, StageCommand, add_stage_command
+from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
 
 
 def _check_references(given: Given) -> None:
     from pipeline.judge.availability import probe_judge
 
-    sandbox = given.sandbox()
+    sandbox = sandbox_given(given)
     probe_judge(sandbox)  # a dead engine: one line before the problems load
     from pipeline.problems.reference_check import check_references
 
@@ -36,7 +37,7 @@ CHECK_REFERENCES_COMMAND = StageCommand(
         )
     },
     out=PathOption(("--out", "-o"), "folder for the verified set and the report"),
-    judges=True,
+    extras=ENGINE_OPTIONS,
     run=_check_references,
 )
 
