@@ -340,11 +340,11 @@ def serve(
 
     Every call but /v1/health needs the bearer token. Stops on SIGTERM / Ctrl-C after the
     admitted batches are answered."""
-    from sandbox.engines import EngineUnavailable
+    from sandbox.engines import LOCAL_ENGINES, EngineUnavailable
     from sandbox.http.versions import read_token
 
-    if engine not in ("docker", "process"):
-        _fail("--engine for serve must be docker or process")
+    if engine not in LOCAL_ENGINES:
+        _fail(f"--engine for serve must be one of {', '.join(LOCAL_ENGINES)}")
     try:
         token = read_token(str(token_file) if token_file else None)
     except EngineUnavailable as exc:

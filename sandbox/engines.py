@@ -36,14 +36,30 @@ request) and `describe()`; `python -m sandbox selftest` prints them.
 
 from __future__ import annotations
 
+import importlib
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Self, runtime_checkable
+from typing import Any, Literal, Protocol, Self, get_args, runtime_checkable
 
 from sandbox.models import JudgeRequest, JudgeResult
 
+# The engines, spelt once for the sandbox: each name (`--engine` of `python -m sandbox` and of
+# every `aletheia` command that judges), the class `open_engine` builds and the function
+# `probe_engine` calls, as "module:name" so choosing one engine never imports another's client
+# (docker-py, httpx). The run config's `sandbox.engine` (pipeline/judge/config.py) restates
+# the names as its own Literal, config modules load no sandbox code;
+# tests/sandbox/test_engine_base.py holds the two equal.
 EngineName = Literal["docker", "process", "http"]
-ENGINES: tuple[str, ...] = ("docker", "process", "http")
+_ENGINES: dict[str, tuple[str, str]] = {
+    "docker": ("sandbox.client:SandboxClient", "sandbox.dockerd:probe"),
+    "process": ("sandbox.process.engine:ProcessEngine", "sandbox.process.engine:probe"),
+    "http": ("sandbox.http.client:HttpEngine", "sandbox.http.versions:probe"),
+}
+ENGINES: tuple[str, ...] = get_args(EngineName)
+assert ENGINES == tuple(_ENGINES), "EngineName and the engine table name the same engines"
+# The engines a `python -m sandbox serve` server can put behind HTTP: those that run here.
+LOCAL_ENGINES: tuple[str, ...] = tuple(e for e in ENGINES if e != "http")
 
 
 @runtime_checkable
@@ -76,29 +92,65 @@ class JudgeEngine(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
+class EngineBase(ABC):
+    """What every engine shares: `judge` (results in input order) over its own `judge_iter`
+    (results as they finish), and the context manager over its `close`. The local pool
+    (`sandbox.pool.RunnerPool`: docker and process) and the http client derive from it."""
+
+    engine_name: str = "engine"
+
+    @property
+    @abstractmethod
+    def stamp(self) -> str: ...
+
+    @abstractmethod
+    def judge_iter(
+        self,
+        requests: Iterable[JudgeRequest | dict],
+        progress: bool = False,
+        use_cache: bool = True,
+    ) -> Iterator[tuple[int, JudgeResult]]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def judge(
+        self,
+        requests: Iterable[JudgeRequest | dict],
+        progress: bool = False,
+        use_cache: bool = True,
+    ) -> list[JudgeResult]:
+        """Judge all requests; results in input order."""
+        out: dict[int, JudgeResult] = {}
+        for index, result in self.judge_iter(requests, progress=progress, use_cache=use_cache):
+            out[index] = result
+        return [out[i] for i in range(len(out))]
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class EngineUnavailable(RuntimeError):
     """The engine cannot run here; the message is one line saying why and what to do. Not a
     `SandboxError` on purpose: it is permanent (no isolation, no bwrap, a refused token), so
     flows do not retry it as they retry a sandbox hiccup."""
 
 
+def _load(engine: str, which: int) -> Any:
+    if engine not in _ENGINES:
+        raise EngineUnavailable(
+            f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
+        )
+    module, _, name = _ENGINES[engine][which].partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 def open_engine(engine: str = "docker", **options: Any) -> JudgeEngine:
     """Open a judge engine by name; `options` are the engine's own (see the module doc)."""
-    if engine == "docker":
-        from sandbox.client import SandboxClient
-
-        return SandboxClient(**options)
-    if engine == "process":
-        from sandbox.process.engine import ProcessEngine
-
-        return ProcessEngine(**options)
-    if engine == "http":
-        from sandbox.http.client import HttpEngine
-
-        return HttpEngine(**options)
-    raise EngineUnavailable(
-        f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
-    )
+    return _load(engine, 0)(**options)  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -114,18 +166,4 @@ class EngineProbe:
 def probe_engine(engine: str = "docker", **options: Any) -> EngineProbe:
     """Reach `engine` with `options` (those of `open_engine`) without starting it; raises
     EngineUnavailable, one line, when it cannot run here."""
-    if engine == "docker":
-        from sandbox.dockerd import probe
-
-        return probe(**options)
-    if engine == "process":
-        from sandbox.process.engine import probe as probe_process
-
-        return probe_process(**options)
-    if engine == "http":
-        from sandbox.http.versions import probe as probe_http
-
-        return probe_http(**options)
-    raise EngineUnavailable(
-        f"unknown sandbox engine {engine!r}: choose one of {', '.join(ENGINES)}"
-    )
+    return _load(engine, 1)(**options)  # type: ignore[no-any-return]

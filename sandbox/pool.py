@@ -31,9 +31,10 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from sandbox.cache import VerdictCache
+from sandbox.engines import EngineBase
 from sandbox.models import JudgeRequest, JudgeResult, TestResult
 from sandbox.paths import cache_dir
 from sandbox.slot import RunnerDied, RunnerPipe, StartFailed
@@ -88,8 +89,9 @@ def request_timeout(req: JudgeRequest) -> float:
     return COMPILE_BUDGET_S * (2 if checker else 1) + 10 + len(req.tests) * per_test
 
 
-class RunnerPool:
-    """A pool of runner slots and the verdict cache in front of it.
+class RunnerPool(EngineBase):
+    """A pool of runner slots and the verdict cache in front of it (the docker and process
+    engines; `judge` comes from EngineBase, over `judge_iter`).
 
     Subclasses set `self._key_id` (what verdict cache keys and results' `image` field carry)
     and call `self._start_pool(selftest)` at the end of their constructor; they implement
@@ -190,18 +192,6 @@ class RunnerPool:
         """Names of the pool's current slots (for operators and recovery tests)."""
         return [s.name for s in self._live.values() if s is not None]
 
-    def judge(
-        self,
-        requests: Iterable[JudgeRequest | dict],
-        progress: bool = False,
-        use_cache: bool = True,
-    ) -> list[JudgeResult]:
-        """Judge all requests; results in input order."""
-        out: dict[int, JudgeResult] = {}
-        for index, result in self.judge_iter(requests, progress=progress, use_cache=use_cache):
-            out[index] = result
-        return [out[i] for i in range(len(out))]
-
     def judge_iter(
         self,
         requests: Iterable[JudgeRequest | dict],
@@ -250,12 +240,6 @@ class RunnerPool:
             w.join(timeout=60)
         if self._cache is not None:
             self._cache.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- internals --------------------------------------------------------------------------
 

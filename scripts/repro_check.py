@@ -1,4 +1,4 @@
-"""Prove that two revisions publish the same dataset, byte for byte (issue 24, REDESIGN §4).
+"""Prove that two revisions publish the same dataset, byte for byte (issue 24).
 
     repro_check.py build --rev REV --config small|demo --into DIR
     repro_check.py compare A B [--work]

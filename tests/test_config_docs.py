@@ -1,4 +1,4 @@
-"""Configs that document themselves (REDESIGN §2.7): every field described, the generated
+"""Configs that document themselves : every field described, the generated
 reference page in step with the models, the JSON schemas accepting every shipped config and
 refusing a typo, and `option_for` flags reading their help, default and bounds from the field.
 """
@@ -30,7 +30,7 @@ from pipeline.config_docs import (
 REPO = Path(__file__).resolve().parents[1]
 
 # Models (by class name) or single fields ("Model.field") whose descriptions are not written
-# yet (REDESIGN §3 D2-D5). A name leaves this set once all its fields are described, and
+# yet (steps D2-D5 of the redesign). A name leaves this set once all its fields are described, and
 # the test below fails while a described model is still listed.
 PENDING: set[str] = set()
 

@@ -1,4 +1,4 @@
-"""Where config models live (REDESIGN §2.6): every section of the six user-facing configs in a
+"""Where config models live : every section of the six user-facing configs in a
 config module (`<package>/config.py`, or `*_config.py` beside a second config of the same
 package), imported from there and nowhere else, and config modules light enough that building
 a command's --help never loads a model library."""

@@ -1,4 +1,4 @@
-"""The layer contract (pyproject.toml [tool.importlinter], REDESIGN §2.8): no module imports
+"""The layer contract (pyproject.toml [tool.importlinter], docs/architecture.md): no module imports
 one from a layer above it, and the app shell's lazy loaders are imports a linter can see.
 
 `lint-imports` (import-linter, in the `dev` extra) runs in a fresh process on this checkout,
@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
-STEP = re.compile(r"\b(?:A[1-5]|B[1-8]|C[1-3]|D[1-6]|E1)\b")  # REDESIGN §3's steps
+STEP = re.compile(r"\b(?:A[1-5]|B[1-8]|C[1-3]|D[1-6]|E1)\b")  # the redesign's step names
 
 
 def _contract() -> dict:

@@ -1,8 +1,8 @@
-"""One runner for every stage (REDESIGN §2.2): the key, the marker and its stats, reuse,
+"""One runner for every stage (docs/architecture.md): the key, the marker and its stats, reuse,
 chunk resume, the atomic swap and the shard plan/merge, for any `Stage` value.
 
-Adopted by no stage yet: steps B2-B8 move the stages onto it. It knows nothing of judges or
-Prefect: a stage registers what it opens on `ctx.resources`, stores resumable rows through
+Every build stage runs through it (the flows via flows/task.py, the commands and tests via
+each stage's entry point). It knows nothing of judges or Prefect: a stage registers what it opens on `ctx.resources`, stores resumable rows through
 `ctx.chunks`, and flows/ (or `run_sharded_inline`, without Prefect) decide where shards run.
 
 The rules every run keeps:

@@ -4,7 +4,7 @@ A finished stage writes `_stage.json` (its key and stats) into its output folder
 last, so a folder without it is unfinished and is redone; one with a matching key
 is reused and the stage executes nothing.
 
-Below the helpers: the stage as a value (`Stage`, REDESIGN §2.1), which
+Below the helpers: the stage as a value (`Stage`, docs/architecture.md), which
 pipeline/common/runner.py runs.
 """
 
@@ -70,9 +70,8 @@ def read_stats(out_dir: str | Path, marker_name: str = MARKER) -> dict[str, Any]
 
 
 # ---------------------------------------------------------------------- the stage as a value
-# REDESIGN §2.1. Adopted by no stage yet: steps B2-B8 move the stage functions above onto
-# `Stage` values run by pipeline/common/runner.py, which becomes the one caller of
-# stage_key/is_done/mark_done.
+# Every build stage is a `Stage` value run by pipeline/common/runner.py, the one caller of
+# stage_key/is_done/mark_done for them.
 
 C = TypeVar("C", bound=BaseModel)
 

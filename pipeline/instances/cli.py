@@ -10,27 +10,20 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
+from pipeline.common.stage_cli import (
+    PROBLEMS,
+    ConfigFile,
+    Extra,
+    Given,
+    PathOption,
+    StageCommand,
+    add_stage_command,
+)
+from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
 
 console = Console(stderr=True)
 
-ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="YAML config (defaults otherwise)")
-]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="output folder (Parquet + stats.json)")]
-
-
-def _fail(e: Exception) -> typer.Exit:
-    from pipeline.errors import fail
-
-    return fail(e)  # `error: <one line>`, as `aletheia` prints its own
-
-
-def _config(path: Path | None, model: Any, default: Any) -> Any:
-    """The stage config from `path` (a mistake is one line naming the file and key)."""
-    from pipeline.errors import load_config
-
-    return load_config(path, model, what="config") if path else default()
+OUT = PathOption(("--out", "-o"), "output folder (Parquet + stats.json)")
 
 
 def _splits_table(stats: dict[str, Any]) -> Table:
@@ -70,27 +63,18 @@ def _bias_table(stats: dict[str, Any]) -> Table:
     return t
 
 
-def assemble_cmd(
-    judged: Annotated[Path, typer.Option("--judged", "-j", help="judged candidates Parquet")],
-    problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-    splits: Annotated[Path, typer.Option("--splits", help="split folder (assignments.parquet)")],
-    out: OutOpt,
-    config: ConfigOpt = None,
-    seed: Annotated[int | None, typer.Option(help="override the config's seed")] = None,
-) -> None:
-    """Instances with exactly one correct candidate: train, heldout, strong, hard."""
-    from pipeline.instances.config import AssembleConfig
+def _assemble(given: Given) -> None:
     from pipeline.instances.stage import assemble
 
-    try:
-        cfg = _config(config, AssembleConfig, AssembleConfig)
-        if seed is not None:
-            cfg = cfg.model_copy(update={"seed": seed})
-        start = time.perf_counter()
-        with console.status("assembling instances"):
-            stats = assemble(judged, problems, splits, out, cfg)
-    except (ValueError, FileNotFoundError, TypeError) as e:
-        raise _fail(e) from e
+    cfg = given.config()
+    if given.extras["seed"] is not None:
+        cfg = cfg.model_copy(update={"seed": given.extras["seed"]})
+    out = given.paths["out"]
+    start = time.perf_counter()
+    with console.status("assembling instances"):
+        stats = assemble(
+            given.paths["judged"], given.paths["problems"], given.paths["splits"], out, cfg
+        )
     console.print(_splits_table(stats))
     left = stats["input"]["left_out"]
     console.print(
@@ -100,80 +84,43 @@ def assemble_cmd(
     console.print(f"wrote {out}/ in {time.perf_counter() - start:.1f}s")
 
 
-def adversarial_cmd(
-    instances: Annotated[
-        Path, typer.Option("--instances", "-i", help="instances Parquet (heldout or train)")
-    ],
-    problems: Annotated[
-        Path, typer.Option("--problems", "-p", help="problems Parquet (for the re-judge)")
-    ],
-    out: OutOpt,
-    config: ConfigOpt = None,
-    mixed: Annotated[
-        bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
-    ] = False,
-    engine: EngineOpt = None,
-    url: UrlOpt = None,
-    token_file: TokenFileOpt = None,
-) -> None:
-    """Adv / Mixed: bias edits, every edited program judged again in the sandbox."""
+def _adversarial(given: Given) -> None:
     from pipeline.judge.availability import probe_judge
-    from pipeline.judge.config import SandboxSection
 
-    try:
-        sandbox = SandboxSection().overridden(engine, url, token_file)
-        # every edit is re-judged: a dead engine is said first, before polars and the stage load
-        probe_judge(sandbox)
-        from pipeline.instances.adversarial.config import AdversarialConfig
-        from pipeline.instances.stage import adversarial
+    sandbox = sandbox_given(given)
+    # every edit is re-judged: a dead engine is said first, before polars and the stage load
+    probe_judge(sandbox)
+    from pipeline.instances.adversarial.config import AdversarialConfig
+    from pipeline.instances.stage import adversarial
 
-        default = AdversarialConfig.mixed if mixed else AdversarialConfig
-        cfg = _config(config, AdversarialConfig, default)
-        cfg.judge.progress = True
-        stats = adversarial(instances, problems, out, cfg, sandbox=sandbox)
-    except (ValueError, FileNotFoundError, TypeError) as e:
-        raise _fail(e) from e
+    mixed = given.extras["mixed"]
+    cfg = given.config(AdversarialConfig, AdversarialConfig.mixed if mixed else None)
+    cfg.judge.progress = True
+    stats = adversarial(
+        given.paths["instances"], given.paths["problems"], given.paths["out"], cfg, sandbox=sandbox
+    )
     console.print(_bias_table(stats))
     console.print(
         f"{stats['rows_out']} rows ({stats['rows_with_edits']} edited) from {stats['instances_in']} "
         f"({stats['construction']}); {stats['edits_accepted']}/{stats['edits_planned']} edits "
         f"kept their verdict; rows by bias type: {stats['rows_by_modification']}"
     )
-    console.print(f"wrote {out}/{stats['output']}")
+    console.print(f"wrote {given.paths['out']}/{stats['output']}")
 
 
-def dpo_cmd(
-    instances: Annotated[
-        Path, typer.Option("--instances", "-i", help="instances Parquet (train or mixed)")
-    ],
-    out: OutOpt,
-    config: ConfigOpt = None,
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            metavar="NAME=PATH",
-            help="A judge model added to the config's judges: NAME=PATH, a local folder or a "
-            "Hub id, run here with the transformers backend (other backends: use --config). "
-            "Repeatable.",
-        ),
-    ] = None,
-) -> None:
-    """DPO pairs: real verifier responses, chosen picks the correct letter, rejected does not."""
-    from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
+def _dpo(given: Given) -> None:
+    from pipeline.instances.dpo.config import JudgeModelSpec
     from pipeline.instances.stage import build_dpo
     from pipeline.model_refs import require_model
 
-    try:
-        cfg = _config(config, DPOConfig, DPOConfig)
-        for m in model or []:
-            name, _, path = m.partition("=")
-            if not path:
-                name, path = Path(m).name, m
-            require_model(path, f"--model {m}")
-            cfg.judges.append(JudgeModelSpec(name=name, model=path))
-        stats = build_dpo(instances, out, cfg)
-    except (ValueError, OSError, TypeError) as e:  # OSError: a judge model that cannot load
-        raise _fail(e) from e
+    cfg = given.config()
+    for m in given.extras["model"] or []:
+        name, _, path = m.partition("=")
+        if not path:
+            name, path = Path(m).name, m
+        require_model(path, f"--model {m}")
+        cfg.judges.append(JudgeModelSpec(name=name, model=path))
+    stats = build_dpo(given.paths["instances"], given.paths["out"], cfg)
     t = Table(title="dpo responses by judge")
     for c in ("judge", "responses", "correct", "invalid", "errors", "chosen", "rejected"):
         t.add_column(c, justify="left" if c == "judge" else "right")
@@ -189,13 +136,86 @@ def dpo_cmd(
         f"{stats['pairs']} pairs ({stats['construction']}) from {stats['instances']} instances; "
         f"chosen: {stats['chosen_source']}; short of pairs: {stats['instances_short_of_pairs']}"
     )
-    console.print(f"wrote {out}/{stats['output']}")
+    console.print(f"wrote {given.paths['out']}/{stats['output']}")
 
 
-COMMANDS = {"assemble": assemble_cmd, "adversarial": adversarial_cmd, "dpo": dpo_cmd}
+def _config_file(model: str) -> ConfigFile:
+    # named, not imported: the instance schemas load pyarrow, after the engine has answered
+    return ConfigFile(f"pipeline.instances.{model}", "YAML config (defaults otherwise)")
+
+
+COMMANDS = (
+    StageCommand(
+        name="assemble",
+        stage="assemble",
+        help="Instances with exactly one correct candidate: train, heldout, strong, hard.",
+        inputs={
+            "judged": PathOption(("--judged", "-j"), "judged candidates Parquet"),
+            "problems": PROBLEMS,
+            "splits": PathOption(("--splits",), "split folder (assignments.parquet)"),
+        },
+        out=OUT,
+        config=_config_file("config:AssembleConfig"),
+        extras={
+            "seed": Extra(
+                Annotated[int | None, typer.Option(help="override the config's seed")], None
+            )
+        },
+        run=_assemble,
+        errors=(ValueError, FileNotFoundError, TypeError),
+    ),
+    StageCommand(
+        name="adversarial",
+        stage="adversarial",
+        help="Adv / Mixed: bias edits, every edited program judged again in the sandbox.",
+        inputs={
+            "instances": PathOption(("--instances", "-i"), "instances Parquet (heldout or train)"),
+            "problems": PathOption(("--problems", "-p"), "problems Parquet (for the re-judge)"),
+        },
+        out=OUT,
+        config=_config_file("adversarial.config:AdversarialConfig"),
+        extras={
+            "mixed": Extra(
+                Annotated[
+                    bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
+                ],
+                False,
+            ),
+            **ENGINE_OPTIONS,
+        },
+        run=_adversarial,
+        errors=(ValueError, FileNotFoundError, TypeError),
+    ),
+    StageCommand(
+        name="dpo",
+        stage="dpo-pairs",
+        help="DPO pairs: real verifier responses, chosen picks the correct letter, rejected does not.",
+        inputs={
+            "instances": PathOption(("--instances", "-i"), "instances Parquet (train or mixed)")
+        },
+        out=OUT,
+        config=_config_file("dpo.config:DPOConfig"),
+        extras={
+            "model": Extra(
+                Annotated[
+                    list[str] | None,
+                    typer.Option(
+                        metavar="NAME=PATH",
+                        help="A judge model added to the config's judges: NAME=PATH, a local folder or a "
+                        "Hub id, run here with the transformers backend (other backends: use --config). "
+                        "Repeatable.",
+                    ),
+                ],
+                None,
+            )
+        },
+        run=_dpo,
+        errors=(ValueError, OSError, TypeError),  # OSError: a judge model that cannot load
+    ),
+)
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to the `aletheia` app."""
-    for name, command in COMMANDS.items():
-        app.command(name)(command)
+    for command in COMMANDS:
+        add_stage_command(app, command)

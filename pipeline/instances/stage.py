@@ -1,11 +1,11 @@
 """Stage entry points: Parquet in, Parquet out, a stats dict back (the flows wire these).
 
 ASSEMBLE here, ADVERSARIAL_EDITS and ADVERSARIAL in `pipeline.instances.adversarial.stage`:
-stage values (REDESIGN §2.1) that `pipeline.common.runner.run_stage` keys, caches and marks
+stage values that `pipeline.common.runner.run_stage` keys, caches and marks
 (a folder whose `_stage.json` holds the key, with every output present, is reused
 untouched). `assemble`, `adversarial_edits` and `adversarial` are the entry points the
-flows and the CLI call today, thin wrappers over `run_stage` until the flows run the
-stage values themselves (REDESIGN step C2).
+`aletheia` commands and the tests call, thin wrappers over `run_stage` (the flows run the
+stage values through flows/task.py).
 """
 
 from __future__ import annotations

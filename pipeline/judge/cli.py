@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.common.config_options import option_for
+from pipeline.common.stage_cli import (
+    PROBLEMS,
+    FieldOption,
+    Given,
+    PathOption,
+    StageCommand,
+    add_stage_command,
+)
 from pipeline.judge.config import JudgeConfig, SandboxSection
-from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
+from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
 
 
 def stderr_console() -> Console:
@@ -53,34 +59,45 @@ def summary_table(title: str, groups: dict[str, dict[str, Any]], *, judged: bool
     return t
 
 
+def _judge(given: Given) -> None:
+    from pipeline.judge.availability import probe_judge
+
+    cfg = given.config(JudgeConfig)
+    sandbox = sandbox_given(given)
+    probe_judge(sandbox)  # a dead engine: one line now, not a traceback after the inputs load
+    from pipeline.judge.stage import judge_candidates
+
+    out = given.paths["out"]
+    stats = judge_candidates(
+        given.paths["candidates"], given.paths["problems"], out, cfg, sandbox=sandbox
+    )
+    console = stderr_console()
+    console.print(summary_table("judge", stats["by_generator_language"], judged=True))
+    console.print(
+        f"not judged: {hist(stats['not_judged'])}; SE: {stats['se']}; "
+        f"distinct programs: {stats['distinct_programs']}"
+    )
+    console.print(f"wrote {out} ({stats['judged_rows']} rows)")
+
+
+JUDGE_COMMAND = StageCommand(
+    name="judge",
+    stage="judge",
+    help="Judge every candidate in the sandbox; distinct programs run once.",
+    inputs={
+        "candidates": PathOption(("--candidates",), "candidates Parquet"),
+        "problems": PROBLEMS,
+    },
+    out=PathOption(("--out", "-o"), "judged candidates Parquet to write"),
+    fields=(
+        FieldOption(JudgeConfig, "chunk_size"),
+        FieldOption(JudgeConfig, "time_limit_scale"),
+        FieldOption(SandboxSection, "pool_size"),
+    ),
+    extras=ENGINE_OPTIONS,
+    run=_judge,
+)
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("judge")
-    def judge_cmd(
-        candidates: Annotated[Path, typer.Option("--candidates", help="candidates Parquet")],
-        problems: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-        out: Annotated[
-            Path, typer.Option("--out", "-o", help="judged candidates Parquet to write")
-        ],
-        chunk_size: int = option_for(JudgeConfig, "chunk_size"),
-        time_limit_scale: float = option_for(JudgeConfig, "time_limit_scale"),
-        pool_size: int | None = option_for(SandboxSection, "pool_size"),
-        engine: EngineOpt = None,
-        url: UrlOpt = None,
-        token_file: TokenFileOpt = None,
-    ) -> None:
-        """Judge every candidate in the sandbox; distinct programs run once."""
-        from pipeline.judge.availability import probe_judge
-
-        cfg = JudgeConfig(chunk_size=chunk_size, time_limit_scale=time_limit_scale)
-        sandbox = SandboxSection(pool_size=pool_size).overridden(engine, url, token_file)
-        probe_judge(sandbox)  # a dead engine: one line now, not a traceback after the inputs load
-        from pipeline.judge.stage import judge_candidates
-
-        stats = judge_candidates(candidates, problems, out, cfg, sandbox=sandbox)
-        console = stderr_console()
-        console.print(summary_table("judge", stats["by_generator_language"], judged=True))
-        console.print(
-            f"not judged: {hist(stats['not_judged'])}; SE: {stats['se']}; "
-            f"distinct programs: {stats['distinct_programs']}"
-        )
-        console.print(f"wrote {out} ({stats['judged_rows']} rows)")
+    add_stage_command(app, JUDGE_COMMAND)

@@ -4,9 +4,11 @@ definition, one help), as `python -m sandbox` takes them."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from pipeline.common.stage_cli import Extra, Given
 
 # Not from pipeline.judge.interface: that loads pyarrow and numpy, on every help page.
 from sandbox.engines import EngineName
@@ -39,3 +41,19 @@ TokenFileOpt = Annotated[
         "sandbox.token_file, else $ALETHEIA_SANDBOX_TOKEN)",
     ),
 ]
+
+# The same three on a generated stage command (pipeline/common/stage_cli.py), after its flags.
+ENGINE_OPTIONS = {
+    "engine": Extra(EngineOpt, None, last=True),
+    "url": Extra(UrlOpt, None, last=True),
+    "token_file": Extra(TokenFileOpt, None, last=True),
+}
+
+
+def sandbox_given(given: Given, base: Any = None) -> Any:
+    """The sandbox section (`base`, else the command's `SandboxSection` flags) with
+    `--engine`, `--url` and `--token-file` over it."""
+    from pipeline.judge.config import SandboxSection
+
+    section = base if base is not None else given.config(SandboxSection)
+    return section.overridden(*(given.extras[k] for k in ENGINE_OPTIONS))

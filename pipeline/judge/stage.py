@@ -23,7 +23,8 @@ adversarial re-judges pass their section's judge). Its primary output is the jud
 its marker lives in `.<stem>.stage/` beside it: one per shard file
 (`judge/.judged-0000-of-0002.stage/`). `judge_stage(engine)` binds an opened engine, whose
 stamp enters the key: a finished output is reused only for the engine that judged it. `judge_candidates(...)` is the
-old entry point, kept with its signature and return until the flows call the runner (C2).
+entry point of `aletheia judge` and the tests, a wrapper over the runner (the flows run
+JUDGE through flows/task.py).
 """
 
 from __future__ import annotations

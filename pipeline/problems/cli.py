@@ -6,15 +6,20 @@ answers a dead judge engine before pyarrow loads)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.common.config_options import option_for
-from pipeline.errors import fail
+from pipeline.common.stage_cli import (
+    Extra,
+    FieldOption,
+    Given,
+    PathOption,
+    StageCommand,
+    add_stage_command,
+)
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import SourceError
 from pipeline.problems.sources import ADAPTERS
@@ -38,6 +43,64 @@ def _ingest_table(stats: dict) -> Table:
     return t
 
 
+def _ingest(given: Given) -> None:
+    from pipeline.problems.stage import ingest
+
+    config = given.config(IngestConfig)
+    config.include_generated_tests = not given.extras["no_generated_tests"]
+    config.normalize.cut_sample_io = not given.extras["keep_samples"]
+    out = given.paths["out"]
+    stats = ingest(given.extras["source"], out, config, force=given.force)
+    console.print(_ingest_table(stats))
+    console.print(f"wrote {out} and {stats['outputs']['quarantine']}")
+
+
+INGEST_COMMAND = StageCommand(
+    name="ingest",
+    stage="ingest",
+    help="Read problem sources into one Problem table; bad rows go to the quarantine table.",
+    out=PathOption(("--out", "-o"), "problems Parquet to write"),
+    extras={
+        "source": Extra(
+            Annotated[
+                list[str],
+                typer.Option(
+                    "--source",
+                    "-s",
+                    help="KIND[:LOCATION]\\[#SPLIT], repeatable. KIND: "
+                    + ", ".join(ADAPTERS)
+                    + ". LOCATION: Hub id, folder, file or glob (parquet/jsonl).",
+                ),
+            ]
+        ),
+        "no_generated_tests": Extra(
+            Annotated[
+                bool,
+                typer.Option(
+                    "--no-generated-tests", help="code_contests: leave out its generated_tests"
+                ),
+            ],
+            False,
+        ),
+        "keep_samples": Extra(
+            Annotated[
+                bool,
+                typer.Option("--keep-samples", help="keep sample I/O sections in prompt_statement"),
+            ],
+            False,
+        ),
+    },
+    fields=(
+        FieldOption(IngestConfig, "max_tests_per_problem", ("--max-tests",)),
+        FieldOption(IngestConfig, "max_solutions_per_language"),
+        FieldOption(IngestConfig, "limit_per_source", ("--limit",)),
+    ),
+    force=True,
+    run=_ingest,
+    errors=(SourceError, ValueError),
+)
+
+
 def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -> None:
     """Add the `problems` group (`ingest`, then each of `group_commands` registering its own
     subcommands into the group)."""
@@ -45,54 +108,7 @@ def register(app: typer.Typer, *group_commands: Callable[[typer.Typer], None]) -
         help="Problems with tests: ingest sources, split into contamination-free sets.",
         no_args_is_help=True,
     )
-
-    @problems.command("ingest")
-    def ingest_cmd(
-        source: Annotated[
-            list[str],
-            typer.Option(
-                "--source",
-                "-s",
-                help="KIND[:LOCATION]\\[#SPLIT], repeatable. KIND: "
-                + ", ".join(ADAPTERS)
-                + ". LOCATION: Hub id, folder, file or glob (parquet/jsonl).",
-            ),
-        ],
-        out: Annotated[Path, typer.Option("--out", "-o", help="problems Parquet to write")],
-        no_generated_tests: Annotated[
-            bool,
-            typer.Option(
-                "--no-generated-tests", help="code_contests: leave out its generated_tests"
-            ),
-        ] = False,
-        keep_samples: Annotated[
-            bool,
-            typer.Option("--keep-samples", help="keep sample I/O sections in prompt_statement"),
-        ] = False,
-        max_tests: int | None = option_for(IngestConfig, "max_tests_per_problem", "--max-tests"),
-        max_solutions_per_language: int = option_for(IngestConfig, "max_solutions_per_language"),
-        limit: int | None = option_for(IngestConfig, "limit_per_source", "--limit"),
-        force: Annotated[
-            bool, typer.Option("--force", help="re-run even if the cached output matches")
-        ] = False,
-    ) -> None:
-        """Read problem sources into one Problem table; bad rows go to the quarantine table."""
-        from pipeline.problems.stage import ingest
-
-        config = IngestConfig(
-            include_generated_tests=not no_generated_tests,
-            max_tests_per_problem=max_tests,
-            max_solutions_per_language=max_solutions_per_language,
-            limit_per_source=limit,
-        )
-        config.normalize.cut_sample_io = not keep_samples
-        try:
-            stats = ingest(source, out, config, force=force)
-        except (SourceError, ValueError) as e:
-            raise fail(e) from e
-        console.print(_ingest_table(stats))
-        console.print(f"wrote {out} and {stats['outputs']['quarantine']}")
-
+    add_stage_command(problems, INGEST_COMMAND)
     for add in group_commands:
         add(problems)
     app.add_typer(problems, name="problems")

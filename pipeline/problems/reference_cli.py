@@ -6,40 +6,41 @@ pyarrow): a dead judge engine is answered in one line before anything heavy load
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Annotated
 
 import typer
 
-from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
+from pipeline.common.stage_cli import Given, PathOption, StageCommand, add_stage_command
+from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
+
+
+def _check_references(given: Given) -> None:
+    from pipeline.judge.availability import probe_judge
+
+    sandbox = sandbox_given(given)
+    probe_judge(sandbox)  # a dead engine: one line before the problems load
+    from pipeline.problems.reference_check import check_references
+
+    stats = check_references(given.paths["problems"], given.paths["out"], sandbox=sandbox)
+    typer.echo(json.dumps(stats, indent=2))
+
+
+# Outside the build graph: the RLVR study runs the same check (pipeline/policy_eval/study.py).
+CHECK_REFERENCES_COMMAND = StageCommand(
+    name="check-references",
+    help="Run every reference solution in the sandbox; quarantine problems whose reference fails.",
+    inputs={
+        "problems": PathOption(
+            ("--problems", "-p"),
+            "problems Parquet (from `problems ingest`)",
+            exists=True,
+            dir_okay=False,
+        )
+    },
+    out=PathOption(("--out", "-o"), "folder for the verified set and the report"),
+    extras=ENGINE_OPTIONS,
+    run=_check_references,
+)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("check-references")
-    def check_references_cmd(
-        problems: Annotated[
-            Path,
-            typer.Option(
-                "--problems",
-                "-p",
-                exists=True,
-                dir_okay=False,
-                help="problems Parquet (from `problems ingest`)",
-            ),
-        ],
-        out: Annotated[
-            Path, typer.Option("--out", "-o", help="folder for the verified set and the report")
-        ],
-        engine: EngineOpt = None,
-        url: UrlOpt = None,
-        token_file: TokenFileOpt = None,
-    ) -> None:
-        """Run every reference solution in the sandbox; quarantine problems whose reference fails."""
-        from pipeline.judge.availability import probe_judge
-        from pipeline.judge.config import SandboxSection
-
-        sandbox = SandboxSection().overridden(engine, url, token_file)
-        probe_judge(sandbox)  # a dead engine: one line before the problems load
-        from pipeline.problems.reference_check import check_references
-
-        typer.echo(json.dumps(check_references(problems, out, sandbox=sandbox), indent=2))
+    add_stage_command(app, CHECK_REFERENCES_COMMAND)

@@ -6,8 +6,9 @@
 `INGEST` is the stage as a value (pipeline/common/stage.py), run by the one runner
 (pipeline/common/runner.py): its primary output is the problems file, so its marker lives
 in the hidden folder `.problems.stage/` beside it. A re-run with unchanged sources, source
-files and config executes nothing. `ingest(...)` is the old entry point, kept with its
-signature and return value until the flows call the runner themselves (issue 24, C2).
+files and config executes nothing. `ingest(...)` is the entry point of
+`aletheia problems ingest` and the tests, a wrapper over the runner (the flows run INGEST
+through flows/task.py).
 
 Output rows are sorted by problem_id, so the same sources and config give the same
 bytes whatever order the sources are listed in.
@@ -282,8 +283,8 @@ def ingest(
     force: bool = False,
     show_progress: bool = True,
 ) -> dict[str, Any]:
-    """INGEST through the runner; returns its stats with `cached` (the old entry point, kept
-    until the flows call `run_stage` themselves). Raises as `_run` does, and ValueError on
+    """INGEST through the runner; returns its stats with `cached` (the entry point of
+    `aletheia problems ingest` and the tests). Raises as `_run` does, and ValueError on
     no sources or an unknown source kind before anything is read."""
     call = IngestCall(
         sources=list(sources), ingest=config or IngestConfig(), progress=show_progress

@@ -6,8 +6,8 @@
 (pipeline/common/runner.py; the marker `_stage.json` inside the output folder). Its
 `sharding` names the layout the sample flow uses today (problem shards in
 `sample/shards/problems-IIII-of-NNNN.parquet`, parts in `sample/shard-IIII/`, merged into
-`candidates.parquet`). `sample(...)` is the old entry point, kept with its signature and
-return value until the flows call the runner themselves (issue 24, C2).
+`candidates.parquet`). `sample(...)` is the entry point of `aletheia sample` and the
+tests, a wrapper over the runner (the flows run SAMPLE through flows/task.py).
 
 Model sources generate through their backend; `reference` and `mutant` sources come
 from the problems' own solutions. Resumable at the unit (problem, model, language,
@@ -491,8 +491,8 @@ def sampling_with(backend_factory: Any) -> Stage[SampleConfig]:
 def sample(
     config: SampleConfig, problems: Path, out_dir: Path, *, backend_factory: Any = None
 ) -> dict[str, Any]:
-    """The sample stage through the runner (the old entry point, kept until the flows call
-    `run_stage` themselves). Writes out_dir/candidates.parquet and out_dir/sample_stats.json
+    """The sample stage through the runner (the entry point of
+    `aletheia sample` and the tests). Writes out_dir/candidates.parquet and out_dir/sample_stats.json
     and returns the stats; a run with units that failed to generate returns its stats with
     `complete: False`, logs a warning and leaves the folder unmarked, as before."""
     stage = sampling_with(backend_factory) if backend_factory is not None else SAMPLE

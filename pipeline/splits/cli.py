@@ -4,15 +4,12 @@ assignment, the same stage function the flows call. The app shell adds it to the
 
 from __future__ import annotations
 
-import datetime as dt
-from pathlib import Path
-from typing import Annotated
-
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.errors import fail
+from pipeline.common.stage_cli import PROBLEMS, FieldOption, Given, StageCommand, add_stage_command
+from pipeline.splits.config import SplitConfig
 
 console = Console(stderr=True)
 
@@ -32,58 +29,39 @@ def _split_table(report: dict) -> Table:
     return t
 
 
+def _split(given: Given) -> None:
+    from pipeline.splits.stage import split_problems
+
+    out = given.paths["out"]
+    config = given.config(SplitConfig)
+    report = split_problems(given.paths["problems"], out, config, force=given.force)
+    console.print(_split_table(report))
+    console.print(
+        f"wrote {out}/{{train,heldout,train_questions,assignments,quarantine}}.parquet, report.json"
+    )
+
+
+SPLIT_COMMAND = StageCommand(
+    name="split",
+    stage="splits",
+    help="Near-duplicate clusters, benchmark decontamination and split assignment by cluster.",
+    inputs={"problems": PROBLEMS},
+    fields=(
+        FieldOption(SplitConfig, "benchmarks", ("--benchmark",)),
+        FieldOption(SplitConfig, "heldout_fraction"),
+        FieldOption(SplitConfig, "eval_after"),
+        FieldOption(SplitConfig, "seed"),
+        FieldOption(SplitConfig, "threshold"),
+        FieldOption(SplitConfig, "num_perm"),
+        FieldOption(SplitConfig, "decontam_ngram", ("--ngram",)),
+    ),
+    force=True,
+    run=_split,
+    # BenchmarkError is a ValueError (pipeline/splits/decontam.py)
+    errors=(ValueError, FileNotFoundError),
+)
+
+
 def register(problems: typer.Typer) -> None:
     """Add `split` to the `problems` group."""
-
-    @problems.command("split")
-    def split_cmd(
-        problems_path: Annotated[Path, typer.Option("--problems", "-p", help="problems Parquet")],
-        out: Annotated[Path, typer.Option("--out", "-o", help="output folder")],
-        benchmark: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="benchmark statements: an `mbpp[:PATH]\\[#SPLIT]` spec, or parquet/jsonl "
-                "with a statement, prompt, question_content, question or text column; repeatable"
-            ),
-        ] = None,
-        heldout_fraction: Annotated[
-            float, typer.Option(help="fraction of eligible clusters held out")
-        ] = 0.1,
-        eval_after: Annotated[
-            dt.datetime | None,
-            typer.Option(
-                formats=["%Y-%m-%d"],
-                help="heldout only from clusters whose problems are all dated after this date; "
-                "earlier and undated problems go to train",
-            ),
-        ] = None,
-        seed: Annotated[int, typer.Option()] = 0,
-        threshold: Annotated[float, typer.Option(help="near-duplicate Jaccard threshold")] = 0.7,
-        num_perm: Annotated[int, typer.Option(help="MinHash permutations")] = 128,
-        ngram: Annotated[int, typer.Option(help="decontamination word n-gram size")] = 8,
-        force: Annotated[
-            bool, typer.Option("--force", help="re-run even if the cached output matches")
-        ] = False,
-    ) -> None:
-        """Near-duplicate clusters, benchmark decontamination and split assignment by cluster."""
-        from pipeline.splits.config import SplitConfig
-        from pipeline.splits.decontam import BenchmarkError
-        from pipeline.splits.stage import split_problems
-
-        try:
-            config = SplitConfig(
-                seed=seed,
-                heldout_fraction=heldout_fraction,
-                threshold=threshold,
-                num_perm=num_perm,
-                decontam_ngram=ngram,
-                benchmarks=benchmark or [],
-                eval_after=eval_after.date() if eval_after else None,
-            )
-            report = split_problems(problems_path, out, config, force=force)
-        except (BenchmarkError, ValueError, FileNotFoundError) as e:
-            raise fail(e) from e
-        console.print(_split_table(report))
-        console.print(
-            f"wrote {out}/{{train,heldout,train_questions,assignments,quarantine}}.parquet, report.json"
-        )
+    add_stage_command(problems, SPLIT_COMMAND)

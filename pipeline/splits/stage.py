@@ -11,8 +11,9 @@ quarantine.parquet (the ingest quarantine, a declared input, plus this stage's o
 and report.json. Same inputs, config and seed -> byte-identical files.
 
 `SPLITS` is the stage as a value, run by the one runner (pipeline/common/runner.py; the
-marker `_stage.json` inside the folder). `split_problems(...)` is the old entry point, kept
-with its signature and return value until the flows call the runner themselves (C2).
+marker `_stage.json` inside the folder). `split_problems(...)` is the entry point of
+`aletheia problems split` and the tests, a wrapper over the runner (the flows run SPLITS
+through flows/task.py).
 
 Steps: near-duplicate clusters (dedup.py) -> split per cluster (assign.py, with the
 optional date cut) -> benchmark decontamination of Train (decontam.py) -> outputs.
@@ -410,7 +411,7 @@ def split_problems(
     show_progress: bool = True,
 ) -> dict[str, Any]:
     """SPLITS through the runner, with the ingest quarantine found beside `problems` (the
-    old entry point, kept until the flows call `run_stage` themselves). Returns the report
+    entry point of `aletheia problems split` and the tests). Returns the report
     (also written as report.json) with `cached: False`, or, when reused, the marker's
     stats with `cached: True`, as before."""
     call = SplitCall(splits=config or SplitConfig(), progress=show_progress)

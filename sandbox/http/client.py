@@ -27,12 +27,12 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any, Self
+from typing import Any
 
 import httpx
 from pydantic import TypeAdapter
 
-from sandbox.engines import EngineUnavailable
+from sandbox.engines import EngineBase, EngineUnavailable
 from sandbox.http.versions import NoAnswer, gather, token_of, urls_of
 from sandbox.http.wire import encode_batch
 from sandbox.models import JudgeRequest, JudgeResult
@@ -68,7 +68,7 @@ class _Server:
                 self.known.popitem(last=False)
 
 
-class HttpEngine:
+class HttpEngine(EngineBase):
     """A client of sandbox servers (see module doc).
 
     url: one server URL or several (tried in turn, failed ones set aside).
@@ -130,17 +130,6 @@ class HttpEngine:
         """The servers' engine stamp: the verdicts are theirs."""
         return self._stamp
 
-    def judge(
-        self,
-        requests: Iterable[JudgeRequest | dict],
-        progress: bool = False,
-        use_cache: bool = True,
-    ) -> list[JudgeResult]:
-        out: dict[int, JudgeResult] = {}
-        for index, result in self.judge_iter(requests, progress=progress, use_cache=use_cache):
-            out[index] = result
-        return [out[i] for i in range(len(out))]
-
     def judge_iter(
         self,
         requests: Iterable[JudgeRequest | dict],
@@ -186,12 +175,6 @@ class HttpEngine:
         if not self._closed:
             self._closed = True
             self._http.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- internals --------------------------------------------------------------------------
 

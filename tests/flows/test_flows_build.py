@@ -379,7 +379,7 @@ def test_every_method_trains_on_pipeline_rows(
         assert any((before[k] != after[k]).any() for k in before if k in after)
 
 
-# --- resolve once, check once (REDESIGN §2.4) -------------------------------------------------
+# --- resolve once, check once --------------------------------------------------------------
 
 
 @pytest.fixture

@@ -93,7 +93,7 @@ def test_the_old_entry_point_finds_the_quarantine_ingest_wrote(
 
 
 def test_the_split_stage_does_not_import_the_problems_stage() -> None:
-    """splits -> problems.stage was a folder-level cycle (REDESIGN §1); the quarantine now
+    """splits -> problems.stage was a folder-level cycle; the quarantine now
     comes in as an input."""
     tree = ast.parse(STAGE_MODULE.read_text())
     imported = {

@@ -1,4 +1,4 @@
-"""The Adv / Mixed stages as values (REDESIGN §2.1), run by pipeline/common/runner.py.
+"""The Adv / Mixed stages as values , run by pipeline/common/runner.py.
 
 ADVERSARIAL_EDITS plans the bias edits (no sandbox) and writes the edited programs for
 the judge shards; ADVERSARIAL re-plans the same edits (same config and seed) and builds

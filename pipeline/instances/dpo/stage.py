@@ -1,4 +1,4 @@
-"""The DPO stage in two parts, as stage values (REDESIGN §2.1) run by pipeline/common/runner.py.
+"""The DPO stage in two parts, as stage values run by pipeline/common/runner.py.
 
 - `DPO_RESPONSES` (sharded by problem, gathered): one shard of instances -> every judge's
   responses for every prompt variant (`DPO_RESPONSE_SCHEMA`), through the generation
@@ -19,8 +19,8 @@
   order, so the rows do not depend on how the responses were sharded.
 
 `dpo_responses` (one round), `shard_responses` (every round of one shard) and `dpo_pairs`
-are the entry points the flows call today, thin wrappers over the runner until the flows
-run the stage values themselves (REDESIGN step C2). `build_dpo` in
+are thin entry points over the runner for `build_dpo` and the tests (the flows run the
+stage values through flows/task.py). `build_dpo` in
 `pipeline.instances.stage` is the one-process composition of the two.
 """
 
