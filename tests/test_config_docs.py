@@ -263,19 +263,20 @@ def test_option_for_takes_help_default_and_bounds_from_the_field() -> None:
         option_for(_Knobs, "siz")
 
 
-# Flags built by option_for: (command path, parameter, model, field).
+# Flags built by option_for: (command path, parameter, model, field). A generated stage
+# command names each parameter after its field (`--max-tests` is `max_tests_per_problem`).
 OPTION_FOR_FLAGS = [
     (("judge",), "chunk_size", "JudgeConfig", "chunk_size"),
     (("judge",), "time_limit_scale", "JudgeConfig", "time_limit_scale"),
     (("judge",), "pool_size", "SandboxSection", "pool_size"),
-    (("problems", "ingest"), "max_tests", "IngestConfig", "max_tests_per_problem"),
+    (("problems", "ingest"), "max_tests_per_problem", "IngestConfig", "max_tests_per_problem"),
     (
         ("problems", "ingest"),
         "max_solutions_per_language",
         "IngestConfig",
         "max_solutions_per_language",
     ),
-    (("problems", "ingest"), "limit", "IngestConfig", "limit_per_source"),
+    (("problems", "ingest"), "limit_per_source", "IngestConfig", "limit_per_source"),
 ]
 
 

@@ -13,7 +13,7 @@ passes fields to the TRL config as is, checked against the method's TRL config c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -202,6 +202,11 @@ class GrpoSettings(TrlSection):
 
     section: ClassVar[str] = "grpo"
     trl_config: ClassVar[str] = "GRPOConfig"
+    trl_limits: ClassVar[dict[str, Any]] = {
+        "num_generations": Annotated[int, Field(ge=2)],  # a group of one has no advantage
+        "importance_sampling_level": Literal["token", "sequence"],
+        "top_p": Annotated[float, Field(gt=0.0, le=1.0)],
+    }
     trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
         "num_generations": (16, "responses sampled per prompt (the group)"),
         "max_completion_length": (4096, "the reasoning-token budget (Aletheia: 4k / 8k / 16k)"),
@@ -447,6 +452,7 @@ class RlvrSettings(TrlSection):
 
     section: ClassVar[str] = "rlvr"
     trl_config: ClassVar[str] = "GRPOConfig"
+    trl_limits: ClassVar[dict[str, Any]] = GrpoSettings.trl_limits
     trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {
         "num_generations": (8, "programs sampled per problem (the group)"),
         "max_completion_length": (2048, "most tokens per program"),

@@ -177,6 +177,14 @@ def _trl_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
     schema["additionalProperties"] = False
 
 
+def _within(limit: Any, value: Any, where: str) -> None:
+    try:
+        TypeAdapter(limit).validate_python(value)
+    except ValidationError as exc:
+        reason = "; ".join(e["msg"] for e in exc.errors())
+        raise ValueError(f"{where}: {value!r}: {reason}") from None
+
+
 class TrlSection(BaseModel):
     """A section that takes, besides its declared fields (ours), any field of a TRL config
     class by TRL's name (`trl_config`; for a method's section only the fields that class adds
@@ -190,6 +198,9 @@ class TrlSection(BaseModel):
     # TRL field -> (Aletheia's value, where it comes from). Every one is in the section's dump
     # (the run's config.json and the ablation cells' cache key), set or not.
     trl_defaults: ClassVar[dict[str, tuple[Any, str]]] = {}
+    # TRL field -> the narrower type this project needs (a bound TRL checks only once
+    # training starts, hours into a run on a cluster; here preflight refuses it).
+    trl_limits: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def trl_allowed(cls) -> dict[str, TrlField]:
@@ -213,6 +224,9 @@ class TrlSection(BaseModel):
                                                cls.trl_config))  # fmt: skip
             default = cls.trl_defaults.get(key, (None, ""))[0]
             trl[key] = like_default(coerce(allowed[key], value, cls.section), default)
+        for key, limit in cls.trl_limits.items():
+            if key in trl:
+                _within(limit, trl[key], f"{cls.section}.{key}")
         return {**ours, **trl}
 
     def trl_args(self) -> dict[str, Any]:

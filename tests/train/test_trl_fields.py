@@ -133,3 +133,31 @@ def test_the_schema_names_trls_fields_and_refuses_a_typo() -> None:
     }
     assert validator.is_valid(base | {"grpo": {"shuffle_dataset": False}})
     assert not validator.is_valid(base | {"grpo": {"shuffle_datset": False}})
+
+
+@pytest.mark.parametrize(
+    ("section", "fields", "words"),
+    [
+        (GrpoSettings, {"num_generations": 1}, ["grpo.num_generations", "1", "greater than or equal to 2"]),
+        (GrpoSettings, {"importance_sampling_level": "seq"}, ["grpo.importance_sampling_level", "'token' or 'sequence'"]),
+        (RlvrSettings, {"top_p": 1.5}, ["rlvr.top_p", "1.5", "less than or equal to 1"]),
+        (RlvrSettings, {"num_generations": 1}, ["rlvr.num_generations"]),
+    ],
+)  # fmt: skip
+def test_a_value_trl_would_refuse_only_at_training_is_refused_at_validation(
+    section: type, fields: dict, words: list[str]
+) -> None:
+    with pytest.raises(ValidationError) as exc:
+        section(**fields)
+    for word in words:
+        assert word in str(exc.value)
+
+
+def test_values_inside_the_limits_pass() -> None:
+    assert (
+        GrpoSettings(num_generations=2, importance_sampling_level="sequence").trl_args()[
+            "num_generations"
+        ]
+        == 2
+    )
+    assert RlvrSettings(top_p=0.95).trl_args()["top_p"] == 0.95
