@@ -1,7 +1,8 @@
 """A failed deployment run tells its first error and where the full log is
 (`python -m flows.failure`, which scripts/demo.sh calls), and a worker without
 ALETHEIA_HOME is told to set it. Real parts: Prefect flow runs and Prefect's own pull-step
-runner on prefect.yaml's pull section, each in its own process with a temporary server."""
+runner on prefect.yaml's pull section, each in its own process against the session's Prefect
+server, as a worker's runs report to one (a temporary server per process cost ~20 s each)."""
 
 from __future__ import annotations
 
@@ -36,14 +37,13 @@ failing_demo()
 """
 
 
-def _python(args: list[str], tmp_path: Path, log: Path, **env: str) -> int:
+def _python(args: list[str], tmp_path: Path, log: Path, api: str, **env: str) -> int:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_API")}
     environ.pop("ALETHEIA_HOME", None)
     environ.update(
         PYTHONPATH=str(REPO),
         PREFECT_HOME=str(tmp_path / "prefect-home"),
-        PREFECT_SERVER_ANALYTICS_ENABLED="false",
-        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="120",
+        PREFECT_API_URL=api,
         **env,
     )
     with open(log, "w") as out:
@@ -73,11 +73,11 @@ def _report(log: Path) -> str:
 
 
 @pytest.mark.slow
-def test_first_error_of_a_real_failed_flow_run(tmp_path: Path) -> None:
+def test_first_error_of_a_real_failed_flow_run(prefect_api: str, tmp_path: Path) -> None:
     script = tmp_path / "failing_flow.py"
     script.write_text(FAILING_FLOW)
     log = tmp_path / "worker.log"
-    assert _python([str(script)], tmp_path, log) != 0
+    assert _python([str(script)], tmp_path, log, prefect_api) != 0
     assert log.read_text().count("Traceback") >= 2  # the error, then everything it failed
     first, where, ui = _report(log).splitlines()
     assert first.startswith("first error: Task run 'judge_shard-")
@@ -89,7 +89,7 @@ def test_first_error_of_a_real_failed_flow_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_worker_without_aletheia_home_is_told_to_set_it(tmp_path: Path) -> None:
+def test_a_worker_without_aletheia_home_is_told_to_set_it(prefect_api: str, tmp_path: Path) -> None:
     """prefect.yaml's pull section, run by Prefect's step runner as a worker's flow run does."""
     code = (
         "import asyncio, yaml\n"
@@ -99,14 +99,16 @@ def test_a_worker_without_aletheia_home_is_told_to_set_it(tmp_path: Path) -> Non
         "asyncio.run(run_steps(steps))\n"
     )
     log = tmp_path / "worker.log"
-    assert _python(["-c", code], tmp_path, log) != 0, log.read_text()
+    assert _python(["-c", code], tmp_path, log, prefect_api) != 0, log.read_text()
     first = _report(log).splitlines()[0]
     assert "ALETHEIA_HOME is not set on this worker" in first and "export ALETHEIA_HOME" in first
     assert "No such file or directory: ''" not in log.read_text()  # the old crash
 
     log_ok = tmp_path / "ok.log"
     ok = code.replace("asyncio.run(run_steps(steps))", "print(asyncio.run(run_steps(steps)))")
-    assert _python(["-c", ok], tmp_path, log_ok, ALETHEIA_HOME=str(REPO)) == 0, log_ok.read_text()
+    assert _python(["-c", ok], tmp_path, log_ok, prefect_api, ALETHEIA_HOME=str(REPO)) == 0, (
+        log_ok.read_text()
+    )
     assert f"'directory': '{REPO.resolve()}'" in log_ok.read_text()
 
 

@@ -1,8 +1,9 @@
 """A virtualenv with only what a GPU node has: the packages it was found with
 (scripts/gpu-node-packages.txt, with their dependencies) and the wheels the RLVR entry point
 brings (scripts/gpu-rlvr-wheels.txt). Its site-packages are symlinks to this virtualenv's
-installed files, so it is built in a second and downloads nothing; a module the node would
-lack cannot be imported there, so the entry point fails here as it would fail on the node.
+installed files (their `__pycache__` folders too, so its imports reuse this virtualenv's
+bytecode), so it is built in seconds and downloads nothing; a module the node would lack
+cannot be imported there, so the entry point fails here as it would fail on the node.
 
 Versions are this virtualenv's, not the node's (torch 2.11, transformers 5.17 there): it checks
 which distributions are needed, not that the node's versions work together.
@@ -77,6 +78,7 @@ def build_node_env(dest: Path, dists: Iterable[str]) -> Path:
             text=True,
         ).stdout.strip()
     )
+    shared: set[Path] = set()  # node folders whose __pycache__ is already linked
     for name in sorted(dists):
         dist = distribution(name)
         for f in dist.files or ():
@@ -87,5 +89,26 @@ def build_node_env(dest: Path, dists: Iterable[str]) -> Path:
             if not src.exists() or dest not in target.parents or target.exists():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(src.resolve())
+            real = src.resolve()
+            target.symlink_to(real)
+            if target.suffix == ".py" and target.parent not in shared and site in target.parents:
+                shared.add(target.parent)
+                _share_bytecode(target.parent, real.parent)
     return python
+
+
+def _share_bytecode(node_dir: Path, real_dir: Path) -> None:
+    """`node_dir/__pycache__` -> `real_dir/__pycache__`: the sources are the same files, so
+    this virtualenv's bytecode is valid there. A fresh node env otherwise compiles torch,
+    transformers and TRL again on each run (measured: 51 s against 19 s for their imports).
+    A module the node lacks still cannot be imported: its source is not linked, and Python
+    never imports a `__pycache__` file without its source."""
+    link = node_dir / "__pycache__"
+    if link.is_symlink() or link.exists():
+        return
+    cache = real_dir / "__pycache__"
+    try:
+        cache.mkdir(exist_ok=True)
+    except OSError:
+        return  # a read-only install: the node env compiles its own
+    link.symlink_to(cache, target_is_directory=True)
