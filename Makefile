@@ -45,7 +45,10 @@ image: $(DEMO_STAMP) docker
 	-@$(PY) -m sandbox testlib fetch >/dev/null
 	$(PY) -m sandbox image ensure
 
+# The `openai` backend's test server env (.venv-serve, about a minute of pip) builds in the
+# background while the first tests run; the test that needs it waits on its lock.
 test: venv image
+	@bash scripts/serve-env.sh >/dev/null 2>&1 &
 	$(PY) -m pytest -q --durations=40 tests
 
 # On a bare machine the virtualenv and the Docker engine install side by side (pip and apt

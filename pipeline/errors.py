@@ -50,7 +50,21 @@ def _model_at(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
 
 
 def _fields(model: type[BaseModel]) -> list[str]:
-    return [a for name, f in model.model_fields.items() for a in (name, f.alias) if a]
+    names = [a for name, f in model.model_fields.items() for a in (name, f.alias) if a]
+    extra_keys = getattr(model, "extra_keys", None)  # a section that takes more (TRL's fields)
+    return names + (list(extra_keys()) if callable(extra_keys) else [])
+
+
+# The error type a model's own validator raises for a key it does not take, with the key in
+# its context (`{"key": ..., "hint": ...}`): read here as pydantic's extra_forbidden on it.
+UNKNOWN_KEY = "unknown_key"
+
+
+def _as_extra(error: Any) -> Any:
+    ctx = error.get("ctx") or {}
+    if error.get("type") != UNKNOWN_KEY or "key" not in ctx:
+        return error
+    return {**error, "type": "extra_forbidden", "loc": (*error.get("loc", ()), ctx["key"])}
 
 
 def closest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
@@ -103,7 +117,7 @@ def _key_hint(error: Any, model: type[BaseModel] | None) -> str:
 
 def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
     """One line for a pydantic error: the dotted key, what is wrong, the closest known key."""
-    errors = _typo_twins(err.errors())
+    errors = _typo_twins([_as_extra(e) for e in err.errors()])
     extra = [e for e in errors if e.get("type") == "extra_forbidden"]
     first = extra[0] if extra else errors[0]  # a misspelt key explains the rest best
     loc = tuple(first.get("loc", ()))
@@ -111,7 +125,10 @@ def describe(err: ValidationError, model: type[BaseModel] | None = None) -> str:
     if first.get("type") == "extra_forbidden":
         owner = _model_at(model, loc[:-1]) if model is not None else None
         what = "unknown key"
-        if owner is not None:
+        hint = (first.get("ctx") or {}).get("hint")
+        if hint is not None:
+            what += hint
+        elif owner is not None:
             what += did_you_mean(str(loc[-1]), _fields(owner))
     else:
         value = first.get("input")

@@ -8,6 +8,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${SERVE_VENV:-$ROOT/.venv-serve}"
 MAIN_PY="${MAIN_PY:-$ROOT/.venv/bin/python}"
 MARKER="$VENV/.aletheia-serve-ready"
+# One build at a time: `make test` starts one in the background and the first test that
+# needs the server waits here for it instead of building a second copy over it.
+exec 9>"$VENV.lock"
+flock 9
 if [[ -f "$MARKER" ]]; then
   echo "serve env ready: $VENV"
   exit 0

@@ -24,6 +24,7 @@ LIGHT_HELPERS = {
     "pipeline.common.verifier_prompt": "PromptSpec / PromptStyle, the prompt knobs",
     "pipeline.instances.adversarial.catalogue": "the bias types a config may name",
     "pipeline.train.rewards": "Aletheia's overlong-buffer default",
+    "pipeline.train.trl_fields": "TRL's config fields, read from its source without importing it",
 }
 # Libraries whose import takes seconds; no config module may load them (even indirectly).
 HEAVY = (

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from pipeline.errors import UNKNOWN_KEY
 
 # Where each class is defined (a package's __init__ re-exports it lazily, so `from
 # transformers import TrainingArguments` does not name the file).
@@ -160,12 +163,18 @@ def like_default(value: Any, default: Any) -> Any:
 
 def unknown_field(name: str, where: str, allowed: dict[str, Any], cls: str) -> str:
     """The message for a key no field takes, naming the closest that does."""
+    return f"{where}.{name}: unknown key{unknown_hint(name, allowed, cls)}"
+
+
+def unknown_hint(name: str, allowed: dict[str, Any], cls: str) -> str:
+    """`; did you mean 'x'?`, or where the field belongs, or whose fields were looked in (the
+    full list of TRL's fields is too long for one line: the config reference has it)."""
     close = difflib.get_close_matches(name, list(allowed), n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    elsewhere = ""
-    if not close and name in trl_fields(SHARED):
-        elsewhere = f" ({name} is a TrainingArguments field: set it under optim)"
-    return f"{where}: unknown field {name!r} (neither ours nor {cls}'s){hint}{elsewhere}"
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    if name in trl_fields(SHARED):
+        return f"; {name} is a TrainingArguments field: set it under optim"
+    return f"; neither ours nor {cls}'s (docs/config-reference.md lists them)"
 
 
 def _trl_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
@@ -207,6 +216,11 @@ class TrlSection(BaseModel):
         fields = trl_fields(SHARED) if cls.trl_config == SHARED else own_fields(cls.trl_config)
         return {k: f for k, f in fields.items() if k not in cls.model_fields}
 
+    @classmethod
+    def extra_keys(cls) -> list[str]:
+        """The keys this section takes besides its fields (for `did you mean`)."""
+        return list(cls.trl_allowed())
+
     @model_validator(mode="before")
     @classmethod
     def _trl_fields(cls, data: Any) -> Any:
@@ -220,8 +234,11 @@ class TrlSection(BaseModel):
         trl = {k: copy.deepcopy(v) for k, (v, _) in cls.trl_defaults.items()}
         for key, value in theirs.items():
             if key not in allowed:
-                raise ValueError(unknown_field(key, cls.section, {**cls.model_fields, **allowed},
-                                               cls.trl_config))  # fmt: skip
+                # pipeline.errors.describe reads it as the unknown key `section.key`.
+                hint = unknown_hint(key, {**cls.model_fields, **allowed}, cls.trl_config)
+                raise PydanticCustomError(
+                    UNKNOWN_KEY, "{key}: unknown key{hint}", {"key": key, "hint": hint}
+                )
             default = cls.trl_defaults.get(key, (None, ""))[0]
             trl[key] = like_default(coerce(allowed[key], value, cls.section), default)
         for key, limit in cls.trl_limits.items():
