@@ -35,11 +35,11 @@ it pays Python work per token per row. Requests without `answer_choices` can go 
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-import functools
 from typing import Any, Protocol
 
 from pipeline.sampling.seeds import derive_seed
