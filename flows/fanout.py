@@ -68,9 +68,9 @@ def fan_out(
     lines (default `label`); `run_prefix` the shards' task runs (`adv-judge` ->
     `adv-judge-shard-1`; default the stage's task name). Returns the merged result, with
     where each shard ran (`stats.shards_ran_on`) and, for a gathered stage, its `parts`."""
-    from pipeline.stages import STAGES
+    from pipeline.stages import stage_named
 
-    stage = STAGES[stage_name]
+    stage = stage_named(stage_name)
     sharding = stage.sharding
     assert sharding is not None, f"stage {stage.name} is not sharded"
     paths = {name: Path(r["path"]) if isinstance(r["path"], str) else [Path(p) for p in r["path"]]

@@ -318,9 +318,9 @@ def stage_task(
     from pipeline.common.runner import run_stage
     from pipeline.executor import prepared
     from pipeline.sampling.stage import Incomplete
-    from pipeline.stages import STAGES
+    from pipeline.stages import stage_named
 
-    value = STAGES[stage]
+    value = stage_named(stage)
     paths = {name: _paths(r["path"]) for name, r in inputs.items()}
     given = config if value.call_of is not None else value.config.model_validate(config)
     where = Path(out)
@@ -375,7 +375,9 @@ def run_task(
     """One unsharded stage as one task: its result (or, `submit`, its future)."""
     t = task_for(stage, s)
     args = (stage.name, config.model_dump(mode="json"), inputs, str(out), (0, 1))
-    return (t.submit if submit else t)(*args)
+    if submit:
+        return t.submit(*args)
+    return t(*args, return_state=True).result()  # a Cached state's data, like a future's
 
 
 def checked(config: str | dict[str, Any] | RunConfig, only: tuple[str, ...] = ()) -> RunConfig:

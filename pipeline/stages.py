@@ -245,6 +245,11 @@ GRAPH = Graph(
 STAGES: dict[str, Stage[Any]] = {n.stage.name: n.stage for n in GRAPH}
 
 
+def stage_named(name: str) -> Stage[Any]:
+    """The stage of that name in the graph as it is now (a test may add a node to it)."""
+    return next(n.stage for n in GRAPH if n.stage.name == name)
+
+
 def built_dirs(cfg: RunConfig) -> frozenset[Path]:
     """Folders the build makes before anything reads them: the fitted policies and the tiny
     model. A model reference naming one is not looked for on disk."""
