@@ -1,5 +1,5 @@
 """Preflight as one loop (issue 24 C1): every stage of the build checks each of its sections
-once, with its own check (pipeline/stages.py BUILD), and a publish of an existing build
+once per run of each graph node, with its own check (pipeline/stages.py GRAPH), and a publish of an existing build
 checks only the Hub. Spies wrap the real checks (they record and pass through); the configs
 are the demo's with real mistakes in them (a missing source file, a misspelt template, a
 DPO model that is nowhere), checked against an empty HF cache as tests/test_preflight.py."""
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
+from pipeline.common.graph import Graph
 from pipeline.common.stage import CheckContext, Finding, Stage
 from pipeline.config import RunConfig, load_run_config
 from pipeline.preflight import PreflightError, preflight, require_hub
-from pipeline.common.graph import Graph
 from pipeline.stages import GRAPH, STAGES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -49,7 +49,7 @@ def test_preflight_and_dry_run_plan_the_toy_stage(
     report = preflight(resolve_run_config(cfg_file), docker=False)
     assert "toy-count: count the train problems" in report.stages()
     assert any(f.message == "toy stage checked (train problems)" for f in report.findings)
-    rc, said = _cli(capsys, "build-train", "--dry-run", "-c", str(cfg_file))
+    _, said = _cli(capsys, "build-train", "--dry-run", "-c", str(cfg_file))
     assert "  stage  toy-count: count the train problems" in said, said
 
 
