@@ -189,6 +189,9 @@ COMMANDS: dict[str, _Entry] = {
         "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",
     ),
     "build-eval": _Entry(_flows, "Build the eval configs only (heldout, strong, hard, adv)."),
+    "stage": _Entry(
+        _flows, "Run one node of the build graph here; its upstream nodes must have finished."
+    ),
     "config": _Entry(
         _config, "The configs' JSON schemas and the generated reference (docs/config-reference.md)."
     ),

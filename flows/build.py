@@ -1,16 +1,13 @@
 """The build flows: `build-aletheia-train` (all nine configs, then publish) and
-`build-aletheia-eval` (Heldout, Strong, Hard, Adv).
+`build-aletheia-eval` (Heldout, Strong, Hard, Adv), both walking the one build graph
+(`pipeline.stages.GRAPH`, pipeline/common/graph.py).
 
-The order of the stages, the sections each gets and the artifacts; nothing else. A stage
-runs as one task (`flows.task.run_task`) or, when sharded, through the one fan-out
-(`flows.fanout.run_sharded`). `build-aletheia-train` runs `build-aletheia-eval` as a
-subflow so one deployment run yields every config; the stages the two share are
-Prefect-cached, so they execute once.
-
-Work-dir layout (`<out_dir>/work/`):
-  problems.parquet (+ .quarantine/.report)   splits/           candidates.parquet
-  judged.parquet                             instances/        mixed/ adv/ dpo/ mixed_dpo/
-  build.json (the manifest `publish` reads)
+This module is the Prefect executor of that graph: a node with one run is one task
+(`flows.task.run_task`), a sharded node goes through the one fan-out
+(`flows.fanout.run_sharded`), a node of several runs (a fit per policy) runs them side by
+side (`run_each`). Here besides: the artifacts, the fingerprints and the manifest.
+`build-aletheia-train` runs `build-aletheia-eval` as a subflow, with the nodes the two
+share already done, so one deployment run yields every config.
 """
 
 from __future__ import annotations
@@ -35,223 +32,134 @@ from flows.artifacts import (
 from flows.fanout import run_each, run_sharded
 from flows.progress import watch
 from flows.quiet import quiet_libraries
-from flows.task import (
-    RunSettings,
-    checked,
-    file_ref,
-    gathered,
-    policy_progress_file,
-    ref,
-    run_task,
-)
+from flows.task import Ref, RunSettings, checked, run_task
+from pipeline import stages
+from pipeline.common.graph import Done, Node, input_digest, resolve_inputs
 from pipeline.config import RunConfig
-from pipeline.instances.adversarial.stage import ADVERSARIAL, ADVERSARIAL_EDITS
 from pipeline.instances.config import test_table_name
-from pipeline.instances.dpo.stage import DPO_PAIRS, DPO_RESPONSES
-from pipeline.instances.stage import ASSEMBLE, split_tables
-from pipeline.judge.stage import JUDGE, JudgeCall
-from pipeline.models.stage import FIT_POLICY, TINY_MODEL, TinyModelCall
-from pipeline.problems.stage import INGEST, IngestCall, ingest_inputs
 from pipeline.publish.layout import BuildManifest
-from pipeline.sampling.stage import SAMPLE
-from pipeline.splits.stage import SPLITS, SplitCall, split_inputs
 
 DEFAULT_CONFIG = "configs/demo.yaml"
 # A path or a mapping (a deployment): resolved and checked by the flow; a RunConfig: by
 # its caller (the CLI, the train flow). Prefect never validates it (validate_parameters).
 ConfigParam = str | dict[str, Any] | RunConfig
-EVAL_SETS = ("heldout", "strong", "hard")
+EVAL_SETS = stages.EVAL_SETS
+# The manifest's stage_stats keys, by node (what build.json has always called them).
+MANIFEST_STATS = {
+    "ingest": "problems",
+    "splits": "splits",
+    "sample": "candidates",
+    "judge": "judged",
+    "tiny-model": "tiny_model",
+    "assemble": "instances",
+}
+
+# node name -> its result (a task's JSON-able result; a multi-run node: a list of them)
+Results = dict[str, Any]
 
 
-def prepare(cfg: RunConfig) -> dict[str, Any]:
-    """ingest -> splits -> fit-policy -> sample -> judge -> tiny-model -> assemble."""
-    s, work = RunSettings.of(cfg), cfg.work_dir
-    call = IngestCall(sources=cfg.sources, ingest=cfg.ingest, progress=False)
-    problems = run_task(
-        INGEST,
-        call,
-        {"source_files": file_ref(ingest_inputs(call)["source_files"])},
-        work / "problems.parquet",
-        s,
+def _done(result: Any) -> Done:
+    if isinstance(result, list):  # several runs: downstream reads none of their outputs
+        return Done(outputs={})
+    parts = tuple(
+        p["outputs"] for p in sorted(result.get("parts", ()), key=lambda r: r["shard"][0])
     )
-    prints = fingerprint_lines("ingest", problems)
-    problems_in = ref(problems, "problems")
-    found = split_inputs(
-        Path(problems["outputs"]["problems"]),
-        cfg.splits,
-        work / "splits",
-        ingest_quarantine=Path(problems["outputs"]["quarantine"]),
+    return Done(
+        outputs=result["outputs"], digest=result["digest"], parts=parts, stats=result["stats"]
     )
-    splits = run_task(
-        SPLITS,
-        SplitCall(splits=cfg.splits, progress=False),
-        {
-            "problems": problems_in,
-            "ingest_quarantine": ref(problems, found["ingest_quarantine"]),
-            "benchmarks": file_ref(found["benchmarks"]),
-        },
-        work / "splits",
-        s,
-    )
-    prints += fingerprint_lines("splits", splits)
-    # Before sampling (the model sources read these folders); one thread each, so as many
-    # side by side as `runner.model_parallel` allows.
-    fit_files = [policy_progress_file(f.dir) for f in cfg.policies]
-    with watch(
-        cfg.progress, "fit " + " + ".join(f.name for f in cfg.policies), fit_files, part="fit"
-    ):
-        fits = run_each(
-            FIT_POLICY,
-            cfg.policies,
-            {"problems": problems_in},
-            [f.dir for f in cfg.policies],
+
+
+def _as_json(value: Path | list[Path]) -> str | list[str]:
+    return str(value) if isinstance(value, Path) else [str(p) for p in value]
+
+
+def run_node(node: Node, cfg: RunConfig, results: Results) -> Any:
+    """Run one graph node on Prefect, its upstream in `results`; None when the config leaves
+    it out (no tiny model)."""
+    s, stage = RunSettings.of(cfg), node.stage
+    calls = list(node.calls(cfg))
+    if not calls:
+        return None
+    up = {u: _done(results[u]) for u in node.upstream if results.get(u) is not None}
+    paths = resolve_inputs(node, cfg, up)
+    inputs: dict[str, Ref] = {
+        name: {"path": _as_json(p), "digest": input_digest(node, name, up)}
+        for name, p in paths.items()
+    }
+    outs = [node.out(cfg, call) for call in calls]
+    title = node.title or node.label or node.name
+    if stage.sharding is not None:
+        (call,) = calls
+        return run_sharded(
+            stage,
+            call,
+            inputs,
+            outs[0],
             s,
-            cfg.runner.model_parallel,
+            node.label or node.name,
+            node.description,
+            show=node.show(cfg),
+            title=title,
+            run_prefix=node.run_prefix,
         )
-    for fit, fitted in zip(cfg.policies, fits, strict=True):
-        prints += weights_line(f"fit {fit.name}", fitted["stats"].get("weights_sha256"))
-    problem_sets = [splits["outputs"]["train"], splits["outputs"]["heldout"]]
-    candidates = run_sharded(
-        SAMPLE,
-        cfg.sample,
-        {"problems": ref(splits, problem_sets)},
-        work / "candidates.parquet",
-        s,
-        "sample",
-        "sampling candidates",
-        show=cfg.sample.progress,
-    )
-    prints += fingerprint_lines("sample", candidates)
-    judged = run_sharded(
-        JUDGE,
-        JudgeCall(judge=cfg.judge, sandbox=cfg.sandbox),
-        {"candidates": ref(candidates, "candidates"), "problems": problems_in},
-        work / "judged.parquet",
-        s,
-        "judge",
-        "judging candidates in the sandbox",
-        show=cfg.judge.progress,
-    )
-    prints += fingerprint_lines("judge", judged)
-    judged_file = Path(judged["outputs"]["judged"])
-    timing_note(judged_file, prints)
-    counts_artifact(
-        artifact_key(cfg.name, "judged-counts"),
-        judged_counts(judged_file, Path(judged["outputs"]["quarantine"])),
-        "Judged candidates per model / tier / language / verdict, and the problems the judge "
-        "quarantined",
-    )
-    front = {"problems": problems, "splits": splits, "candidates": candidates, "judged": judged}
-    # The tiny model is built before assembly: the demo measures Aletheia's token caps with
-    # its tokenizer (the R1-distill one cannot be downloaded offline).
-    if cfg.tiny_model is not None:
-        front["tiny_model"] = run_task(
-            TINY_MODEL, TinyModelCall(seed=cfg.tiny_model.seed), {}, cfg.tiny_model.dir, s
+    files = [stage.reports(c, o) for c, o in zip(calls, outs, strict=True)] if stage.reports else []
+    with watch(cfg.progress, title, files, enabled=bool(files)):
+        if len(calls) > 1 or stage.call_of is not None:  # runs side by side (the fits)
+            return run_each(stage, calls, inputs, outs, s, cfg.runner.model_parallel)
+        return run_task(stage, calls[0], inputs, outs[0], s)
+
+
+def _label(node: Node) -> str:
+    """A node's fingerprint label (as the build summary has always named them)."""
+    for suffix, said in (("-edits", " edits"), ("-judge", " re-judge")):
+        if node.name.endswith(suffix) and node.name != "judge":
+            return node.name.removesuffix(suffix) + said
+    return node.name
+
+
+def _report(node: Node, cfg: RunConfig, result: Any, prints: list[dict[str, Any]]) -> None:
+    """What the build shows of a finished node: its fingerprints and artifacts."""
+    if result is None or node.name.endswith("-responses"):
+        return
+    if node.stage.name == "fit-policy":
+        for fit, fitted in zip(cfg.policies, result, strict=True):
+            prints += weights_line(f"fit {fit.name}", fitted["stats"].get("weights_sha256"))
+        return
+    if node.stage.name == "tiny-model":
+        prints += weights_line("tiny-model", result["stats"].get("weights_sha256"))
+        return
+    prints += fingerprint_lines(_label(node), result)
+    if node.name == "judge":
+        judged = Path(result["outputs"]["judged"])
+        timing_note(judged, prints)
+        counts_artifact(
+            artifact_key(cfg.name, "judged-counts"),
+            judged_counts(judged, Path(result["outputs"]["quarantine"])),
+            "Judged candidates per model / tier / language / verdict, and the problems the "
+            "judge quarantined",
         )
-        prints += weights_line("tiny-model", front["tiny_model"]["stats"].get("weights_sha256"))
-    aletheia_heldout = cfg.assemble.eval_problems == "not_in_train"  # reads Train-Questions
-    splits_dir = Path(splits["outputs"]["assignments"]).parent
-    splits_in = ref(splits, split_tables(splits_dir, train_questions=aletheia_heldout))
-    front["instances"] = run_task(
-        ASSEMBLE,
-        cfg.assemble,
-        {"judged": ref(judged, "judged"), "problems": problems_in, "splits": splits_in},
-        work / "instances",
-        s,
-    )
-    prints += fingerprint_lines("assemble", front["instances"])
-    return front | {"fingerprints": prints}
+    elif node.stage.name == "adversarial-edits":
+        get_run_logger().info(
+            "%s: %d bias edits planned, %d proven unchanged (verdict carried), %d programs to "
+            "re-judge",
+            node.name.removesuffix("-edits"),
+            result["stats"].get("edits_planned", 0),
+            result["stats"].get("edits_carried_unchanged", 0),
+            result["stats"].get("distinct_programs", 0),
+        )
+    elif node.stage.name == "adversarial":
+        counts_artifact(
+            artifact_key(cfg.name, node.name, "rejected-edits"),
+            rejected_edits(result["stats"]),
+            f"{node.name}: bias edits per type, planned / accepted / rejected by the re-judge",
+        )
 
 
-def adversarial_source(section: str, instances: dict[str, Any]) -> Path:
-    """The table a bias-edit split is built from: Mixed from Train; Adv, as Aletheia's
-    (`src/rq4_datagen.py` reads the listwise Heldout set's `test` split), from Heldout's
-    `test` split (Heldout itself when the build has none)."""
-    if section == "mixed":
-        return Path(instances["train"])
-    return Path(instances.get(test_table_name("heldout")) or instances["heldout"])
-
-
-def adversarial(
-    cfg: RunConfig, section: str, source: dict[str, Any], problems: dict[str, Any]
-) -> dict[str, Any]:
-    """Plan the bias edits, judge the edited programs as judge shards with the section's own
-    judge settings, then build the split from the plan and the judged table."""
-    s, adv_cfg, out = RunSettings.of(cfg), getattr(cfg, section), cfg.work_dir / section
-    inputs = {
-        "instances": file_ref(adversarial_source(section, source)),
-        "problems": ref(problems, "problems"),
-    }
-    with watch(cfg.progress, f"{section} edits", [out / "edits" / "progress.json"]):
-        edits = run_task(ADVERSARIAL_EDITS, adv_cfg, inputs, out / "edits", s)
-    prints = fingerprint_lines(f"{section} edits", edits)
-    get_run_logger().info(
-        "%s: %d bias edits planned, %d proven unchanged (verdict carried), %d programs to re-judge",
-        section,
-        edits["stats"].get("edits_planned", 0),
-        edits["stats"].get("edits_carried_unchanged", 0),
-        edits["stats"].get("distinct_programs", 0),
-    )
-    judged = run_sharded(
-        JUDGE,
-        JudgeCall(judge=adv_cfg.judge, sandbox=cfg.sandbox),
-        {"candidates": ref(edits, "edits"), "problems": inputs["problems"]},
-        out / "judged-edits.parquet",
-        s,
-        section,
-        f"{section}: re-judging the bias-edited programs in the sandbox",
-        show=cfg.judge.progress,
-        title=f"{section} re-judge",
-        run_prefix=f"{section}-judge-shard",
-    )
-    prints += fingerprint_lines(f"{section} re-judge", judged)
-    split = run_task(
-        ADVERSARIAL,
-        adv_cfg,
-        {**inputs, "judged_edits": ref(judged, [judged["outputs"]["judged"]])},
-        out,
-        s,
-    )
-    counts_artifact(
-        artifact_key(cfg.name, section, "rejected-edits"),
-        rejected_edits(split["stats"]),
-        f"{section}: bias edits per type, planned / accepted / rejected by the re-judge",
-    )
-    return {**split, "fingerprints_all": prints + fingerprint_lines(section, split)}
-
-
-def dpo(cfg: RunConfig, name: str, instances: Path, tiny: dict[str, Any] | None) -> dict[str, Any]:
-    """DPO pairs for one instance table (`name`: dpo | mixed_dpo): the verifier responses as
-    shards placed like sampling, then one pairs task over every shard's responses. The tiny
-    model the demo's judge loads keys the responses' task cache too (`after`)."""
-    s, section, out = (
-        RunSettings.of(cfg),
-        cfg.dpo.model_copy(update={"name": name}),
-        cfg.work_dir / name,
-    )
-    src = file_ref(instances)
-    responses = run_sharded(
-        DPO_RESPONSES,
-        section,
-        {"instances": src},
-        out / "responses",
-        s,
-        name,
-        f"{name}: verifier responses by shard",
-        title=f"{name} responses",
-        after=tiny["digest"] if tiny else "",
-    )
-    pairs = run_task(
-        DPO_PAIRS, section, {"instances": src, "responses": gathered(responses)}, out, s
-    )
-    return {
-        **pairs,
-        "stats": {
-            **pairs["stats"],
-            "shards": responses["stats"]["shards"],
-            "shards_ran_on": responses["stats"]["shards_ran_on"],
-        },
-    }
+def run_nodes(nodes: list[Node], cfg: RunConfig, results: Results, prints: list[Any]) -> None:
+    for node in nodes:
+        if node.name not in results:
+            results[node.name] = run_node(node, cfg, results)
+            _report(node, cfg, results[node.name], prints)
 
 
 @flow(name="build-aletheia-eval", validate_parameters=False)
@@ -259,15 +167,17 @@ def build_aletheia_eval(
     config: ConfigParam = DEFAULT_CONFIG, front: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Heldout, Strong and Hard (from assembly: `full` tables, and `test` ones under
-    `<name>.test`) and Adv (bias edits on Heldout's `test` split, re-judged).
+    `<name>.test`) and Adv (bias edits on Heldout's `test` split, re-judged): the graph's
+    evaluation nodes.
 
-    `front`: the results of `prepare` when the train flow already ran it (else it runs here).
-    """
+    `front`: `{"results": ..., "fingerprints": ...}` of the nodes the train flow already
+    ran (they are not run again)."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     cfg = checked(config)  # as a subflow of the train flow: its RunConfig, checked there
-    front = front or prepare(cfg)
-    inst = front["instances"]["outputs"]
-    adv = adversarial(cfg, "adv", inst, front["problems"])
+    results: Results = dict((front or {}).get("results", {}))
+    prints: list[Any] = []
+    run_nodes(stages.GRAPH.evaluation(), cfg, results, prints)
+    inst = results["assemble"]["outputs"]
     out = {name: inst[name] for name in EVAL_SETS}
     out |= {
         test_table_name(n): inst[test_table_name(n)]
@@ -275,41 +185,42 @@ def build_aletheia_eval(
         if test_table_name(n) in inst
     }
     return out | {
-        "adv": adv["outputs"]["adv"],
-        "front": front,
-        "fingerprints": adv["fingerprints_all"],
+        "adv": results["adv"]["outputs"]["adv"],
+        "results": results,
+        "fingerprints": prints,
     }
 
 
 @flow(name="build-aletheia-train", validate_parameters=False)
 def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
-    """problems -> splits -> sample -> judge -> assemble -> mixed -> dpo -> (eval) -> publish."""
+    """The graph in order: the nodes shared with the eval build, then the train-only ones
+    (mixed, dpo, mixed_dpo), the eval build as a subflow (adv), the manifest, publish."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     from flows.evaluate import evaluate_published
     from flows.publish import publish_aletheia
 
     cfg = checked(config)
-    front = prepare(cfg)
-    problems, inst = front["problems"], front["instances"]["outputs"]
-    mixed = adversarial(cfg, "mixed", inst, problems)
-    tiny = front.get("tiny_model")
-    dpo_ = dpo(cfg, "dpo", Path(inst["train"]), tiny)
-    prints = front["fingerprints"] + mixed["fingerprints_all"] + fingerprint_lines("dpo", dpo_)
-    mixed_dpo = dpo(cfg, "mixed_dpo", Path(mixed["outputs"]["mixed"]), tiny)
-    prints += fingerprint_lines("mixed_dpo", mixed_dpo)
-    evals = build_aletheia_eval(cfg, front)
-    prints += evals["fingerprints"]
+    nodes = [n for n in stages.GRAPH if n.name != "publish"]
+    first_train = next(i for i, n in enumerate(nodes) if not n.evaluation)
+    front, rest = nodes[:first_train], [n for n in nodes[first_train:] if not n.evaluation]
+    results: Results = {}
+    prints: list[Any] = []
+    run_nodes(front, cfg, results, prints)
+    run_nodes(rest, cfg, results, prints)
+    evals = build_aletheia_eval(cfg, {"results": results})
+    results, prints = evals["results"], prints + evals["fingerprints"]
+    inst = results["assemble"]["outputs"]
     tables = {
         "train": inst["train"],
         # heldout_rule not_in_train: assembly's copy, less the evaluation pool
         "train_questions": inst.get("train_questions")
-        or front["splits"]["outputs"]["train_questions"],
-        "dpo": dpo_["outputs"]["dpo"],
-        "mixed": mixed["outputs"]["mixed"],
-        "mixed_dpo": mixed_dpo["outputs"]["dpo"],
+        or results["splits"]["outputs"]["train_questions"],
+        "dpo": results["dpo"]["outputs"]["dpo"],
+        "mixed": results["mixed"]["outputs"]["mixed"],
+        "mixed_dpo": results["mixed_dpo"]["outputs"]["dpo"],
         **{n: evals[n] for n in (*EVAL_SETS, "adv")},
     }
-    write_manifest(cfg, front, tables, evals, prints)
+    write_manifest(cfg, results, tables, evals, prints)
     published = publish_aletheia(cfg)
     if cfg.evaluate is not None:
         published["evaluation"] = evaluate_published(cfg)
@@ -318,7 +229,7 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
 
 def write_manifest(
     cfg: RunConfig,
-    front: dict[str, Any],
+    results: Results,
     tables: dict[str, str],
     evals: dict[str, Any],
     prints: list[dict[str, Any]],
@@ -340,14 +251,18 @@ def write_manifest(
         pipeline_version=pipeline.__version__,
         run_config=cfg.model_dump(mode="json"),
         seeds=seeds,
-        sandbox_image=_sandbox_image(Path(front["judged"]["outputs"]["judged"])),
+        sandbox_image=_sandbox_image(Path(results["judge"]["outputs"]["judged"])),
         tables={k: rel(v) for k, v in tables.items()},
         # Adv has no test table of its own: it is published as both `test` and `full`.
         test_tables={
             n: rel(evals[test_table_name(n)]) for n in EVAL_SETS if test_table_name(n) in evals
         },
-        assignments=rel(front["splits"]["outputs"]["assignments"]),
-        stage_stats={k: v.get("stats", {}) for k, v in front.items() if k != "fingerprints"},
+        assignments=rel(results["splits"]["outputs"]["assignments"]),
+        stage_stats={
+            key: results[node].get("stats", {})
+            for node, key in MANIFEST_STATS.items()
+            if results.get(node) is not None
+        },
     ).write(work)
     get_run_logger().info("build manifest written: %s", work / "build.json")
     # Every stage's fingerprint in one file: the build summary shows it, and two users

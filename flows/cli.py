@@ -1,5 +1,6 @@
 """The commands that run flows directly, without a Prefect server: `aletheia build-train` /
-`build-eval`, `rlvr-study` and `ablation`.
+`build-eval`, `rlvr-study` and `ablation`; and `aletheia stage NODE`, one node of the build
+graph run inline (pipeline/executor.py), without Prefect at all.
 
 The run config is read and the preflight (pipeline/preflight.py) runs before Prefect is
 touched, so a typo or a missing model is one line in a second, not a traceback after the
@@ -47,6 +48,7 @@ def _prepare(
     engine: str | None = None,
     url: list[str] | None = None,
     token_file: Path | None = None,
+    only: tuple[str, ...] = (),
 ) -> RunConfig:
     """The run config, resolved once and preflighted once, before Prefect starts: the flow
     takes it as it is. `limit` enters the build id (ingest.limit_per_source, set before
@@ -65,7 +67,7 @@ def _prepare(
     cfg = resolve_run_config(config, overrides=overrides, engine=engine)  # a typo: one line
     if url or token_file:
         cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.overridden(engine, url, token_file)})
-    report = preflight(cfg)
+    report = preflight(cfg, only=only)
     if dry_run:
         typer.echo("\n".join(report.lines()))
         raise typer.Exit(0 if report.ok else 1)
@@ -125,6 +127,31 @@ def register(app: typer.Typer) -> None:
 
             out = build_aletheia_eval(cfg)
         typer.echo(json.dumps({k: out[k] for k in ("heldout", "strong", "hard", "adv")}, indent=2))
+
+    @app.command("stage")
+    def stage_cmd(
+        node: Annotated[
+            str, typer.Argument(help="a node of the build graph (pipeline/stages.py GRAPH)")
+        ],
+        config: ConfigOpt = Path("configs/demo.yaml"),
+        dry_run: DryRunOpt = False,
+        force: Annotated[
+            bool, typer.Option("--force", help="run it again even where its marker matches")
+        ] = False,
+        engine: EngineOpt = None,
+        url: UrlOpt = None,
+        token_file: TokenFileOpt = None,
+    ) -> None:
+        """Run one node of the build graph here (its shards one after another); its upstream
+        nodes must have finished (a build, or `aletheia stage` on each)."""
+        from pipeline import stages
+        from pipeline.executor import run_node
+
+        stages.GRAPH[node]  # an unknown node: one line naming the nodes, before any check
+        cfg = _prepare(config, None, dry_run, engine, url, token_file, only=(node,))
+        for done in run_node(stages.GRAPH, node, cfg, force=force):
+            said = {"node": node, "cached": done.cached, "outputs": done.outputs}
+            typer.echo(json.dumps(said, indent=2))
 
     @app.command("rlvr-study")
     def rlvr_study_cmd(

@@ -9,10 +9,11 @@ from typing import Any
 from prefect import get_run_logger, task
 
 from flows.progress import progress_file, reporting, watch
-from flows.task import RunSettings, code_digest, configured, resolve_model_classes, result
+from flows.task import RunSettings, code_digest, configured, result
 from pipeline.common.hashing import sha256_files
 from pipeline.common.hub_folder import split_files
 from pipeline.config import RunConfig
+from pipeline.models.cpu import resolve_model_classes
 
 
 @task(name="evaluate-published", tags=["cpu"])

@@ -21,17 +21,7 @@ from pydantic import BaseModel
 from flows.artifacts import Progress, artifact_key
 from flows.progress import progress_file, watch
 from flows.runners import bounded, make_task_runner, placement
-from flows.task import (
-    Ref,
-    RunSettings,
-    file_ref,
-    jsonable,
-    result,
-    run_task,
-    stage_code,
-    task_for,
-    watched_outputs,
-)
+from flows.task import Ref, RunSettings, file_ref, jsonable, result, run_task, task_for
 from pipeline.common.runner import ShardCall, StageResult, merge_parts, plan_shards
 from pipeline.common.stage import Stage
 
@@ -42,14 +32,9 @@ def _on_models(stage: Stage[Any]) -> bool:
     return stage.sharding.placement == "sample"
 
 
-def _note(stats: dict[str, Any]) -> str:
-    """A finished shard in the progress artifact: what it made."""
-    if "judged_rows" in stats:
-        return f"{stats['judged_rows']} rows"
-    if "candidates" in stats:
-        return f"{stats['candidates']} candidates"
-    responses = (stats.get("judges") or {}).get("responses")
-    return f"{responses} responses" if responses is not None else "done"
+def _note(stage: Stage[Any], stats: dict[str, Any]) -> str:
+    """A finished shard in the progress artifact: what it made (the stage's `summary`)."""
+    return stage.summary(stats) if stage.summary is not None else "done"
 
 
 def _part(r: dict[str, Any]) -> StageResult:
@@ -76,7 +61,6 @@ def fan_out(
     show: bool = True,
     title: str | None = None,
     run_prefix: str | None = None,
-    after: str = "",
 ) -> dict[str, Any]:
     """Run `stage` as `stage.sharding.count(runner)` shards and merge them into `out`.
 
@@ -84,9 +68,9 @@ def fan_out(
     lines (default `label`); `run_prefix` the shards' task runs (`adv-judge` ->
     `adv-judge-shard-1`; default the stage's task name). Returns the merged result, with
     where each shard ran (`stats.shards_ran_on`) and, for a gathered stage, its `parts`."""
-    from pipeline.stages import STAGES
+    from pipeline.stages import stage_named
 
-    stage = STAGES[stage_name]
+    stage = stage_named(stage_name)
     sharding = stage.sharding
     assert sharding is not None, f"stage {stage.name} is not sharded"
     paths = {name: Path(r["path"]) if isinstance(r["path"], str) else [Path(p) for p in r["path"]]
@@ -96,22 +80,22 @@ def fan_out(
     progress = Progress(artifact_key(s.name, label, "progress"), n, description)
     where = s.runner.sample_placement if _on_models(stage) else s.runner.judge_placement
     parallel = s.runner.model_parallel if _on_models(stage) else s.runner.max_parallel_shards
-    section, code = config.model_dump(mode="json"), stage_code(stage)
+    section = config.model_dump(mode="json")
     first, *others = sharding.inputs
     prefix = run_prefix or f"{stage.name}-shard"
 
     def submit(c: ShardCall[Any]) -> Any:
         shard_inputs = {**inputs, first: file_ref(c.inputs[first])}  # type: ignore[arg-type]
         shard_inputs.update({name: file_ref([]) for name in others})
-        t = task_for(stage, s, watched_outputs(stage, config, c.out), f"{prefix}-{c.shard[0]}")
+        t = task_for(stage, s, f"{prefix}-{c.shard[0]}")
         with placement(s.runner, where):
-            return t.submit(stage.name, section, shard_inputs, str(c.out), c.shard, code, after)
+            return t.submit(stage.name, section, shard_inputs, str(c.out), c.shard)
 
     done: list[dict[str, Any]] = []
     with watch(s.progress, title or label, [progress_file(c.out) for c in calls], progress, show):
         for fut in bounded([partial(submit, c) for c in calls], parallel):
             done.append(fut.result())
-            progress.advance(note=_note(done[-1]["stats"]))
+            progress.advance(note=_note(stage, done[-1]["stats"]))
     done.sort(key=lambda r: r["shard"][0])  # shard-index order, whatever finished first
     merged = merge_parts(stage, config, out, [_part(r) for r in done])
     stats = {**merged.stats, "shards_ran_on": [r.get("ran_on") for r in done]}

@@ -30,15 +30,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from pipeline.common import progress as stage_progress
-from pipeline.common.progress import Tracker
+from pipeline.common.progress import PROGRESS_SUFFIX, Tracker, progress_file
 
-PROGRESS_SUFFIX = ".progress.json"
-
-
-def progress_file(output: str | Path) -> Path:
-    """Where a task writes the progress of the stage producing `output` (a file or folder)."""
-    p = Path(output)
-    return p / "progress.json" if p.suffix == "" else p.with_name(p.stem + PROGRESS_SUFFIX)
+__all__ = ["PROGRESS_SUFFIX", "progress_file"]
 
 
 # --- the task half ----------------------------------------------------------------------

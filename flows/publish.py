@@ -16,20 +16,17 @@ from flows.artifacts import (
 )
 from flows.quiet import quiet_libraries
 from flows.task import RunSettings, checked, file_ref, jsonable, retry_transient, run_task
+from pipeline import stages
 from pipeline.config import RunConfig
 from pipeline.publish.config import PublishConfig
 from pipeline.publish.layout import BuildManifest, default_tag
-from pipeline.publish.stage import PUBLISH, PublishCall, publish_inputs
-from pipeline.splits.config import NearDupConfig
+from pipeline.publish.stage import PUBLISH, publish_config, publish_inputs
 
 DEFAULT_CONFIG = "configs/demo.yaml"
 
 
 def _publish_config(cfg: RunConfig) -> PublishConfig:
-    """The run's publish knobs, with the near-duplicate definition its split stage used."""
-    near_dup = NearDupConfig(**cfg.splits.model_dump(include=set(NearDupConfig.model_fields)))
-    checks = cfg.publish.checks.model_copy(update={"near_dup": near_dup})
-    return cfg.publish.model_copy(update={"checks": checks})
+    return publish_config(cfg)
 
 
 @task(
@@ -70,8 +67,9 @@ def publish_aletheia(
     build = Path(build_dir) if build_dir else cfg.work_dir
     manifest = BuildManifest.read(build)
     inputs = {name: file_ref(paths) for name, paths in publish_inputs(build).items()}
-    hub_dir = cfg.hub_dir
-    call = PublishCall(publish=_publish_config(cfg))
+    node = stages.GRAPH["publish"]
+    (call,) = node.calls(cfg)
+    hub_dir = node.out(cfg, call)
     published = run_task(PUBLISH, call, inputs, hub_dir, RunSettings.of(cfg))
     counts_artifact(
         artifact_key(cfg.name, "dataset-counts"),

@@ -1,16 +1,16 @@
-"""One Prefect task for every stage (REDESIGN §2.3), with the retry policy, the result
-storage and the code digests every stage task shares.
+"""One Prefect task for every stage, with the retry policy every stage task shares.
 
 `stage_task` runs `pipeline.stages.STAGES[name]` (one shard of it, when asked) through the
-stage runner (`pipeline.common.runner.run_stage`); `task_for` names it per stage (`ingest`,
-`sample-shard`, ...) and applies the run's retries and cache. Every call takes plain
-JSON-able inputs (its own config section as a dict, named inputs as `Ref`s: paths plus a
-content digest) and returns a small JSON-able result: the output paths, a content digest of
-the outputs and the stage's stats. Because a downstream task's inputs hold its upstream
-results' digests, the Prefect cache key (INPUTS + TASK_SOURCE, see `configured`) changes
-whenever anything upstream changes. Each call also passes a digest of its stage's own
-source code, so editing a stage invalidates its cached Prefect result; the stage's marker
-then decides whether any work is really needed.
+same `pipeline.executor.prepared` as the inline executor and the stage runner
+(`pipeline.common.runner.run_stage`); `task_for` names it per stage (`ingest`,
+`sample-shard`, ...) and applies the run's retries. Every call takes plain JSON-able inputs
+(its own config section as a dict, named inputs as `Ref`s) and returns a small JSON-able
+result: the output paths, a content digest of the outputs and the stage's stats.
+
+One cache decides: the stage's marker. Stage tasks keep no Prefect result cache; a task
+whose marker matched (nothing ran) finishes in a Completed state named `Cached`, so the UI
+and the logs say what the marker decided. (Evaluation and the training flows, not stages
+yet, keep Prefect's input cache: `configured`.)
 """
 
 from __future__ import annotations
@@ -23,26 +23,25 @@ import logging
 import os
 import socket
 import sys
-import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger, task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
 from prefect.filesystems import LocalFileSystem
 from prefect.tasks import Task
 from pydantic import BaseModel, ConfigDict
 
-from flows.progress import progress_file, reporting
+from flows.progress import reporting
 from pipeline import preflight
 from pipeline.common.config import RetrySection, RunnerSection
 from pipeline.common.fingerprint import fingerprints
 from pipeline.common.hashing import sha256_files
 from pipeline.common.stage import Stage
 from pipeline.config import ProgressSection, RunConfig, resolve_run_config
+from pipeline.models.stage import policy_progress_file
 from sandbox.engines import EngineUnavailable
 
 log = logging.getLogger(__name__)
@@ -239,26 +238,6 @@ def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
     )
 
 
-_IMPORTS = threading.Lock()
-
-
-def resolve_model_classes() -> None:
-    """transformers resolves its classes lazily, and not thread-safely: two model tasks
-    starting side by side (`runner.model_parallel_shards`) failed with "cannot import name
-    'GraniteConfig'". Resolve the ones the model stages use once, under a lock."""
-    with _IMPORTS:
-        import transformers
-
-        for name in (
-            "AutoTokenizer",
-            "AutoModelForCausalLM",
-            "GraniteConfig",
-            "GraniteForCausalLM",
-            "PreTrainedTokenizerFast",
-        ):
-            getattr(transformers, name)
-
-
 # --- what a stage task receives -------------------------------------------------------------
 
 
@@ -316,93 +295,12 @@ def _paths(value: str | list[str]) -> Path | list[Path]:
     return Path(value) if isinstance(value, str) else [Path(p) for p in value]
 
 
-# --- what a stage needs in the task's process ----------------------------------------------
-
-
-Inputs = dict[str, Path | list[Path]]
-
-
-@dataclass(frozen=True)
-class InProcess:
-    """What a stage needs in the task's process besides run_stage (most need nothing)."""
-
-    pin: bool = False  # local models: the same floats on any x86 machine
-    resolve: bool = False  # transformers' classes resolved under a lock (see below)
-    report: Callable[[Any, Path], Path] | None = None  # its progress file, for StageWatch
-    # The stage's config from the section the flow passed and the inputs (a fit's examples).
-    call: Callable[[dict[str, Any], Inputs], BaseModel] | None = None
-    # The stage value to run, with what it opens registered on the ExitStack.
-    bind: Callable[[Stage[Any], Any, Inputs, ExitStack], tuple[Stage[Any], Any]] | None = None
-
-
-def policy_progress_file(model_dir: str | Path) -> Path:
-    """Beside the model folder, not in it: a fit replaces the folder when it is done."""
-    d = Path(model_dir)
-    return d.with_name(d.name + ".progress.json")
-
-
-def _fit_call(spec: dict[str, Any], inputs: Inputs) -> BaseModel:
-    from pipeline.models.config import PolicyFit
-    from pipeline.models.policy import examples_from_problems
-    from pipeline.models.stage import FitCall
-    from pipeline.sampling.stage import load_problems
-
-    fit = PolicyFit.model_validate(spec)
-    problems = load_problems(Path(inputs["problems"]))  # type: ignore[arg-type]
-    return FitCall(spec=fit, examples=tuple(examples_from_problems(problems, fit)))
-
-
-def _quiet_sample(stage: Stage[Any], cfg: Any, inputs: Inputs, opened: ExitStack) -> Any:
-    return stage, cfg.model_copy(update={"progress": False})  # lines in the log, not a bar
-
-
-def _judge_engine(stage: Stage[Any], call: Any, inputs: Inputs, opened: ExitStack) -> Any:
-    """The engine the sandbox section names, opened here (none for an empty table: nothing
-    to judge) and bound, so its stamp keys the output."""
-    import pyarrow.parquet as pq
-
-    from pipeline.judge.interface import open_judge
-    from pipeline.judge.stage import judge_stage
-
-    call = call.model_copy(update={"judge": call.judge.model_copy(update={"progress": False})})
-    if pq.ParquetFile(inputs["candidates"]).metadata.num_rows == 0:  # e.g. no edit to judge
-        return stage, call
-    engine = open_judge(call.sandbox)
-    opened.callback(engine.close)
-    return judge_stage(engine), call
-
-
-def _quiet_responses(stage: Stage[Any], cfg: Any, inputs: Inputs, opened: ExitStack) -> Any:
-    from pipeline.instances.dpo.stage import with_backend
-
-    return with_backend(None, progress=False), cfg
-
-
-def _beside(cfg: Any, out: Path) -> Path:
-    return progress_file(out)
-
-
-IN_PROCESS: dict[str, InProcess] = {
-    "sample": InProcess(pin=True, resolve=True, report=_beside, bind=_quiet_sample),
-    "judge": InProcess(report=_beside, bind=_judge_engine),
-    "adversarial-edits": InProcess(report=_beside),
-    "dpo-responses": InProcess(pin=True, resolve=True, report=_beside, bind=_quiet_responses),
-    "tiny-model": InProcess(pin=True, resolve=True),
-    "fit-policy": InProcess(
-        resolve=True, report=lambda call, out: policy_progress_file(out), call=_fit_call
-    ),
-}
+__all__ = ["policy_progress_file"]  # the fits' progress files, for the build flow's watch
 
 
 def task_name(stage: Stage[Any]) -> str:
     """A stage's task name in the UI: `ingest`, or `sample-shard` for a sharded stage."""
     return f"{stage.name}-shard" if stage.sharding is not None else stage.name
-
-
-def stage_code(stage: Stage[Any]) -> str:
-    """The digest of a stage's code: its `code` packages, else the package it is run from."""
-    run = getattr(stage.run, "func", stage.run)
-    return code_digest(*(stage.code or (run.__module__.rsplit(".", 1)[0],)))
 
 
 @task(name="stage", tags=["cpu"])
@@ -412,58 +310,57 @@ def stage_task(
     inputs: dict[str, Ref],
     out: str,
     shard: tuple[int, int] = (0, 1),
-    code: str = "",
-    after: str = "",
-) -> dict[str, Any]:
-    """Run STAGES[stage] (shard `shard` of it) into `out` through the stage runner.
+) -> Any:
+    """Run STAGES[stage] (shard `shard` of it) into `out` through the stage runner. When its
+    marker matched and nothing ran, the task finishes in state `Cached`."""
+    from prefect.states import Completed
 
-    `code` (the stage's code digest) and `after` (what else the output depends on: the tiny
-    model the DPO judge loads) only key the Prefect cache; the stage's marker decides."""
     from pipeline.common.runner import run_stage
-    from pipeline.models.cpu import pin_cpu_kernels
+    from pipeline.executor import prepared
     from pipeline.sampling.stage import Incomplete
-    from pipeline.stages import STAGES
+    from pipeline.stages import stage_named
 
-    value, extra = STAGES[stage], IN_PROCESS.get(stage, InProcess())
+    value = stage_named(stage)
     paths = {name: _paths(r["path"]) for name, r in inputs.items()}
-    if extra.pin:
-        pin_cpu_kernels()
-    if extra.resolve:
-        resolve_model_classes()
-    call = extra.call(config, paths) if extra.call else value.config.model_validate(config)
+    given = config if value.call_of is not None else value.config.model_validate(config)
     where = Path(out)
     with ExitStack() as opened:
-        if extra.bind is not None:
-            value, call = extra.bind(value, call, paths, opened)
-        if extra.report is not None:
-            opened.enter_context(reporting(extra.report(call, where)))
+        bound, call = opened.enter_context(prepared(value, given, paths, quiet=True))
+        if value.reports is not None:
+            opened.enter_context(reporting(value.reports(call, where)))
         try:
-            done = run_stage(value, call, paths, where, shard=tuple(shard))  # type: ignore[arg-type]
+            done = run_stage(bound, call, paths, where, shard=tuple(shard))  # type: ignore[arg-type]
             stats, cached = done.stats, done.cached
         except Incomplete as e:  # sampling left units unfinished: kept unmarked, rerun retries
             log.warning("%s", e)
             stats, cached = e.stats, False
-    return result(stage, value.outputs(call, where), stats, shard=tuple(shard), cached=cached)  # type: ignore[arg-type]
+    made = result(stage, bound.outputs(call, where), stats, shard=tuple(shard), cached=cached)  # type: ignore[arg-type]
+    if cached:
+        return Completed(
+            data=made, name="Cached", message="the stage's marker matched: nothing ran"
+        )
+    return made
 
 
-def task_for(
-    stage: Stage[Any],
-    s: RunSettings,
-    outputs: Iterable[Path],
-    run_name: str | None = None,
-) -> Task:
-    """`stage_task` named for `stage`, with the run's retries and cache (`configured`)."""
+def stage_options(t: Task, s: RunSettings) -> Task:
+    """A stage task with the run's retries and timeout, and no Prefect cache: the stage's
+    marker decides what runs (a rerun of a finished stage is a Cached task run)."""
+    return t.with_options(
+        retries=s.retry.retries,
+        retry_delay_seconds=s.retry.backoff_s,
+        retry_jitter_factor=s.retry.jitter_factor,
+        retry_condition_fn=retry_transient,
+        timeout_seconds=s.retry.timeout_s,
+        cache_policy=NO_CACHE,
+        persist_result=False,
+    )
+
+
+def task_for(stage: Stage[Any], s: RunSettings, run_name: str | None = None) -> Task:
+    """`stage_task` named for `stage`, with the run's retries (`stage_options`)."""
     names: dict[str, Any] = {"task_run_name": run_name} if run_name else {}
     t = stage_task.with_options(name=task_name(stage), tags=list(stage.tags), **names)
-    return configured(t, s, list(outputs))
-
-
-def watched_outputs(stage: Stage[Any], config: Any, out: Path) -> list[Path]:
-    """The outputs whose absence refreshes a cached task result (the required ones)."""
-    if not isinstance(config, stage.config):  # a section the task turns into the call (fit)
-        return [out / stage.marker]
-    outputs = stage.outputs(config, out)
-    return [p for k, p in outputs.items() if k not in stage.optional_outputs]
+    return stage_options(t, s)
 
 
 def run_task(
@@ -473,13 +370,14 @@ def run_task(
     out: Path,
     s: RunSettings,
     *,
-    after: str = "",
     submit: bool = False,
 ) -> Any:
     """One unsharded stage as one task: its result (or, `submit`, its future)."""
-    t = task_for(stage, s, watched_outputs(stage, config, out))
+    t = task_for(stage, s)
     args = (stage.name, config.model_dump(mode="json"), inputs, str(out), (0, 1))
-    return (t.submit if submit else t)(*args, stage_code(stage), after)
+    if submit:
+        return t.submit(*args)
+    return t(*args, return_state=True).result()  # a Cached state's data, like a future's
 
 
 def checked(config: str | dict[str, Any] | RunConfig, only: tuple[str, ...] = ()) -> RunConfig:

@@ -1,9 +1,9 @@
 """Preflight: everything a build needs, checked in seconds before hours of sampling and judging.
 
 `aletheia build-train --dry-run` prints the report; every build flow runs the same checks
-first and refuses to start on a fatal finding. One loop (`preflight`): each stage of the
-build (pipeline/stages.py `BUILD`, in build order) checks each of its sections once, with
-its own check beside it, then the run-level checks. Without downloading anything:
+first and refuses to start on a fatal finding. One loop (`preflight`): each node of the
+build graph (pipeline/stages.py `GRAPH`, in build order) checks each of its runs' sections
+with its stage's own check, then the run-level checks. Without downloading anything:
 
 - sources (INGEST, problems/checks.py): each spec parses, its local files exist and a
   sample of rows converts;
@@ -20,7 +20,7 @@ its own check beside it, then the run-level checks. Without downloading anything
 - run level: the evaluate section's model, the `train:` file (and its templates), and
   prefect-ray when `runner.kind: ray`.
 
-Then the plan: a line per planned stage run (each stage's own `Stage.plan`), the sources, problems,
+Then the plan: a line per planned node run (its stage's own `Stage.plan`), the sources, problems,
 expected candidates and tests.
 """
 
@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline import stages
 from pipeline.common.stage import CheckContext, Finding
 from pipeline.config import RunConfig
 from pipeline.errors import UserError
 from pipeline.instances.prompt_checks import TEMPLATE_KEYS, section_templates
 from pipeline.problems.checks import SAMPLE_ROWS, SourcePlan
 from pipeline.sampling.checks import LOCAL_BACKENDS, check_model, resolve_model
-from pipeline.stages import BUILD, STAGES, built_dirs
+from pipeline.stages import built_dirs
 
 __all__ = [
     "SAMPLE_ROWS",
@@ -112,13 +113,13 @@ class Report:
         return out
 
     def stages(self) -> list[str]:
-        """A line per planned run of each stage, in build order (pipeline/stages.py BUILD):
-        the stage's name and its own plan line for that section."""
+        """A line per planned run of each graph node, in build order (pipeline/stages.py
+        GRAPH): the node's name and its stage's own plan line for that section."""
         cfg, out = self.config, []
-        for planned in BUILD:
-            for section in planned.sections(cfg):
-                plan = planned.stage.plan
-                out.append(planned.stage.name + (f": {plan(section, cfg.runner)}" if plan else ""))
+        for node in stages.GRAPH:
+            for section in node.sections(cfg):
+                plan = node.stage.plan
+                out.append(node.name + (f": {plan(section, cfg.runner)}" if plan else ""))
         return out
 
     def lines(self) -> list[str]:
@@ -210,11 +211,13 @@ def run_checks(cfg: RunConfig, ctx: CheckContext) -> list[Finding]:
 
 
 def preflight(cfg: RunConfig, *, docker: bool = True, only: tuple[str, ...] = ()) -> Report:
-    """Each planned stage's check, once per section, in build order; then the run-level
-    checks. `only`: just these stages' checks (a publish of an existing build: the Hub)."""
-    unknown = sorted(set(only) - {p.stage.name for p in BUILD})
+    """Each graph node's check, once per run's section, in build order; then the run-level
+    checks. `only`: just these nodes' checks (a publish of an existing build: the Hub)."""
+    unknown = sorted(set(only) - {n.name for n in stages.GRAPH})
     if unknown:
-        raise ValueError(f"preflight only={unknown}: no such stage; stages: {list(STAGES)}")
+        raise ValueError(
+            f"preflight only={unknown}: no such node; nodes: {[n.name for n in stages.GRAPH]}"
+        )
     report = Report(cfg)
     ctx = CheckContext(
         built=built_dirs(cfg),
@@ -226,10 +229,10 @@ def preflight(cfg: RunConfig, *, docker: bool = True, only: tuple[str, ...] = ()
             "judge_probes": {},
         },
     )
-    for planned in BUILD:
-        if not only or planned.stage.name in only:
-            for section in planned.sections(cfg):
-                report.extend(planned.stage.check(section, ctx))
+    for node in stages.GRAPH:
+        if not only or node.name in only:
+            for section in node.sections(cfg):
+                report.extend(node.stage.check(section, ctx))
     if not only:
         report.extend(run_checks(cfg, ctx))
     return report

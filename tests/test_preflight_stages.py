@@ -1,5 +1,5 @@
 """Preflight as one loop (issue 24 C1): every stage of the build checks each of its sections
-once, with its own check (pipeline/stages.py BUILD), and a publish of an existing build
+once per run of each graph node, with its own check (pipeline/stages.py GRAPH), and a publish of an existing build
 checks only the Hub. Spies wrap the real checks (they record and pass through); the configs
 are the demo's with real mistakes in them (a missing source file, a misspelt template, a
 DPO model that is nowhere), checked against an empty HF cache as tests/test_preflight.py."""
@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
+from pipeline.common.graph import Graph
 from pipeline.common.stage import CheckContext, Finding, Stage
 from pipeline.config import RunConfig, load_run_config
 from pipeline.preflight import PreflightError, preflight, require_hub
-from pipeline.stages import BUILD, STAGES
+from pipeline.stages import GRAPH, STAGES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -65,31 +66,34 @@ def test_preflight_runs_each_stage_check_once(
 
         return dataclasses.replace(stage, check=check)
 
-    spied = tuple(dataclasses.replace(p, stage=spy(p.stage)) for p in BUILD)
-    monkeypatch.setattr("pipeline.preflight.BUILD", spied)
+    spied = Graph([dataclasses.replace(n, stage=spy(n.stage)) for n in GRAPH])
+    monkeypatch.setattr("pipeline.stages.GRAPH", spied)
     report = preflight(cfg, docker=False)
 
-    # Once per section, in build order; the demo: two fitted policies, one tiny model, the
-    # Mixed and Adv sets (edits and re-judge each), one dpo section for dpo and mixed_dpo.
+    # Once per run of each graph node, in build order; the demo: two fitted policies, one
+    # tiny model, the Mixed and Adv sets (edits, re-judge and split each), dpo and mixed_dpo.
     assert Counter(name for name, _ in calls) == {
         "ingest": 1,
         "splits": 1,
         "fit-policy": 2,
         "tiny-model": 1,
         "sample": 1,
-        "judge": 1,
+        "judge": 3,  # the candidates, and the Mixed and Adv re-judges with their own settings
         "assemble": 1,
         "adversarial-edits": 2,
         "adversarial": 2,
-        "dpo-responses": 1,
-        "dpo-pairs": 1,
+        "dpo-responses": 2,
+        "dpo-pairs": 2,
         "publish": 1,
     }
-    assert [name for name, _ in calls] == [p.stage.name for p in BUILD for _ in p.sections(cfg)]
+    assert [name for name, _ in calls] == [n.stage.name for n in GRAPH for _ in n.sections(cfg)]
     # Each check got its own section, never the run config.
     sections = dict(calls)
     assert sections["sample"] == cfg.sample and sections["assemble"] == cfg.assemble
-    assert sections["dpo-responses"] == cfg.dpo and sections["publish"] == cfg.hub
+    assert sections["dpo-responses"] == cfg.dpo.model_copy(update={"name": "mixed_dpo"})
+    assert sections["publish"] == cfg.hub
+    judged = [s for name, s in calls if name == "judge"]
+    assert [j.judge for j in judged] == [cfg.judge, cfg.mixed.judge, cfg.adv.judge]
     assert sections["ingest"].sources == cfg.sources
     assert not any(isinstance(s, RunConfig) for _, s in calls)
     # The findings are the stages' own, the same as without spies.
@@ -106,7 +110,7 @@ def test_preflight_runs_each_stage_check_once(
     # The propagated template reached assemble and dpo alike: both name it by its run-level
     # key, and the report keeps the one finding once.
     alike = [f for f in from_stages if f.check == "templates"]
-    assert len(alike) == 2 and alike[0] == alike[1], alike
+    assert len(alike) == 3 and alike[0] == alike[1] == alike[2], alike  # assemble, 2 dpo
     assert alike[0].message.startswith("prompt_template: ")
     assert [f for f in report.findings if f.check == "templates"] == alike[:1]
 
@@ -124,12 +128,12 @@ def test_standalone_publish_checks_only_the_hub(tmp_path: Path) -> None:
     assert report.sources == []  # ingest's check (which reads the sources) did not run
     with pytest.raises(PreflightError, match=r"\[hub\] hub.push is on but hub.repo_id"):
         require_hub(cfg)
-    with pytest.raises(ValueError, match=r"only=\['pubish'\]: no such stage"):
+    with pytest.raises(ValueError, match=r"only=\['pubish'\]: no such node"):
         preflight(cfg, docker=False, only=("pubish",))  # a typo checks nothing: refused
 
 
 def test_every_stage_value_is_listed_and_planned() -> None:
-    """STAGES names every module-level Stage of the pipeline's stage modules; BUILD plans each."""
+    """STAGES names every module-level Stage of the pipeline's stage modules; GRAPH runs each."""
     modules = [
         "pipeline.problems.stage",
         "pipeline.splits.stage",
@@ -148,24 +152,24 @@ def test_every_stage_value_is_listed_and_planned() -> None:
         if isinstance(value, Stage)
     }
     assert found == STAGES
-    assert [p.stage for p in BUILD] == list(STAGES.values())
+    assert list(dict.fromkeys(n.stage.name for n in GRAPH)) == list(STAGES)
 
 
 def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) -> None:
     """The dry-run's stage lines come from the stages' own `plan`, one per planned section,
     in build order: the demo (every stage on, two policies, two re-judged sets) gives each
-    stage of BUILD its line(s), carrying the section's and the runner's settings."""
+    node of GRAPH its line(s), carrying the section's and the runner's settings."""
     cfg = _broken_demo(tmp_path)
-    assert all(p.stage.plan is not None for p in BUILD), [
-        p.stage.name for p in BUILD if p.stage.plan is None
+    assert all(n.stage.plan is not None for n in GRAPH), [
+        n.name for n in GRAPH if n.stage.plan is None
     ]
     report = preflight(cfg, docker=False)
     lines = [x.removeprefix("  stage  ") for x in report.lines() if x.startswith("  stage  ")]
-    expected = [p.stage.name for p in BUILD for _ in p.sections(cfg)]
+    expected = [n.name for n in GRAPH for _ in n.sections(cfg)]
     assert [x.split(":", 1)[0] for x in lines] == expected
     assert Counter(expected)["fit-policy"] == len(cfg.policies) == 2
-    assert Counter(expected)["adversarial"] == 2  # adv and mixed
-    assert set(expected) == set(STAGES)  # the demo plans every stage
+    assert {"mixed", "adv", "mixed-judge", "adv-judge", "dpo", "mixed_dpo"} <= set(expected)
+    assert {n.stage.name for n in GRAPH if n.name in expected} == set(STAGES)  # every stage
     assert all(x.split(": ", 1)[1] for x in lines)  # a line of its own after the name
     by_stage = {x.split(":", 1)[0]: x for x in lines}
     r = cfg.runner

@@ -16,6 +16,7 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 # Called with the tracker that moved (its `unit` names what is counted: "programs",
 # "requests", "steps"; `done` of `total`). Called from the stage's threads.
@@ -77,3 +78,12 @@ def listening(listener: Listener) -> Iterator[None]:
         yield
     finally:
         _listener.reset(token)
+
+
+PROGRESS_SUFFIX = ".progress.json"
+
+
+def progress_file(output: str | Path) -> Path:
+    """Where a run writes the progress of the stage producing `output` (a file or folder)."""
+    p = Path(output)
+    return p / "progress.json" if p.suffix == "" else p.with_name(p.stem + PROGRESS_SUFFIX)

@@ -4,8 +4,8 @@ A finished stage writes `_stage.json` (its key and stats) into its output folder
 last, so a folder without it is unfinished and is redone; one with a matching key
 is reused and the stage executes nothing.
 
-Below the helpers: the stage as a value (`Stage`, docs/architecture.md), which
-pipeline/common/runner.py runs.
+Below the helpers: the stage as a value (`Stage`, docs/architecture.md), which pipeline/common/runner.py runs
+and pipeline/common/graph.py places in the build graph.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def read_stats(out_dir: str | Path, marker_name: str = MARKER) -> dict[str, Any]
 
 
 # ---------------------------------------------------------------------- the stage as a value
-# Every build stage is a `Stage` value run by pipeline/common/runner.py, the one caller of
-# stage_key/is_done/mark_done for them.
+# Every build stage is a `Stage` value; pipeline/common/runner.py is the one caller of
+# stage_key/is_done/mark_done.
 
 C = TypeVar("C", bound=BaseModel)
 
@@ -167,6 +167,19 @@ class Stage(Generic[C]):
     # Its dry-run plan line, given each section pipeline/stages.py BUILD plans (as `check`);
     # the report prints `stage  <name>: <line>`. None: the name alone.
     plan: Callable[[C, RunnerSection], str] | None = None
+    # --- what an executor (inline or Prefect) asks of the stage; it owns the rest --------
+    # The call from the section a graph node gives and the inputs (a fit: its examples read
+    # from the problems); None: the node gives the call itself.
+    call_of: Callable[[Any, Mapping[str, Any]], C] | None = None
+    # Open what a run needs (a judge engine), registered on the ExitStack, and return the
+    # stage bound to it and the call as it runs (`quiet`: progress as log lines, no bars).
+    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = (
+        None
+    )
+    loads_models: bool = False  # local models: transformers' classes resolved under a lock
+    pins_cpu: bool = False  # the CPU kernels pinned first: the same floats on any x86 machine
+    reports: Callable[[C, Path], Path] | None = None  # where its progress goes (StageWatch)
+    summary: Callable[[Stats], str] | None = None  # a finished shard, in the progress artifact
 
     def __post_init__(self) -> None:
         if self.sharding is not None:

@@ -488,6 +488,9 @@ JUDGE: Stage[JudgeCall] = Stage(
     ),
     code=("pipeline.judge", "sandbox"),
     tags=("cpu", "sandbox"),
+    resources=lambda call, inputs, opened, quiet: _with_engine(call, inputs, opened, quiet),
+    reports=lambda call, out: progress.progress_file(out),
+    summary=lambda stats: f"{stats.get('judged_rows', 0)} rows",
 )
 """JUDGE opening its own engine from the call's sandbox section, when something is left to
 judge. Its key holds the section, not the engine's stamp (unknown before the engine opens):
@@ -519,6 +522,22 @@ def _needs_engine(candidates: Path, problems: Path, config: JudgeConfig) -> bool
     return bool(_plan(candidates, problems, config).todo)
 
 
+def _with_engine(
+    call: JudgeCall, inputs: Mapping[str, Any], opened: ExitStack, quiet: bool
+) -> tuple[Stage[JudgeCall], JudgeCall]:
+    """JUDGE.resources, the one way every caller opens an engine: the one the call's sandbox
+    section names, only when some candidate is judged (an empty or unjudgeable table needs
+    none), closed with `opened`, and bound so its stamp keys the output."""
+    if quiet:
+        call = call.model_copy(update={"judge": call.judge.model_copy(update={"progress": False})})
+    candidates, problems = Path(inputs["candidates"]), Path(inputs["problems"])
+    if not _needs_engine(candidates, problems, call.judge):
+        return JUDGE, call
+    engine = open_judge(call.sandbox)
+    opened.callback(engine.close)
+    return judge_stage(engine), call
+
+
 def judge_candidates(
     candidates: Path,
     problems: Path,
@@ -535,10 +554,10 @@ def judge_candidates(
     call = JudgeCall(judge=config or JudgeConfig(), sandbox=sandbox or SandboxSection())
     inputs = {"candidates": Path(candidates), "problems": Path(problems)}
     with ExitStack() as opened:
-        if client is None and _needs_engine(inputs["candidates"], inputs["problems"], call.judge):
-            client = open_judge(call.sandbox)
-            opened.callback(client.close)
-        return run_stage(judge_stage(client), call, inputs, Path(out)).stats
+        stage = judge_stage(client) if client is not None else None
+        if stage is None:
+            stage, call = _with_engine(call, inputs, opened, quiet=False)
+        return run_stage(stage, call, inputs, Path(out)).stats
 
 
 def quarantine_path(out: Path) -> Path:

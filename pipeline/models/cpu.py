@@ -97,3 +97,24 @@ def building_models() -> Iterator[None]:
     """
     with _LOADING:
         yield
+
+
+_IMPORTS = threading.Lock()
+
+
+def resolve_model_classes() -> None:
+    """transformers resolves its classes lazily, and not thread-safely: two model tasks
+    starting side by side (`runner.model_parallel_shards`) failed with "cannot import name
+    'GraniteConfig'". Resolve the ones the model stages use once, under a lock."""
+    with _IMPORTS:
+        import transformers
+
+        for name in (
+            "AutoTokenizer",
+            "AutoModelForCausalLM",
+            "GraniteConfig",
+            "GraniteForCausalLM",
+            "PreTrainedTokenizerFast",
+        ):
+            getattr(transformers, name)
+

@@ -78,6 +78,22 @@ def _fit_plan(spec: PolicyFit, runner: RunnerSection) -> str:
     )
 
 
+def policy_progress_file(model_dir: str | Path) -> Path:
+    """Beside the model folder, not in it: a fit replaces the folder when it is done."""
+    d = Path(model_dir)
+    return d.with_name(d.name + ".progress.json")
+
+
+def _fit_call(spec: Any, inputs: Mapping[str, Any]) -> FitCall:
+    """A policy's fit call at run time: its examples from the problems the node binds."""
+    from pipeline.models.policy import examples_from_problems
+    from pipeline.sampling.stage import load_problems
+
+    fit = PolicyFit.model_validate(spec)
+    problems = load_problems(Path(inputs["problems"]))
+    return FitCall(spec=fit, examples=tuple(examples_from_problems(problems, fit)))
+
+
 FIT_POLICY: Stage[FitCall] = Stage(
     name="fit-policy",
     version="1",
@@ -90,6 +106,9 @@ FIT_POLICY: Stage[FitCall] = Stage(
     key_extra=_fit_key_extra,
     marker=FIT_FILE,
     atomic=True,
+    call_of=_fit_call,
+    loads_models=True,
+    reports=lambda call, out: policy_progress_file(out),
 )
 
 
@@ -153,6 +172,8 @@ TINY_MODEL: Stage[TinyModelCall] = Stage(
     run=_run_tiny,
     plan=_tiny_plan,
     atomic=True,
+    loads_models=True,
+    pins_cpu=True,
 )
 
 

@@ -68,7 +68,7 @@ def _require(tables: dict[str, pa.Table], required: list[str]) -> None:
 class PublishCall(BaseModel):
     """What the publish stage reads, built at wiring time and never part of RunConfig: the
     run's `publish` section (a build copies its split stage's near-duplicate definition into
-    `checks`: flows/publish._publish_config) and the Hub repo the card's load lines name."""
+    `checks`: publish_config) and the Hub repo the card's load lines name."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -80,6 +80,16 @@ def _repo_id(manifest: BuildManifest) -> str | None:
     """The run config's `hub.repo_id`, as the build recorded it."""
     hub = manifest.run_config.get("hub")
     return hub.get("repo_id") if isinstance(hub, dict) else None
+
+
+def publish_config(run: Any) -> PublishConfig:
+    """A run's publish knobs (its `publish` section), with the near-duplicate definition its
+    split stage used (`run`: a RunConfig)."""
+    from pipeline.splits.config import NearDupConfig
+
+    near_dup = NearDupConfig(**run.splits.model_dump(include=set(NearDupConfig.model_fields)))
+    checks = run.publish.checks.model_copy(update={"near_dup": near_dup})
+    return run.publish.model_copy(update={"checks": checks})
 
 
 def publish_inputs(build_dir: str | Path) -> dict[str, Path | list[Path]]:

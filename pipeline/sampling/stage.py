@@ -479,6 +479,14 @@ SAMPLE: Stage[SampleConfig] = Stage(
     ),
     code=("pipeline.sampling",),
     tags=("gpu",),
+    resources=lambda cfg, inputs, opened, quiet: (
+        SAMPLE,
+        cfg.model_copy(update={"progress": False}) if quiet else cfg,  # log lines, not a bar
+    ),
+    loads_models=True,
+    pins_cpu=True,
+    reports=lambda cfg, out: progress.progress_file(out),
+    summary=lambda stats: f"{stats.get('candidates', 0)} candidates",
 )
 
 

@@ -278,12 +278,13 @@ def test_pairs_stay_an_option() -> None:
 
 def test_adv_is_built_from_heldouts_test_split() -> None:
     # rq4_datagen.py: `load_dataset("wetsoledrysoul/Heldout-Set")["test"]`
-    from flows.build import adversarial_source
+    from pipeline.common.graph import Done
+    from pipeline.stages import adversarial_source
 
-    outputs = {"train": "t.parquet", "heldout": "h.parquet", "heldout.test": "ht.parquet"}
-    assert adversarial_source("adv", outputs) == Path("ht.parquet")
-    assert adversarial_source("mixed", outputs) == Path("t.parquet")  # Mixed: from Train
-    assert adversarial_source("adv", {"heldout": "h.parquet"}) == Path("h.parquet")
+    outputs = Done({"train": "t.parquet", "heldout": "h.parquet", "heldout.test": "ht.parquet"})
+    assert adversarial_source("adv", outputs) == "ht.parquet"
+    assert adversarial_source("mixed", outputs) == "t.parquet"  # Mixed: from Train
+    assert adversarial_source("adv", Done({"heldout": "h.parquet"})) == "h.parquet"
 
 
 def test_the_demo_builds_listwise_sets_with_a_small_test_split() -> None:

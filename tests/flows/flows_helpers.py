@@ -66,10 +66,31 @@ def fingerprint(path: Path) -> tuple[int, int, str]:
     return st.st_ino, st.st_size, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def run_graph_nodes(cfg: Any, names: list[str], given: dict[str, Any]) -> dict[str, Any]:
+    """These nodes of the build graph, through the build flows' Prefect executor, with
+    `given` standing for the upstream results they read (in a flow)."""
+    from flows.build import run_nodes
+    from pipeline import stages
+
+    results = dict(given)
+    run_nodes([stages.GRAPH[n] for n in names], cfg, results, [])
+    return results
+
+
+def given_result(**outputs: str) -> dict[str, Any]:
+    """An upstream node's result, as the executor reads it: just its outputs."""
+    return {"outputs": outputs, "digest": "", "stats": {}}
+
+
 @flow(name="dpo-only")
 def dpo_flow(config: dict[str, Any], name: str, instances: str) -> dict[str, Any]:
-    """The train flow's DPO step alone (responses as shards, then the pairs)."""
-    from flows.build import dpo
+    """The train flow's DPO nodes alone (responses as shards, then the pairs): the pairs'
+    result, with the responses' shards and where they ran."""
     from pipeline.config import load_run_config
 
-    return dpo(load_run_config(config), name, Path(instances), None)
+    node, output = {"dpo": ("assemble", "train"), "mixed_dpo": ("mixed", "mixed")}[name]
+    given = {node: given_result(**{output: instances}), "tiny-model": None}
+    done = run_graph_nodes(load_run_config(config), [f"{name}-responses", name], given)
+    responses, pairs = done[f"{name}-responses"], done[name]
+    shards = {k: responses["stats"][k] for k in ("shards", "shards_ran_on")}
+    return {**pairs, "stats": {**pairs["stats"], **shards}}

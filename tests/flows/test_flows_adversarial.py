@@ -30,12 +30,12 @@ QUARANTINED = ("split-testlib", "split-broken-b")  # problem ids that land in sh
 def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str, Any]:
     """The front half's judge call and the Adv step of build-aletheia-eval, wired as there."""
     from flows.artifacts import artifact_key, counts_artifact, judged_counts
-    from flows.build import adversarial
     from flows.fanout import run_sharded
     from flows.task import RunSettings, file_ref, ref
     from pipeline.config import load_run_config
     from pipeline.instances.stage import assemble
     from pipeline.judge.stage import JUDGE, JudgeCall
+    from tests.flows.flows_helpers import given_result, run_graph_nodes
 
     cfg = load_run_config(config)
     work = cfg.work_dir
@@ -63,8 +63,9 @@ def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str
         work / "instances",
         cfg.assemble.model_copy(update={"tokenizer": None}),
     )
-    adv = adversarial(cfg, "adv", {"heldout": str(work / "instances" / "heldout.parquet")},
-                       problems)  # fmt: skip
+    given = {"assemble": given_result(heldout=str(work / "instances" / "heldout.parquet")),
+             "ingest": problems}  # fmt: skip
+    adv = run_graph_nodes(cfg, ["adv-edits", "adv-judge", "adv"], given)["adv"]
     return {"judged": judged, "adv": adv}
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.progress import progress_file
 from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.checks import instance_violations, require
@@ -99,6 +100,7 @@ ADVERSARIAL_EDITS: Stage[AdversarialConfig] = Stage(
     run=run_edits,
     plan=_edits_plan,
     key_exclude=frozenset({"judge"}),  # the judge settings do not change the plan
+    reports=lambda config, out: progress_file(out),
 )
 
 

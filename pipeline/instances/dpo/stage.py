@@ -39,6 +39,7 @@ from pipeline.common.answers import gold_letter
 from pipeline.common.config import RunnerSection
 from pipeline.common.hashing import canonical_json, sha256_files
 from pipeline.common.parquet import read_parquet, write_parquet
+from pipeline.common.progress import progress_file
 from pipeline.common.runner import StageResult, run_cached, run_stage
 from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
@@ -396,6 +397,11 @@ DPO_RESPONSES: Stage[DPOConfig] = Stage(
     ),
     code=("pipeline.instances", "pipeline.sampling"),
     tags=("gpu",),
+    resources=lambda cfg, inputs, opened, quiet: (with_backend(None, progress=not quiet), cfg),
+    loads_models=True,
+    pins_cpu=True,
+    reports=lambda cfg, out: progress_file(out),
+    summary=lambda stats: f"{(stats.get('judges') or {}).get('responses', 0)} responses",
 )
 
 

@@ -1,0 +1,74 @@
+"""The inline executor: one node of the build graph run here, without Prefect
+(`aletheia stage NODE -c cfg`), and `prepared`, what every executor does around a stage run
+(flows/task.py's Prefect task runs a stage through it too).
+
+The executor owns what a stage does not: the shard count (`runner:` section) and the order
+of the shards (here: one after another), completion (the stage's marker decides what
+runs) and the process set-up a stage asks for by its flags; a stage brings its hooks
+(`call_of`, `resources`) and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+from pipeline.common.graph import Done, Graph, NotFinished, finished, resolve_inputs
+from pipeline.common.runner import StageResult, merge_parts, plan_shards, run_stage
+from pipeline.common.stage import Stage
+from pipeline.errors import UserError
+
+
+@contextmanager
+def prepared(
+    stage: Stage[Any], call: Any, inputs: Mapping[str, Any], *, quiet: bool
+) -> Iterator[tuple[Stage[Any], Any]]:
+    """Set up the process for a stage that loads local models (the CPU kernels pinned
+    first where it asks: the same floats on any x86 machine), turn a section into its call
+    (`Stage.call_of`) and open what the run needs (`Stage.resources`; `quiet`: progress as
+    log lines, no bars), closed when the block ends. Yields the stage and call to run."""
+    if stage.loads_models:
+        from pipeline.models.cpu import pin_cpu_kernels, resolve_model_classes
+
+        if stage.pins_cpu:
+            pin_cpu_kernels()
+        resolve_model_classes()
+    if stage.call_of is not None and not isinstance(call, stage.config):
+        call = stage.call_of(call, inputs)
+    with ExitStack() as opened:
+        if stage.resources is not None:
+            stage, call = stage.resources(call, inputs, opened, quiet)
+        yield stage, call
+
+
+def upstream_of(graph: Graph, name: str, cfg: Any) -> dict[str, Done]:
+    """The finished upstream nodes of `name`, read from disk; a UserError names the first
+    that has not finished."""
+    up: dict[str, Done] = {}
+    for u in graph[name].upstream:
+        try:
+            up[u] = finished(graph[u], cfg)
+        except NotFinished:
+            raise UserError(
+                f"node {name} reads {u}, which has not finished: run `aletheia stage {u}` "
+                f"(or the build) first"
+            ) from None
+    return up
+
+
+def run_node(graph: Graph, name: str, cfg: Any, *, force: bool = False) -> list[StageResult]:
+    """Run node `name` here, its shards one after another (as many as the runner section
+    asks), every upstream already finished. One result per call."""
+    node = graph[name]
+    inputs = resolve_inputs(node, cfg, upstream_of(graph, name, cfg))
+    results = []
+    for call in node.calls(cfg):
+        where = node.out(cfg, call)
+        with prepared(node.stage, call, inputs, quiet=False) as (stage, bound):
+            if stage.sharding is None:
+                results.append(run_stage(stage, bound, inputs, where, force=force))
+                continue
+            shards = plan_shards(stage, bound, inputs, where, stage.sharding.count(cfg.runner))
+            results.append(merge_parts(stage, bound, where, [s.run(force=force) for s in shards]))
+    return results
