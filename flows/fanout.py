@@ -1,4 +1,4 @@
-"""The one shard fan-out (REDESIGN §2.3): any sharded stage, as a subflow.
+"""The one shard fan-out: any sharded stage, as a subflow.
 
 `fan_out` plans the shards (`plan_shards`: the sharded inputs split by problem_id), shows
 their progress, submits at most the placement's share at once under the runner's Ray

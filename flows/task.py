@@ -381,7 +381,7 @@ def run_task(
 
 
 def checked(config: str | dict[str, Any] | RunConfig, only: tuple[str, ...] = ()) -> RunConfig:
-    """The run config a flow works from, resolved once and checked once (REDESIGN §2.4).
+    """The run config a flow works from, resolved once and checked once.
 
     A RunConfig was resolved and preflighted by its caller (the CLI, before Prefect
     started; the train flow, for its eval and publish subflows) and is used as it is. A path
