@@ -87,7 +87,7 @@ def run_node(node: Node, cfg: RunConfig, results: Results) -> Any:
         for name, p in paths.items()
     }
     outs = [node.out(cfg, call) for call in calls]
-    title = node.title or node.label or node.name
+    title = node.shown_as(cfg)
     if stage.sharding is not None:
         (call,) = calls
         return run_sharded(

@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from pipeline.common.graph import Done, Graph, NotFinished, finished, resolve_inputs
-from pipeline.common.runner import StageResult, merge_parts, plan_shards, run_stage
+from pipeline.common.runner import StageResult, run_sharded_inline
 from pipeline.common.stage import Stage
 from pipeline.errors import UserError
 
@@ -66,9 +66,6 @@ def run_node(graph: Graph, name: str, cfg: Any, *, force: bool = False) -> list[
     for call in node.calls(cfg):
         where = node.out(cfg, call)
         with prepared(node.stage, call, inputs, quiet=False) as (stage, bound):
-            if stage.sharding is None:
-                results.append(run_stage(stage, bound, inputs, where, force=force))
-                continue
-            shards = plan_shards(stage, bound, inputs, where, stage.sharding.count(cfg.runner))
-            results.append(merge_parts(stage, bound, where, [s.run(force=force) for s in shards]))
+            n = stage.sharding.count(cfg.runner) if stage.sharding is not None else 1
+            results.append(run_sharded_inline(stage, bound, inputs, where, n, force=force))
     return results

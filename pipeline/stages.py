@@ -84,6 +84,7 @@ def _adversarial(section: str, evaluation: bool) -> list[Node]:
             lambda c, call: where(c, call) / "edits",
             {"instances": source, "problems": problems},
             evaluation=evaluation,
+            title=f"{section} edits",
         ),
         Node(
             f"{section}-judge",
@@ -178,6 +179,7 @@ GRAPH = Graph(
             lambda c, spec: Path(spec.dir),
             {"problems": out("ingest", "problems")},
             evaluation=True,
+            title=lambda c: "fit " + " + ".join(f.name for f in c.policies),
         ),
         Node(
             "sample",
@@ -246,8 +248,12 @@ STAGES: dict[str, Stage[Any]] = {n.stage.name: n.stage for n in GRAPH}
 
 
 def stage_named(name: str) -> Stage[Any]:
-    """The stage of that name in the graph as it is now (a test may add a node to it)."""
-    return next(n.stage for n in GRAPH if n.stage.name == name)
+    """The stage of that name in the graph as it is now (a test may add a node to it), else
+    in STAGES (a stage registered to run through the fan-out without a node of its own)."""
+    found = next((n.stage for n in GRAPH if n.stage.name == name), None) or STAGES.get(name)
+    if found is None:
+        raise KeyError(f"no stage {name!r}; known: {', '.join(sorted(STAGES))}")
+    return found
 
 
 def built_dirs(cfg: RunConfig) -> frozenset[Path]:

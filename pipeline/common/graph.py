@@ -96,12 +96,18 @@ class Node:
     evaluation: bool = False
     # The fan-out's artifact and terminal names (sharded nodes); None: the node's name.
     label: str | None = None
-    title: str | None = None
+    title: str | Callable[[Any], str] | None = None  # its progress lines' name
     run_prefix: str | None = None  # its shards' task runs (default `<stage>-shard`)
     description: str = ""
     show: Callable[[Any], bool] = lambda cfg: True  # its fan-out's terminal lines
     # What the stage's check reads, once per run (default: the calls).
     checked: Callable[[Any], Sequence[Any]] | None = None
+
+    def shown_as(self, cfg: Any) -> str:
+        """The name its progress lines carry."""
+        if callable(self.title):
+            return self.title(cfg)
+        return self.title or self.label or self.name
 
     def sections(self, cfg: Any) -> Sequence[Any]:
         """What preflight checks and plans, one per run."""

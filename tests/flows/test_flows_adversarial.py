@@ -123,6 +123,7 @@ def run(
         "stage": "ingest",
         "outputs": {"problems": str(problems_path)},
         "digest": sha256_files([problems_path])[:16],
+        "stats": {},  # a node's result, as the executor reads it
     }
     t0 = datetime.now(UTC)
     first = judge_then_adv(cfg, problems)
