@@ -226,11 +226,7 @@ def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
     storage = result_storage(cfg.out_dir / ".prefect" / "results")
     missing = [p for p in outputs if not Path(p).exists()]
     return t.with_options(
-        retries=cfg.retry.retries,
-        retry_delay_seconds=cfg.retry.backoff_s,
-        retry_jitter_factor=cfg.retry.jitter_factor,
-        retry_condition_fn=retry_transient,
-        timeout_seconds=cfg.retry.timeout_s,
+        **_retry_options(cfg.retry),
         cache_policy=CACHE_POLICY,
         persist_result=True,
         result_storage=storage,
@@ -342,15 +338,22 @@ def stage_task(
     return made
 
 
+def _retry_options(retry: Any) -> dict[str, Any]:
+    """The run's `retry:` section as Prefect task options (transient failures only)."""
+    return {
+        "retries": retry.retries,
+        "retry_delay_seconds": retry.backoff_s,
+        "retry_jitter_factor": retry.jitter_factor,
+        "retry_condition_fn": retry_transient,
+        "timeout_seconds": retry.timeout_s,
+    }
+
+
 def stage_options(t: Task, s: RunSettings) -> Task:
     """A stage task with the run's retries and timeout, and no Prefect cache: the stage's
     marker decides what runs (a rerun of a finished stage is a Cached task run)."""
     return t.with_options(
-        retries=s.retry.retries,
-        retry_delay_seconds=s.retry.backoff_s,
-        retry_jitter_factor=s.retry.jitter_factor,
-        retry_condition_fn=retry_transient,
-        timeout_seconds=s.retry.timeout_s,
+        **_retry_options(s.retry),
         cache_policy=NO_CACHE,
         persist_result=False,
     )
