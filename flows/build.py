@@ -194,13 +194,16 @@ def build_aletheia_eval(
 @flow(name="build-aletheia-train", validate_parameters=False)
 def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
     """The graph in order: the nodes shared with the eval build, then the train-only ones
-    (mixed, dpo, mixed_dpo), the eval build as a subflow (adv), the manifest, publish."""
+    (mixed, dpo, mixed_dpo), the eval build as a subflow (adv), the manifest, publish, and
+    (the run config's `evaluate:`) the evaluation of its verifier on the published folder."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     from flows.evaluate import evaluate_published
     from flows.publish import publish_aletheia
 
     cfg = checked(config)
-    nodes = [n for n in stages.GRAPH if n.name != "publish"]
+    # The nodes after publish (the evaluation) run once it has; the rest before it.
+    later = {n.name for n in stages.GRAPH if "publish" in n.upstream}
+    nodes = [n for n in stages.GRAPH if n.name != "publish" and n.name not in later]
     first_train = next(i for i, n in enumerate(nodes) if not n.evaluation)
     front, rest = nodes[:first_train], [n for n in nodes[first_train:] if not n.evaluation]
     results: Results = {}
@@ -222,8 +225,8 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     }
     write_manifest(cfg, results, tables, evals, prints)
     published = publish_aletheia(cfg)
-    if cfg.evaluate is not None:
-        published["evaluation"] = evaluate_published(cfg)
+    if cfg.evaluate is not None:  # the graph's `evaluate` node
+        published["evaluation"] = evaluate_published(cfg, results)
     return published
 
 

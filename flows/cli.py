@@ -149,7 +149,10 @@ def register(app: typer.Typer) -> None:
 
         stages.GRAPH[node]  # an unknown node: one line naming the nodes, before any check
         cfg = _prepare(config, None, dry_run, engine, url, token_file, only=(node,))
-        for done in run_node(stages.GRAPH, node, cfg, force=force):
+        results = run_node(stages.GRAPH, node, cfg, force=force)
+        if not results:
+            typer.echo(f"{node}: the run config leaves this node out (nothing to run)")
+        for done in results:
             said = {"node": node, "cached": done.cached, "outputs": done.outputs}
             typer.echo(json.dumps(said, indent=2))
 

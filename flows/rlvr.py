@@ -1,7 +1,8 @@
 """`evaluate-policy` and `rlvr-study`: code-policy evaluation and the rewards x algorithms study as flows.
 
 Thin wiring of pipeline.policy_eval: each step is a task (progress and retries in the UI);
-the steps themselves are plain functions the CLI can call without a server.
+the steps themselves are plain functions the CLI can call without a server. A policy's
+evaluation is the stage POLICY_EVAL, run by the stage runner (its marker is its cache).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
 
 from flows.quiet import quiet_libraries
 from flows.task import jsonable, retry_transient
+from pipeline.common.runner import run_stage
 
 
 @task(
@@ -21,15 +24,35 @@ from flows.task import jsonable, retry_transient
     retries=1,
     retry_delay_seconds=30,
     retry_condition_fn=retry_transient,
+    cache_policy=NO_CACHE,  # the stage's marker decides what runs
+    persist_result=False,
 )
-def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
-    """Resumable by itself: finished samples are kept in out_dir/shards."""
-    from pipeline.policy_eval.config import PolicyEvalConfig
-    from pipeline.policy_eval.run import evaluate_policy
+def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) -> Any:
+    """POLICY_EVAL (pipeline/policy_eval/stage.py) through the stage runner: the marker
+    decides. A policy evaluated before with the same problems and settings finishes in a
+    Completed state named `Cached` (nothing ran); a run cut short resumes from the samples
+    kept in out_dir/shards. Returns the report."""
+    from prefect.states import Completed
 
-    return jsonable(
-        evaluate_policy(PolicyEvalConfig.model_validate(config), Path(problems), Path(out_dir))
-    )
+    from pipeline.executor import prepared
+    from pipeline.policy_eval.config import PolicyEvalConfig
+    from pipeline.policy_eval.stage import POLICY_EVAL, policy_eval_inputs
+
+    cfg = PolicyEvalConfig.model_validate(config)
+    inputs = policy_eval_inputs(cfg, Path(problems))
+    with prepared(POLICY_EVAL, cfg, inputs, quiet=True) as (stage, call):
+        done = run_stage(stage, call, inputs, Path(out_dir))
+    report = jsonable(done.stats)
+    if done.cached:
+        return Completed(
+            data=report, name="Cached", message="the stage's marker matched: nothing ran"
+        )
+    return report
+
+
+def evaluate_policy_run(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
+    """One evaluate-policy task run; its report, whether it ran or its marker matched."""
+    return evaluate_policy_task(config, problems, out_dir, return_state=True).result()
 
 
 @task(name="prepare-problems")
@@ -93,7 +116,7 @@ def evaluate_policy_flow(
 ) -> dict[str, Any]:
     """Sample k completions per problem of a split, judge them, report pass@k and diagnostics."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
-    return evaluate_policy_task(policy_config, problems, out_dir)
+    return evaluate_policy_run(policy_config, problems, out_dir)
 
 
 @flow(name="rlvr-study")
@@ -116,7 +139,7 @@ def rlvr_study(
     evals = cfg.out_dir / "eval"
     base_cfg = eval_config(cfg, prep["base_model"], "base").model_dump(mode="json")
     eval_dirs = [str(evals / "base")]
-    evaluate_policy_task(base_cfg, prep["problems"], eval_dirs[0])
+    evaluate_policy_run(base_cfg, prep["problems"], eval_dirs[0])
     metrics: dict[str, str] = {}
     for reward, algorithm in cfg.runs():
         run = f"{reward}-{algorithm}"
@@ -124,7 +147,7 @@ def rlvr_study(
         metrics[run] = summary["metrics_log"]
         pol_cfg = eval_config(cfg, summary["model_path"], run).model_dump(mode="json")
         eval_dirs.append(str(evals / run))
-        evaluate_policy_task(pol_cfg, prep["problems"], eval_dirs[-1])
+        evaluate_policy_run(pol_cfg, prep["problems"], eval_dirs[-1])
     cmp = compare_task(study, eval_dirs, metrics)
     return {
         "out_dir": str(cfg.out_dir),

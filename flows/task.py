@@ -9,15 +9,13 @@ result: the output paths, a content digest of the outputs and the stage's stats.
 
 One cache decides: the stage's marker. Stage tasks keep no Prefect result cache; a task
 whose marker matched (nothing ran) finishes in a Completed state named `Cached`, so the UI
-and the logs say what the marker decided. (Evaluation and the training flows, not stages
-yet, keep Prefect's input cache: `configured`.)
+and the logs say what the marker decided. The evaluation after publish is a stage too
+(EVALUATE, a graph node), and so is policy evaluation (POLICY_EVAL, flows/rlvr.py).
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
-import importlib
 import json
 import logging
 import os
@@ -29,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger, task
-from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
-from prefect.filesystems import LocalFileSystem
+from prefect.cache_policies import NO_CACHE
 from prefect.tasks import Task
 from pydantic import BaseModel, ConfigDict
 
@@ -46,32 +43,9 @@ from sandbox.engines import EngineUnavailable
 
 log = logging.getLogger(__name__)
 
-CACHE_POLICY = INPUTS + TASK_SOURCE
-
 
 def jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
-
-
-SHARED_CODE = ("schemas", "pipeline.common")  # every stage depends on these
-
-
-def code_digest(*modules: str) -> str:
-    """Hash of the source files of the given packages/modules and of the shared code: a
-    stage's code version. Part of each task's inputs, so editing a stage invalidates it."""
-    h = hashlib.sha256()
-    for name in (*modules, *SHARED_CODE):
-        mod = importlib.import_module(name)
-        root = (
-            Path(mod.__file__).parent
-            if Path(mod.__file__).name == "__init__.py"
-            else Path(mod.__file__)
-        )
-        files = sorted(root.rglob("*.py")) if root.is_dir() else [root]
-        for f in files:
-            h.update(f.relative_to(root.parent).as_posix().encode())  # not machine-specific
-            h.update(f.read_bytes())
-    return h.hexdigest()[:16]
 
 
 def result(
@@ -191,47 +165,6 @@ def retry_transient(task: Task, task_run: Any, state: Any) -> bool:
                 )
         return transient
     return False
-
-
-# (Prefect API URL, result folder) -> saved block slug. Keyed by the API too: a block
-# saved on one Prefect server does not exist on another (tests start their own).
-_SAVED_STORAGE: dict[tuple[str, str], str] = {}
-
-
-def _api_url() -> str:
-    from prefect.settings import PREFECT_API_URL
-
-    return str(PREFECT_API_URL.value() or "")
-
-
-def result_storage(path: Path) -> str:
-    """A LocalFileSystem block for `path`, saved on the current Prefect server once
-    (Prefect 3 requires a persisted block for result storage); returns its slug."""
-    base = str(Path(path).resolve())
-    key = (_api_url(), base)
-    if key not in _SAVED_STORAGE:
-        name = "aletheia-results-" + hashlib.sha256(base.encode()).hexdigest()[:12]
-        LocalFileSystem(basepath=base).save(name, overwrite=True)
-        _SAVED_STORAGE[key] = f"local-file-system/{name}"
-    return _SAVED_STORAGE[key]
-
-
-def configured(t: Task, cfg: Any, outputs: list[Path]) -> Task:
-    """Apply the run config's retries, timeout and cache settings to a task.
-
-    Results are persisted next to the outputs they describe (`<out_dir>/.prefect/results`),
-    so deleting a build also deletes its cache. If an output went missing anyway, the
-    cached result is refreshed instead of trusted.
-    """
-    storage = result_storage(cfg.out_dir / ".prefect" / "results")
-    missing = [p for p in outputs if not Path(p).exists()]
-    return t.with_options(
-        **_retry_options(cfg.retry),
-        cache_policy=CACHE_POLICY,
-        persist_result=True,
-        result_storage=storage,
-        refresh_cache=bool(missing),
-    )
 
 
 # --- what a stage task receives -------------------------------------------------------------

@@ -59,11 +59,15 @@ def upstream_of(graph: Graph, name: str, cfg: Any) -> dict[str, Done]:
 
 def run_node(graph: Graph, name: str, cfg: Any, *, force: bool = False) -> list[StageResult]:
     """Run node `name` here, its shards one after another (as many as the runner section
-    asks), every upstream already finished. One result per call."""
+    asks), every upstream already finished. One result per call (none: the config leaves
+    the node out)."""
     node = graph[name]
+    calls = list(node.calls(cfg))
+    if not calls:  # the config leaves it out (no `tiny_model:`, no `evaluate:`)
+        return []
     inputs = resolve_inputs(node, cfg, upstream_of(graph, name, cfg))
     results = []
-    for call in node.calls(cfg):
+    for call in calls:
         where = node.out(cfg, call)
         with prepared(node.stage, call, inputs, quiet=False) as (stage, bound):
             n = stage.sharding.count(cfg.runner) if stage.sharding is not None else 1

@@ -70,3 +70,12 @@ def require_model(ref: str | Path, where: str) -> None:
             f"{where}: {text} is not a local folder and not in the local HF cache, and "
             f"HF_HUB_OFFLINE is set; download it first (hf download {text}) or give a folder"
         )
+
+
+def model_files(ref: str | Path) -> list[Path]:
+    """What a stage's key hashes of a model: a local folder's top-level files, sorted (its
+    weights, config and tokenizer); a Hub id, none (its name is in the stage's call)."""
+    folder = Path(ref).expanduser()
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_file())

@@ -17,8 +17,9 @@ with its stage's own check, then the run-level checks. Without downloading anyth
 - templates (ASSEMBLE, DPO_RESPONSES; instances/prompt_checks.py): every verifier prompt
   template's placeholders (none unknown, none missing);
 - Hub (PUBLISH, publish/hub_checks.py): `repo_id` and `HF_TOKEN` when `hub.push` is on;
-- run level: the evaluate section's model, the `train:` file (and its templates), and
-  prefect-ray when `runner.kind: ray`.
+- the verifier the evaluation after publish loads (EVALUATE, evaluate/stage.py), when the
+  config has `evaluate:`;
+- run level: the `train:` file (and its templates), and prefect-ray when `runner.kind: ray`.
 
 Then the plan: a line per planned node run (its stage's own `Stage.plan`), the sources, problems,
 expected candidates and tests.
@@ -39,7 +40,7 @@ from pipeline.config import RunConfig
 from pipeline.errors import UserError
 from pipeline.instances.prompt_checks import TEMPLATE_KEYS, section_templates
 from pipeline.problems.checks import SAMPLE_ROWS, SourcePlan
-from pipeline.sampling.checks import LOCAL_BACKENDS, check_model, resolve_model
+from pipeline.sampling.checks import resolve_model
 from pipeline.stages import built_dirs
 
 __all__ = [
@@ -196,10 +197,8 @@ def _unowned_templates(cfg: RunConfig) -> list[Finding]:
 
 
 def run_checks(cfg: RunConfig, ctx: CheckContext) -> list[Finding]:
-    """What no stage owns: the model the build evaluates, the `train:` file, the runner."""
+    """What no stage owns: the `train:` file, the runner."""
     out: list[Finding] = []
-    if cfg.evaluate is not None and cfg.evaluate.backend.type in LOCAL_BACKENDS:
-        out += check_model("evaluate.model", cfg.evaluate.model, ctx)
     out += _unowned_templates(cfg)
     if cfg.runner.kind == "ray" and importlib.util.find_spec("prefect_ray") is None:
         out.append(

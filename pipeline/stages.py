@@ -5,8 +5,9 @@ the run config, its output under the work dir (pipeline/common/graph.py).
 Preflight and `--dry-run` (pipeline/preflight.py) check and plan it, node by node; the
 Prefect flows (flows/build.py) and `aletheia stage NODE` (pipeline/executor.py) run it.
 build-aletheia-eval runs the nodes marked `evaluation` (Heldout, Strong, Hard: from
-assembly; Adv: bias edits on Heldout's `test` split). Adding a stage is its module plus one
-node here.
+assembly; Adv: bias edits on Heldout's `test` split). After publish, when the run config
+has `evaluate:`, the `evaluate` node scores its verifier on the published folder (its
+report outside the hub folder). Adding a stage is its module plus one node here.
 
 Work-dir layout (`<out_dir>/work/`):
   problems.parquet (+ .quarantine/.report)   splits/           candidates.parquet
@@ -22,6 +23,7 @@ from typing import Any
 from pipeline.common.graph import Bind, Done, Graph, Node, files, gathered, out, outs
 from pipeline.common.stage import Stage
 from pipeline.config import RunConfig
+from pipeline.evaluate.stage import EVALUATE, EvaluateCall, evaluate_inputs
 from pipeline.instances.adversarial.stage import ADVERSARIAL, ADVERSARIAL_EDITS
 from pipeline.instances.config import test_table_name
 from pipeline.instances.dpo.stage import DPO_PAIRS, DPO_RESPONSES
@@ -149,6 +151,20 @@ def _publish_check(c: RunConfig) -> list[Any]:
     return [c.hub]  # what PUBLISH's check reads: whether and where to push
 
 
+def _evaluate_calls(c: RunConfig) -> list[EvaluateCall]:
+    """The `evaluate:` section (none: no evaluation) as EVALUATE's call, on the hub folder."""
+    if c.evaluate is None:
+        return []
+    section = c.evaluate.model_dump(exclude={"out_dir"})
+    return [EvaluateCall.model_validate(section | {"hub_dir": c.hub_dir})]
+
+
+def _evaluate_input(name: str) -> Bind:
+    """EVALUATE's inputs, found when it runs: the published split files it scores (the
+    publish node, an `after`, has written them) and the model folder's files."""
+    return Bind((), lambda c, up: evaluate_inputs(_evaluate_calls(c)[0])[name])
+
+
 GRAPH = Graph(
     [
         Node(
@@ -239,6 +255,17 @@ GRAPH = Graph(
             },
             after=("mixed", "dpo", "mixed_dpo", "adv"),
             checked=_publish_check,
+        ),
+        # After publish, outside the hub folder: the `evaluate:` section's verifier scored on
+        # the published evaluation configs (no node run without the section).
+        Node(
+            "evaluate",
+            EVALUATE,
+            _evaluate_calls,
+            lambda c, call: c.eval_dir,
+            {"splits": _evaluate_input("splits"), "model": _evaluate_input("model")},
+            after=("publish",),
+            description="evaluating the verifier on the published folder",
         ),
     ]
 )

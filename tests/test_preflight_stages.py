@@ -85,6 +85,7 @@ def test_preflight_runs_each_stage_check_once(
         "dpo-responses": 2,
         "dpo-pairs": 2,
         "publish": 1,
+        "evaluate": 1,  # the demo's `evaluate:` section: its verifier, after publish
     }
     assert [name for name, _ in calls] == [n.stage.name for n in GRAPH for _ in n.sections(cfg)]
     # Each check got its own section, never the run config.
@@ -92,6 +93,8 @@ def test_preflight_runs_each_stage_check_once(
     assert sections["sample"] == cfg.sample and sections["assemble"] == cfg.assemble
     assert sections["dpo-responses"] == cfg.dpo.model_copy(update={"name": "mixed_dpo"})
     assert sections["publish"] == cfg.hub
+    assert sections["evaluate"].model == cfg.evaluate.model
+    assert sections["evaluate"].hub_dir == cfg.hub_dir
     judged = [s for name, s in calls if name == "judge"]
     assert [j.judge for j in judged] == [cfg.judge, cfg.mixed.judge, cfg.adv.judge]
     assert sections["ingest"].sources == cfg.sources
@@ -144,6 +147,7 @@ def test_every_stage_value_is_listed_and_planned() -> None:
         "pipeline.instances.adversarial.stage",
         "pipeline.instances.dpo.stage",
         "pipeline.publish.stage",
+        "pipeline.evaluate.stage",
     ]
     found = {
         value.name: value
@@ -184,10 +188,10 @@ def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) 
 
 def test_a_stage_the_config_leaves_out_has_no_plan_line(tmp_path: Path) -> None:
     raw = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
-    raw.update(out_dir=str(tmp_path / "out"), tiny_model=None, policies=[])
+    raw.update(out_dir=str(tmp_path / "out"), tiny_model=None, policies=[], evaluate=None)
     raw["sample"] = {"sources": [{"kind": "reference", "tier": "weak"}]}
     raw["dpo"] = {}
     cfg = RunConfig.model_validate(raw)
     names = [s.split(":", 1)[0] for s in preflight(cfg, docker=False).stages()]
-    assert "tiny-model" not in names and "fit-policy" not in names
+    assert "tiny-model" not in names and "fit-policy" not in names and "evaluate" not in names
     assert names[:2] == ["ingest", "splits"] and names[-1] == "publish"

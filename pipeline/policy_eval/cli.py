@@ -113,12 +113,18 @@ def register(app: typer.Typer) -> None:
         cfg = validate(merged, PolicyEvalConfig, config or "evaluate-policy options")
         check_split(problems, cfg.split)  # before torch loads: a mistake answers in a second
         cfg = cfg.model_copy(update={"sandbox": sandbox})
-        from pipeline.policy_eval.run import evaluate_policy
+        if sample_only:  # half a run: no report, so no marker (the stage below reuses it)
+            from pipeline.policy_eval.run import evaluate_policy
 
-        report = evaluate_policy(cfg, problems, out, sample_only=sample_only)
-        if sample_only:
-            typer.echo(json.dumps(report, indent=2, default=str))
+            sampled = evaluate_policy(cfg, problems, out, sample_only=True)
+            typer.echo(json.dumps(sampled, indent=2, default=str))
             return
+        from pipeline.policy_eval.stage import run_policy_eval
+
+        done = run_policy_eval(cfg, problems, out)  # POLICY_EVAL: the marker decides
+        report = done.stats
+        if done.cached:
+            typer.echo(f"{out}: the same policy, problems and settings: reused (nothing ran)")
         typer.echo((out / "report.md").read_text())
         typer.echo(
             json.dumps({key: v for key, v in report["pass"].items() if key.startswith("pass@")})

@@ -181,6 +181,7 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
         "dpo-responses-shard",
         "dpo-pairs",
         "publish",
+        "evaluate",  # the evaluation after publish: a graph node, its marker matched too
     }
     states = {k: v for k, v in _states(build["runs3"]).items() if k in stages}
     assert set(states) == stages
@@ -190,6 +191,23 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
     # dpo and mixed_dpo, each in runner.dpo_shards shards
     assert len(states["dpo-responses-shard"]) == 2 * build["cfg"]["runner"]["dpo_shards"]
     assert build["after_third"] == build["before"]
+
+
+def test_aletheia_stage_evaluate_reuses_the_builds_evaluation(
+    build: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The inline executor (`aletheia stage evaluate`) and the flow's share one cache: the
+    evaluation node's marker, which the build wrote after publish."""
+    from aletheia.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["stage", "evaluate", "-c", str(build["root"] / "config.json")])
+    said = capsys.readouterr()
+    assert not e.value.code, said.out + said.err
+    done = json.loads(said.out[said.out.index("{") :])
+    assert done["node"] == "evaluate" and done["cached"], done
+    assert Path(done["outputs"]["report"]) == build["root"] / "out" / "eval" / "report.json"
+    assert build["second"]["evaluation"]["outputs"] == done["outputs"]
 
 
 def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
-"""The evaluation after publish (`evaluate:` in the run config, flows/build.py
-`evaluate_published`) on a real ephemeral Prefect server with a real tiny model: its report
-lands outside the hub folder, the hub folder is left as it was, and a second run is answered
-from the cache."""
+"""The evaluation after publish (`evaluate:` in the run config: the build graph's `evaluate`
+node, run by flows/evaluate.py `evaluate_published` on the Prefect executor) on a real
+ephemeral Prefect server with a real tiny model: its report lands outside the hub folder, the
+hub folder is left as it was, and a second run executes nothing (its marker matched)."""
 
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ def test_evaluation_after_publish_is_cached_and_leaves_the_hub_folder_alone(
     before = sha256_files(hub_files)
 
     first = _evaluate(config)
+    assert not first["cached"]
     report_path = out_dir / "eval" / "report.json"
     assert Path(first["outputs"]["report"]).resolve() == report_path.resolve()
     report = json.loads(report_path.read_text())
@@ -57,5 +58,8 @@ def test_evaluation_after_publish_is_cached_and_leaves_the_hub_folder_alone(
 
     written = report_path.stat().st_mtime_ns
     second = _evaluate(config)
-    assert second["digest"] == first["digest"]
-    assert report_path.stat().st_mtime_ns == written  # from the cache: nothing re-run
+    assert second["cached"] and second["digest"] == first["digest"]
+    assert report_path.stat().st_mtime_ns == written  # the marker matched: nothing re-run
+    marker = json.loads((out_dir / "eval" / "_stage.json").read_text())
+    assert marker["stage"] == "evaluate" and marker["stats"]["splits"] == ["heldout", "adv"]
+    assert sorted(p for p in hub.rglob("*") if p.is_file()) == hub_files  # still untouched

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import errno
 import logging
-from pathlib import Path
 
 import pytest
 from prefect import flow, task
 
-from flows.task import is_transient, permanent_os_error, result_storage, retry_transient
+from flows.task import is_transient, permanent_os_error, retry_transient
 
 
 @pytest.mark.parametrize(
@@ -69,22 +68,6 @@ def test_a_full_disk_fails_at_once_with_a_clear_message(
     assert _attempts_until_failure(prefect_api, OSError(errno.ENOSPC, "No space left")) == 1
     assert "no space left on device" in caplog.text and "not retried" in caplog.text
     assert _attempts_until_failure(prefect_api, ConnectionResetError("peer reset")) == 3
-
-
-def test_result_storage_is_saved_on_each_prefect_server(prefect_api: str, tmp_path: Path) -> None:
-    """The same folder under a second server: the block must be saved there too, not
-    taken from the first server's cache entry (it would not exist on the second)."""
-    from prefect.filesystems import LocalFileSystem
-    from prefect.settings import PREFECT_API_URL
-    from prefect.testing.utilities import prefect_test_harness
-
-    slug = result_storage(tmp_path / "results")
-    name = slug.split("/", 1)[1]
-    assert LocalFileSystem.load(name).basepath == str((tmp_path / "results").resolve())
-    with prefect_test_harness(server_startup_timeout=120):
-        assert str(PREFECT_API_URL.value()) != prefect_api
-        assert result_storage(tmp_path / "results") == slug
-        assert LocalFileSystem.load(name).basepath == str((tmp_path / "results").resolve())
 
 
 def _closed_port() -> int:

@@ -21,37 +21,44 @@ def test_evaluate_policy_and_compare(tmp_path: Path) -> None:
     model, problems = fit_demo_policy(), demo_problems()
     runner = CliRunner()
     outs = {}
+    args: dict[str, list[str]] = {}
     for name, temperature in (("cool", 1.0), ("hot", 2.0)):
         cfg = tmp_path / f"{name}.yaml"
         cfg.write_text(
             f"temperature: {temperature}\nmax_tokens: 64\nprogress: false\nbootstrap: {{resamples: 500}}\n"
         )
         outs[name] = tmp_path / name
-        res = runner.invoke(
-            app,
-            [
-                "evaluate-policy",
-                "--model",
-                str(model),
-                "--problems",
-                str(problems),
-                "--split",
-                "train",
-                "--samples",
-                "3",
-                "--k",
-                "1",
-                "--k",
-                "3",
-                "--config",
-                str(cfg),
-                "--name",
-                name,
-                "--out",
-                str(outs[name]),
-            ],
-        )
+        args[name] = [
+            "evaluate-policy",
+            "--model",
+            str(model),
+            "--problems",
+            str(problems),
+            "--split",
+            "train",
+            "--samples",
+            "3",
+            "--k",
+            "1",
+            "--k",
+            "3",
+            "--config",
+            str(cfg),
+            "--name",
+            name,
+            "--out",
+            str(outs[name]),
+        ]
+        res = runner.invoke(app, args[name])
         assert res.exit_code == 0, res.output
+        assert "nothing ran" not in res.output
+        assert json.loads((outs[name] / "_stage.json").read_text())["stage"] == "policy-eval"
+
+    # POLICY_EVAL's marker: the same policy, problems and settings again execute nothing.
+    written = (outs["hot"] / "report.json").stat().st_mtime_ns
+    res = runner.invoke(app, args["hot"])
+    assert res.exit_code == 0 and "reused (nothing ran)" in res.output, res.output
+    assert (outs["hot"] / "report.json").stat().st_mtime_ns == written
 
     report = json.loads((outs["hot"] / "report.json").read_text())
     assert report["problems"] == 7 and report["samples_per_problem"] == 3
