@@ -52,21 +52,26 @@ def _remove_own_containers() -> None:
 
 
 def stop_children(grace_s: float = GRACE_S) -> None:
-    """SIGTERM every descendant process, then SIGKILL whatever is left after `grace_s`."""
+    """SIGTERM every descendant process, then SIGKILL whatever is left after `grace_s`; again
+    for any a still-running thread started meanwhile (the stop runs beside the flow's
+    threads, which may start a sandbox client until the process ends)."""
     import psutil
 
-    try:
-        children = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return
-    for child in children:
-        with contextlib.suppress(psutil.Error):
-            child.terminate()
-    _, alive = psutil.wait_procs(children, timeout=grace_s)
-    for child in alive:
-        with contextlib.suppress(psutil.Error):
-            child.kill()
-    psutil.wait_procs(alive, timeout=2)
+    for wait_s in (grace_s, 1.0, 1.0):
+        try:
+            children = psutil.Process().children(recursive=True)
+        except psutil.Error:
+            return
+        if not children:
+            return
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        _, alive = psutil.wait_procs(children, timeout=wait_s)
+        for child in alive:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        psutil.wait_procs(alive, timeout=2)
 
 
 def _silence() -> None:
