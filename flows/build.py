@@ -197,7 +197,6 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
     (mixed, dpo, mixed_dpo), the eval build as a subflow (adv), the manifest, publish, and
     (the run config's `evaluate:`) the evaluation of its verifier on the published folder."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
-    from flows.evaluate import evaluate_published
     from flows.publish import publish_aletheia
 
     cfg = checked(config)
@@ -281,3 +280,13 @@ def _sandbox_image(judged: Path) -> str | None:
 
     images = pl.read_parquet(judged, columns=["sandbox_image"])["sandbox_image"]
     return ", ".join(i for i in images.unique().sort().to_list() if i) or None
+
+
+def evaluate_published(cfg: RunConfig, results: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run the `evaluate` node (the config has an `evaluate:` section) after publish; its
+    result (outputs `report`, `markdown`). A rerun with the same model, published splits and
+    knobs is a Cached task run: nothing ran. `results`: the build's node results so far."""
+    assert cfg.evaluate is not None and cfg.eval_dir is not None
+    evaluated = run_node(stages.GRAPH["evaluate"], cfg, dict(results or {}))
+    get_run_logger().info("evaluation report: %s", Path(evaluated["outputs"]["markdown"]).resolve())
+    return evaluated
