@@ -7,11 +7,15 @@
 # STAGE: profile       scripts/gpu_eval_profile.py (where plain `generate` and the project's decoder spend their time)
 #        bench         bench/bench_evaluate.py side by side at --limit 2, two rounds (evaluate() vs plain generate)
 #        bench-full    the same, then both on every instance of the demo's eval configs (the targets)
-#        rlvr:NAME:DIR scripts/gpu_rlvr.sh from the checkout DIR (e.g. an older commit's export, for
-#                      a before/after), 60 s of GRPO at temperature 1.6; a later rlvr stage reuses
-#                      the first one's fitted policy, so both train the same policy; its
-#                      summary.json, note.md and metrics.jsonl (per-step elapsed_s: the step
-#                      wall time of a checkout that does not log it) go to $OUT/NAME/
+#        rlvr:NAME:DIR[:FLAGS]
+#                      scripts/gpu_rlvr.sh from the checkout DIR (e.g. an older commit's export, for
+#                      a before/after), 60 s of GRPO at temperature 1.6, plus FLAGS (rlvr_node
+#                      flags, commas for spaces: --generate-ahead,--time-limit-scale,0.05); a
+#                      later rlvr stage reuses the first one's fitted policy (or $RLVR_POLICY,
+#                      a fitted policy folder, from the start), so all train the same policy;
+#                      its summary.json, note.md and metrics.jsonl (per-step elapsed_s: the step
+#                      wall time of a checkout that does not log it) go to $OUT/NAME/, and the
+#                      first fitted policy to $OUT/policy/
 # WHEELS_DIR: scripts/gpu-rlvr-wheels.txt's wheels (installed first: the bench needs pydantic),
 # and in WHEELS_DIR/plot matplotlib's, installed only where the machine has no matplotlib (the
 # evaluation's self-consistency plots); HUB_DIR: a published demo folder (`make demo`'s
@@ -35,7 +39,7 @@ fi
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false PYTHONPATH="$root:$site"
 bench=(python3 bench/bench_evaluate.py --data "$hub" --device cuda --hidden 512 --layers 4 --k 8
   --max-new-tokens 512 --limit 2 --repeats 2)
-policy=""
+policy="${RLVR_POLICY:+$(realpath "$RLVR_POLICY")}"
 status=0
 for stage in "$@"; do
   start=$(date +%s)
@@ -56,15 +60,19 @@ for stage in "$@"; do
       rc=$?
       ;;
     rlvr:*:*)
-      IFS=: read -r _ name dir <<<"$stage"
+      IFS=: read -r _ name dir flags <<<"$stage"
       mkdir -p "$out/$name" "/tmp/rlvr-$name/files"
       [ -n "$policy" ] && cp -r "$policy" "/tmp/rlvr-$name/policy"
+      # shellcheck disable=SC2086  # FLAGS split on purpose
       (cd "$dir" && OUT="/tmp/rlvr-$name/files" PYTHONPATH="" bash scripts/gpu_rlvr.sh "$wheels" \
-        "$mbpp" "/tmp/rlvr-$name" --temperature 1.6 --train-budget-s 60)
+        "$mbpp" "/tmp/rlvr-$name" --temperature 1.6 --train-budget-s 60 ${flags//,/ })
       rc=$?
       cp -f "/tmp/rlvr-$name/files/summary.json" "/tmp/rlvr-$name/files/note.md" \
         "/tmp/rlvr-$name/files/metrics.jsonl" "$out/$name/"
-      policy="${policy:-/tmp/rlvr-$name/policy}"
+      if [ -z "$policy" ] && [ -d "/tmp/rlvr-$name/policy" ]; then
+        policy="/tmp/rlvr-$name/policy"
+        cp -r "$policy" "$out/policy"
+      fi
       ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac

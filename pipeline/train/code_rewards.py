@@ -27,10 +27,10 @@ sandbox's: it scores 0 on the test rewards and counts as verdict `NO_CODE`.
 
 What a step's judging costs, and keeping it off the step's critical path:
 
-- The trainer sends each rollout's program to the judge as soon as the rollout is finished
-  (`submit`, from pipeline/train/rlvr.py: while the rest of the batch is still being
-  generated), in the background; the reward functions then wait for those verdicts and judge
-  only what was not sent yet. The rewards are those of judging when the first reward function
+- The trainer sends each rollout's program to the judge, and to Ruff, as soon as the rollout
+  is finished (`submit`, from pipeline/train/rlvr.py: while the rest of the batch is still
+  being generated), in the background; the reward functions then wait for those verdicts and
+  lint reports and send only what was not sent yet. The rewards are those of judging when the first reward function
   asks: the same programs, requests and judge, matched by (problem, program).
 - A program written more than once in a batch (the same problem, the same extracted code:
   GRPO's group of one prompt often repeats its best program) is judged once.
@@ -79,6 +79,16 @@ log = logging.getLogger(__name__)
 
 NO_CODE = "NO_CODE"
 BATCH_FAILED = "BATCH_FAILED"  # the whole judge call failed or timed out (no verdict at all)
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A program sent ahead: its batch's judge call and Ruff call, and its place in them."""
+
+    verdicts: cf.Future  # -> [(verdict, passed, total, cached)] for the batch
+    lints: cf.Future  # -> [LintReport] for the batch
+    index: int
+    sent_at: float
 
 
 @dataclass(frozen=True)
@@ -135,9 +145,11 @@ class SandboxRewardScorer:
         self.cached_in_last_batch = 0  # programs the engine's verdict cache answered
         self._table = reward_table(settings)
         # Programs already sent to the judge (`submit`) and not yet scored: (problem id,
-        # program) -> the judge call's future and the program's place in it.
-        self._early: dict[tuple[str, str], tuple[cf.Future, int]] = {}
-        self._first_submit: float | None = None  # when this batch's judging began
+        # program) -> its judge and lint calls. Several batches can be in flight at once (with
+        # `generate_ahead` the next step's rollouts are sent while this step's are scored), so
+        # a batch's scoring takes out only its own programs.
+        self._early: dict[tuple[str, str], _Sent] = {}
+        self._codes: dict[str, str] = {}  # completion text -> its extracted program
         self._background: cf.ThreadPoolExecutor | None = None
         self._lock = threading.Lock()  # the failure count, from background judge calls
 
@@ -152,29 +164,41 @@ class SandboxRewardScorer:
 
     # -- scoring ------------------------------------------------------------------------
     def submit(self, completions: Sequence[Any], rows: Sequence[Mapping[str, Any]]) -> None:
-        """Send these rollouts' programs to the judge now, in the background, each distinct
-        program once (the trainer calls this as rollouts finish); `score` then waits for their
-        verdicts instead of judging them again."""
-        language = self.settings.language
+        """Send these rollouts' programs to the judge and to Ruff now, in the background, each
+        distinct program once (the trainer calls this as rollouts finish); `score` then waits
+        for their verdicts and lint reports instead of running them again."""
         new: dict[tuple[str, str], tuple[JudgeRequest, JudgeSpec]] = {}
         stop = self.settings.sandbox.stop_at_timeout
         for c, row in zip(completions, rows, strict=True):
-            code = extract_code(completion_text(c), language).code
+            code = self._code(completion_text(c))
             key = (row["problem_id"], code)
             if code.strip() and key not in self._early and key not in new:
                 spec = self.spec(row)
-                request = spec.request(language, code).model_copy(update={"stop_at_timeout": stop})
+                request = spec.request(self.settings.language, code).model_copy(
+                    update={"stop_at_timeout": stop}
+                )
                 new[key] = (request, spec)
         if not new:
             return
         if self._background is None:
             self._background = cf.ThreadPoolExecutor(8, thread_name_prefix="rlvr-judge-early")
-        if self._first_submit is None:
-            self._first_submit = time.perf_counter()
+        sent_at = time.perf_counter()
         requests, specs = (list(x) for x in zip(*new.values(), strict=True))
-        future = self._background.submit(self._judge, requests, specs)
+        verdicts = self._background.submit(self._judge, requests, specs)
+        # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
+        sources = [code.rstrip("\n") + "\n" for _, code in new]
+        lints = self._background.submit(lint_python, sources, self.settings.lint_select)
         for j, key in enumerate(new):
-            self._early[key] = (future, j)
+            self._early[key] = _Sent(verdicts, lints, j, sent_at)
+
+    def _code(self, text: str) -> str:
+        """The program in a completion, extracted once per text."""
+        code = self._codes.get(text)
+        if code is None:
+            if len(self._codes) > 100_000:  # streamed texts a batch never scored: drop them
+                self._codes.clear()
+            code = self._codes[text] = extract_code(text, self.settings.language).code
+        return code
 
     def score(
         self,
@@ -201,9 +225,7 @@ class SandboxRewardScorer:
         """Extract, judge (each distinct program once; what `submit` sent is waited for) and
         lint a batch; its step metrics."""
         start = time.perf_counter()
-        began = self._first_submit or start
-        language = self.settings.language
-        codes = [extract_code(t, language).code for t in texts]
+        codes = [self._code(t) for t in texts]
         todo = [i for i, c in enumerate(codes) if c.strip()]
         first: dict[tuple[str, str], int] = {}  # (problem, program) -> its index in `unique`
         unique: list[int] = []  # the first completion of each distinct program
@@ -214,21 +236,19 @@ class SandboxRewardScorer:
         keys = [(rows[i]["problem_id"], codes[i]) for i in unique]
         early = sum(k in self._early for k in keys)
         self.submit([texts[i] for i in unique], [rows[i] for i in unique])  # the rest, now
+        sent = [self._early[k] for k in keys]
+        began = min((x.sent_at for x in sent), default=start)
         judge_start = time.perf_counter()
         try:
-            verdicts = []
-            for k in keys:
-                future, j = self._early[k]
-                verdicts.append(future.result()[j])
+            verdicts = [x.verdicts.result()[x.index] for x in sent]
+            judge_s = time.perf_counter() - judge_start
+            lints = [x.lints.result()[x.index] for x in sent]
         finally:
-            self._early.clear()
-            self._first_submit = None
-        judge_s = time.perf_counter() - judge_start
+            for k in keys:
+                self._early.pop(k, None)
+            for t in texts:
+                self._codes.pop(t, None)
         self.cached_in_last_batch = sum(v[3] for v in verdicts)
-        # Extraction strips the fence's trailing newline; put it back so W292 is not charged for it.
-        lints = lint_python(
-            [codes[i].rstrip("\n") + "\n" for i in unique], self.settings.lint_select
-        )
         scored = [Scored(NO_CODE, 0, len(r["tests"]), None) for r in rows]
         for i in todo:
             j = first[rows[i]["problem_id"], codes[i]]

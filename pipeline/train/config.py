@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.judge.config import SandboxSection
@@ -495,6 +495,13 @@ class RlvrSettings(TrlSection):
         description="Start judging a step's rollouts as soon as they are decoded, beside the "
         "trainer's work on them, instead of when TRL asks for the rewards (the same rewards).",
     )
+    generate_ahead: bool = Field(
+        False,
+        description="Write the next step's rollouts while this step's are judged, so the judging "
+        "hides behind generation; each step then trains on rollouts written one update earlier, "
+        "the ratio taken against the policy that wrote them (off-policy by one step). Needs one "
+        "process, no vLLM, steps_per_generation, num_iterations and gradient accumulation 1.",
+    )
     vllm: VllmSettings = Field(default_factory=VllmSettings, description="Rollouts through vLLM.")
     zero_variance_warn_share: float = Field(
         0.5,
@@ -503,6 +510,14 @@ class RlvrSettings(TrlSection):
         description="Warn when more than this share of groups has one reward for every "
         "rollout (zero advantage: such a group teaches nothing).",
     )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not self.generate_ahead:
+            # Off, the dump (every run's cache key) stays what it was before the setting existed.
+            data.pop("generate_ahead", None)
+        return data
 
 
 class TrainConfig(_Section):

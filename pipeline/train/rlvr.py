@@ -17,6 +17,16 @@ rollout writes its EOS (`SandboxRewardScorer.submit`, in the background), while 
 the batch is still being generated; TRL's reward functions then collect the verdicts
 (`rlvr/reward_wait_s` is the part of the judging the step waited for;
 `rlvr/streamed_rollouts` the share of the rollouts sent to the judge before generation ended).
+
+With `rlvr.generate_ahead` the judging also hides behind the next step's generation: each step
+first writes the next step's rollouts (with its own policy, before its update; their programs
+go to the judge as they finish), then trains on the rollouts the previous step wrote, whose
+verdicts came back meanwhile. The update is one step off-policy, corrected as PPO corrects it:
+the ratio is taken against the log-probabilities of the policy that sampled (computed when the
+rollouts were written), clipped by `epsilon`. The first step of an epoch has nothing written
+ahead and waits for its own rewards. A step's generation metrics (`completions/*`,
+`rlvr/generation_time_s`) are those of the rollouts it wrote (trained a step later); its reward
+metrics those of the rollouts it trained on.
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -83,7 +94,14 @@ def thinking_args(enable_thinking: bool | None) -> dict[str, Any]:
 STEP_TIME = "rlvr/step_time_s"
 STREAMED = "rlvr/streamed_rollouts"  # the share of rollouts sent to the judge mid-generation
 # TRL's private hooks the trainer below wraps (pinned TRL: pyproject.toml).
-_HOOKS = ("_generate", "_generate_and_score_completions", "training_step")
+_HOOKS = (
+    "_generate",
+    "_generate_and_score_completions",
+    "training_step",
+    "_prepare_inputs",  # generate_ahead's too
+    "_get_per_token_logps_and_entropies",
+    "get_batch_samples",
+)
 
 
 class FinishedRollouts:
@@ -117,6 +135,65 @@ class FinishedRollouts:
 
     def end(self) -> None:
         pass
+
+
+class Peekable:
+    """An iterator whose next item can be looked at without taking it (the trainer's epoch
+    iterator: the next step's prompts are known a step early)."""
+
+    _END = object()
+
+    def __init__(self, source: Iterator[Any]) -> None:
+        self.source = source
+        self._next: Any = None
+        self._held = False
+
+    def __iter__(self) -> Peekable:
+        return self
+
+    def __next__(self) -> Any:
+        if self._held:
+            self._held = False
+            item, self._next = self._next, None
+            if item is self._END:
+                raise StopIteration
+            return item
+        return next(self.source)
+
+    def peek(self) -> Any | None:
+        """The next item, left in place; None at the end."""
+        if not self._held:
+            self._next, self._held = next(self.source, self._END), True
+        return None if self._next is self._END else self._next
+
+
+@dataclass
+class Ahead:
+    """Rollouts written a step before they are trained on: the step's inputs, TRL's `_generate`
+    output for them, and the sampling policy's per-token log-probabilities (the ratio's base)."""
+
+    inputs: list[dict[str, Any]]
+    generated: tuple
+    behaviour_logps: Any  # torch.Tensor (rollouts x completion tokens)
+
+
+def check_generate_ahead(args: Any, world_size: int) -> None:
+    """`rlvr.generate_ahead` holds one step's rollouts back for the next: it needs each
+    generation to feed exactly one optimizer step, in one process, from transformers' own
+    generation (the rollouts stream to the judge from it)."""
+    wrong = [
+        f"{name} is {value!r} (needs {need})"
+        for name, value, need in (
+            ("optim.gradient_accumulation_steps", args.gradient_accumulation_steps, 1),
+            ("rlvr.steps_per_generation", args.steps_per_generation, 1),
+            ("rlvr.num_iterations", args.num_iterations, 1),
+            ("rlvr.vllm.enabled", args.use_vllm, False),
+            ("processes", world_size, 1),
+        )
+        if value != need
+    ]
+    if wrong:
+        raise ValueError("rlvr.generate_ahead: " + "; ".join(wrong))
 
 
 @contextmanager
@@ -162,11 +239,106 @@ def timed_grpo_trainer() -> type:
         )
         return GRPOTrainer
 
+    import torch
+    from trl.models.utils import disable_gradient_checkpointing
+    from trl.trainer.utils import pad, shuffle_sequence_dict
+
     class TimedGRPOTrainer(GRPOTrainer):
-        def __init__(self, *args: Any, scorer: SandboxRewardScorer | None = None, **kw: Any):
+        def __init__(
+            self,
+            *args: Any,
+            scorer: SandboxRewardScorer | None = None,
+            generate_ahead: bool = False,
+            **kw: Any,
+        ):
             super().__init__(*args, **kw)
             self.scorer = scorer
             self._batch_rows: list[dict[str, Any]] | None = None
+            self.generate_ahead = generate_ahead
+            if generate_ahead:
+                check_generate_ahead(self.args, self.accelerator.num_processes)
+            self._epoch_items: Peekable | None = None
+            self._ahead: Ahead | None = None  # the next step's rollouts, written this step
+            self._replay: tuple | None = None  # `_generate`'s answer while an Ahead is scored
+
+        # -- generate_ahead: the next step's rollouts written while this step's are judged --
+        def get_batch_samples(self, epoch_iterator: Any, num_batches: int, device: Any):
+            if not self.generate_ahead:
+                return super().get_batch_samples(epoch_iterator, num_batches, device)
+            items = self._epoch_items
+            if items is None or items.source is not epoch_iterator:
+                items = self._epoch_items = Peekable(epoch_iterator)
+            return super().get_batch_samples(items, num_batches, device)
+
+        def _prepare_inputs(self, generation_batch: Any):
+            if not (self.generate_ahead and self.model.training):
+                return super()._prepare_inputs(generation_batch)
+            current, self._ahead = self._ahead, None
+            if current is None or current.inputs is not generation_batch:
+                current = self._write_rollouts(generation_batch)  # nothing ahead: this step's own
+            last = self.state.global_step + 1 >= self.state.max_steps
+            upcoming = None if last or self._epoch_items is None else self._epoch_items.peek()
+            if upcoming is not None:  # the next step's, by this policy, judged as they finish
+                self._ahead = self._write_rollouts(upcoming)
+            return shuffle_sequence_dict(self._score_rollouts(current))
+
+        def _write_rollouts(self, inputs: list[dict[str, Any]]) -> Ahead:
+            self._batch_rows = inputs
+            try:
+                generated = self._generate([x["prompt"] for x in inputs])
+            finally:
+                self._batch_rows = None
+            return Ahead(inputs, generated, self._sampling_logps(generated))
+
+        def _sampling_logps(self, generated: tuple) -> Any:
+            """The per-token log-probabilities of these rollouts under the policy now (the one
+            that wrote them), padded as TRL pads them for the loss."""
+            device = self.accelerator.device
+            pad_id = self._tokenizer.pad_token_id
+            multiple = self.pad_to_multiple_of
+            prompts = [torch.tensor(ids) for ids in generated[0]]
+            completions = [torch.tensor(ids) for ids in generated[1]]
+
+            def padded(rows: list, value: int, side: str) -> Any:
+                return pad(rows, padding_value=value, padding_side=side,
+                           pad_to_multiple_of=multiple).to(device)  # fmt: skip
+
+            prompt_ids = padded(prompts, pad_id, "left")
+            completion_ids = padded(completions, pad_id, "right")
+            ids = torch.cat([prompt_ids, completion_ids], 1)
+            mask = torch.cat(
+                [
+                    padded([torch.ones_like(p) for p in prompts], 0, "left"),
+                    padded([torch.ones_like(c) for c in completions], 0, "right"),
+                ],
+                1,
+            )
+            width = completion_ids.size(1)  # TRL's logits_to_keep
+            with (
+                torch.no_grad(),
+                disable_gradient_checkpointing(self.model, self.args.gradient_checkpointing_kwargs),
+            ):
+                logps, _, _ = self._get_per_token_logps_and_entropies(
+                    self.model, ids, mask, width, batch_size=self.args.per_device_train_batch_size
+                )
+            return logps
+
+        def _score_rollouts(self, ahead: Ahead) -> dict[str, Any]:
+            """TRL's scoring of rollouts written earlier (its `_generate` answers with them),
+            with the ratio taken against the policy that wrote them."""
+            self._replay = ahead.generated
+            try:
+                out = super()._generate_and_score_completions(ahead.inputs)
+            finally:
+                self._replay = None
+            if out["completion_ids"].shape != ahead.behaviour_logps.shape:
+                raise RuntimeError(
+                    f"generate_ahead: the rollouts' log-probabilities are "
+                    f"{tuple(ahead.behaviour_logps.shape)}, their tokens "
+                    f"{tuple(out['completion_ids'].shape)}"
+                )
+            out["old_per_token_logps"] = ahead.behaviour_logps
+            return out
 
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]):
             self._batch_rows = inputs  # the rows `_generate` hands the scorer with the rollouts
@@ -189,6 +361,8 @@ def timed_grpo_trainer() -> type:
             return [{c: r[c] for c in ROW_COLUMNS} for r in rows]
 
         def _generate(self, prompts: list):
+            if self._replay is not None:  # rollouts written a step ago (generate_ahead)
+                return self._replay
             rows = self._judged_rows(prompts)
             start = time.perf_counter()
             if rows is None:
@@ -298,7 +472,12 @@ def build_rlvr(
     names = list(r.rewards)
     args = rlvr_args(cfg)
     trainer = timed_grpo_trainer()
-    extra = {"scorer": scorer if r.overlap_judging else None} if trainer is not GRPOTrainer else {}
+    extra: dict[str, Any] = {}
+    if trainer is not GRPOTrainer:
+        extra = {"scorer": scorer if r.overlap_judging else None,
+                 "generate_ahead": r.generate_ahead}  # fmt: skip
+    elif r.generate_ahead:
+        raise ValueError("rlvr.generate_ahead needs the TRL this project pins (pyproject.toml)")
     return trainer(
         **extra,
         model=cfg.model,

@@ -111,6 +111,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     rl.add_argument("--zero-variance-warn", type=float, default=0.5, help="warn above this share")
     rl.add_argument(
+        "--generate-ahead",
+        action="store_true",
+        help="write the next step's rollouts while this step's are judged (rlvr.generate_ahead: "
+        "the judging hides behind generation, the update is one step off-policy)",
+    )
+    rl.add_argument(
         "--train-budget-s",
         type=float,
         default=None,
@@ -294,6 +300,7 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 "rewards": PAPER_REWARDS[args.reward],
                 "sandbox": sandbox,
                 "zero_variance_warn_share": args.zero_variance_warn,
+                "generate_ahead": args.generate_ahead,
             },
             "resume": False,  # a measurement: every run starts from the fitted policy
             "trainer_overrides": {"optim": args.optim},

@@ -367,3 +367,115 @@ def test_overlapped_judging_trains_exactly_as_judging_when_asked(
     assert [s["rlvr/judged_early"] for s in logs[True]] == [1.0, 1.0]
     assert [s["rlvr/judged_early"] for s in logs[False]] == [0.0, 0.0]
     assert all(s["rlvr/streamed_rollouts"] > 0 for s in logs[True])
+
+
+@pytest.mark.docker
+def test_generate_ahead_trains_each_step_on_the_rollouts_written_a_step_earlier(
+    tmp_path: Path,
+    code_policy_dir: Path,
+    dataset_dir: Path,
+    sandbox_client: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`rlvr.generate_ahead`: each step writes the next step's rollouts before it trains on the
+    ones the previous step wrote (the first step writes its own first; the last writes none
+    ahead). The rewards a step logs are those of the rollouts it trained on, and the ratio's
+    base is the log-probabilities of the policy that wrote them, taken before the update."""
+    import torch
+
+    from pipeline.train.rlvr import timed_grpo_trainer
+
+    trainer_cls = timed_grpo_trainer()
+    events: list[tuple[str, int, int]] = []  # (what, the batch's id, the step)
+    written: dict[int, list[str]] = {}  # batch id -> the completions written for it
+    params_at_write: dict[int, torch.Tensor] = {}
+    write, score = trainer_cls._write_rollouts, trainer_cls._score_rollouts
+
+    def checksum(model: object) -> torch.Tensor:  # the trained weights, as they are now
+        return torch.cat(
+            [p.detach().flatten().clone() for p in model.parameters() if p.requires_grad]
+        )
+
+    def spy_write(self, inputs):  # type: ignore[no-untyped-def]
+        ahead = write(self, inputs)
+        events.append(("write", id(inputs), self.state.global_step))
+        written[id(inputs)] = [_text(c) for c in ahead.generated[3]]
+        params_at_write[id(inputs)] = checksum(self.model)
+        # the base of the ratio: this policy's own log-probabilities of what it just wrote
+        assert torch.isfinite(ahead.behaviour_logps).all()
+        return ahead
+
+    def spy_score(self, ahead):  # type: ignore[no-untyped-def]
+        events.append(("score", id(ahead.inputs), self.state.global_step))
+        out = score(self, ahead)
+        assert out["old_per_token_logps"] is ahead.behaviour_logps
+        [written_at] = [
+            step for what, i, step in events if what == "write" and i == id(ahead.inputs)
+        ]
+        if written_at < self.state.global_step:  # written before the last update, trained after
+            assert not torch.equal(checksum(self.model), params_at_write[id(ahead.inputs)])
+        return out
+
+    monkeypatch.setattr(trainer_cls, "_write_rollouts", spy_write)
+    monkeypatch.setattr(trainer_cls, "_score_rollouts", spy_score)
+    rewarded: list[list[str]] = []
+    scored = SandboxRewardScorer.score
+
+    def spy_rewards(self, completions, rows, log_metric=None):  # type: ignore[no-untyped-def]
+        rewarded.append([_text(c) for c in completions])
+        return scored(self, completions, rows, log_metric)
+
+    monkeypatch.setattr(SandboxRewardScorer, "score", spy_rewards)
+    cfg = TrainConfig.model_validate(
+        {
+            "method": "rlvr",
+            "model": str(code_policy_dir),
+            "output_dir": tmp_path / "rlvr-ahead",
+            "data": {"dir": dataset_dir, "config": "train_questions"},
+            "lora": {"r": 4, "alpha": 8},
+            # one problem a step: the fixture's 3 problems make 3 steps an epoch, and a 4th
+            # starts the next epoch with nothing written ahead
+            "optim": {"max_steps": 4, "per_device_train_batch_size": 4, "bf16": False,
+                      "use_cpu": True, "seed": 3, "learning_rate": 1e-2},
+            "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 1.5,
+                     "rewards": {"pass_fraction": 1.0}, "generate_ahead": True},
+        }
+    )  # fmt: skip
+    assert cfg.rlvr.model_dump()["generate_ahead"] is True  # on, it is in the run's cache key
+    summary = train(cfg, sandbox_client=sandbox_client)
+    steps = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
+    assert len(steps) == 4
+    b = list(dict.fromkeys(i for _, i, _ in events))  # the batches, in the order first seen
+    assert len(b) == 4
+    assert events == [
+        ("write", b[0], 0), ("write", b[1], 0), ("score", b[0], 0),
+        ("write", b[2], 1), ("score", b[1], 1),
+        ("score", b[2], 2),  # the epoch's last step: nothing left to write ahead
+        ("write", b[3], 3), ("score", b[3], 3),  # a new epoch (and the run's last step)
+    ]  # fmt: skip
+    # the rewards of step k are those of the rollouts written for its batch, a step earlier
+    assert rewarded == [written[i] for i in b]
+    for s in steps:
+        assert s["rlvr/judged_early"] == 1.0 and s["rlvr/reward_wait_s"] >= 0
+        assert torch.isfinite(torch.tensor(s["loss"]))
+    assert (Path(summary["model_path"]) / "model.safetensors").exists()
+
+
+def _text(completion: object) -> str:
+    """A completion's text: TRL's conversational completions are a list of messages."""
+    return completion if isinstance(completion, str) else completion[-1]["content"]  # type: ignore[index]
+
+
+def test_generate_ahead_refuses_what_it_cannot_hold_back() -> None:
+    from types import SimpleNamespace
+
+    from pipeline.train.rlvr import check_generate_ahead
+
+    ok = {"gradient_accumulation_steps": 1, "steps_per_generation": 1, "num_iterations": 1,
+          "use_vllm": False}  # fmt: skip
+    check_generate_ahead(SimpleNamespace(**ok), 1)
+    with pytest.raises(ValueError, match=r"rlvr.steps_per_generation is 2 \(needs 1\)"):
+        check_generate_ahead(SimpleNamespace(**ok | {"steps_per_generation": 2}), 1)
+    with pytest.raises(ValueError, match=r"processes is 2 \(needs 1\)"):
+        check_generate_ahead(SimpleNamespace(**ok), 2)
+    assert "generate_ahead" not in RlvrSettings().model_dump()  # off: old cache keys
