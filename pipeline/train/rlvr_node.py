@@ -70,7 +70,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=0.2,
         help="rewards judge at this share of each task's time limit (MBPP's 10 s per assert "
-        "only guards against hangs; a looping rollout would hold a judge slot that long)",
+        "only guards against hangs; a looping rollout would hold a judge slot that long); the "
+        "reference check runs at the same share",
     )
     fit = ap.add_argument_group("the tiny policy (pipeline.models.policy)")
     fit.add_argument("--device", default="auto", help="auto (cuda when there is one), cuda, cpu")
@@ -226,7 +227,15 @@ def train_problems(args: argparse.Namespace, work: Path, engine: Any) -> tuple[P
         return path, report
     from pipeline.problems.reference_check import check_references
 
-    checked = check_references(path, work / "references", client=engine, progress=False)
+    # At the rewards' own time limits: a task whose reference does not fit them is quarantined
+    # here, rather than teaching the policy that its correct program is wrong.
+    checked = check_references(
+        path,
+        work / "references",
+        client=engine,
+        time_limit_scale=args.time_limit_scale,
+        progress=False,
+    )
     report["reference_check"] = {
         k: checked[k]
         for k in (
