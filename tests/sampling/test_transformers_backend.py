@@ -61,6 +61,31 @@ def test_text_does_not_depend_on_batch_company(backend):
     assert [g.text for g in alone.generations] == [g.text for g in crowd.generations]
 
 
+@pytest.mark.parametrize("choices", [None, CHOICES])
+def test_a_requests_samples_read_its_prompt_once(tiny_model_dir, choices):
+    """The n samples of a request share one pass over the prompt (its cache copied per
+    sample), and write what each of them writes decoded on its own."""
+    req = _chat("p", "Read n and print n squared. " * 6, n=4, max_tokens=12, seed=5,
+                answer_choices=choices, temperature=1.0)  # fmt: skip
+    prompt_passes: list[tuple[int, int]] = []
+    texts = {}
+    for batch_size in (4, 1):
+        with TransformersBackend(tiny_model_dir, device="cpu", batch_size=batch_size) as b:
+            forward = b.model.forward
+
+            def spy(*args, _forward=forward, _bs=batch_size, **kwargs):
+                ids = kwargs.get("input_ids")
+                if ids is not None and ids.shape[1] > 1:  # a pass over prompts, not a step
+                    prompt_passes.append((_bs, ids.shape[0]))
+                return _forward(*args, **kwargs)
+
+            b.model.forward = spy
+            texts[batch_size] = [g.text for g in _run(b, [req])["p"].generations]
+    # together: one row read once; alone: each sample reads it in its own batch of one
+    assert prompt_passes == [(4, 1)] + [(1, 1)] * 4
+    assert texts[4] == texts[1] and len(set(texts[4])) > 1
+
+
 def test_greedy_is_the_argmax_continuation(backend, tiny_model_dir):
     req = GenerationRequest(request_id="g", prompt="int main() {", temperature=0, max_tokens=8)
     text = _run(backend, [req])["g"].generations[0].text

@@ -357,12 +357,17 @@ class TransformersBackend(Backend):
         import torch
 
         dev = self.device
-        width = max(len(r.prompt_ids) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for i, r in enumerate(rows):  # left padding
-            ids[i, width - len(r.prompt_ids) :] = torch.tensor(r.prompt_ids)
-            mask[i, width - len(r.prompt_ids) :] = 1
+        # A request's samples share one prompt (the same list): it is read once, and each
+        # sample then decodes from its own copy of that prompt's cache.
+        prompts = list({id(r.prompt_ids): r.prompt_ids for r in rows}.values())
+        shared = len(prompts) < len(rows)
+        place = {id(p): i for i, p in enumerate(prompts)}
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for i, p in enumerate(prompts):  # left padding
+            ids[i, width - len(p) :] = torch.tensor(p)
+            mask[i, width - len(p) :] = 1
         ids, mask = ids.to(dev), mask.to(dev)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         cache = None
@@ -379,6 +384,10 @@ class TransformersBackend(Backend):
                 )
                 cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
                 logits = out.logits[:, -1, :].float().cpu()
+                if shared:  # after the prompts' pass: one row per sample from here on
+                    of_row = torch.tensor([place[id(r.prompt_ids)] for r in rows])
+                    cache.batch_select_indices(of_row.to(dev))
+                    mask, logits, shared = mask[of_row.to(dev)], logits[of_row], False
                 nxt, alive = [], []
                 for i, r in enumerate(rows):
                     tok = self._next_token(r, logits[i])
