@@ -43,6 +43,21 @@ NO_PROGRAM = "I am not sure how to solve this."
 WRONG = {"WA", "TLE", "MLE", "RE", "CE", "OLE"}  # judged and failed
 
 
+def rlvr_config(policy: Path, data: Path, out: Path, optim: dict, rlvr: dict) -> TrainConfig:
+    """An RLVR run of the fixture policy on the fixture problems (LoRA r 4, on the CPU)."""
+    return TrainConfig.model_validate(
+        {
+            "method": "rlvr",
+            "model": str(policy),
+            "output_dir": out,
+            "data": {"dir": data, "config": "train_questions"},
+            "lora": {"r": 4, "alpha": 8},
+            "optim": {"bf16": False, "use_cpu": True, **optim},
+            "rlvr": rlvr,
+        }
+    )
+
+
 def test_lint_counts_by_rule_family() -> None:
     reports = lint_python(
         ["import os\nx = 1\n", "print(1)\n", "def f(:\n", "x = 1\nprint(x == None)\n"],
@@ -164,18 +179,18 @@ def test_rlvr_trains_a_policy_that_writes_programs_judged_in_the_sandbox(
 ) -> None:
     """The policy is a tiny model fitted on the fixture problems' programs (conftest), so its
     samples are real programs: the sandbox judges them and the rewards follow its verdicts."""
-    cfg = TrainConfig.model_validate(
-        {
-            "method": "rlvr",
-            "model": str(code_policy_dir),
-            "output_dir": tmp_path / "rlvr",
-            "data": {"dir": dataset_dir, "config": "train_questions"},
-            "lora": {"r": 4, "alpha": 8},
-            "optim": {"max_steps": 3, "per_device_train_batch_size": 8, "bf16": False, "use_cpu": True},
-            "rlvr": {"algorithm": algorithm, "num_generations": 8, "max_completion_length": 24,
-                     "rewards": {"combined": 1.0, "all_pass": 0.0}},
-        }
-    )  # fmt: skip
+    cfg = rlvr_config(
+        code_policy_dir,
+        dataset_dir,
+        tmp_path / "rlvr",
+        optim={"max_steps": 3, "per_device_train_batch_size": 8},
+        rlvr={
+            "algorithm": algorithm,
+            "num_generations": 8,
+            "max_completion_length": 24,
+            "rewards": {"combined": 1.0, "all_pass": 0.0},
+        },
+    )
     summary = train(cfg, sandbox_client=sandbox_client)
     steps = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
     assert len(steps) == 3
@@ -222,18 +237,19 @@ def test_rlvr_warns_when_every_group_earns_one_reward(
     fixture policy's correct and wrong programs tie closely enough that temperature alone
     can split a group) of one problem are the same program, so every group's rewards are
     equal: the study must say that nothing can be learned, and why."""
-    cfg = TrainConfig.model_validate(
-        {
-            "method": "rlvr",
-            "model": str(code_policy_dir),
-            "output_dir": tmp_path / "rlvr",
-            "data": {"dir": dataset_dir, "config": "train_questions"},
-            "lora": {"r": 4, "alpha": 8},
-            "optim": {"max_steps": 1, "per_device_train_batch_size": 8, "bf16": False, "use_cpu": True},
-            "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 0.01,
-                     "top_p": 0.001, "rewards": {"pass_fraction": 1.0}},
-        }
-    )  # fmt: skip
+    cfg = rlvr_config(
+        code_policy_dir,
+        dataset_dir,
+        tmp_path / "rlvr",
+        optim={"max_steps": 1, "per_device_train_batch_size": 8},
+        rlvr={
+            "num_generations": 4,
+            "max_completion_length": 24,
+            "temperature": 0.01,
+            "top_p": 0.001,
+            "rewards": {"pass_fraction": 1.0},
+        },
+    )
     summary = train(cfg, sandbox_client=sandbox_client)
     [step] = summary["rlvr"]["steps"]
     assert step["zero_variance_groups"] == 1.0
@@ -347,19 +363,19 @@ def test_overlapped_judging_trains_exactly_as_judging_when_asked(
     asks: the same rewards at every step, and so the same training."""
     logs = {}
     for overlap in (True, False):
-        cfg = TrainConfig.model_validate(
-            {
-                "method": "rlvr",
-                "model": str(code_policy_dir),
-                "output_dir": tmp_path / f"rlvr-{overlap}",
-                "data": {"dir": dataset_dir, "config": "train_questions"},
-                "lora": {"r": 4, "alpha": 8},
-                "optim": {"max_steps": 2, "per_device_train_batch_size": 8, "bf16": False,
-                          "use_cpu": True, "seed": 3},
-                "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 1.5,
-                         "rewards": {"pass_fraction": 1.0}, "overlap_judging": overlap},
-            }
-        )  # fmt: skip
+        cfg = rlvr_config(
+            code_policy_dir,
+            dataset_dir,
+            tmp_path / f"rlvr-{overlap}",
+            optim={"max_steps": 2, "per_device_train_batch_size": 8, "seed": 3},
+            rlvr={
+                "num_generations": 4,
+                "max_completion_length": 24,
+                "temperature": 1.5,
+                "rewards": {"pass_fraction": 1.0},
+                "overlap_judging": overlap,
+            },
+        )
         summary = train(cfg, sandbox_client=sandbox_client)
         logs[overlap] = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
     keys = ("reward", "rewards/pass_fraction/mean", "rlvr/pass_at_1", "loss")
@@ -426,21 +442,21 @@ def test_generate_ahead_trains_each_step_on_the_rollouts_written_a_step_earlier(
         return scored(self, completions, rows, log_metric)
 
     monkeypatch.setattr(SandboxRewardScorer, "score", spy_rewards)
-    cfg = TrainConfig.model_validate(
-        {
-            "method": "rlvr",
-            "model": str(code_policy_dir),
-            "output_dir": tmp_path / "rlvr-ahead",
-            "data": {"dir": dataset_dir, "config": "train_questions"},
-            "lora": {"r": 4, "alpha": 8},
-            # one problem a step: the fixture's 3 problems make 3 steps an epoch, and a 4th
-            # starts the next epoch with nothing written ahead
-            "optim": {"max_steps": 4, "per_device_train_batch_size": 4, "bf16": False,
-                      "use_cpu": True, "seed": 3, "learning_rate": 1e-2},
-            "rlvr": {"num_generations": 4, "max_completion_length": 24, "temperature": 1.5,
-                     "rewards": {"pass_fraction": 1.0}, "generate_ahead": True},
-        }
-    )  # fmt: skip
+    # one problem a step: the fixture's 3 problems make 3 steps an epoch, and a 4th
+    # starts the next epoch with nothing written ahead
+    cfg = rlvr_config(
+        code_policy_dir,
+        dataset_dir,
+        tmp_path / "rlvr-ahead",
+        optim={"max_steps": 4, "per_device_train_batch_size": 4, "seed": 3, "learning_rate": 1e-2},
+        rlvr={
+            "num_generations": 4,
+            "max_completion_length": 24,
+            "temperature": 1.5,
+            "rewards": {"pass_fraction": 1.0},
+            "generate_ahead": True,
+        },
+    )
     assert cfg.rlvr.model_dump()["generate_ahead"] is True  # on, it is in the run's cache key
     summary = train(cfg, sandbox_client=sandbox_client)
     steps = [r for r in read_metrics(summary["metrics_log"]) if "loss" in r]
