@@ -433,3 +433,27 @@ def test_a_snapshot_the_recipe_lacks_is_one_clear_error() -> None:
     assert launch_command(Cell("grpo-think", "14b", "4k", False, "4d57bde")).endswith(
         "--recipe grpo-think --size 14b --budget 4k --snapshot 4d57bde"
     )
+
+
+def test_raft6_prompts_per_episode_is_a_seeded_sample(tmp_path: Path) -> None:
+    """raft.prompts_per_episode (Aletheia 2adf692: 5,120 shuffled prompts): that many rows,
+    drawn with the run's seed, the same every episode, kept in the config's order; unset (or
+    at least the config's size) every row."""
+    from pipeline.train.raft import episode_rows
+    from tests.train.rowgen import write_dataset
+
+    data = write_dataset(tmp_path)
+
+    def ids(prompts_per_episode: int | None = None, seed: int = 42) -> list[str]:
+        over = {"raft": {"prompts_per_episode": prompts_per_episode}, "optim": {"seed": seed}}
+        cfg = cell_config(Cell("raft-think", "7b", None, False), data_dir=data, overrides=over)
+        return [r["instance_id"] for r in episode_rows(cfg)]
+
+    every = ids()
+    assert len(every) == 9  # the fixture's 3 problems x 3 rotations
+    picked = ids(prompts_per_episode=4)
+    # random.Random(42).sample(range(9), 4) sorted: rows 0, 1, 2, 5
+    assert picked == [every[i] for i in (0, 1, 2, 5)]
+    assert ids(prompts_per_episode=4) == picked  # the same draw every episode and run
+    assert ids(prompts_per_episode=4, seed=7) == [every[i] for i in (2, 3, 5, 8)]
+    assert ids(prompts_per_episode=9) == ids(prompts_per_episode=20) == every
