@@ -457,3 +457,28 @@ def test_raft6_prompts_per_episode_is_a_seeded_sample(tmp_path: Path) -> None:
     assert ids(prompts_per_episode=4) == picked  # the same draw every episode and run
     assert ids(prompts_per_episode=4, seed=7) == [every[i] for i in (2, 3, 5, 8)]
     assert ids(prompts_per_episode=9) == ids(prompts_per_episode=20) == every
+
+
+def test_cli_snapshot_shows_the_cell_and_its_launch(tmp_path: Path) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from aletheia.cli import app
+
+    args = ["train", "--recipe", "grpo-think", "--size", "7b", "--budget", "4k",
+            "--snapshot", "4d57bde", "--data", str(tmp_path), "--show"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    body, _, launch_line = res.output.rpartition("# launch: ")
+    cfg = yaml.safe_load(body)
+    assert cfg["name"] == "grpo-think-7b-4k-4d57bde"
+    assert (
+        cfg["optim"]["per_device_train_batch_size"],
+        cfg["optim"]["gradient_accumulation_steps"],
+    ) == (1, 32)
+    assert launch_line.strip().endswith("--budget 4k --snapshot 4d57bde")
+    # a snapshot picks a zoo cell: not with a config file
+    res = CliRunner().invoke(
+        app, ["train", "-c", "configs/train/dpo_think.yaml", "--snapshot", "x"]
+    )
+    assert res.exit_code != 0 and "--snapshot: picks a zoo cell" in res.output
