@@ -4,6 +4,8 @@ published rows, with a warning where one cue orders more than 90% of the pairs."
 
 from __future__ import annotations
 
+import sys
+
 import pyarrow as pa
 
 from pipeline.instances.dpo.cues import CUE_WORDS, SEPARATES_WARN, CueStats, measure_rows
@@ -89,3 +91,25 @@ def dpo_cues_md(tables: dict[str, pa.Table]) -> str:
         )
         + fix
     )
+
+
+def main(argv: list[str]) -> int:
+    """`python -m pipeline.publish.card_cues HUB_DIR`: the section for a published folder."""
+    from pipeline.common.hub_folder import read_config
+
+    if len(argv) != 1:
+        print("usage: python -m pipeline.publish.card_cues HUB_DIR", file=sys.stderr)
+        return 2
+    tables = {}
+    for c in CONFIGS:
+        if c.kind == "dpo":
+            try:
+                tables[c.name] = read_config(argv[0], c.name)
+            except (FileNotFoundError, ValueError) as e:
+                print(f"{c.name}: {e}", file=sys.stderr)
+    print(dpo_cues_md(tables))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

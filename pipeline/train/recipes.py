@@ -147,7 +147,7 @@ def _snapshot_layers(
         return {}, {}
     snapshots = spec.get("snapshots") or {}
     if snapshot not in snapshots:
-        have = ", ".join(snapshots) or "none"
+        have = "; ".join(f"{k} ({v.get('note', '')})" for k, v in snapshots.items()) or "none"
         raise RecipeError(
             f"--snapshot {snapshot}: recipe {spec['recipe']} has snapshots: {have} "
             "(the default follows the version docs/aletheia-conformance.md names)"
@@ -155,11 +155,6 @@ def _snapshot_layers(
     snap = snapshots[snapshot]
     sized = (snap.get("sizes") or {}).get(size, {})
     return snap.get("config") or {}, {k: v for k, v in sized.items() if k != "source"}
-
-
-def snapshots(recipe: str) -> dict[str, str]:
-    """The recipe's snapshots: name -> what differs (its `note`)."""
-    return {k: v.get("note", "") for k, v in (_zoo_file(recipe).get("snapshots") or {}).items()}
 
 
 def _budget_layer(spec: dict[str, Any], budget: str | None) -> dict[str, Any]:
