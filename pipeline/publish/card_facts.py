@@ -147,8 +147,13 @@ def _by_source_row(
     """Gold positions per list size over distinct source rows: a row edited from another
     (`source_instance_id`: Adv's copies, one per bias type) counts once with its source (the
     first of them met); any other row counts as itself (`instance_id`)."""
-    sources = table.column("source_instance_id").to_pylist()
-    ids = table.column("instance_id").to_pylist()
+
+    def column(name: str) -> list:  # a hand-made table in a test may lack the id columns
+        names = table.column_names
+        return table.column(name).to_pylist() if name in names else [None] * table.num_rows
+
+    sources = column("source_instance_id")
+    ids = [iid or str(i) for i, iid in enumerate(column("instance_id"))]
     seen: set[str] = set()
     out: dict[int, Counter[str]] = {}
     for src, iid, n, letter in zip(sources, ids, sizes, letters, strict=True):
