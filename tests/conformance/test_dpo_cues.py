@@ -199,7 +199,9 @@ def test_the_stage_measures_warns_and_closes_on_request(
         assert turn_text(b["rejected"]) == f"{turn_text(a['rejected'])}</think>\n\\boxed{{{wrong}}}"
 
 
-def test_the_card_shows_the_cue_table_and_warns(tmp_path: Path) -> None:
+def test_the_card_shows_the_cue_table_and_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pipeline.publish.config import PublishConfig
     from pipeline.publish.stage import build_hub_folder
     from tests.publish.synthetic import make_build, rewrite
@@ -229,3 +231,8 @@ def test_the_card_shows_the_cue_table_and_warns(tmp_path: Path) -> None:
         in section
     )
     assert "`dpo.rejected_form: closed`" in section
+    # the command that prints the section for a published folder prints the card's
+    from pipeline.publish.card_cues import main
+
+    assert main([str(tmp_path / "hub")]) == 0
+    assert capsys.readouterr().out.strip() == "### DPO pair cues" + section.rstrip()
