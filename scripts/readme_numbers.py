@@ -41,7 +41,7 @@ END = "<!-- /demo-numbers -->"
 SIZES = (2, 3, 4, 5)
 ROUTES = ("sampled", "regenerated", "gold_spliced")
 # Keys of the record that describe the measurement, not the build: never compared.
-ABOUT = frozenset({"measured_on"})
+ABOUT = frozenset({"measured_on", "judge_tests_stopped_by_wall_clock"})
 
 app = typer.Typer(add_completion=False, help=__doc__.split("\n\n")[0])
 
@@ -95,6 +95,9 @@ def measure_build(build: Path) -> dict[str, Any]:
             "programs_rejudged": edits["distinct_programs"],
         },
         "dpo_chosen_source": routes,
+        # Tests a busy machine stopped at the wall-clock cap before their CPU limit: TLEs a
+        # quiet machine would not give, so the rows may differ from a quiet build's.
+        "judge_tests_stopped_by_wall_clock": _wall_clock_stops(work / "fingerprints.json"),
     }
     report = build / "eval" / "report.json"  # the run config's `evaluate:` (default out_dir)
     if report.is_file():
@@ -106,6 +109,16 @@ def measure_build(build: Path) -> dict[str, Any]:
             "headline": headline(done).splitlines(),
         }
     return found
+
+
+def _wall_clock_stops(fingerprints: Path) -> int | None:
+    """The judge stage's count of tests stopped by the wall clock (None: not recorded)."""
+    if not fingerprints.is_file():
+        return None
+    for entry in json.loads(fingerprints.read_text()):
+        if (entry.get("stage"), entry.get("output")) == ("judge", "judged"):
+            return entry.get("tests_stopped_by_wall_clock")
+    return None
 
 
 def _policy_verdicts(judged: Path) -> dict[str, dict[str, int]]:
@@ -250,10 +263,17 @@ def record(
     old = json.loads(out.read_text()) if out.is_file() else {}
     out.write_text(json.dumps(found, indent=1) + "\n")
     readme.write_text(with_block(readme.read_text(), render(found)))
-    changed = differences(old, found)
+    changed = differences(old, found) if old else ["(no record before)"]
     typer.echo(f"wrote {out} and {readme}'s demo block from {build} ({found['build_id']})")
     for line in changed:
         typer.echo(f"  changed {line}")
+    if found["judge_tests_stopped_by_wall_clock"]:
+        typer.echo(
+            f"warning: {found['judge_tests_stopped_by_wall_clock']} test(s) of this build were "
+            "stopped by the wall clock (a busy machine): its verdicts may differ from a quiet "
+            "build's; prefer recording a build made on a quiet machine",
+            err=True,
+        )
 
 
 @app.command()

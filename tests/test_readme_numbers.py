@@ -70,15 +70,16 @@ def _changed(record: dict, config: str, split: str, delta: int) -> dict:
 
 
 def test_a_differing_number_is_named() -> None:
-    other = _changed(RECORD, "heldout", "test", 1)
-    readme = rn.README.read_text()
-    lines = rn.check_readme(readme, other)
+    other = _changed(RECORD, "strong", "full", 1)
+    lines = rn.check_readme(rn.README.read_text(), other)
     rows = next(
-        s["rows"] for s in RECORD["splits"] if s["split"] == "test" and s["config"] == "heldout"
+        s["rows"] for s in RECORD["splits"] if (s["config"], s["split"]) == ("strong", "full")
     )
-    assert len(lines) == 1 and f"| heldout | test | {rows} |" in lines[0], lines
-    assert f"| heldout | test | {rows + 1} |" in lines[0]
-    assert rn.differences(RECORD, other) == [f"splits.heldout/test.rows: {rows} != {rows + 1}"]
+    assert len(lines) == 1, lines
+    assert (
+        f"| strong | full | {rows} |" in lines[0] and f"| strong | full | {rows + 1} |" in lines[0]
+    )
+    assert rn.differences(RECORD, other) == [f"splits.strong/full.rows: {rows} != {rows + 1}"]
     assert rn.differences(RECORD, {**RECORD, "measured_on": "1999-01-01"}) == []
     assert rn.check_readme("no markers here", RECORD)[0].startswith("README has no block")
 
