@@ -25,6 +25,7 @@ from pipeline.common.hub_folder import split_glob
 from pipeline.publish import card_example
 from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
+from pipeline.publish.card_cues import dpo_cues_md
 from pipeline.publish.card_example import example_yaml
 from pipeline.publish.card_positions import position_mix_md
 from pipeline.publish.checks import CheckResult
@@ -493,6 +494,8 @@ the whole row as YAML.
 {position_mix_md(facts)}
 
 {dpo_routes_md(tables)}
+
+{dpo_cues_md(tables)}
 
 ## What this build contains
 

@@ -54,6 +54,14 @@ def register(app: typer.Typer) -> None:
         lora: Annotated[
             bool, typer.Option("--lora", help="the recipe's LoRA variant, where Aletheia has one")
         ] = False,
+        snapshot: Annotated[
+            str | None,
+            typer.Option(
+                "--snapshot",
+                help="another stored version of Aletheia's files for the recipe, e.g. "
+                "grpo-think's 4d57bde (docs/training.md)",
+            ),
+        ] = None,
         data: Annotated[
             Path | None,
             typer.Option("--data", help="published dataset folder (sets data.dir of either)"),
@@ -94,7 +102,8 @@ def register(app: typer.Typer) -> None:
         if (config is None) == (recipe is None):
             raise typer.BadParameter("give exactly one of --config or --recipe (with --size)")
         if config is not None:
-            zoo = [f for f, v in (("--size", size), ("--budget", budget), ("--lora", lora)) if v]
+            zoo = [f for f, v in (("--size", size), ("--budget", budget), ("--lora", lora),
+                                  ("--snapshot", snapshot)) if v]  # fmt: skip
             if zoo:
                 raise typer.BadParameter(f"{', '.join(zoo)}: picks a zoo cell, only with --recipe")
             where = f"{config}: "
@@ -114,7 +123,7 @@ def register(app: typer.Typer) -> None:
             if size is None:
                 raise typer.BadParameter("--recipe needs --size (1.5b, 7b or 14b)")
             where = f"--recipe {recipe} --size {size}: "
-            cell = Cell(recipe, size, budget, lora)  # type: ignore[arg-type]
+            cell = Cell(recipe, size, budget, lora, snapshot)  # type: ignore[arg-type]
             cfg = cell_config(
                 cell, data_dir=data, output_dir=out, model=model, overrides=parse_sets(sets or [])
             )

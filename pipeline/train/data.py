@@ -63,6 +63,18 @@ def verifier_prompt_rows(table: pa.Table, spec: PromptSpec, tokenizer: Any) -> D
 _STYLE_OF_VARIANT = {"think": "think", "instruct": "instruct", "no_think": "instruct"}
 
 
+def rows_of_style(table: pa.Table, style: str) -> pa.Table:
+    """A DPO config's rows whose responses answer a prompt of `style`, where the config holds
+    pairs of several styles (a build with `dpo.variants: [think, instruct]`): a verifier is
+    trained on one. A config with no row of `style` is returned whole, so the trainer's check
+    names the rows' style."""
+    if "prompt_variant" not in table.column_names:
+        return table
+    variants = table.column("prompt_variant").to_pylist()
+    keep = [i for i, v in enumerate(variants) if _STYLE_OF_VARIANT.get(v or style) == style]
+    return table.take(keep) if keep else table
+
+
 def _check_style(r: dict[str, Any], i: int, spec: PromptSpec) -> None:
     """A row's responses answer a prompt of one style; the config must train that style."""
     style = _STYLE_OF_VARIANT.get(r.get("prompt_variant") or spec.style)

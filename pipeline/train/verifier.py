@@ -19,7 +19,7 @@ from pipeline.train.common import (
     with_overrides,
 )
 from pipeline.train.config import TrainConfig, VllmSettings
-from pipeline.train.data import preference_rows, sft_rows, verifier_prompt_rows
+from pipeline.train.data import preference_rows, rows_of_style, sft_rows, verifier_prompt_rows
 from pipeline.train.rewards import make_reward_funcs
 
 
@@ -119,7 +119,7 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import DPOConfig, DPOTrainer
 
     args = dpo_args(cfg)
-    dataset = preference_rows(_rows(cfg), cfg.prompt.spec())
+    dataset = preference_rows(rows_of_style(_rows(cfg), cfg.prompt.style), cfg.prompt.spec())
     return trl_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
@@ -139,5 +139,5 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
         dataset = external_sft_rows(cfg)
     else:
-        dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
+        dataset = sft_rows(rows_of_style(_rows(cfg), cfg.prompt.style), cfg.prompt.spec())
     return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)

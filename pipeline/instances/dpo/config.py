@@ -12,6 +12,11 @@ from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
 from pipeline.instances.config import StageConfig
 from pipeline.sampling.config import BackendOptions, ModelSource, TransformersOptions
 
+# How a rejected turn is kept (`DPOConfig.rejected_form`; pipeline/instances/dpo/cues.py says
+# why): as the judge wrote it (Aletheia's), only ones that picked a (wrong) letter, or those
+# closed the way a chosen turn is, so both turns of a pair share one form.
+RejectedForm = Literal["as_sampled", "answered", "closed"]
+
 
 class JudgeModelSpec(BaseModel):
     """A verifier model whose responses become DPO traces, with the same backend options
@@ -167,13 +172,25 @@ class DPOConfig(StageConfig):
         "unless this is set.",
     )
 
+    rejected_form: RejectedForm = Field(
+        "as_sampled",
+        description="aletheia: the rejected turn. as_sampled (Aletheia's): an incorrect "
+        "response as the judge wrote it, a valid answer or none; answered: only responses "
+        "that picked a wrong letter (an instance without one yields no pair); closed: as "
+        "answered, and a Think turn cut after its first `</think>` and closed with "
+        "`</think>\\n\\boxed{its letter}` as chosen turns are, so no format cue (`</think>`, "
+        "box count) tells the two apart. The card's DPO cue table measures the cues.",
+    )
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        # Left out at its default, so configs written before the field keep their stage
+        # Left out at their defaults, so configs written before the fields keep their stage
         # keys and build ids.
         data = handler(self)
         if isinstance(data, dict) and data.get("answer_format") == "letter":
             data.pop("answer_format", None)
+        if isinstance(data, dict) and data.get("rejected_form") == "as_sampled":
+            data.pop("rejected_form", None)
         return data
 
     @model_validator(mode="after")
@@ -193,6 +210,11 @@ class DPOConfig(StageConfig):
             raise ValueError("rejected_judges: empty; leave it out for the default")
         if self.system_template and "instruct" not in self.variants:
             raise ValueError("system_template: only the instruct variant has a system turn")
+        if self.rejected_form != "as_sampled" and self.construction != "aletheia":
+            raise ValueError(
+                f"rejected_form: {self.rejected_form} is for construction aletheia; "
+                "on_policy keeps both turns as sampled"
+            )
         return self
 
     @property
