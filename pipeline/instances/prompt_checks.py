@@ -12,7 +12,13 @@ from typing import Any
 from pipeline.common.stage import CheckContext, Finding
 from pipeline.common.verifier_prompt import template_problem
 
-TEMPLATE_KEYS = (("prompt_template", "user"), ("system_template", "system"))
+# (config key, kind): a template file of a user or system turn, or a checkout of Aletheia
+# whose own prompts replace both (`aletheia_src`, pipeline/common/aletheia_prompts.py).
+TEMPLATE_KEYS = (
+    ("prompt_template", "user"),
+    ("system_template", "system"),
+    ("aletheia_src", "aletheia"),
+)
 
 
 def section_templates(prefix: str, section: Any) -> list[tuple[str, str, str]]:
