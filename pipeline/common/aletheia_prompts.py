@@ -23,6 +23,7 @@ evaluate` and `aletheia train` print before any model loads.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -204,3 +205,38 @@ def aletheia_files(src: str) -> list[Path]:
     path = prompt_file(src)
     user_file = path.parent / INSTRUCT_USER_FILE
     return [p for p in (path, user_file) if p.is_file()]
+
+
+# The box a template asks for, as written in `str.format` syntax: `\\boxed{{[[X]]}}` or
+# `\\boxed{{X}}` (any capital as the placeholder letter).
+_ASKS_BRACKETED = re.compile(r"\\boxed\{\{\[\[[A-Z]\]\]\}\}")
+_ASKS_LETTER = re.compile(r"\\boxed\{\{[A-Z]\}\}")
+
+
+def asked_form(template: str) -> str | None:
+    """The answer form a template's text asks for (`bracketed` for `\\boxed{[[X]]}`,
+    `letter` for `\\boxed{X}`), or None when it names no box."""
+    if _ASKS_BRACKETED.search(template):
+        return "bracketed"
+    if _ASKS_LETTER.search(template):
+        return "letter"
+    return None
+
+
+def form_problem(where: str, src: str, answer_format: str) -> str | None:
+    """One line when Aletheia's Think prompt in `src` asks for another box than the build
+    writes and rewards (`answer_format`), else None (also when `src` cannot be read: that
+    is `aletheia_problem`'s line)."""
+    try:
+        prompts = read_aletheia_prompts(str(src))
+    except AletheiaPromptError:
+        return None
+    asked = asked_form(prompts.think_user)
+    if asked is None or asked == answer_format:
+        return None
+    box = {"letter": "\\boxed{X}", "bracketed": "\\boxed{[[X]]}"}
+    return (
+        f"{where}: {prompts.file}: {THINK_USER} asks for {box[asked]} but the answers are "
+        f"`{answer_format}` ({box[answer_format]}): set publish.answer_format: {asked}, or "
+        "use the prompt file that asks for the published form"
+    )

@@ -488,6 +488,7 @@ def _drop_long_prompts(
         inst.select("query", "candidates", "candidate_languages").iter_rows(),
         config.prompt_template,
         config.system_template,
+        aletheia_src=config.aletheia_src,
     )
     too_long = pl.Series(n_tokens, dtype=pl.Int64) > config.max_prompt_tokens
     stats["dropped_prompt_too_long"] = int(too_long.sum())

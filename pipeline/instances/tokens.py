@@ -99,15 +99,17 @@ class TokenCounter:
         languages: list[str],
         template: str | None = None,
         system_template: str | None = None,
+        aletheia_src: str | None = None,
     ) -> list[str]:
         """The rendered Think and Instruct prompts of one row (Aletheia measured the longest
-        of its prompt variants)."""
+        of its prompt variants), in the wording the templates or `aletheia_src` give."""
         texts = []
         for style in PROMPT_STYLES:
             spec = PromptSpec(
                 style=style,  # type: ignore[arg-type]
                 template=template,
                 system_template=system_template if style == "instruct" else None,
+                aletheia_src=aletheia_src,
             )
             texts.append(self.render(build_messages(query, candidates, languages, spec)))
         return texts
@@ -119,9 +121,12 @@ class TokenCounter:
         languages: list[str],
         template: str | None = None,
         system_template: str | None = None,
+        aletheia_src: str | None = None,
     ) -> int:
         """The longest of the Think and Instruct prompts for one row."""
-        texts = self.prompt_texts(query, candidates, languages, template, system_template)
+        texts = self.prompt_texts(
+            query, candidates, languages, template, system_template, aletheia_src
+        )
         return max(self.count_texts(texts))
 
     def prompt_tokens_many(
@@ -130,6 +135,7 @@ class TokenCounter:
         template: str | None = None,
         system_template: str | None = None,
         batch_size: int = BATCH_SIZE,
+        aletheia_src: str | None = None,
     ) -> list[int]:
         """`prompt_tokens` of each (query, candidates, languages) row, in order: the rows are
         rendered, then tokenised `batch_size` texts per tokenizer call (same counts as one row
@@ -144,7 +150,9 @@ class TokenCounter:
             chunk.clear()
 
         for query, candidates, languages in rows:
-            chunk += self.prompt_texts(query, candidates, languages, template, system_template)
+            chunk += self.prompt_texts(
+                query, candidates, languages, template, system_template, aletheia_src
+            )
             if len(chunk) >= batch_size:
                 flush()
         if chunk:

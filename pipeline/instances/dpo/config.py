@@ -104,6 +104,12 @@ class DPOConfig(StageConfig):
     system_template: str | None = Field(
         None, description="instruct only: the system-turn template file; None = ours."
     )
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files): the rows' "
+        "prompt is then Aletheia's own wording (its src/prompts.py read with `ast`, never "
+        "run); excludes the templates. None = ours. A run config gives its own unless set.",
+    )
     construction: Literal["aletheia", "on_policy"] = Field(
         "aletheia",
         description="aletheia: chosen a correct sampled response (or a gold splice), rejected "
@@ -174,6 +180,8 @@ class DPOConfig(StageConfig):
         data = handler(self)
         if isinstance(data, dict) and data.get("answer_format") == "letter":
             data.pop("answer_format", None)
+        if isinstance(data, dict) and data.get("aletheia_src") is None:
+            data.pop("aletheia_src", None)
         return data
 
     @model_validator(mode="after")
@@ -193,6 +201,11 @@ class DPOConfig(StageConfig):
             raise ValueError("rejected_judges: empty; leave it out for the default")
         if self.system_template and "instruct" not in self.variants:
             raise ValueError("system_template: only the instruct variant has a system turn")
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+            )
         return self
 
     @property
@@ -206,4 +219,5 @@ class DPOConfig(StageConfig):
             template=self.prompt_template,
             system_template=self.system_template if style == "instruct" else None,
             answer_format=self.answer_format,
+            aletheia_src=self.aletheia_src,
         )
