@@ -301,6 +301,15 @@ class AssembleConfig(StageConfig):
         "measured for the cap are then in Aletheia's own wording (its src/prompts.py read with "
         "`ast`); excludes the templates. None = the project's wording.",
     )
+    statement_cut: Literal["headings", "aletheia"] = Field(
+        "headings",
+        description="The problem statement a row's `query` shows: headings, the ingested "
+        "`prompt_statement` (sample sections cut by heading, whitespace tidied; "
+        "`ingest.normalize`); aletheia, Aletheia's cut (`cerebrm_datagen.py`, "
+        "`listwise_eval_sets.py`): the full statement up to its first `\\nExample\\n` or "
+        "`\\nExamples\\n` line, stripped. It changes every prompt, its token count and so "
+        "which rows pass `max_prompt_tokens`.",
+    )
     min_candidates: int = Field(default=2, ge=2, le=5, description="Smallest list size.")
     max_candidates: int = Field(default=5, ge=2, le=5, description="Largest list size.")
     easy_max_pass_rate: float = Field(
@@ -342,6 +351,8 @@ class AssembleConfig(StageConfig):
             data.pop("eval_problems", None)
         if isinstance(data, dict) and data.get("aletheia_src") is None:
             data.pop("aletheia_src", None)
+        if isinstance(data, dict) and data.get("statement_cut") == "headings":
+            data.pop("statement_cut", None)
         return data
 
     @model_validator(mode="after")
