@@ -516,8 +516,9 @@ class RlvrSettings(TrlSection):
     )
     enable_thinking: bool | None = Field(
         False,
-        description="Qwen3 chat templates think unless told not to; the paper's setting is "
-        "off. None = pass nothing (templates without the switch ignore it either way).",
+        description="Qwen3 chat templates think unless told not to; off is this project's "
+        "choice, not a setting taken from the paper. None = pass nothing (templates without "
+        "the switch ignore it either way).",
     )
     lint_select: list[str] = Field(
         default_factory=lambda: ["E", "F", "W", "B"],
