@@ -38,7 +38,6 @@ from pipeline.common.verifier_prompt import PromptSpec, build_messages, wording,
 from tests.conformance.aletheia_standin import (
     EVALUATE,
     SYSTEM,
-    THINK,
     THINK_BRACKETED,
     write_checkout,
 )
@@ -234,10 +233,10 @@ def test_ap1_the_build_id_follows_the_wording_not_the_path(checkout: Path, tmp_p
         ("no_file", r"src/prompts\.py: no such file$"),
         ("absent", r"src/prompts\.py: constant LIST_REWARD_PROMPT_COT absent$"),
         ("not_string", r"src/prompts\.py: LIST_REWARD_PROMPT is not a string literal \(a Call"),
-        ("placeholder", r"placeholder mismatch: .*LIST_REWARD_PROMPT: missing placeholder\(s\) "
-         r"\['candidates'\]$"),
-        ("unknown", r"placeholder mismatch: .*LIST_REWARD_PROMPT: unknown placeholder\(s\) "
-         r"\['questoin'\]"),
+        ("placeholder", (r"placeholder mismatch: .*LIST_REWARD_PROMPT: missing placeholder\(s\) "
+         r"\['candidates'\]$")),
+        ("unknown", (r"placeholder mismatch: .*LIST_REWARD_PROMPT: unknown placeholder\(s\) "
+         r"\['questoin'\]")),
         ("fstring", r"_create_prompts_instruct: unexpected f-string field \{example\['title'\]\}"),
     ],
 )  # fmt: skip
@@ -295,10 +294,12 @@ def test_ap2_preflight_dry_run_and_the_commands_report_it(checkout: Path, tmp_pa
     write_checkout(checkout, think=THINK_BRACKETED)
     found = check_dpo(DPOConfig(aletheia_src=src), ctx)
     assert [f.message for f in found] == [
-        f"dpo.aletheia_src: {checkout}/src/prompts.py: LIST_REWARD_PROMPT asks for "
-        "\\boxed{[[X]]} but the answers are `letter` (\\boxed{X}): set "
-        "publish.answer_format: bracketed, or use the prompt file that asks for the published "
-        "form"
+        (
+            f"dpo.aletheia_src: {checkout}/src/prompts.py: LIST_REWARD_PROMPT asks for "
+            "\\boxed{[[X]]} but the answers are `letter` (\\boxed{X}): set "
+            "publish.answer_format: bracketed, or use the prompt file that asks for the published "
+            "form"
+        )
     ]
     assert check_dpo(DPOConfig(aletheia_src=src, answer_format="bracketed"), ctx) == []
 
@@ -422,8 +423,8 @@ def test_ar2_the_cut_is_an_option_the_full_build_takes(tmp_path: Path) -> None:
     )  # fmt: skip
     assert _as_instance_lists(inst, problems)["query"].to_list() == ["the project's cut"]
     cut = _as_instance_lists(inst, problems, "aletheia")["query"].to_list()
-    assert cut == ["You are given n numbers.\nExamples of inputs follow the rules below.\n\n"
-                   "Input\nOne line."]  # fmt: skip
+    assert cut == [("You are given n numbers.\nExamples of inputs follow the rules below.\n\n"
+                   "Input\nOne line.")]  # fmt: skip
     assert AssembleConfig().statement_cut == "headings"
     assert "statement_cut" not in AssembleConfig().model_dump()  # the demo's keys unchanged
     full = load_run_config(REPO / "configs" / "aletheia-full.yaml")
@@ -485,9 +486,9 @@ def test_ar3_a_published_adv_config_carries_aletheias_labels(tmp_path: Path) -> 
             "reverse_authority_bias_chosen",
             "authority_reference_rejected",
         }
-    assert set(pq.read_table(build / "final" / "adv.parquet").column("modification").to_pylist()) == (
-        set(types)
-    )
+    assert set(
+        pq.read_table(build / "final" / "adv.parquet").column("modification").to_pylist()
+    ) == (set(types))
 
 
 # -- AR4: the published answer form reaches evaluation and every recipe ----------------------
