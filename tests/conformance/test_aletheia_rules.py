@@ -284,6 +284,12 @@ def test_ap2_preflight_dry_run_and_the_commands_report_it(checkout: Path, tmp_pa
                                                       "literal (a Constant expression)")  # fmt: skip
     with pytest.raises(UserError, match="aletheia_src: .*not a string literal"):
         check_templates("", EvalConfig(aletheia_src=src))  # `aletheia evaluate`, `train`
+    from pipeline.evaluate.stage import EVALUATE, EvaluateCall
+
+    call = EvaluateCall(model="m", hub_dir=tmp_path, aletheia_src=src,
+                        backend={"type": "openai", "base_url": "http://127.0.0.1:9/v1"})  # fmt: skip
+    [after_publish] = EVALUATE.check(call, ctx)  # the evaluation after publish
+    assert after_publish.message.startswith("evaluate.aletheia_src: ")
     # a run config (what `build-train --dry-run` reads) names the key and the fault
     run_yaml = tmp_path / "run.yaml"
     run_yaml.write_text(yaml.safe_dump({"aletheia_src": src}))
