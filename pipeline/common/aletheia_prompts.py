@@ -8,7 +8,9 @@ then built from Aletheia's text. The file is parsed with `ast`, never imported o
 
 - the Think user turn: the string constant `LIST_REWARD_PROMPT` (placeholders `{question}`,
   `{candidates}`, `{valid_options}`), as `grpo_training.py` / `evaluate_ckpt.py` use it;
-- the Instruct system turn: the constant `LIST_REWARD_PROMPT_COT` (`{valid_options}`);
+- the Instruct system turn: the constant `LIST_REWARD_PROMPT_COT` (`{valid_options}`); a
+  prompt file without it (the stored versions of `cerebrm_prompts.py`) serves the Think style
+  only, and an Instruct prompt asked of it is an error naming the constant;
 - the Instruct user turn: Aletheia keeps no constant for it; `evaluate_ckpt.py` (beside the
   prompt file) writes it as an f-string in `_create_prompts_instruct`, which is read as a
   template (its `example['query']` field becomes `{question}`, `candidate_str`
@@ -54,14 +56,22 @@ class AletheiaPrompts:
 
     file: str  # the prompt file read
     think_user: str
-    instruct_system: str
+    instruct_system: str | None  # None: the file has none; no Instruct prompt can be built
     instruct_user: str | None  # None: the checkout has none; the project's is used
     instruct_user_file: str | None
 
     @property
     def sha256(self) -> str:
         """One hash of the wording (the three texts), for build ids, cards and reports."""
-        return sha256_text(self.think_user, self.instruct_system, self.instruct_user or "")
+        return sha256_text(self.think_user, self.instruct_system or "", self.instruct_user or "")
+
+    def instruct(self) -> tuple[str, str | None]:
+        """(system template, user template or None for ours) of the Instruct style."""
+        if self.instruct_system is None:
+            raise AletheiaPromptError(
+                f"{self.file}: constant {INSTRUCT_SYSTEM} absent (the Instruct system turn)"
+            )
+        return self.instruct_system, self.instruct_user
 
 
 def prompt_file(src: str | Path) -> Path:
@@ -167,13 +177,12 @@ def read_aletheia_prompts(src: str) -> AletheiaPrompts:
     path = prompt_file(src)
     constants = _constants(_parse(path))
     think = _string(path, constants, THINK_USER)
-    system = _string(path, constants, INSTRUCT_SYSTEM)
+    system = _string(path, constants, INSTRUCT_SYSTEM) if INSTRUCT_SYSTEM in constants else None
     user_file = path.parent / INSTRUCT_USER_FILE
     instruct_user = _user_fstring(user_file)
-    checks = [
-        (think, USER_PLACEHOLDERS, USER_REQUIRED, f"{path}: {THINK_USER}"),
-        (system, SYSTEM_PLACEHOLDERS, SYSTEM_REQUIRED, f"{path}: {INSTRUCT_SYSTEM}"),
-    ]
+    checks = [(think, USER_PLACEHOLDERS, USER_REQUIRED, f"{path}: {THINK_USER}")]
+    if system is not None:
+        checks.append((system, SYSTEM_PLACEHOLDERS, SYSTEM_REQUIRED, f"{path}: {INSTRUCT_SYSTEM}"))
     if instruct_user is not None:
         where = f"{user_file}: {INSTRUCT_USER_FUNCTION}"
         checks.append((instruct_user, USER_PLACEHOLDERS, USER_REQUIRED, where))
@@ -191,10 +200,12 @@ def read_aletheia_prompts(src: str) -> AletheiaPrompts:
     )
 
 
-def aletheia_problem(where: str, src: str) -> str | None:
-    """What keeps `src` from giving Aletheia's prompts, as one line, or None."""
+def aletheia_problem(where: str, src: str, styles: tuple[str, ...] = ("think",)) -> str | None:
+    """What keeps `src` from giving Aletheia's prompts in `styles`, as one line, or None."""
     try:
-        read_aletheia_prompts(str(src))
+        prompts = read_aletheia_prompts(str(src))
+        if "instruct" in styles:
+            prompts.instruct()
     except AletheiaPromptError as e:
         return f"{where}: {e}"
     return None

@@ -220,7 +220,8 @@ def _templates(spec: PromptSpec) -> tuple[str | None, str | None]:
         a = read_aletheia_prompts(spec.aletheia_src)
         if spec.style == "think":
             return a.think_user, None
-        return a.instruct_user, a.instruct_system  # no Instruct user turn there: ours
+        system, user = a.instruct()  # no Instruct user turn there: ours
+        return user, system
     user = load_template(spec.template) if spec.template else None
     system = None
     if spec.style == "instruct" and spec.system_template:
@@ -290,9 +291,12 @@ def render_text(messages: list[dict[str, str]]) -> str:
     return "\n\n".join(f"<|{m['role']}|>\n{m['content']}" for m in messages)
 
 
-def template_problem(where: str, path: str, kind: str = "user") -> str | None:
+def template_problem(
+    where: str, path: str, kind: str = "user", styles: tuple[str, ...] = ("think",)
+) -> str | None:
     """What is wrong with a verifier prompt template file (`kind` user or system), or with
-    a checkout of Aletheia (`kind` aletheia: `aletheia_prompts.aletheia_problem`), or None.
+    a checkout of Aletheia (`kind` aletheia: `aletheia_prompts.aletheia_problem`, for the
+    prompt `styles` the caller builds), or None.
 
     Every unknown placeholder (with the nearest allowed name for a misspelt one) and every
     missing one, so a bad template fails in preflight (and `aletheia evaluate`'s own check)
@@ -302,7 +306,7 @@ def template_problem(where: str, path: str, kind: str = "user") -> str | None:
     if kind == "aletheia":  # a checkout of Aletheia (`aletheia_src`), not a template file
         from pipeline.common.aletheia_prompts import aletheia_problem
 
-        return aletheia_problem(where, path)
+        return aletheia_problem(where, path, styles)
     allowed = SYSTEM_PLACEHOLDERS if kind == "system" else USER_PLACEHOLDERS
     try:
         text = Path(path).read_text(encoding="utf-8")

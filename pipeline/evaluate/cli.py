@@ -27,7 +27,8 @@ def check_templates(where: str, section: object) -> None:
     from pipeline.errors import UserError
 
     for key, kind, path in given:
-        if path and (problem := template_problem(f"{where}{key}", path, kind)):
+        styles = (getattr(section, "style", "think"),)
+        if path and (problem := template_problem(f"{where}{key}", path, kind, styles)):
             raise UserError(problem)
 
 

@@ -81,7 +81,8 @@ def _check(call: EvaluateCall, ctx: CheckContext) -> list[Finding]:
     for key, kind in (("prompt_template", "user"), ("system_template", "system"),
                       ("aletheia_src", "aletheia")):  # fmt: skip
         path = getattr(call, key)
-        if path and (problem := template_problem(f"evaluate.{key}", path, kind)):
+        problem = path and template_problem(f"evaluate.{key}", path, kind, (call.style,))
+        if problem:
             out.append(Finding("templates", problem))
     if call.backend.type not in LOCAL_BACKENDS:
         return out  # a server: its model's name is the server's business

@@ -231,7 +231,7 @@ def test_ap1_the_build_id_follows_the_wording_not_the_path(checkout: Path, tmp_p
     "edit,line",
     [
         ("no_file", r"src/prompts\.py: no such file$"),
-        ("absent", r"src/prompts\.py: constant LIST_REWARD_PROMPT_COT absent$"),
+        ("absent", r"src/prompts\.py: constant LIST_REWARD_PROMPT absent$"),
         ("not_string", r"src/prompts\.py: LIST_REWARD_PROMPT is not a string literal \(a Call"),
         ("placeholder", (r"placeholder mismatch: .*LIST_REWARD_PROMPT: missing placeholder\(s\) "
          r"\['candidates'\]$")),
@@ -246,7 +246,7 @@ def test_ap2_what_is_missing_is_one_line(checkout: Path, edit: str, line: str) -
     if edit == "no_file":
         prompts.unlink()
     elif edit == "absent":
-        prompts.write_text(text.replace("LIST_REWARD_PROMPT_COT =", "OTHER_COT ="))
+        prompts.write_text(text.replace("LIST_REWARD_PROMPT =", "OTHER_PROMPT_2 ="))
     elif edit == "not_string":
         prompts.write_text(text.replace('LIST_REWARD_PROMPT = """', 'LIST_REWARD_PROMPT = str("""'
                                         ).replace('"""\n\nLIST_REWARD_PROMPT_COT', '""")\n\n'
@@ -259,10 +259,37 @@ def test_ap2_what_is_missing_is_one_line(checkout: Path, edit: str, line: str) -
         (checkout / "src" / "evaluate_ckpt.py").write_text(
             EVALUATE.replace("{example['query']}", "{example['title']}")
         )
-    problem = aletheia_problem("prompt.aletheia_src", str(checkout))
+    problem = aletheia_problem("prompt.aletheia_src", str(checkout), ("think", "instruct"))
     assert problem is not None and "\n" not in problem
     assert problem.startswith("prompt.aletheia_src: ")
     assert __import__("re").search(line, problem), problem
+
+
+def test_ap2_a_file_without_the_instruct_system_turn_serves_think_only(
+    checkout: Path, tiny_model_dir: Path
+) -> None:
+    """The stored cerebrm_prompts.py has no LIST_REWARD_PROMPT_COT: its Think prompt is
+    used, an Instruct prompt asked of it is one line naming the constant, and assembly's cap
+    measures the Think prompt only (as Aletheia's own cap measured Think-style prompts)."""
+    from pipeline.instances.tokens import TokenCounter, measured_styles
+
+    prompts = checkout / "src" / "prompts.py"
+    prompts.write_text(prompts.read_text().replace("LIST_REWARD_PROMPT_COT =", "OTHER_COT ="))
+    src = str(checkout)
+    assert aletheia_problem("dpo.aletheia_src", src) is None  # Think: fine
+    assert aletheia_problem("evaluate.aletheia_src", src, ("instruct",)) == (
+        f"evaluate.aletheia_src: {checkout}/src/prompts.py: constant LIST_REWARD_PROMPT_COT "
+        "absent (the Instruct system turn)"
+    )
+    assert build_messages(*ARGS, PromptSpec(aletheia_src=src))[0]["content"] == THINK_TURN
+    with pytest.raises(ValueError, match="LIST_REWARD_PROMPT_COT absent"):
+        build_messages(*ARGS, PromptSpec(style="instruct", aletheia_src=src))
+    assert measured_styles(src) == ("think",)
+    counter = TokenCounter(str(tiny_model_dir))
+    [think] = counter.prompt_texts(*ARGS, aletheia_src=src)
+    assert THINK_TURN in think
+    many = counter.prompt_tokens_many([ARGS, ARGS], aletheia_src=src)
+    assert many == counter.count_texts([think, think])
 
 
 def test_ap2_preflight_dry_run_and_the_commands_report_it(checkout: Path, tmp_path: Path) -> None:
