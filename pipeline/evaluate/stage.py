@@ -72,12 +72,21 @@ def _evaluate(ctx: ShardContext[EvaluateCall]) -> Stats:
 
 
 def _check(call: EvaluateCall, ctx: CheckContext) -> list[Finding]:
-    """The model a local backend loads: built by the build, a folder, or in the HF cache."""
+    """The prompt's templates or checkout of Aletheia (one line each for what is missing),
+    and the model a local backend loads: built by the build, a folder, or in the HF cache."""
+    from pipeline.common.verifier_prompt import template_problem
     from pipeline.sampling.checks import LOCAL_BACKENDS, check_model
 
+    out = []
+    for key, kind in (("prompt_template", "user"), ("system_template", "system"),
+                      ("aletheia_src", "aletheia")):  # fmt: skip
+        path = getattr(call, key)
+        problem = path and template_problem(f"evaluate.{key}", path, kind, (call.style,))
+        if problem:
+            out.append(Finding("templates", problem))
     if call.backend.type not in LOCAL_BACKENDS:
-        return []  # a server: its model's name is the server's business
-    return check_model("evaluate.model", call.model, ctx)
+        return out  # a server: its model's name is the server's business
+    return out + check_model("evaluate.model", call.model, ctx)
 
 
 def _plan(call: EvaluateCall, runner: RunnerSection) -> str:

@@ -334,6 +334,28 @@ def policy_note(run_config: dict[str, Any]) -> str:
     )
 
 
+def prompt_wording_md(run_config: dict[str, Any]) -> str:
+    """The wording of the verifier prompt the rows were built with (the DPO rows' `prompt`,
+    the prompts measured for the token cap): the project's, the user's templates or
+    Aletheia's own, read from a checkout (`aletheia_src`) and named with its hash."""
+    from pipeline.common.verifier_prompt import PromptSpec, wording, wording_line
+
+    dpo = run_config.get("dpo") or {}
+    src = dpo.get("aletheia_src") or run_config.get("aletheia_src")
+    files = {k: dpo.get(k) or run_config.get(k) for k in ("prompt_template", "system_template")}
+    try:
+        spec = PromptSpec(
+            style="instruct" if files["system_template"] else "think",
+            template=None if src else files["prompt_template"],
+            system_template=None if src else files["system_template"],
+            aletheia_src=src,
+        )
+        return wording_line(wording(spec))
+    except (OSError, ValueError):  # the checkout or a template is not on this machine
+        named = src or ", ".join(f for f in files.values() if f)
+        return f"Verifier prompt: read from {named} (not readable where this card was written)."
+
+
 def checks_table(results: list[CheckResult]) -> str:
     lines = ["| check | invariant | rows checked | result |", "| --- | --- | ---: | --- |"]
     for r in results:
@@ -515,6 +537,7 @@ candidates, verdicts and responses are this build's own. Front-matter license: `
 - sandbox image: `{manifest.sandbox_image or "unknown"}`
 - seeds: {seeds_md}
 - run config (credentials redacted): [{RUN_CONFIG_FILE}]({RUN_CONFIG_FILE})
+- {prompt_wording_md(manifest.run_config)}
 {models_md}
 
 {policy_note(manifest.run_config)}

@@ -105,14 +105,16 @@ def _published_turns(r: dict[str, Any], i: int, spec: PromptSpec) -> tuple[list,
                 f"row {i} (prompt_id={r.get('prompt_id')}): field {field}: expected chat "
                 f"messages, got {str(turns)[:80]!r}"
             )
-    if spec.template or spec.system_template:  # the config names a wording: the rows' must be it
+    # the config names a wording: the rows' must be it
+    if spec.template or spec.system_template or spec.aletheia_src:
         expected, _ = preference_turns(_messages(r, i, spec), "")
         if r["prompt"] != expected:
             raise ValueError(
                 f"row {i} (prompt_id={r.get('prompt_id')}): field prompt: not the prompt that "
-                "the config's prompt.prompt_template / prompt.system_template build from the "
-                "row; the responses answered the published prompt: set the templates the DPO "
-                "build used, or none to train on the prompt as published"
+                "the config's prompt.prompt_template / prompt.system_template / "
+                "prompt.aletheia_src build from the row; the responses answered the published "
+                "prompt: set the wording the DPO build used, or none to train on the prompt as "
+                "published"
             )
     return r["prompt"], r["chosen"], r["rejected"]
 

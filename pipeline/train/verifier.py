@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.common.answers import column_answer_format
 from pipeline.common.hub_folder import read_config
+from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.train.common import (
     base_trainer_args,
     check_fills_a_batch,
@@ -68,6 +70,14 @@ def _rows(cfg: TrainConfig) -> Any:
     return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split)
 
 
+def rows_and_spec(cfg: TrainConfig) -> tuple[Any, PromptSpec]:
+    """The rows and the prompt spec, asking for the box form the rows' `chosen_answer` is
+    published in (`publish.answer_format`) unless `prompt.answer_format` names one."""
+    rows = _rows(cfg)
+    form = column_answer_format(rows.column("chosen_answer").to_pylist())
+    return rows, cfg.prompt.spec(form)
+
+
 def clip_high(args: dict[str, Any]) -> dict[str, Any]:
     """`epsilon_high` None is `epsilon` (passed as the value, TRL's rule made explicit)."""
     if "epsilon_high" in args and args["epsilon_high"] is None:
@@ -99,14 +109,16 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     tokenizer = AutoTokenizer.from_pretrained(cfg.model)  # renders prefilled prompts (data.py)
     names = list(g.rewards)
     args = grpo_args(cfg)
+    rows, spec = rows_and_spec(cfg)
     reward_funcs = make_reward_funcs(
         names,
         style=cfg.prompt.style,
         budget=g.max_completion_length,
         overlong_buffer=g.buffer,
         format_penalty=g.format_penalty,
+        answer_format=spec.answer_format,  # the form the prompt asks for, and only that one
     )
-    dataset = verifier_prompt_rows(_rows(cfg), cfg.prompt.spec(), tokenizer)
+    dataset = verifier_prompt_rows(rows, spec, tokenizer)
     return trl_trainer(GRPOTrainer, GRPOConfig, cfg, args, dataset, callbacks,
                     reward_funcs=reward_funcs, processing_class=tokenizer)  # fmt: skip
 
@@ -119,7 +131,8 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import DPOConfig, DPOTrainer
 
     args = dpo_args(cfg)
-    dataset = preference_rows(rows_of_style(_rows(cfg), cfg.prompt.style), cfg.prompt.spec())
+    rows, spec = rows_and_spec(cfg)
+    dataset = preference_rows(rows_of_style(rows, cfg.prompt.style), spec)
     return trl_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
@@ -139,5 +152,6 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
         dataset = external_sft_rows(cfg)
     else:
-        dataset = sft_rows(rows_of_style(_rows(cfg), cfg.prompt.style), cfg.prompt.spec())
+        rows, spec = rows_and_spec(cfg)
+        dataset = sft_rows(rows_of_style(rows, cfg.prompt.style), spec)
     return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)

@@ -109,6 +109,12 @@ class DPOConfig(StageConfig):
     system_template: str | None = Field(
         None, description="instruct only: the system-turn template file; None = ours."
     )
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files): the rows' "
+        "prompt is then Aletheia's own wording (its src/prompts.py read with `ast`, never "
+        "run); excludes the templates. None = ours. A run config gives its own unless set.",
+    )
     construction: Literal["aletheia", "on_policy"] = Field(
         "aletheia",
         description="aletheia: chosen a correct sampled response (or a gold splice), rejected "
@@ -189,8 +195,13 @@ class DPOConfig(StageConfig):
         data = handler(self)
         if isinstance(data, dict) and data.get("answer_format") == "letter":
             data.pop("answer_format", None)
+<<<<<<< HEAD
         if isinstance(data, dict) and data.get("rejected_form") == "as_sampled":
             data.pop("rejected_form", None)
+=======
+        if isinstance(data, dict) and data.get("aletheia_src") is None:
+            data.pop("aletheia_src", None)
+>>>>>>> aletheia-rules
         return data
 
     @model_validator(mode="after")
@@ -210,10 +221,17 @@ class DPOConfig(StageConfig):
             raise ValueError("rejected_judges: empty; leave it out for the default")
         if self.system_template and "instruct" not in self.variants:
             raise ValueError("system_template: only the instruct variant has a system turn")
+<<<<<<< HEAD
         if self.rejected_form != "as_sampled" and self.construction != "aletheia":
             raise ValueError(
                 f"rejected_form: {self.rejected_form} is for construction aletheia; "
                 "on_policy keeps both turns as sampled"
+=======
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+>>>>>>> aletheia-rules
             )
         return self
 
@@ -228,4 +246,5 @@ class DPOConfig(StageConfig):
             template=self.prompt_template,
             system_template=self.system_template if style == "instruct" else None,
             answer_format=self.answer_format,
+            aletheia_src=self.aletheia_src,
         )

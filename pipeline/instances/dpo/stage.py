@@ -121,7 +121,13 @@ def _describe(spec: JudgeModelSpec, given: Mapping[str, Backend]) -> dict[str, A
 
 
 def _templates(config: DPOConfig) -> list[Path]:
-    return [Path(t) for t in (config.prompt_template, config.system_template) if t]
+    """The files the prompt's wording is read from (their bytes enter the cache keys)."""
+    files = [Path(t) for t in (config.prompt_template, config.system_template) if t]
+    if config.aletheia_src:
+        from pipeline.common.aletheia_prompts import aletheia_files
+
+        files += aletheia_files(config.aletheia_src)
+    return files
 
 
 # --- responses ---------------------------------------------------------------------------
