@@ -195,13 +195,10 @@ class DPOConfig(StageConfig):
         data = handler(self)
         if isinstance(data, dict) and data.get("answer_format") == "letter":
             data.pop("answer_format", None)
-<<<<<<< HEAD
         if isinstance(data, dict) and data.get("rejected_form") == "as_sampled":
             data.pop("rejected_form", None)
-=======
         if isinstance(data, dict) and data.get("aletheia_src") is None:
             data.pop("aletheia_src", None)
->>>>>>> aletheia-rules
         return data
 
     @model_validator(mode="after")
@@ -221,17 +218,15 @@ class DPOConfig(StageConfig):
             raise ValueError("rejected_judges: empty; leave it out for the default")
         if self.system_template and "instruct" not in self.variants:
             raise ValueError("system_template: only the instruct variant has a system turn")
-<<<<<<< HEAD
         if self.rejected_form != "as_sampled" and self.construction != "aletheia":
             raise ValueError(
                 f"rejected_form: {self.rejected_form} is for construction aletheia; "
                 "on_policy keeps both turns as sampled"
-=======
+            )
         if self.aletheia_src and (self.prompt_template or self.system_template):
             raise ValueError(
                 "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
                 "give one or the other"
->>>>>>> aletheia-rules
             )
         return self
 
