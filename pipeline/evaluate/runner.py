@@ -30,7 +30,10 @@ def prompt_spec(cfg: EvalConfig, rows: list[dict[str, Any]] | None = None) -> Pr
     one the rows' `chosen_answer` is published in (`letter` without rows)."""
     form = cfg.answer_format
     if form is None:
-        form = column_answer_format([r["chosen_answer"] for r in rows or []])
+        # rows without a gold answer (unlabelled) say nothing about the form
+        form = column_answer_format(
+            [r["chosen_answer"] for r in rows or [] if r.get("chosen_answer")]
+        )
     return PromptSpec(
         style=cfg.style,
         template=cfg.prompt_template,
