@@ -9,6 +9,7 @@ Aletheia's method configs (docs/training.md, docs/aletheia-conformance.md).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pipeline.common.hub_folder import read_config
@@ -21,6 +22,8 @@ from pipeline.train.common import (
 from pipeline.train.config import TrainConfig, VllmSettings
 from pipeline.train.data import preference_rows, sft_rows, verifier_prompt_rows
 from pipeline.train.rewards import make_reward_funcs
+
+log = logging.getLogger(__name__)
 
 
 def vllm_args(v: VllmSettings) -> dict[str, Any]:
@@ -53,7 +56,7 @@ def trl_trainer(
 ) -> Any:
     """The one shape every verifier trainer shares: TRL config from args + overrides, LoRA, data."""
     trainer = trainer_cls(
-        model=cfg.model,
+        model=extra.pop("model", cfg.model),
         args=config_cls(**with_overrides(base_trainer_args(cfg) | args, cfg)),
         train_dataset=dataset,
         peft_config=peft_config(cfg.lora),
@@ -62,6 +65,33 @@ def trl_trainer(
     )
     check_fills_a_batch(trainer, cfg)
     return trainer
+
+
+def sequence_trainer(
+    trainer_cls: Any,
+    config_cls: Any,
+    cfg: TrainConfig,
+    args: dict[str, Any],
+    dataset: Any,
+    callbacks: list[Any],
+) -> Any:
+    """A DPO or SFT trainer on conversational rows, rendered to text by the project
+    (pipeline.train.sequences: the reasoning kept whatever the chat template does), with the
+    training tokenizer (pipeline.train.tokenizer: a pad that is not EOS)."""
+    from pipeline.train.sequences import as_text
+    from pipeline.train.tokenizer import resized_model, training_tokenizer
+
+    trl = with_overrides(args, cfg)
+    tok = training_tokenizer(cfg.model, trl.get("pad_token"))
+    extra: dict[str, Any] = {"processing_class": tok.tokenizer}
+    if (rows := tok.resize_to) is not None:
+        log.warning("%s: %s", cfg.name, tok.describe())
+        init = trl.get("model_init_kwargs")
+        extra["model"] = resized_model(cfg.model, rows, init)
+        if cfg.method == "dpo" and cfg.lora is None:
+            extra["ref_model"] = resized_model(cfg.model, rows, init)  # TRL's would not be
+    dataset = as_text(dataset, tok.tokenizer)
+    return trl_trainer(trainer_cls, config_cls, cfg, args, dataset, callbacks, **extra)
 
 
 def _rows(cfg: TrainConfig) -> Any:
@@ -120,7 +150,7 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
     args = dpo_args(cfg)
     dataset = preference_rows(_rows(cfg), cfg.prompt.spec())
-    return trl_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
+    return sequence_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
 def sft_args(cfg: TrainConfig) -> dict[str, Any]:
@@ -140,4 +170,4 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
         dataset = external_sft_rows(cfg)
     else:
         dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
-    return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
+    return sequence_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
