@@ -56,7 +56,7 @@ def trl_trainer(
 ) -> Any:
     """The one shape every verifier trainer shares: TRL config from args + overrides, LoRA, data."""
     trainer = trainer_cls(
-        model=extra.pop("model", cfg.model),
+        model=cfg.model,
         args=config_cls(**with_overrides(base_trainer_args(cfg) | args, cfg)),
         train_dataset=dataset,
         peft_config=peft_config(cfg.lora),
@@ -79,19 +79,13 @@ def sequence_trainer(
     (pipeline.train.sequences: the reasoning kept whatever the chat template does), with the
     training tokenizer (pipeline.train.tokenizer: a pad that is not EOS)."""
     from pipeline.train.sequences import as_text
-    from pipeline.train.tokenizer import resized_model, training_tokenizer
+    from pipeline.train.tokenizer import training_tokenizer
 
-    trl = with_overrides(args, cfg)
-    tok = training_tokenizer(cfg.model, trl.get("pad_token"))
-    extra: dict[str, Any] = {"processing_class": tok.tokenizer}
-    if (rows := tok.resize_to) is not None:
-        log.warning("%s: %s", cfg.name, tok.describe())
-        init = trl.get("model_init_kwargs")
-        extra["model"] = resized_model(cfg.model, rows, init)
-        if cfg.method == "dpo" and cfg.lora is None:
-            extra["ref_model"] = resized_model(cfg.model, rows, init)  # TRL's would not be
+    tok = training_tokenizer(cfg.model, with_overrides(args, cfg).get("pad_token"))
+    log.info("%s: %s", cfg.name, tok.describe())
     dataset = as_text(dataset, tok.tokenizer)
-    return trl_trainer(trainer_cls, config_cls, cfg, args, dataset, callbacks, **extra)
+    return trl_trainer(trainer_cls, config_cls, cfg, args, dataset, callbacks,
+                       processing_class=tok.tokenizer)  # fmt: skip
 
 
 def _rows(cfg: TrainConfig) -> Any:

@@ -238,39 +238,39 @@ def test_the_pad_token_is_never_eos(
 ) -> None:
     from pipeline.train.tokenizer import training_tokenizer
 
-    assert training_tokenizer(str(r1_like_model_dir)).pad_source == "vocabulary"
+    assert training_tokenizer(str(tiny_model_dir)).pad_source == "model"  # <|endoftext|>
+    named = training_tokenizer(str(r1_like_model_dir))  # pad = EOS, as R1-Distill's
+    assert (named.pad_source, named.tokenizer.pad_token) == ("vocabulary", "<|vision_pad|>")
     chosen = training_tokenizer(str(r1_like_model_dir), pad_token="<|endoftext|>")
     assert (chosen.pad_source, chosen.tokenizer.pad_token) == ("config", "<|endoftext|>")
     with pytest.raises(ValueError, match="not in .* vocabulary"):
         training_tokenizer(str(r1_like_model_dir), pad_token="<|nope|>")
 
     bare = make_r1_like(tiny_model_dir, tmp_path / "bare", pad_named=False)
-    added = training_tokenizer(str(bare))
-    assert added.pad_source == "added+resized" and added.tokenizer.pad_token == "<|pad|>"
-    assert added.resize_to == len(added.tokenizer) == added.embedding_rows + 1
-
+    special = training_tokenizer(str(bare))  # no pad-named token, no spare embedding row
+    assert (special.pad_source, special.tokenizer.pad_token) == ("special", "<|endoftext|>")
     config = json.loads((bare / "config.json").read_text())
     (bare / "config.json").write_text(json.dumps(config | {"vocab_size": config["vocab_size"] + 8}))
-    spare = training_tokenizer(str(bare))  # a spare embedding row takes the new token
-    assert spare.pad_source == "added" and spare.resize_to is None
+    spare = training_tokenizer(str(bare))  # a spare embedding row takes a new token
+    assert (spare.pad_source, spare.tokenizer.pad_token) == ("added", "<|pad|>")
+    assert len(spare.tokenizer) <= config["vocab_size"] + 8
 
 
-def test_a_new_pad_token_resizes_the_model_and_is_published_with_it(
+def test_the_pad_token_is_published_with_the_model(
     tmp_path: Path, tiny_model_dir: Path, dataset_dir: Path
 ) -> None:
-    """No pad-named token and no spare embedding row: a `<|pad|>` is added, the policy and the
-    reference model grow by one row (DPO pads with it: a reference of the old size would fail),
-    and the trained model is saved with that tokenizer; the base model is left as it was."""
+    """A tokenizer whose pad is EOS trains with another pad (here a special token the template
+    never writes), and the trained model is saved with it; its embeddings keep their shape."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     bare = make_r1_like(tiny_model_dir, tmp_path / "bare", pad_named=False)
-    rows_before = json.loads((bare / "config.json").read_text())["vocab_size"]
-    cfg = _config(tmp_path, bare, dataset_dir, "dpo", "dpo", dpo={"max_length": 1024})
+    rows = json.loads((bare / "config.json").read_text())["vocab_size"]
+    cfg = _config(tmp_path, bare, dataset_dir, "dpo", "dpo",
+                  dpo={"max_length": 1024, "precompute_ref_log_probs": False})  # fmt: skip
     summary = train(cfg)
     assert summary["global_step"] == 1
     tok = AutoTokenizer.from_pretrained(summary["model_path"])
     model = AutoModelForCausalLM.from_pretrained(summary["model_path"])
-    assert tok.pad_token == "<|pad|>" and tok.pad_token_id != tok.eos_token_id
-    assert model.get_input_embeddings().weight.shape[0] == len(tok) == rows_before + 1
-    assert model.config.pad_token_id == tok.pad_token_id
-    assert json.loads((bare / "config.json").read_text())["vocab_size"] == rows_before
+    assert tok.pad_token == "<|endoftext|>" and tok.eos_token == EOS
+    assert model.config.pad_token_id == tok.pad_token_id != tok.eos_token_id
+    assert model.get_input_embeddings().weight.shape[0] == rows == len(tok)
