@@ -15,7 +15,6 @@ import typer
 from pipeline.evaluate.cli import check_templates
 from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
-
 CONFIGS_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 

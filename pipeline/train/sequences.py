@@ -91,7 +91,9 @@ class Renderer:
         """The prompt text generation sees (the pre-fill continued when there is one)."""
         if not prefill:
             return generation_prompt(prompt, self.tokenizer)
-        return render_prefilled([*prompt, {"role": "assistant", "content": prefill}], self.tokenizer)
+        return render_prefilled(
+            [*prompt, {"role": "assistant", "content": prefill}], self.tokenizer
+        )
 
     def pair(self, prompt: Turns, turn: Turns) -> tuple[str, str]:
         """(prompt text, completion text) of one assistant turn after `prompt`."""

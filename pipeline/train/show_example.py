@@ -99,7 +99,9 @@ def _conversations(cfg: TrainConfig, n: int) -> tuple[Any, list[str], list[str |
         from pipeline.train.sft_data import external_sft_rows
 
         limit = min(n, cfg.data.limit) if cfg.data.limit else n
-        data = external_sft_rows(cfg.model_copy(update={"data": cfg.data.model_copy(update={"limit": limit})}))
+        data = external_sft_rows(
+            cfg.model_copy(update={"data": cfg.data.model_copy(update={"limit": limit})})
+        )
         return data, [f"sft.dataset row {i}" for i in range(len(data))], [None] * len(data)
 
     from pipeline.train.raft import episode_rows, sft_dataset
@@ -138,8 +140,12 @@ def _sequence_showing(cfg: TrainConfig, n: int) -> Showing:
     names = ["chosen", "rejected"] if cfg.method == "dpo" else ["completion"]
     examples = []
     for row, label, note in zip(texts, labels, notes, strict=True):
-        prompt_ids, completions = split_tokens(tok.tokenizer, row["prompt"], [row[k] for k in names])
-        examples.append(Example(label, prompt_ids, dict(zip(names, completions, strict=True)), note))
+        prompt_ids, completions = split_tokens(
+            tok.tokenizer, row["prompt"], [row[k] for k in names]
+        )
+        examples.append(
+            Example(label, prompt_ids, dict(zip(names, completions, strict=True)), note)
+        )
     said = {
         "keeps": "keeps an assistant turn as written",
         "drops": "drops the reasoning before </think> from an assistant turn (as R1-Distill's)",
@@ -147,8 +153,11 @@ def _sequence_showing(cfg: TrainConfig, n: int) -> Showing:
     }[behaviour]
     header = [
         f"{cfg.name}: method {cfg.method}, model {cfg.model}",
-        f"chat template: {said}; the project renders each sequence itself (prompt as generation "
-        "sees it, then the response as written, then EOS), so the loss keeps every token of it",
+        (
+            f"chat template: {said}; the project renders each sequence itself (the prompt as "
+            "generation sees it, then the response as written, then EOS), so the loss keeps "
+            "every token of it"
+        ),
         f"tokenizer: {tok.describe()}",
     ]
     return Showing(header, tok.tokenizer, examples, args.get("max_length"),

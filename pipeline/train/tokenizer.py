@@ -74,11 +74,13 @@ def _written(tokenizer: Any) -> str:
     """A conversation as the chat template renders it ('' without a template)."""
     if not getattr(tokenizer, "chat_template", None):
         return ""
+    from jinja2 import TemplateError
+
     turns = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
     try:
         with_system = [{"role": "system", "content": "s"}, *turns]
         return tokenizer.apply_chat_template(with_system, tokenize=False)
-    except Exception:  # a template without a system turn raises on one
+    except TemplateError:  # a template without a system turn raises on one
         return tokenizer.apply_chat_template(turns, tokenize=False)
 
 

@@ -43,9 +43,7 @@ def make_r1_like(tiny_model: Path, out: Path, *, pad_named: bool = True) -> Path
     shutil.copytree(tiny_model, out, dirs_exist_ok=True)
     tok = AutoTokenizer.from_pretrained(out)
     extra = [USER, ASSISTANT] + ([VISION_PAD] if pad_named else [])
-    tok.add_special_tokens(
-        {"bos_token": BOS, "eos_token": EOS, "additional_special_tokens": extra}
-    )
+    tok.add_special_tokens({"bos_token": BOS, "eos_token": EOS, "additional_special_tokens": extra})
     tok.pad_token = EOS
     tok.add_bos_token = True
     tok.chat_template = R1_LIKE_TEMPLATE

@@ -109,3 +109,38 @@ def test_show_example_without_the_data_says_what_to_build(tmp_path: Path) -> Non
                                       cwd=tmp_path))  # fmt: skip
     assert "data.dir: no such folder out/demo/hub" in line
     assert "; build it first (aletheia build-train --config configs/demo.yaml)" in line
+
+
+def test_show_example_says_where_max_length_cuts(
+    tmp_path: Path, dataset_dir: Path, r1_like_model_dir: Path
+) -> None:
+    """A max_length inside the first SFT sequence trains the loss tokens before it; one
+    inside the prompt leaves none (TRL drops the row)."""
+    import re
+
+    from transformers import AutoTokenizer
+
+    config = str(REPO / "configs" / "train" / "sft_think.yaml")
+
+    def first(max_length: int) -> str:
+        out = _show(["-c", config, "--set", f"sft.max_length={max_length}"], dataset_dir,
+                    r1_like_model_dir, tmp_path)  # fmt: skip
+        return out.split("=== example 2")[0]
+
+    whole = first(4096)
+    prompt = int(re.search(r"--- prompt: (\d+) tokens", whole).group(1))
+    loss, total = map(
+        int, re.search(r"(\d+) loss tokens; (\d+) tokens with the prompt", whole).groups()
+    )
+    assert total == prompt + loss and "not cut" in whole
+    body = whole.split(" not cut ---\n", 1)[1].rstrip("\n")
+    limit = prompt + loss // 2
+    cut = first(limit)
+    assert (
+        f"{loss} loss tokens; CUT: {total} tokens with the prompt > max_length {limit}; the last "
+        f"{total - limit} loss tokens are not trained on" in cut
+    )
+    tok = AutoTokenizer.from_pretrained(r1_like_model_dir)
+    kept = tok.decode(tok(body, add_special_tokens=False)["input_ids"][: loss // 2])
+    assert cut.split("are not trained on ---\n", 1)[1].rstrip("\n") == kept
+    assert first(prompt).count("CUT: the prompt alone fills max_length") == 1

@@ -146,13 +146,12 @@ def test_sft_on_its_own_chat_dataset_keeps_the_thinking(
     ]
     folder = tmp_path / "coldstart"
     folder.mkdir()
-    (folder / "train.jsonl").write_text(
-        "".join(
-            json.dumps({"messages": [{"role": "user", "content": f"Question {i}"},
-                                     {"role": "assistant", "content": t}]}) + "\n"
-            for i, t in enumerate(turns)
-        )  # fmt: skip
-    )
+    chats = [
+        {"messages": [{"role": "user", "content": f"Question {i}"},
+                      {"role": "assistant", "content": t}]}
+        for i, t in enumerate(turns)
+    ]  # fmt: skip
+    (folder / "train.jsonl").write_text("".join(json.dumps(c) + "\n" for c in chats))
     cfg = _config(tmp_path, r1_like_model_dir, dataset_dir, "sft", "dpo",
                   sft={"max_length": 1024, "dataset": str(folder)})  # fmt: skip
     trainer = build_sft(cfg, [])
@@ -194,11 +193,11 @@ def test_self_training_episodes_train_on_the_thinking(
     cfg = _config(tmp_path, r1_like_model_dir, dataset_dir, method, "train", **{method: SAMPLER})
     view = as_raft(cfg)
     rows = raft.episode_rows(view)
+    think = "<think>\nCandidate {} passes every test I run.\n</think>\n\\boxed{{{}}}"
     responses = [
-        (i, f"<think>\nCandidate {r['chosen_answer']} passes every test I run.\n</think>\n"
-            f"\\boxed{{{r['chosen_answer']}}}", method == "star" and i == 3)
+        (i, think.format(r["chosen_answer"], r["chosen_answer"]), method == "star" and i == 3)
         for i, r in enumerate(rows)
-    ]  # fmt: skip
+    ]
     _write_episode(view, responses)
     make = star_episode_trainer if method == "star" else raft.episode_trainer
     trainer = make(view, 0, cfg.model, [])
