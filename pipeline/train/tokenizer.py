@@ -71,17 +71,15 @@ def _specials(tokenizer: Any) -> list[str]:
 
 
 def _written(tokenizer: Any) -> str:
-    """A conversation as the chat template renders it ('' without a template)."""
+    """A conversation and a generation prompt as the chat template renders them ('' without
+    a template)."""
     if not getattr(tokenizer, "chat_template", None):
         return ""
-    from jinja2 import TemplateError
-
-    turns = [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]
-    try:
-        with_system = [{"role": "system", "content": "s"}, *turns]
-        return tokenizer.apply_chat_template(with_system, tokenize=False)
-    except TemplateError:  # a template without a system turn raises on one
-        return tokenizer.apply_chat_template(turns, tokenize=False)
+    user = [{"role": "user", "content": "u"}]
+    turns = [*user, {"role": "assistant", "content": "a"}]
+    return tokenizer.apply_chat_template(turns, tokenize=False) + tokenizer.apply_chat_template(
+        user, tokenize=False, add_generation_prompt=True
+    )
 
 
 def _unwritten_special(tokenizer: Any) -> str | None:
