@@ -95,15 +95,19 @@ class Renderer:
             [*prompt, {"role": "assistant", "content": prefill}], self.tokenizer
         )
 
-    def pair(self, prompt: Turns, turn: Turns) -> tuple[str, str]:
-        """(prompt text, completion text) of one assistant turn after `prompt`."""
+    def pair(self, prompt: Turns, turn: Turns, rendered: dict[str, str] | None = None):
+        """(prompt text, completion text) of one assistant turn after `prompt`; `rendered`
+        caches the prompt's text by pre-fill (a DPO row's chosen and rejected share it)."""
         if len(turn) != 1 or turn[0].get("role") != "assistant":
             raise ValueError(
                 f"expected one assistant turn, got roles {[m.get('role') for m in turn]}"
             )
         content = turn[0]["content"]
         prefill = THINK_PREFILL if content.startswith(THINK_PREFILL) else ""
-        text = self.prompt(prompt, prefill)
+        rendered = {} if rendered is None else rendered
+        if prefill not in rendered:
+            rendered[prefill] = self.prompt(prompt, prefill)
+        text = rendered[prefill]
         # The prompt ends with the pre-fill (a template may strip its newline): the completion
         # is the turn after what the prompt already holds.
         held = next((p for p in (prefill, prefill.rstrip()) if text.endswith(p)), None)
@@ -129,12 +133,18 @@ def as_text(dataset: Dataset, tokenizer: Any) -> Dataset:
     fields = [f for f in ("completion", "chosen", "rejected") if f in dataset.column_names]
     rows = []
     for i, row in enumerate(dataset):
-        out = {}
+        out: dict[str, str] = {}
+        rendered: dict[str, str] = {}
         for field in fields:
             try:
-                out["prompt"], out[field] = render.pair(row["prompt"], row[field])
+                text, out[field] = render.pair(row["prompt"], row[field], rendered)
             except ValueError as e:
                 raise ValueError(f"row {i}: field {field}: {e}") from e
+            if out.setdefault("prompt", text) != text:  # one prompt for chosen and rejected
+                raise ValueError(
+                    f"row {i}: field {field}: {fields[0]} and {field} must both open with "
+                    f"the pre-fill {THINK_PREFILL!r} or both not (one prompt for the pair)"
+                )
         rows.append(out)
     return Dataset.from_list(rows)
 

@@ -232,6 +232,22 @@ def test_grpo_think_prompt_is_the_trained_sequences_prompt(
         _check_prompt(tok, tok(text=prompt)["input_ids"])
 
 
+def test_a_pair_whose_turns_disagree_on_the_prefill_is_named(tiny_model_dir: Path) -> None:
+    """ChatML's generation prompt does not open the think block: the pair has no one prompt."""
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+
+    from pipeline.train.sequences import as_text
+
+    prompt = [{"role": "user", "content": "Which one?"}]
+    row = {"prompt": prompt,
+           "chosen": [{"role": "assistant", "content": "<think>\nA.\n</think>\n\\boxed{A}"}],
+           "rejected": [{"role": "assistant", "content": "\\boxed{B}"}]}  # fmt: skip
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    with pytest.raises(ValueError, match=r"row 0: field rejected: chosen and rejected must both"):
+        as_text(Dataset.from_list([row]), tok)
+
+
 def test_the_pad_token_is_never_eos(
     tmp_path: Path, tiny_model_dir: Path, r1_like_model_dir: Path
 ) -> None:
