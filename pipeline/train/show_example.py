@@ -139,10 +139,11 @@ def _sequence_showing(cfg: TrainConfig, n: int) -> Showing:
     texts = as_text(data, tok.tokenizer)
     names = ["chosen", "rejected"] if cfg.method == "dpo" else ["completion"]
     examples = []
+    eos = tok.tokenizer.eos_token or ""
     for row, label, note in zip(texts, labels, notes, strict=True):
-        prompt_ids, completions = split_tokens(
-            tok.tokenizer, row["prompt"], [row[k] for k in names]
-        )
+        # TRL ends a text completion with EOS where it lacks one (an `sft.dataset` text row)
+        ends = [row[k] if row[k].endswith(eos) else row[k] + eos for k in names]
+        prompt_ids, completions = split_tokens(tok.tokenizer, row["prompt"], ends)
         examples.append(
             Example(label, prompt_ids, dict(zip(names, completions, strict=True)), note)
         )

@@ -156,11 +156,27 @@ def test_sft_on_its_own_chat_dataset_keeps_the_thinking(
                   sft={"max_length": 1024, "dataset": str(folder)})  # fmt: skip
     trainer = build_sft(cfg, [])
     tok = trainer.processing_class
+    seen = []
     for turn, ex in zip(turns, trainer.train_dataset, strict=True):
         prompt, loss = _loss(ex)
         # either way the prompt ends as generation sees it (this template opens the think block)
         assert _decode(tok, prompt).endswith(PROMPT_END)
         assert _decode(tok, loss) == turn.removeprefix("<think>\n") + EOS
+        seen.append((prompt, loss))
+    assert [(e.prompt_ids, e.parts["completion"]) for e in showing(cfg, 2).examples] == seen
+
+    # Text rows (prompt + completion strings) go to TRL as written; TRL adds the EOS.
+    (folder / "train.jsonl").write_text(
+        "".join(
+            json.dumps({"prompt": f"Q{i}: ", "completion": t}) + "\n" for i, t in enumerate(turns)
+        )
+    )
+    trainer = build_sft(cfg, [])
+    shown = showing(cfg, 2).examples
+    for turn, ex, e in zip(turns, trainer.train_dataset, shown, strict=True):
+        loss = _decode(tok, _loss(ex)[1])
+        assert turn in loss and loss.endswith(turn + EOS)
+        assert (e.prompt_ids, e.parts["completion"]) == _loss(ex)
 
 
 def _write_episode(cfg: TrainConfig, responses: list[tuple[int, str, bool]]) -> None:
