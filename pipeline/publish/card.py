@@ -225,9 +225,12 @@ verifier prompt as chat messages (think: the user turn; instruct: the system and
 turns), `chosen` and `rejected` one assistant message each, the whole turn the verifier
 model wrote (a think turn starts with its pre-fill `<think>`). `DPOTrainer` renders the
 prompt with the model's chat template and a generation prompt, then the turn: the text the
-verifier generated. A chat template that rewrites an assistant turn's reasoning (some drop
-everything before `</think>`) changes what is trained: render a row with your tokenizer
-first.
+verifier generated. A chat template that rewrites an assistant turn changes what is trained:
+DeepSeek-R1-Distill's keeps only the text after the last `</think>`, so with it `DPOTrainer`
+trains on the box alone. For such a model, give `DPOTrainer` text rows instead: the prompt
+rendered with `continue_final_message` after an assistant turn holding `<think>\n`, and
+`chosen` / `rejected` the rest of each turn followed by EOS (the project's `aletheia train`
+does this; `aletheia train --show-example` prints what it trains on).
 
 ```python
 from datasets import load_dataset

@@ -34,6 +34,12 @@ def render_prefilled(messages: list[dict[str, str]], tokenizer: Any) -> str:
     template writes is dropped when the tokenizer adds its own, so it is not doubled.
     """
     text = tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)
+    return without_template_bos(text, tokenizer)
+
+
+def without_template_bos(text: str, tokenizer: Any) -> str:
+    """`text` without the BOS its chat template wrote when the tokenizer adds one itself
+    (R1-Distill's template and tokenizer both do): tokenized, it starts with one BOS."""
     bos = getattr(tokenizer, "bos_token", None)
     if bos and text.startswith(bos) and tokenizer("").input_ids[:1] == [tokenizer.bos_token_id]:
         text = text[len(bos) :]

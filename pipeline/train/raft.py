@@ -365,7 +365,7 @@ def episode_trainer(
     fine-tunes `train_model` (default: `model`, the one sampled from) on the kept responses."""
     from trl import SFTConfig, SFTTrainer
 
-    from pipeline.train.verifier import trl_trainer
+    from pipeline.train.verifier import sequence_trainer
 
     samples, stats = generate(cfg, episode, model, draw)
     if stats["rows_kept"] == 0:
@@ -380,7 +380,9 @@ def episode_trainer(
     ep_cfg = cfg.model_copy(
         update={"model": train_model or model, "output_dir": train_dir(cfg, episode)}
     )
-    return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, episode_sft_args(cfg), dataset, callbacks)
+    return sequence_trainer(
+        SFTTrainer, SFTConfig, ep_cfg, episode_sft_args(cfg), dataset, callbacks
+    )
 
 
 def run_earlier_episodes(cfg: TrainConfig, make_trainer: Any = None) -> str:

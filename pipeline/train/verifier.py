@@ -9,6 +9,7 @@ Aletheia's method configs (docs/training.md, docs/aletheia-conformance.md).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pipeline.common.answers import column_answer_format
@@ -23,6 +24,8 @@ from pipeline.train.common import (
 from pipeline.train.config import TrainConfig, VllmSettings
 from pipeline.train.data import preference_rows, rows_of_style, sft_rows, verifier_prompt_rows
 from pipeline.train.rewards import make_reward_funcs
+
+log = logging.getLogger(__name__)
 
 
 def vllm_args(v: VllmSettings) -> dict[str, Any]:
@@ -64,6 +67,27 @@ def trl_trainer(
     )
     check_fills_a_batch(trainer, cfg)
     return trainer
+
+
+def sequence_trainer(
+    trainer_cls: Any,
+    config_cls: Any,
+    cfg: TrainConfig,
+    args: dict[str, Any],
+    dataset: Any,
+    callbacks: list[Any],
+) -> Any:
+    """A DPO or SFT trainer on conversational rows, rendered to text by the project
+    (pipeline.train.sequences: the reasoning kept whatever the chat template does), with the
+    training tokenizer (pipeline.train.tokenizer: a pad that is not EOS)."""
+    from pipeline.train.sequences import as_text
+    from pipeline.train.tokenizer import training_tokenizer
+
+    tok = training_tokenizer(cfg.model, with_overrides(args, cfg).get("pad_token"))
+    log.info("%s: %s", cfg.name, tok.describe())
+    dataset = as_text(dataset, tok.tokenizer)
+    return trl_trainer(trainer_cls, config_cls, cfg, args, dataset, callbacks,
+                       processing_class=tok.tokenizer)  # fmt: skip
 
 
 def _rows(cfg: TrainConfig) -> Any:
@@ -133,7 +157,7 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     args = dpo_args(cfg)
     rows, spec = rows_and_spec(cfg)
     dataset = preference_rows(rows_of_style(rows, cfg.prompt.style), spec)
-    return trl_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
+    return sequence_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
 def sft_args(cfg: TrainConfig) -> dict[str, Any]:
@@ -154,4 +178,4 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     else:
         rows, spec = rows_and_spec(cfg)
         dataset = sft_rows(rows_of_style(rows, cfg.prompt.style), spec)
-    return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
+    return sequence_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
