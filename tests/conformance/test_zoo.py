@@ -334,40 +334,15 @@ def test_genrm_method_values_are_genrm_yaml() -> None:
     )
 
 
-def _two_variant_dpo(root: Path) -> Path:
-    """The fixture's dpo config plus an instruct pair per instance (a build with
-    `dpo.variants: [think, instruct]`)."""
-    import pyarrow as pa
-
-    from pipeline.common.parquet import write_parquet
-    from pipeline.common.verifier_prompt import PromptSpec, build_messages, preference_turns
-    from schemas import DPO_SCHEMA
-    from tests.train.rowgen import dpo_rows, write_dataset
-
-    write_dataset(root)
-    rows = dpo_rows()
-    extra = []
-    for r in rows:
-        messages = build_messages(
-            r["query"], r["candidates"], r["candidate_languages"], PromptSpec("instruct")
-        )
-        prompt, chosen = preference_turns(messages, f"Analysis.\n\\boxed{{{r['chosen_answer']}}}")
-        _, rejected = preference_turns(messages, f"Analysis.\n\\boxed{{{r['rejected_answer']}}}")
-        extra.append(r | {"prompt": prompt, "chosen": chosen, "rejected": rejected,
-                          "prompt_variant": "instruct"})  # fmt: skip
-    table = pa.Table.from_pylist(rows + extra, schema=DPO_SCHEMA)
-    write_parquet(table, root / "dpo" / "train-00000-of-00001.parquet", DPO_SCHEMA)
-    return root
-
-
 def test_instruct_cells_train_on_the_instruct_pairs(tmp_path: Path, tiny_model_dir: Path) -> None:
     """DPO-Instruct and GenRM-Instruct read a DPO config holding both prompt styles and train
     on its instruct rows only (a real TRL trainer on the tiny model); the Think cells on its
     think rows."""
+    from pipeline.common.verifier_prompt import PromptSpec, build_messages
     from pipeline.train.verifier import build_dpo, build_sft
-    from tests.train.rowgen import dpo_rows
+    from tests.train.rowgen import dpo_rows, write_two_style_dataset
 
-    data = _two_variant_dpo(tmp_path / "hub")
+    data = write_two_style_dataset(tmp_path / "hub")
     per_style = len(dpo_rows())
     over = {"optim": {"use_cpu": True, "bf16": False, "per_device_train_batch_size": 1,
                       "gradient_checkpointing": False}}  # fmt: skip
@@ -376,15 +351,19 @@ def test_instruct_cells_train_on_the_instruct_pairs(tmp_path: Path, tiny_model_d
         cfg = cell_config(Cell(recipe, "7b", None, False), data_dir=data, model=str(tiny_model_dir),
                           output_dir=tmp_path / recipe, overrides=over)  # fmt: skip
         trainer = build(cfg, [])
-        rows = trainer.train_dataset
+        rows = trainer.train_dataset  # rendered text: the prompt, then the trained response
         assert len(rows) == per_style, recipe
-        roles = {tuple(m["role"] for m in p) for p in rows["prompt"]}
+        prompts = rows["prompt"]
         turns = rows["chosen"] if "chosen" in rows.column_names else rows["completion"]
-        thinks = {t[0]["content"].startswith("<think>") for t in turns}
+        r = dpo_rows()[0]
+        system = build_messages(r["query"], r["candidates"], r["candidate_languages"],
+                                PromptSpec("instruct"))[0]["content"]  # fmt: skip
         if cfg.prompt.style == "instruct":
-            assert (roles, thinks) == ({("system", "user")}, {False}), recipe
-        else:
-            assert (roles, thinks) == ({("user",)}, {True}), recipe
+            assert all(system in p and not p.endswith("<think>\n") for p in prompts), recipe
+            assert all(t.startswith("Analysis.") for t in turns), recipe
+        else:  # the prompt ends in the Think prefill; the response is the rest of the turn
+            assert all(system not in p and p.endswith("<think>\n") for p in prompts), recipe
+            assert not any(t.startswith("Analysis.") for t in turns), recipe
 
 
 # -- stored versions that disagree (row Z13, ST5): --snapshot ----------------------------------

@@ -177,3 +177,24 @@ def write_dataset(root: str | Path) -> Path:
             schema,
         )
     return root
+
+
+def write_two_style_dataset(root: str | Path) -> Path:
+    """The fixture's dpo config plus an instruct pair per instance (a build with
+    `dpo.variants: [think, instruct]`)."""
+    from pipeline.common.verifier_prompt import PromptSpec
+
+    root = write_dataset(root)
+    rows = dpo_rows()
+    extra = []
+    for r in rows:
+        messages = build_messages(
+            r["query"], r["candidates"], r["candidate_languages"], PromptSpec("instruct")
+        )
+        prompt, chosen = preference_turns(messages, f"Analysis.\n\\boxed{{{r['chosen_answer']}}}")
+        _, rejected = preference_turns(messages, f"Analysis.\n\\boxed{{{r['rejected_answer']}}}")
+        extra.append(r | {"prompt": prompt, "chosen": chosen, "rejected": rejected,
+                          "prompt_variant": "instruct"})  # fmt: skip
+    table = pa.Table.from_pylist(rows + extra, schema=DPO_SCHEMA)
+    write_parquet(table, Path(root) / "dpo" / "train-00000-of-00001.parquet", DPO_SCHEMA)
+    return Path(root)

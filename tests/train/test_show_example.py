@@ -74,15 +74,17 @@ def _one_cell_per_recipe() -> list:
 
 @pytest.mark.parametrize("cell", _one_cell_per_recipe(), ids=lambda c: c.name)
 def test_show_example_on_a_cell_of_every_zoo_recipe(
-    cell, tmp_path: Path, dataset_dir: Path, r1_like_model_dir: Path
+    cell, tmp_path: Path, r1_like_model_dir: Path
 ) -> None:
     from pipeline.train.recipes import cell_config
+    from tests.train.rowgen import write_two_style_dataset
 
     args = ["--recipe", cell.recipe, "--size", cell.size]
     args += ["--budget", cell.budget] if cell.budget else []
     args += ["--lora"] if cell.lora else []
-    out = _show(args, dataset_dir, r1_like_model_dir, tmp_path)
-    cfg = cell_config(cell, data_dir=dataset_dir, output_dir=tmp_path)
+    data = write_two_style_dataset(tmp_path / "hub")  # Instruct DPO / GenRM cells need their rows
+    out = _show(args, data, r1_like_model_dir, tmp_path)
+    cfg = cell_config(cell, data_dir=data, output_dir=tmp_path)
     _check(out, cfg.method, cfg.prompt.style)
 
 
