@@ -89,9 +89,11 @@ def _conversations(cfg: TrainConfig, n: int) -> tuple[Any, list[str], list[str |
 
     from pipeline.train.data import preference_rows, prompt_and_response, sft_rows
 
-    spec = cfg.prompt.spec()
     if cfg.method == "dpo" or (cfg.method == "sft" and cfg.sft.dataset is None):
-        table = _table(cfg, n)
+        from pipeline.train.verifier import sequence_rows
+
+        table, spec = sequence_rows(cfg)  # the trainer's rows: its style, its answer form
+        table = table.slice(0, n)
         rows = table.to_pylist()
         data = (preference_rows if cfg.method == "dpo" else sft_rows)(table, spec)
         return data, [_label(r, i) for i, r in enumerate(rows)], [None] * len(rows)
@@ -104,11 +106,12 @@ def _conversations(cfg: TrainConfig, n: int) -> tuple[Any, list[str], list[str |
         )
         return data, [f"sft.dataset row {i}" for i in range(len(data))], [None] * len(data)
 
-    from pipeline.train.raft import episode_rows, sft_dataset
+    from pipeline.train.raft import episode_rows, prompt_spec, sft_dataset
     from pipeline.train.self_training import as_raft
 
     view = as_raft(cfg)
     rows = episode_rows(view)
+    spec = prompt_spec(view, rows)
     found = _newest_samples(view)
     if found is not None and found[1]:
         episode, kept = found

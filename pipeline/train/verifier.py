@@ -102,6 +102,13 @@ def rows_and_spec(cfg: TrainConfig) -> tuple[Any, PromptSpec]:
     return rows, cfg.prompt.spec(form)
 
 
+def sequence_rows(cfg: TrainConfig) -> tuple[Any, PromptSpec]:
+    """What DPO and SFT train on: the rows of the config's prompt style (`rows_of_style`) and
+    the prompt spec (`rows_and_spec`); `aletheia train --show-example` shows the same rows."""
+    rows, spec = rows_and_spec(cfg)
+    return rows_of_style(rows, cfg.prompt.style), spec
+
+
 def clip_high(args: dict[str, Any]) -> dict[str, Any]:
     """`epsilon_high` None is `epsilon` (passed as the value, TRL's rule made explicit)."""
     if "epsilon_high" in args and args["epsilon_high"] is None:
@@ -155,8 +162,7 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import DPOConfig, DPOTrainer
 
     args = dpo_args(cfg)
-    rows, spec = rows_and_spec(cfg)
-    dataset = preference_rows(rows_of_style(rows, cfg.prompt.style), spec)
+    dataset = preference_rows(*sequence_rows(cfg))
     return sequence_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
@@ -176,6 +182,5 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
         dataset = external_sft_rows(cfg)
     else:
-        rows, spec = rows_and_spec(cfg)
-        dataset = sft_rows(rows_of_style(rows, cfg.prompt.style), spec)
+        dataset = sft_rows(*sequence_rows(cfg))
     return sequence_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
