@@ -31,9 +31,13 @@ BackendOpt = Annotated[
 
 
 def _best_of_n(given: Given) -> None:
-    from pipeline.errors import UserError
+    from pipeline.errors import UserError, read_mapping, validate
 
-    cfg = given.config(BestOfNConfig)
+    # The file and the flags together, validated once: `verifier` may come from either.
+    path = given.config_path
+    raw = read_mapping(path, what="Best-of-N config") if path is not None else {}
+    flags = {k: v for k, v in given.fields.get(BestOfNConfig, {}).items() if v is not None}
+    cfg = validate(raw | flags, BestOfNConfig, path or "best-of-n options")
     if given.extras["backend"] is not None:
         from pipeline.evaluate.config import backend_option
 
@@ -56,7 +60,7 @@ def _best_of_n(given: Given) -> None:
 
     out = given.paths["out"]
     done = run_best_of_n(
-        cfg, given.paths["problems"], given.paths["samples"], out, force=given.force
+        cfg, given.paths["problems"], given.paths["policy_samples"], out, force=given.force
     )
     if done.cached:
         typer.echo(f"{out}: the same samples, verifier and settings: reused (nothing ran)")
@@ -71,7 +75,7 @@ BEST_OF_N_COMMAND = StageCommand(
         "problems": PathOption(
             ("--problems", "-p"), "problems Parquet with tests (`problems ingest`)", dir_okay=False
         ),
-        "samples": PathOption(
+        "policy_samples": PathOption(
             ("--samples",),
             "the policy's samples: an `evaluate-policy` report folder, or a JSONL / Parquet "
             "of programs (docs/best-of-n.md)",
