@@ -31,8 +31,12 @@ BackendOpt = Annotated[
 
 
 def _best_of_n(given: Given) -> None:
-    from pipeline.errors import UserError, read_mapping, validate
+    from pipeline.errors import UserError, near_path, read_mapping, validate
 
+    for flag, name in (("--problems", "problems"), ("--samples", "policy_samples")):
+        if not given.paths[name].exists():  # type: ignore[union-attr]
+            where = given.paths[name]
+            raise UserError(f"{flag}: no such file or folder {where}{near_path(where)}")  # type: ignore[arg-type]
     # The file and the flags together, validated once: `verifier` may come from either.
     path = given.config_path
     raw = read_mapping(path, what="Best-of-N config") if path is not None else {}

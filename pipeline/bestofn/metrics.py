@@ -4,7 +4,7 @@ Per problem, with c of its N samples correct (AC in the sandbox):
 
 - pass@1 = c / N: what a random pick scores in expectation, so `random` is pass@1 exactly;
   `random_draw` is one seeded draw per problem, as Aletheia's script reports it;
-- oracle = pass@N (some sample is correct); on the curve, pass@n from the unbiased estimator;
+- oracle = pass@N (some sample is correct);
 - verifier: its pick is correct; a problem with no parseable verdict is a failed pick
   (Aletheia's rule), and is also counted apart (`unparseable`), with the pass@1 over the
   parseable picks beside it;
@@ -14,7 +14,10 @@ Per problem, with c of its N samples correct (AC in the sandbox):
 - logprob: the highest mean token log-probability, where every sample carries one.
 
 Each method's mean comes with a percentile bootstrap interval over problems (seeded), and
-the verifier's gain over pass@1 with a paired one.
+the verifier's gain over pass@1 with a paired one. The curve (accuracy against n) reads every
+selector, oracle and random included, on each problem's first n samples, so at every n
+nothing is above the oracle, at n = 1 every selector is the first sample, and at n = N the
+curve is the table.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pipeline.bestofn.probes import majority_pick
 from pipeline.bestofn.samples import ProblemSamples, Sample
 from pipeline.bestofn.verifier import Choice
 from pipeline.policy_eval.config import BootstrapSettings
-from pipeline.policy_eval.passk import bootstrap_interval, paired_bootstrap_difference, pass_at_k
+from pipeline.policy_eval.passk import bootstrap_interval, paired_bootstrap_difference
 
 METHODS = ("verifier", "random", "oracle", "majority", "shortest", "logprob", "random_draw")
 LABELS = {
@@ -104,7 +107,8 @@ def problem_facts(
                 "majority": _hit(correct, pk.majority if pk.majority is not None else 0),
                 "shortest": _hit(correct, pk.shortest),
                 "logprob": None if pk.logprob is None else _hit(correct, pk.logprob),
-                "oracle": pass_at_k(n, sum(correct), m),
+                "oracle": float(any(correct[:m])),
+                "random": sum(correct[:m]) / m,
             }
         choice = choices[n][p]
         rows.append(
@@ -191,8 +195,8 @@ def curve_points(rows: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]
     selector has no value for some problem: the verifier where the curve was not asked)."""
     out = []
     for m in range(1, n + 1):
-        point: dict[str, Any] = {"n": m, "random": _mean([r["scores"]["random"] for r in rows])}
-        for key in ("verifier", "oracle", "majority", "shortest", "logprob"):
+        point: dict[str, Any] = {"n": m}
+        for key in ("verifier", "random", "oracle", "majority", "shortest", "logprob"):
             values = [r["curve"][m][key] for r in rows]
             point[key] = None if any(v is None for v in values) else _mean(values)
         out.append(point)

@@ -84,8 +84,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines += [
         "",
         (
-            "Each selector on each problem's first n samples; oracle is pass@n (the unbiased "
-            "estimator from all N), random is pass@1 at every n. Intervals: percentile "
+            "Each selector, oracle and random pick included, on each problem's first n "
+            "samples (at n = N: the table above). Intervals: percentile "
             f"bootstrap over problems, {cfg['bootstrap']['resamples']} resamples, seed "
             f"{cfg['bootstrap']['seed']}."
         ),
