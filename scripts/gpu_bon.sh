@@ -13,7 +13,8 @@
 # below fit the policy as gpu_rlvr.sh does; flags after OUT override them (argparse keeps the
 # last), e.g. --policy DIR to reuse a fitted policy, --verifier DIR for a trained verifier.
 # Writes OUT/table.md, OUT/summary.json, OUT/run.log and OUT/bon-<mode>/; with $OUT set in the
-# environment (a lent device machine), copies the table, summary, log and reports there.
+# environment (a lent device machine), copies the table, summary, log and each mode's report.md
+# and bon_curve.png there (7 files with two modes: the device returns at most 8).
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
 mkdir -p "$3"
@@ -35,7 +36,7 @@ fi
 if [ -n "${OUT:-}" ]; then  # a lent device machine: bring the small results back, even on failure
   trap 'cp -f "$out"/table.md "$out"/summary.json "$out"/run.log "$OUT"/ 2>/dev/null || true
         for d in "$out"/bon-*; do [ -d "$d" ] && mkdir -p "$OUT/$(basename "$d")" &&
-          cp -f "$d"/report.md "$d"/report.json "$d"/bon_curve.png "$OUT/$(basename "$d")"/ 2>/dev/null; done; true' EXIT
+          cp -f "$d"/report.md "$d"/bon_curve.png "$OUT/$(basename "$d")"/ 2>/dev/null; done; true' EXIT
 fi
 "$PY" scripts/gpu_bon.py --mbpp "$mbpp" --out "$out" \
   --engine process --device cuda \
