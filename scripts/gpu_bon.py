@@ -52,6 +52,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     samp.add_argument("--n", type=int, default=8, help="samples per problem (N)")
     samp.add_argument("--temperature", type=float, default=1.6, help="policy temperature")
     samp.add_argument("--max-tokens", type=int, default=48, help="tokens (lines) per sample")
+    samp.add_argument("--no-logprobs", dest="logprobs", action="store_false",
+                      help="skip scoring the samples' log-probs (that baseline left out)")  # fmt: skip
     ver = ap.add_argument_group("the verifier")
     ver.add_argument("--verifier", type=Path, default=None, help="a trained verifier folder; "
                      "default: the tiny random verifier, built into OUT/verifier")  # fmt: skip
@@ -187,6 +189,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         policy_report = evaluate_policy(pe, split, out / "policy-eval", client=engine)
         times["sample_and_judge_s"] = time.perf_counter() - t0
         summary["policy"] = {"pass": policy_report["pass"], "model": str(policy)}
+        samples: Path = out / "policy-eval"
+        if args.logprobs:  # the highest-mean-log-prob baseline: each completion scored
+            from pipeline.bestofn.logprobs import score_policy_samples
+            from pipeline.judge.stage import load_problems
+
+            t0 = time.perf_counter()
+            samples = score_policy_samples(
+                policy, load_problems(split), samples, out / "samples_logprob.jsonl", device=device
+            )
+            times["logprobs_s"] = time.perf_counter() - t0
         verifier = args.verifier or build_tiny_model(out / "verifier")
         results = {}
         for mode in [m.strip() for m in args.modes.split(",") if m.strip()]:
@@ -197,9 +209,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 backend={"type": "transformers", "device": device, "batch_size": 4096 if device == "cuda" else 16},
             )  # fmt: skip
             t0 = time.perf_counter()
-            results[mode] = best_of_n(
-                cfg, split, out / "policy-eval", out / f"bon-{mode}", client=engine
-            )
+            results[mode] = best_of_n(cfg, split, samples, out / f"bon-{mode}", client=engine)
             times[f"bon_{mode}_s"] = time.perf_counter() - t0
     summary["verifier"] = str(verifier)
     summary["times"] = times

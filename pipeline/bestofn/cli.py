@@ -30,6 +30,17 @@ BackendOpt = Annotated[
 ]
 
 
+LogprobsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--logprobs-from",
+        help="the policy that wrote the samples (a model folder): score each completion's mean "
+        "token log-prob under it first, for the highest-mean-log-prob baseline (an "
+        "evaluate-policy folder's samples carry none); written to OUT/samples_logprob.jsonl",
+    ),
+]
+
+
 def _best_of_n(given: Given) -> None:
     from pipeline.errors import UserError, near_path, read_mapping, validate
 
@@ -62,10 +73,18 @@ def _best_of_n(given: Given) -> None:
     probe_judge(cfg.sandbox, languages=["python"])  # a dead engine: one line, before torch
     from pipeline.bestofn.stage import run_best_of_n
 
-    out = given.paths["out"]
-    done = run_best_of_n(
-        cfg, given.paths["problems"], given.paths["policy_samples"], out, force=given.force
-    )
+    out, samples = given.paths["out"], given.paths["policy_samples"]
+    if given.extras["logprobs_from"] is not None:
+        from pipeline.bestofn.logprobs import score_policy_samples
+        from pipeline.judge.stage import load_problems
+
+        samples = score_policy_samples(
+            given.extras["logprobs_from"],
+            load_problems(given.paths["problems"]),  # type: ignore[arg-type]
+            samples,  # type: ignore[arg-type]
+            out / "samples_logprob.jsonl",  # type: ignore[operator]
+        )
+    done = run_best_of_n(cfg, given.paths["problems"], samples, out, force=given.force)
     if done.cached:
         typer.echo(f"{out}: the same samples, verifier and settings: reused (nothing ran)")
     typer.echo((out / "report.md").read_text())
@@ -105,7 +124,11 @@ BEST_OF_N_COMMAND = StageCommand(
         FieldOption(BestOfNConfig, "curve", ("--curve/--no-curve",)),
         FieldOption(BestOfNConfig, "time_limit_scale", ("--time-limit-scale",)),
     ),
-    extras={"backend": Extra(BackendOpt, None), **ENGINE_OPTIONS},
+    extras={
+        "backend": Extra(BackendOpt, None),
+        "logprobs_from": Extra(LogprobsOpt, None),
+        **ENGINE_OPTIONS,
+    },
     force=True,
     run=_best_of_n,
     errors=(ValueError, FileNotFoundError),

@@ -11,7 +11,8 @@ Per problem, with c of its N samples correct (AC in the sandbox):
 - shortest: the shortest program (characters; ties and an all-empty list to the first);
 - majority: the first sample of the largest group of samples with the same outputs on the
   tests' inputs (probes.py; no sample with an output: the first sample, counted apart);
-- logprob: the highest mean token log-probability, where every sample carries one.
+- logprob: the highest mean token log-probability, when the samples carry them (a sample
+  without one never wins; a problem none of whose samples has one: the first sample).
 
 Each method's mean comes with a percentile bootstrap interval over problems (seeded), and
 the verifier's gain over pass@1 with a paired one. The curve (accuracy against n) reads every
@@ -52,14 +53,18 @@ def shortest_pick(samples: Sequence[Sample]) -> int:
 
 
 def logprob_pick(samples: Sequence[Sample]) -> int | None:
-    if not samples or any(s.mean_logprob is None for s in samples):
+    """The highest mean log-prob among the samples that carry one (ties to the first); None
+    when none does."""
+    scored = [(s.mean_logprob, i) for i, s in enumerate(samples) if s.mean_logprob is not None]
+    if not scored:
         return None
-    best = max(s.mean_logprob for s in samples)  # type: ignore[type-var]
-    return next(i for i, s in enumerate(samples) if s.mean_logprob == best)
+    best = max(lp for lp, _ in scored)
+    return next(i for lp, i in scored if lp == best)
 
 
 def has_logprobs(problems: Sequence[ProblemSamples]) -> bool:
-    return all(s.mean_logprob is not None for ps in problems for s in ps.samples)
+    """Whether the samples carry log-probabilities at all (the baseline is reported then)."""
+    return any(s.mean_logprob is not None for ps in problems for s in ps.samples)
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,11 @@ def problem_facts(
     """One row per problem: its samples' verdicts, each selector's pick and whether it is
     correct at N = `n`, and the curve's points (every n with a verifier choice)."""
     rows = []
+    logprobs = has_logprobs(problems)
+
+    def by_logprob(correct: Sequence[bool], pick: int | None) -> float | None:
+        return _hit(correct, pick if pick is not None else 0) if logprobs else None
+
     for p, ps in enumerate(problems):
         correct = verdicts.correct(p)
         sigs = verdicts.signatures[p] if verdicts.signatures is not None else None
@@ -106,7 +116,7 @@ def problem_facts(
                 "verifier": None if m not in choices else _hit(correct, pk.verifier),
                 "majority": _hit(correct, pk.majority if pk.majority is not None else 0),
                 "shortest": _hit(correct, pk.shortest),
-                "logprob": None if pk.logprob is None else _hit(correct, pk.logprob),
+                "logprob": by_logprob(correct, pk.logprob),
                 "oracle": float(any(correct[:m])),
                 "random": sum(correct[:m]) / m,
             }
@@ -134,7 +144,7 @@ def problem_facts(
                     "oracle": float(any(correct)),
                     "majority": _hit(correct, main.majority if main.majority is not None else 0),
                     "shortest": _hit(correct, main.shortest),
-                    "logprob": None if main.logprob is None else _hit(correct, main.logprob),
+                    "logprob": by_logprob(correct, main.logprob),
                     "random_draw": _hit(correct, draw),
                 },
                 "curve": curve,

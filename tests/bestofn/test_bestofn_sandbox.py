@@ -137,6 +137,21 @@ def test_best_of_n_in_both_modes_with_the_tiny_verifier(
     assert c["unparseable"] == 4 and report["summary"]["all"]["methods"]["verifier"]["value"] == 0
     assert "4 unparseable" in (pairs / "report.md").read_text()
 
+    # The highest-mean-log-prob baseline: each completion scored under the policy first.
+    scored = tmp_path / "logprob"
+    res = _best_of_n(
+        [*common, "--constrain-answer", "--no-curve", "--limit", "3", "-o", str(scored)]
+        + ["--logprobs-from", str(fit_demo_policy())]
+    )
+    assert res.exit_code == 0, res.output
+    values = [json.loads(x)["mean_logprob"] for x in (scored / "samples_logprob.jsonl").open()]
+    assert len(values) == policy_report["problems"] * N
+    assert all(v is None or v < 0 for v in values) and any(v is not None for v in values)
+    report = json.loads((scored / "report.json").read_text())
+    methods = report["summary"]["all"]["methods"]
+    assert methods["logprob"]["value"] <= methods["oracle"]["value"]
+    assert "| highest mean log-prob |" in (scored / "report.md").read_text()
+
 
 def test_output_probes_group_samples_by_what_they_print(
     policy_samples: tuple[Path, Path, dict], sandbox_client: Any, tmp_path: Path

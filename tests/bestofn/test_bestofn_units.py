@@ -115,8 +115,8 @@ def test_verifier_free_selectors() -> None:
     ]
     assert shortest_pick(samples) == 2  # ties to the first
     assert shortest_pick([Sample(0, " ", "python")]) == 0
-    assert logprob_pick(samples) is None  # sample 0 carries none: the baseline is left out
-    assert logprob_pick(samples[1:]) == 1  # the highest mean, ties to the first
+    assert logprob_pick(samples) == 2  # the highest mean, ties to the first; 0 has none
+    assert logprob_pick(samples[:1]) is None
     # majority: the largest group of equal outputs; ties to the group met first; samples
     # with no output anywhere are in no group
     assert majority_pick([("a",), ("b",), ("b",), None]) == 1
