@@ -72,7 +72,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         *_counts(s["all"]),
     ]
     if report.get("notes"):
-        lines += ["", *[f"> **Note**: {n}" for n in report["notes"]]]
+        for note in report["notes"]:  # a blank line between: each its own quote
+            lines += ["", f"> **Note**: {note}"]
     for lang, group in s["by_language"].items():
         lines += ["", f"## {lang}", "", *_method_table(group), "", *_counts(group)]
     lines += ["", "## Accuracy against N", ""]
