@@ -55,7 +55,8 @@ def _notes(cfg: BestOfNConfig, rows: list[dict[str, Any]], logprobs: bool) -> li
     elif missing := sum(r["majority_pick"] is None for r in rows):
         notes.append(
             f"majority by output: {missing} problem(s) had no sample with an output on the "
-            "tests' inputs (C++/Java samples are not probed); their first sample stands in"
+            "tests' inputs (none ran cleanly, or none is Python: C++ and Java are not probed); "
+            "their first sample stands in"
         )
     se = sum(v == "SE" for r in rows for v in r["verdicts"])
     if se:
