@@ -113,6 +113,12 @@ def _policy_eval(app: typer.Typer) -> None:
     register(app)
 
 
+def _best_of_n(app: typer.Typer) -> None:
+    from pipeline.bestofn.cli import register
+
+    register(app)
+
+
 def _config(app: typer.Typer) -> None:
     from pipeline.config_docs import register
 
@@ -175,6 +181,10 @@ COMMANDS: dict[str, _Entry] = {
     ),
     "compare-policy-reports": _Entry(
         _policy_eval, "Put policy reports side by side, with paired differences."
+    ),
+    "best-of-n": _Entry(
+        _best_of_n,
+        "Best-of-N: a verifier picks one of N policy samples; the sandbox judges the pick.",
     ),
     "rlvr-study": _Entry(
         _flows,

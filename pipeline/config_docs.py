@@ -32,6 +32,7 @@ REGENERATE = "aletheia config reference"
 
 def top_level() -> dict[str, type[BaseModel]]:
     """The user-facing configs by the name `aletheia config schema NAME` takes."""
+    from pipeline.bestofn.config import BestOfNConfig
     from pipeline.config import RunConfig
     from pipeline.evaluate.config import EvalConfig
     from pipeline.policy_eval.config import PolicyEvalConfig, StudyConfig
@@ -45,10 +46,12 @@ def top_level() -> dict[str, type[BaseModel]]:
         "policy-eval": PolicyEvalConfig,
         "rlvr-study": StudyConfig,
         "ablation": AblationConfig,
+        "best-of-n": BestOfNConfig,
     }
 
 
-NAMES = ["run", "train", "eval", "policy-eval", "rlvr-study", "ablation"]  # top_level()'s keys
+# top_level()'s keys
+NAMES = ["run", "train", "eval", "policy-eval", "rlvr-study", "ablation", "best-of-n"]
 
 # What each top-level config is, for the reference page's section headings.
 WHAT = {
@@ -58,6 +61,7 @@ WHAT = {
     "policy-eval": "one code policy on one split (`evaluate-policy`)",
     "rlvr-study": "the RLVR study (`rlvr-study`)",
     "ablation": "the ablation at one size (`ablation`)",
+    "best-of-n": "a verifier picking one of N policy samples per problem (`best-of-n`)",
 }
 
 

@@ -168,6 +168,7 @@ def _shipped() -> list[tuple[str, Path, type[BaseModel], bool]]:
         "configs/train/zoo": tops["train"],
         "configs/rlvr": tops["rlvr-study"],
         "configs/ablation": tops["ablation"],
+        "configs/bestofn": tops["best-of-n"],
         "configs/pools": SampleConfig,
     }
     by_stem = {"adversarial": AdversarialConfig, "assemble": AssembleConfig, "dpo": DPOConfig}

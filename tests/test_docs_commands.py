@@ -93,6 +93,7 @@ def test_prefect_deployment_runs_name_real_deployments() -> None:
         "rlvr_study": "rlvr-study",
         "evaluate_policy_flow": "evaluate-policy",
         "aletheia_ablation": "aletheia-ablation",
+        "best_of_n_flow": "best-of-n",
     }
     names = {f"{flows[d['entrypoint'].split(':')[1]]}/{d['name']}" for d in deployments}
     runs = [(w, a) for w, a in _commands("prefect") if a[:2] == ["deployment", "run"]]

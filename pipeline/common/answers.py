@@ -35,6 +35,12 @@ Answer columns (`chosen_answer`, DPO's `rejected_answer`) hold the bare letter b
 gold splice writes `\\boxed{[[A]]}` (`answer_box`), as Aletheia's cerebrm-era data did.
 Every reader of our rows goes through `gold_letter`, which takes both forms.
 
+Best-of-N (pipeline/bestofn) reads with the same rule: `selection_index` takes the box
+content (`raw_answer`) exactly as one of the letters `A`..`H` of a list of up to 8 (Aletheia's
+`bon_livecodebench.py` offers up to H in one prompt), and `score_list` reads its 0-10
+scoring variant, a Python list of integers in the box (`\\boxed{[7, 2, 9]}`, Aletheia's
+`extract_boxed_contents_score10`: `ast.literal_eval` of the first box, a list of ints).
+
 `well_formed` is Aletheia's format check (`list_format_reward*`): Think responses must be
 `<think>` ... `</think>` then only the box, with no second `<think>`; Instruct responses
 must end with the box; the box in the form the prompt asked for (`answer_format`), or in
@@ -46,6 +52,7 @@ The vLLM worker keeps its own copy of the answer *regex* (it runs without this p
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Literal
 
@@ -70,6 +77,9 @@ _LENIENT_LETTER = re.compile(
     r"^(?:candidate|option|answer)?\s*[\s(\[*]*([A-Za-z])[\s)\].:*]*$", re.IGNORECASE
 )
 
+
+# The letters of a Best-of-N list prompt: Aletheia's `bon_livecodebench.py` shows up to 8.
+LIST_LETTERS: tuple[str, ...] = (*ANSWER_LETTERS, "F", "G", "H")
 
 AnswerFormat = Literal["letter", "bracketed"]
 _BRACKETED = re.compile(r"^\[\[([A-Z])\]\]$")
@@ -111,6 +121,13 @@ def valid_options(num_candidates: int) -> tuple[str, ...]:
     if not 1 <= num_candidates <= len(ANSWER_LETTERS):
         raise ValueError(f"num_candidates: {num_candidates} is not in 1..{len(ANSWER_LETTERS)}")
     return ANSWER_LETTERS[:num_candidates]
+
+
+def list_options(num_candidates: int) -> tuple[str, ...]:
+    """The letters of a Best-of-N list of `num_candidates` (up to 8: `A`..`H`)."""
+    if not 1 <= num_candidates <= len(LIST_LETTERS):
+        raise ValueError(f"num_candidates: {num_candidates} is not in 1..{len(LIST_LETTERS)}")
+    return LIST_LETTERS[:num_candidates]
 
 
 def answer_choices(num_candidates: int, answer_format: AnswerFormat = "letter") -> list[str]:
@@ -176,6 +193,42 @@ def pair_answer(text: str, rule: AnswerRule = "after_think") -> str | None:
     content = raw_answer(text, rule)
     letter = content.strip().upper() if content is not None else None
     return letter if letter in ("A", "B") else None
+
+
+def selection_index(text: str, num_candidates: int, rule: AnswerRule = "after_think") -> int | None:
+    """The 0-based position a Best-of-N selection response picks (`A` = 0, up to `H`), or None:
+    the box content read by `rule` must be exactly one of the list's letters, as Aletheia's
+    `bon_livecodebench.py` reads list and pair verdicts (no stripping, no case folding)."""
+    content = raw_answer(text, rule)
+    options = list_options(num_candidates)
+    return options.index(content) if content in options else None
+
+
+def score_list(text: str, rule: AnswerRule = "after_think") -> list[int] | None:
+    """The scores of a 0-10 scoring response: the first box's content (by `rule`) read as a
+    Python list of integers, as Aletheia's `extract_boxed_contents_score10`; None when the box
+    is missing or holds anything else (booleans are not scores)."""
+    content = raw_answer(text, rule)
+    if content is None:
+        return None
+    try:
+        value = ast.literal_eval(content.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, list) or not all(
+        isinstance(x, int) and not isinstance(x, bool) for x in value
+    ):
+        return None
+    return value
+
+
+def scored_pick(scores: list[int] | None, num_candidates: int) -> int | None:
+    """The candidate a scoring response picks: the position of the unique highest score when
+    there is one score per candidate (Aletheia's rule); None otherwise."""
+    if not scores or len(scores) != num_candidates:
+        return None
+    top = max(scores)
+    return scores.index(top) if scores.count(top) == 1 else None
 
 
 def is_correct(text: str, gold: str, num_candidates: int) -> bool:

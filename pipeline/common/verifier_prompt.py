@@ -26,6 +26,12 @@ placeholders. Or, with `aletheia_src`, Aletheia's own text read from the user's 
 code (`aletheia_prompts.py`: the constants of its `src/prompts.py`, never run); `wording`
 records which wording a prompt used, for cards and reports.
 
+Best-of-N (pipeline/bestofn) uses the same builder with two widenings of its own
+(`PromptSpec.max_candidates`, `PromptSpec.task`): lists of up to 8 candidates (`A`..`H`, as
+Aletheia's `bon_livecodebench.py` shows in one prompt), and the 0-10 scoring variant, which
+asks for one score per candidate as a list in the box (`\\boxed{[s_A, s_B, ...]}`, the
+shape Aletheia's `LISTSC_PROMPT` / `PAIRSC_PROMPT` ask for), in our own words.
+
 Whitespace follows Aletheia's builders, so a published prompt is reproduced exactly: the
 user turn is stripped (`PROMPT.format(...).strip()`), the system turn is used verbatim (its
 template's leading and trailing newlines kept, as `LIST_REWARD_PROMPT_COT.format(...)`),
@@ -40,9 +46,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pipeline.common.answers import AnswerFormat, answer_box, valid_options
+from pipeline.common.answers import AnswerFormat, answer_box, list_options
 
 PromptStyle = Literal["think", "instruct"]
+# `select`: pick one candidate (a letter in the box); `score`: score each one 0-10 (a list).
+PromptTask = Literal["select", "score"]
 PROMPT_STYLES: tuple[str, ...] = ("think", "instruct")
 THINK_PREFILL = "<think>\n"
 
@@ -88,6 +96,38 @@ The problem and the candidate programs:
 Follow the answer format exactly; anything else counts as invalid."""
 
 
+# The scoring variant (Best-of-N's option), our wording: one integer score per candidate.
+THINK_SCORE_TEMPLATE = """\
+You judge solutions to programming problems. Below are a problem and several candidate \
+programs that try to solve it. Judge them only on functional correctness: whether they \
+produce the right output for every valid input within the limits.
+
+[QUESTION]
+{question}
+[/QUESTION]
+
+{candidates}
+
+Score every candidate from 0 (certainly wrong) to 10 (certainly correct), in the order \
+{valid_options}. Give your final scores as one list of integers in a box, \
+{score_form}, one score per candidate, and write nothing after the box. Any other answer \
+format counts as invalid."""
+
+INSTRUCT_SCORE_SYSTEM_TEMPLATE = """\
+You judge solutions to programming problems. You will see a problem and several candidate \
+programs that try to solve it. Judge them only on functional correctness. Score every \
+candidate from 0 (certainly wrong) to 10 (certainly correct), in the order {valid_options}. \
+Answer in this format:
+Analysis: <your reasoning, step by step>
+Final Answer: {score_form}
+with one integer score per candidate."""
+
+
+def score_form(n: int) -> str:
+    """The box a scoring response ends with, spelt for `n` candidates: `\\boxed{[s_A, s_B]}`."""
+    return "\\boxed{[" + ", ".join(f"s_{x}" for x in list_options(n)) + "]}"
+
+
 class TemplateError(ValueError):
     """A user prompt template with unknown, missing or malformed placeholders."""
 
@@ -101,14 +141,15 @@ def _fence(code: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def format_candidates(candidates: list[str], languages: list[str]) -> str:
-    """`[CANDIDATE_A]` ... `[/CANDIDATE_A]` blocks, one per candidate, joined by blank lines."""
+def format_candidates(candidates: list[str], languages: list[str], most: int = 5) -> str:
+    """`[CANDIDATE_A]` ... `[/CANDIDATE_A]` blocks, one per candidate, joined by blank lines
+    (2..`most` candidates: 5 in the datasets, up to 8 in a Best-of-N list)."""
     n = len(candidates)
-    if not 2 <= n <= 5:
-        raise ValueError(f"candidates: need 2..5 candidates, got {n}")
+    if not 2 <= n <= most:
+        raise ValueError(f"candidates: need 2..{most} candidates, got {n}")
     if len(languages) != n:
         raise ValueError(f"languages: {len(languages)} languages for {n} candidates")
-    letters = valid_options(n)
+    letters = list_options(n)
     blocks = []
     for letter, code, language in zip(letters, candidates, languages, strict=True):
         fence = _fence(code)
@@ -167,10 +208,21 @@ class PromptSpec:
     system_template: str | None = None  # instruct system-turn template file
     answer_format: AnswerFormat = "letter"  # our wording asks for \\boxed{X} or \\boxed{[[X]]}
     aletheia_src: str | None = None  # a checkout of Aletheia (or its prompt file): its text
+    task: PromptTask = "select"  # Best-of-N's scoring variant: "score"
+    max_candidates: int = 5  # Best-of-N lists: up to 8 (A..H)
 
     def __post_init__(self) -> None:
+        if self.task not in ("select", "score"):
+            raise ValueError(f"task: {self.task!r} is not select or score")
+        if not 2 <= self.max_candidates <= 8:
+            raise ValueError(f"max_candidates: {self.max_candidates} is not in 2..8")
         if self.style not in PROMPT_STYLES:
             raise ValueError(f"style: {self.style!r} is not one of {PROMPT_STYLES}")
+        if self.aletheia_src and self.task == "score":
+            raise ValueError(
+                "aletheia_src: only Aletheia's selection prompts are read; the scoring task "
+                "asks in the project's wording (leave aletheia_src out)"
+            )
         if self.aletheia_src and (self.template or self.system_template):
             raise ValueError(
                 "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
@@ -190,14 +242,20 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """The chat messages for one instance. Think: user turn + assistant `<think>\\n` prefill
     (generation continues that turn); Instruct: system turn + user turn."""
-    blocks = format_candidates(candidates, languages)
-    options = ", ".join(valid_options(len(candidates)))
+    blocks = format_candidates(candidates, languages, spec.max_candidates)
+    options = ", ".join(list_options(len(candidates)))
     slots = {"question": query, "candidates": blocks, "valid_options": options}
+    scoring = spec.task == "score"
     # Our wording names the answer form; a user template cannot (it says what it says).
-    form = {"answer_form": answer_box("X", spec.answer_format)}
+    form = (
+        {"score_form": score_form(len(candidates))}
+        if scoring
+        else {"answer_form": answer_box("X", spec.answer_format)}
+    )
     user, system = _templates(spec)
     if spec.style == "think":
-        text = user.format(**slots) if user else THINK_TEMPLATE.format(**slots, **form)
+        ours = THINK_SCORE_TEMPLATE if scoring else THINK_TEMPLATE
+        text = user.format(**slots) if user else ours.format(**slots, **form)
         return [
             {"role": "user", "content": text.strip()},
             {"role": "assistant", "content": THINK_PREFILL},
@@ -205,7 +263,8 @@ def build_messages(
     if system is not None:
         system = system.format(valid_options=options)
     else:
-        system = INSTRUCT_SYSTEM_TEMPLATE.format(valid_options=options, **form)
+        ours = INSTRUCT_SCORE_SYSTEM_TEMPLATE if scoring else INSTRUCT_SYSTEM_TEMPLATE
+        system = ours.format(valid_options=options, **form)
     return [
         {"role": "system", "content": system},  # verbatim
         {"role": "user", "content": (user or INSTRUCT_USER_TEMPLATE).format(**slots).strip()},

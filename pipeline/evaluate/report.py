@@ -3,7 +3,9 @@
 Aletheia's protocol comes first (the numbers comparable with the paper); our vote-share
 metrics follow in their own, labelled section; then the self-consistency curves (maj@k and
 best-of-k for every k = 1, 2, ..., K; a PNG per split beside the report,
-`sc_curve_<split>.png`). The report names the rule its answers were read by
+`sc_curve_<split>.png`), and calibration (calibration.py: the share of the K votes for the
+answer as confidence, expected calibration error, Brier score, a reliability diagram per
+split, `reliability_<split>.png`). The report names the rule its answers were read by
 (`answer_rule`). Under each split's row come its baselines
 (baselines.py): a random verifier's expected scores, `always A`, and the best fixed letter.
 A split whose answers are mostly invalid gets a warning line at the top of the report and of
@@ -190,6 +192,59 @@ def _sc_curves(splits: dict[str, Any], plots: dict[str, str]) -> list[str]:
     return lines
 
 
+def _calibration(splits: dict[str, Any], plots: dict[str, str]) -> list[str]:
+    """Per split: how sure the verifier's K votes are against how often it is right."""
+    cals = {split: m["calibration"] for split, m in splits.items() if m.get("calibration")}
+    if not cals:
+        return []
+    lines = [
+        "",
+        "## Calibration",
+        "",
+        (
+            "Confidence: the share of an instance's valid votes (its K listwise answers, each "
+            "box stripped and upper-cased, kept when it is a valid letter) that went to the "
+            "most-voted letter (ties to the alphabetically first), the prediction; instances "
+            "with no valid vote are left out (unscored). As Aletheia's `calibration.py` "
+            f"(self-consistency). ECE over {next(iter(cals.values()))['binning']}."
+        ),
+        "",
+        "| split | n | scored | K | accuracy | mean confidence | ECE | Brier |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for split, c in cals.items():
+        lines.append(
+            f"| {split} | {c['instances']} | {c['scored']} | {c['k']} | "
+            + " | ".join(_fmt(c[k]) for k in ("accuracy", "mean_confidence", "ece", "brier"))
+            + " |"
+        )
+    if any(c["k"] == 1 for c in cals.values()):
+        lines += [
+            "",
+            "With K = 1 every confidence is 1 (one vote is all the votes), so ECE is 1 - accuracy.",
+        ]
+    for split, c in cals.items():
+        occupied = [b for b in c["bins"] if b["n"]]
+        if not occupied:
+            continue
+        lines += [
+            "",
+            f"### {split}",
+            "",
+            "| bin | n | mean confidence | accuracy |",
+            "| --- | ---: | ---: | ---: |",
+        ]
+        for b in occupied:
+            left = "[" if b["lo"] == 0.0 else "("
+            lines.append(
+                f"| {left}{b['lo']:.1f}, {b['hi']:.1f}] | {b['n']} | "
+                f"{_fmt(b['confidence'])} | {_fmt(b['accuracy'])} |"
+            )
+        if split in plots:
+            lines += ["", f"![reliability diagram, {split}]({plots[split]})"]
+    return lines
+
+
 def to_markdown(report: dict[str, Any]) -> str:
     cfg = report["config"]
     who = report.get("model") or report.get("responses")
@@ -252,6 +307,7 @@ def to_markdown(report: dict[str, Any]) -> str:
         ),
     ]
     lines += _sc_curves(splits, report.get("sc_plots") or {})
+    lines += _calibration(splits, report.get("reliability_plots") or {})
     letters = sorted(
         {g for m in splits.values() for g in m["vote_share"]["accuracy_by_gold_position"]}
     )
@@ -361,9 +417,10 @@ def _clean(obj: Any) -> Any:
 def write_report(report: dict[str, Any], out_dir: str | Path) -> tuple[Path, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    from pipeline.evaluate.plots import write_sc_plots  # matplotlib: only when writing
+    from pipeline.evaluate.plots import write_reliability_plots, write_sc_plots  # matplotlib
 
     report["sc_plots"] = write_sc_plots(report, out)
+    report["reliability_plots"] = write_reliability_plots(report, out)
     js, md = out / "report.json", out / "report.md"
     js.write_text(json.dumps(_clean(report), indent=2))
     md.write_text(to_markdown(report))

@@ -53,7 +53,7 @@ def evaluate(
 ) -> dict[str, Any]:
     """Score a verifier on the eval configs (`config.split` of each: `test` by default, or
     `full`); write report.json, report.md, responses.jsonl, the per-instance table
-    instances.parquet and a self-consistency plot per split.
+    instances.parquet, and a self-consistency plot and a reliability diagram per split.
 
     Without `responses`: sample from `backend` (default: the one `config.backend` names, opened
     on `model`: the transformers backend, an OpenAI-compatible server such as vLLM or SGLang,
@@ -143,6 +143,7 @@ def evaluate(
         "generated_with": str(provenance_path(out / "responses.jsonl")),
         "instances": str(table_path),
         "sc_plots": {s: str(out / f) for s, f in report["sc_plots"].items()},
+        "reliability_plots": {s: str(out / f) for s, f in report["reliability_plots"].items()},
     }
     return report
 

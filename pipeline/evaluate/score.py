@@ -15,6 +15,7 @@ from pipeline.evaluate.baselines import (
     random_sc_curve,
     random_vote_share,
 )
+from pipeline.evaluate.calibration import calibration
 from pipeline.evaluate.metrics import Judged, split_metrics
 from pipeline.evaluate.protocol import (
     RankedList,
@@ -147,13 +148,15 @@ def score_split(
     invalid_flag_above: float = 0.5,
     rule: AnswerRule = "after_think",
 ) -> tuple[dict[str, Any], list[Judged]]:
-    """{"aletheia", "vote_share", "baselines", "flags"} for one split, and its judged rows."""
+    """{"aletheia", "vote_share", "calibration", "baselines", "flags"} for one split, and its
+    judged rows."""
     judged = judged_rows(instances, grouped, rule)
     lists = ranked_lists(instances, grouped, rule)
     aletheia = aletheia_metrics(judged, lists)
     return {
         "aletheia": aletheia,
         "vote_share": split_metrics(judged),
+        "calibration": calibration(judged),
         "baselines": baselines(judged, lists),
         "flags": invalid_flags(aletheia, invalid_flag_above),
     }, judged

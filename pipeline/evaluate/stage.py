@@ -31,7 +31,7 @@ from pipeline.evaluate.config import EvalConfig
 from pipeline.model_refs import model_files
 
 STAGE = "evaluate"
-VERSION = "1"
+VERSION = "2"  # 2: the report gained calibration (its report.json and plots)
 
 
 class EvaluateCall(EvalConfig):

@@ -31,6 +31,10 @@ def test_report_covers_all_four_eval_splits_and_its_responses_rescore_the_same(
         # the fixture's lists have 3 candidates: 3 round-robin pairs each, one sample per pair
         assert a["lists"] == 2 and a["pair_verdicts"] == 6, split
         assert m["vote_share"]["instances"] == 2
+        cal = m["calibration"]  # the K = 2 votes' share as confidence (calibration.py)
+        assert cal["instances"] == 2 and cal["k"] == 2
+        assert cal["scored"] + cal["unscored"] == 2
+        assert sum(b["n"] for b in cal["bins"]) == cal["scored"] and len(cal["bins"]) == 10
         mine = [r for r in rows if r["split"] == split]
         assert len([r for r in mine if r["pair"] is None]) == 2 * 2
         assert sorted({tuple(r["pair"]) for r in mine if r["pair"]}) == [(0, 1), (0, 2), (1, 2)]
@@ -40,7 +44,8 @@ def test_report_covers_all_four_eval_splits_and_its_responses_rescore_the_same(
     md = (tmp_path / "eval" / "report.md").read_text()
     assert md.index("## Aletheia protocol") < md.index("## Vote-share metrics")
     for split in EVAL_SPLITS:
-        assert md.count(f"| {split} |") >= 3  # both metric tables and the gold-position table
+        assert md.count(f"| {split} |") >= 4  # both metric tables, calibration, gold positions
+    assert md.index("## Self-consistency curves") < md.index("## Calibration")
 
     # The same responses, scored from the file without a model, give the same numbers.
     again = evaluate(

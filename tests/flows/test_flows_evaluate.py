@@ -51,7 +51,14 @@ def test_evaluation_after_publish_is_cached_and_leaves_the_hub_folder_alone(
     for split, m in report["splits"].items():
         assert m["aletheia"]["kendall_tau_b"] is not None, split
         assert m["aletheia"]["transitivity"] is not None, split
-    assert (out_dir / "eval" / "report.md").is_file()
+    # Calibration per split: constrained answers all parse, so every instance has a confidence
+    # (K = 1: each is 1), and a reliability diagram sits beside the report.
+    markdown = (out_dir / "eval" / "report.md").read_text()
+    assert "## Calibration" in markdown and "![reliability diagram, heldout]" in markdown
+    for split, m in report["splits"].items():
+        cal = m["calibration"]
+        assert cal["scored"] == m["aletheia"]["instances"] and cal["mean_confidence"] == 1.0, split
+        assert (out_dir / "eval" / f"reliability_{split}.png").is_file()
     # the hub folder is what would be pushed: not one file added or changed
     assert sorted(p for p in hub.rglob("*") if p.is_file()) == hub_files
     assert sha256_files(hub_files) == before
