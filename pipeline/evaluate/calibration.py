@@ -31,6 +31,9 @@ from pipeline.evaluate.metrics import Judged
 from schemas.instance import ANSWER_LETTERS
 
 N_BINS = 10
+# Aletheia's default method, the softmax of the option tokens' log-probabilities at the box, is
+# not computed: the generation backends return texts, not token log-probabilities.
+METHOD = "self_consistency"
 BINNING = (
     "10 equal-width bins of [0, 1], the first [0, 0.1] closed, the others (lo, hi] "
     "(Aletheia's calibration.py compute_ece)"
@@ -91,6 +94,7 @@ def calibration(items: Sequence[Judged], n_bins: int = N_BINS) -> dict[str, Any]
     ece, bins = expected_calibration_error(confidences, correct, n_bins)
     scored = len(confidences)
     return {
+        "method": METHOD,
         "instances": len(items),
         "scored": scored,
         "unscored": len(items) - scored,

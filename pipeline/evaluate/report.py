@@ -206,7 +206,9 @@ def _calibration(splits: dict[str, Any], plots: dict[str, str]) -> list[str]:
             "box stripped and upper-cased, kept when it is a valid letter) that went to the "
             "most-voted letter (ties to the alphabetically first), the prediction; instances "
             "with no valid vote are left out (unscored). As Aletheia's `calibration.py` "
-            f"(self-consistency). ECE over {next(iter(cals.values()))['binning']}."
+            f"(self-consistency). ECE over {next(iter(cals.values()))['binning']}. "
+            "Aletheia's default method, the option tokens' log-probabilities at the box, is "
+            "not computed here (the backends return texts)."
         ),
         "",
         "| split | n | scored | K | accuracy | mean confidence | ECE | Brier |",

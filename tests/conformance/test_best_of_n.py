@@ -155,3 +155,19 @@ def test_calibration_votes_confidence_and_ece_as_aletheia() -> None:
     assert ece == pytest.approx(0.02 + 0.16 + 0.1 + 0.2)
     assert [b["n"] for b in bins] == [1, 1, 0, 0, 1, 0, 0, 0, 0, 2]
     assert bins[9] == {"lo": 0.9, "hi": 1.0, "n": 2, "confidence": 1.0, "accuracy": 0.5}
+
+
+def test_ca3_calibration_names_its_method_and_the_one_it_leaves_out() -> None:
+    """Aletheia's default calibration method reads the option tokens' log-probabilities; ours is
+    its `self_consistency` method (the vote share): the section names it, so a reader cannot
+    take our ECE for the log-probability one."""
+    from pipeline.evaluate.calibration import calibration
+    from pipeline.evaluate.metrics import Judged
+    from pipeline.evaluate.report import _calibration
+
+    item = Judged(prompt_id="p", gold="A", pass_rates=(1.0, 0.0), picks=("A", "B"),
+                  boxes=("A", "B"))  # fmt: skip
+    cal = calibration([item])
+    assert cal["method"] == "self_consistency"
+    text = "\n".join(_calibration({"heldout": {"calibration": cal}}, {}))
+    assert "self-consistency" in text and "log-probabilities at the box" in text
