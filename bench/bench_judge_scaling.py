@@ -210,6 +210,11 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=20.0, help="about this long per level")
     ap.add_argument("--requests", help="the demo mix (from --export)")
     ap.add_argument("--export", help="write the demo mix (gzipped JSON) and stop")
+    ap.add_argument(
+        "--languages",
+        default="python,cpp,java",
+        help="the demo mix's languages (a host without Java: python,cpp)",
+    )
     ap.add_argument("--json", help="write every level's figures here")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
@@ -229,7 +234,12 @@ def main() -> int:
 
     slots = [int(s) for s in args.slots.split(",")]
     workloads = args.workloads.split(",")
-    demo = demo_requests(args.requests) if "demo" in workloads else []
+    languages = set(args.languages.split(","))
+    demo = (
+        [r for r in demo_requests(args.requests) if r.language in languages]
+        if "demo" in workloads
+        else []
+    )
     print(
         f"judge scaling: engine {args.engine}, {os.cpu_count()} CPUs, slots {slots}, "
         f"~{args.seconds:.0f} s per level"
