@@ -50,7 +50,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     fit.add_argument("--seed", type=int, default=0)
     samp = ap.add_argument_group("the samples")
     samp.add_argument("--n", type=int, default=8, help="samples per problem (N)")
-    samp.add_argument("--temperature", type=float, default=1.6, help="policy temperature")
+    samp.add_argument(
+        "--temperature",
+        type=_temperature,
+        default="auto",
+        help="policy temperature, or auto: each of --probe-temperatures on the first "
+        "--probe-problems problems, the one whose pass@1 is nearest 0.5 (Best-of-N can only "
+        "show a verifier's worth where some samples fail and some pass)",
+    )
+    samp.add_argument("--probe-temperatures", default="1.0,1.6,2.2,3.0")
+    samp.add_argument("--probe-problems", type=int, default=48)
     samp.add_argument("--max-tokens", type=int, default=48, help="tokens (lines) per sample")
     samp.add_argument("--no-logprobs", dest="logprobs", action="store_false",
                       help="skip scoring the samples' log-probs (that baseline left out)")  # fmt: skip
@@ -72,6 +81,51 @@ def resolve_device(name: str) -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _temperature(text: str) -> float | str:
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number or auto") from None
+
+
+def probe_temperature(
+    args: argparse.Namespace, split: Path, policy: Path, engine: Any, device: str, work: Path
+) -> tuple[float, list[dict[str, Any]]]:
+    """The probe temperature whose pass@1 on the first problems is nearest 0.5 (ties: the
+    lower temperature), and the probe's table."""
+    from pipeline.common.parquet import write_parquet
+    from pipeline.judge.stage import load_problems
+    from pipeline.policy_eval.run import evaluate_policy
+    from schemas.problem import PROBLEM_SCHEMA
+    from schemas.tables import models_to_table
+
+    first = list(load_problems(split).values())[: args.probe_problems]
+    path = work / "probe-problems.parquet"
+    write_parquet(models_to_table(first, PROBLEM_SCHEMA), path, PROBLEM_SCHEMA)
+    table = []
+    for t in [float(x) for x in args.probe_temperatures.split(",")]:
+        report = evaluate_policy(policy_eval_config(args, policy, device, t), path,
+                                 work / f"probe-{t}", client=engine)  # fmt: skip
+        table.append({"temperature": t, "pass_at_1": report["pass"]["pass@1"]["value"],
+                      "pass_at_n": report["pass"][f"pass@{args.n}"]["value"]})  # fmt: skip
+    best = min(table, key=lambda r: (abs(r["pass_at_1"] - 0.5), r["temperature"]))
+    return best["temperature"], table
+
+
+def policy_eval_config(args: argparse.Namespace, policy: Path, device: str, temperature: float):
+    from pipeline.policy_eval.config import PolicyEvalConfig
+
+    batch = 64 if device == "cuda" else 8
+    return PolicyEvalConfig(
+        model=str(policy), name="mbpp-fitted", split=args.split, samples=args.n,
+        k=[1, args.n], temperature=temperature, max_tokens=args.max_tokens,
+        seed=args.seed, progress=False,
+        backend={"type": "transformers", "device": device, "batch_size": batch},
+    )  # fmt: skip
 
 
 def problems_files(args: argparse.Namespace, work: Path, engine: Any) -> tuple[Path, Path, dict]:
@@ -155,7 +209,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from pipeline.judge.config import SandboxSection
     from pipeline.judge.interface import open_judge
     from pipeline.models.tiny import build_tiny_model
-    from pipeline.policy_eval.config import PolicyEvalConfig
     from pipeline.policy_eval.run import evaluate_policy
 
     out = args.out
@@ -178,13 +231,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         train, split, summary["problems"] = problems_files(args, out / "work", engine)
         times["problems_s"] = time.perf_counter() - t0
         policy, times["fit_s"] = fit(args, train, device, out)
-        batch = 64 if device == "cuda" else 8
-        pe = PolicyEvalConfig(
-            model=str(policy), name="mbpp-fitted", split=args.split, samples=args.n,
-            k=[1, args.n], temperature=args.temperature, max_tokens=args.max_tokens,
-            seed=args.seed, progress=False,
-            backend={"type": "transformers", "device": device, "batch_size": batch},
-        )  # fmt: skip
+        temperature = args.temperature
+        if temperature == "auto":
+            t0 = time.perf_counter()
+            temperature, summary["temperature_probe"] = probe_temperature(
+                args, split, policy, engine, device, out / "work"
+            )
+            times["probe_s"] = time.perf_counter() - t0
+        summary["temperature"] = temperature
+        pe = policy_eval_config(args, policy, device, temperature)
         t0 = time.perf_counter()
         policy_report = evaluate_policy(pe, split, out / "policy-eval", client=engine)
         times["sample_and_judge_s"] = time.perf_counter() - t0
