@@ -59,6 +59,14 @@ def register(app: typer.Typer) -> None:
                 help="score responses generated elsewhere (JSONL/Parquet, docs/training.md) without a model",
             ),
         ] = None,
+        allow_partial: Annotated[
+            bool,
+            typer.Option(
+                "--allow-partial",
+                help="with --responses: score a file that leaves rows of a split unanswered "
+                "(refused otherwise; the report gives each split's coverage)",
+            ),
+        ] = False,
         config: Annotated[
             Path | None,
             typer.Option("--config", "-c", dir_okay=False, help="EvalConfig YAML"),
@@ -115,6 +123,6 @@ def register(app: typer.Typer) -> None:
         from pipeline.evaluate.report import summary
         from pipeline.evaluate.run import evaluate
 
-        report = evaluate(model, data, out, cfg, responses=responses)
+        report = evaluate(model, data, out, cfg, responses=responses, allow_partial=allow_partial)
         # A few lines and where the report is: the whole report would scroll past.
         typer.echo(summary(report))
