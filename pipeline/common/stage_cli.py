@@ -281,7 +281,9 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
         ):
             option = typer.Option(*flags, dir_okay=False, help=text)
             params.append(
-                inspect.Parameter(name, kwonly, default=None, annotation=Annotated[Path | None, option])
+                inspect.Parameter(
+                    name, kwonly, default=None, annotation=Annotated[Path | None, option]
+                )
             )
     extras = [
         inspect.Parameter(name, kwonly, default=extra.default, annotation=extra.annotation)

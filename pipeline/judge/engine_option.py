@@ -13,8 +13,13 @@ from pipeline.common.stage_cli import Extra, Given
 # Not from pipeline.judge.interface: that loads pyarrow and numpy, on every help page.
 from sandbox.engines import EngineName
 
+
 def _engine_opt(config: bool) -> Any:
-    where = "--url, sandbox.url or $ALETHEIA_SANDBOX_URL" if config else "--url or $ALETHEIA_SANDBOX_URL"
+    where = (
+        "--url, sandbox.url or $ALETHEIA_SANDBOX_URL"
+        if config
+        else "--url or $ALETHEIA_SANDBOX_URL"
+    )
     return Annotated[
         EngineName | None,
         typer.Option(
@@ -34,13 +39,16 @@ def _url_opt(config: bool) -> Any:
             "--url",
             metavar="URL",
             help="http engine: a `python -m sandbox serve` address (repeat for several; tried "
-            "in turn); alone it means --engine http" + ("; overrides sandbox.url" if config else ""),
+            "in turn); alone it means --engine http"
+            + ("; overrides sandbox.url" if config else ""),
         ),
     ]
 
 
 def _token_file_opt(config: bool) -> Any:
-    default = "sandbox.token_file, else $ALETHEIA_SANDBOX_TOKEN" if config else "$ALETHEIA_SANDBOX_TOKEN"
+    default = (
+        "sandbox.token_file, else $ALETHEIA_SANDBOX_TOKEN" if config else "$ALETHEIA_SANDBOX_TOKEN"
+    )
     return Annotated[
         Path | None,
         typer.Option(

@@ -66,9 +66,7 @@ def test_assemble_command_writes_splits_and_stats(tmp_path: Path) -> None:
         assert name in result.output
     assert (tmp_path / "out" / "quarantine.parquet").exists()
 
-    bad = CliRunner().invoke(
-        _app(), [*args[:-4], "--stage-config", str(tmp_path / "missing.yaml")]
-    )
+    bad = CliRunner().invoke(_app(), [*args[:-4], "--stage-config", str(tmp_path / "missing.yaml")])
     assert bad.exit_code == 2 and "error" in bad.output
 
 
@@ -133,8 +131,10 @@ def test_config_is_the_run_config_and_reads_the_builds_section(tmp_path: Path) -
     )
     wrong = CliRunner().invoke(app, [*args, "-o", str(tmp_path / "x"), "--stage-config", str(run)])
     assert wrong.exit_code == 2
-    assert f"this is a run config (it has assemble, name), not the `assemble:` section alone; " \
+    assert (
+        f"this is a run config (it has assemble, name), not the `assemble:` section alone; "
         f"pass it as --config {run} (-c)" in " ".join(wrong.output.split())
+    )
     both = CliRunner().invoke(
         app, [*args, "-o", str(tmp_path / "x"), "-c", str(run), "--stage-config", str(alone)]
     )
