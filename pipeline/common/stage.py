@@ -176,7 +176,9 @@ class Stage(Generic[C]):
     call_of: Callable[[Any, Mapping[str, Any]], C] | None = None
     # Open what a run needs (a judge engine), registered on the ExitStack, and return the
     # stage bound to it and the call as it runs (`quiet`: progress as log lines, no bars).
-    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = None
+    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = (
+        None
+    )
     loads_models: bool = False  # local models: transformers' classes resolved under a lock
     pins_cpu: bool = False  # the CPU kernels pinned first: the same floats on any x86 machine
     reports: Callable[[C, Path], Path] | None = None  # where its progress goes (StageWatch)

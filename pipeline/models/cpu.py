@@ -117,3 +117,4 @@ def resolve_model_classes() -> None:
             "PreTrainedTokenizerFast",
         ):
             getattr(transformers, name)
+
