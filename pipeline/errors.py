@@ -287,5 +287,5 @@ def fail(exc: BaseException) -> Any:
     import typer
 
     typer.echo(f"error: {one_line(exc) or ' '.join(str(exc).split())}", err=True)
-    code = exit_code(exc)
-    return typer.Exit(ExitCode.BAD_INPUT if code == ExitCode.RUN_FAILED else code)
+    code = getattr(exc, "exit_code", None)  # else: one of the command's declared user errors
+    return typer.Exit(code if isinstance(code, int) else ExitCode.BAD_INPUT)
