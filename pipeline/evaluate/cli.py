@@ -101,10 +101,12 @@ def register(app: typer.Typer) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
         from pipeline.errors import load_config
         from pipeline.evaluate.config import EvalConfig
+        from pipeline.evaluate.run import refuse_a_stage_folder
         from pipeline.model_refs import require_model
 
         if (model is None) == (responses is None):
             raise typer.BadParameter("give exactly one of --model or --responses")
+        refuse_a_stage_folder(out)
         cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
         check_templates(f"{config}: " if config else "", cfg)
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens), ("split", split))

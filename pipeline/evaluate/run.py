@@ -6,6 +6,7 @@ elsewhere (`responses=`, no model loaded). Both end in the same scoring and repo
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,25 @@ def evaluate(
         "sc_plots": {s: str(out / f) for s, f in report["sc_plots"].items()},
     }
     return report
+
+
+def refuse_a_stage_folder(out_dir: str | Path, flag: str = "--out") -> None:
+    """A folder a build stage wrote (its marker inside: the build's own evaluation after
+    publish, out/demo/eval) is not where another evaluation goes: its report would be taken
+    for the build's, and the stage would redo its work over it. UserError, one line."""
+    from pipeline.common.stage import MARKER
+    from pipeline.errors import UserError
+
+    marker = Path(out_dir) / MARKER
+    if marker.is_file():
+        try:
+            stage = json.loads(marker.read_text()).get("stage", "a stage")
+        except (OSError, ValueError):
+            stage = "a stage"
+        raise UserError(
+            f"{flag} {out_dir}: the build's `{stage}` stage writes there (its marker "
+            f"{marker.name}); give this evaluation a folder of its own"
+        )
 
 
 def coverage(
