@@ -334,7 +334,7 @@ def test_config_is_a_run_config_on_every_build_command(
     """On a command that runs a node of the build, -c is the run config; the file of its
     section alone has a flag of its own (`sample --pool`, `--stage-config`)."""
     (config,) = [p for p in cmd.params if "--config" in p.opts] or [None]
-    if config is None or prefix[0] not in ("sample", "assemble", "adversarial", "dpo"):
+    if config is None or prefix[0] not in ("sample", "assemble", "adversarial", "dpo", "evaluate"):
         return
     assert config.help and config.help.startswith("run config YAML (configs/demo.yaml)")
     own = {"sample": "--pool"}.get(prefix[0], "--stage-config")

@@ -61,3 +61,43 @@ def test_an_evaluation_into_a_stage_folder_is_refused(
     r = CliRunner().invoke(app, [*args, "--out", str(folder)])
     assert r.exit_code != 0 and "stage writes there" in str(r.exception)
     assert sorted(p.name for p in folder.iterdir()) == [MARKER]  # nothing written over it
+
+
+def test_config_is_the_run_config_and_its_evaluate_section(
+    tmp_path: Path, eval_dataset_dir: Path
+) -> None:
+    """`evaluate -c` took an EvalConfig file; it is the run config now, as on every other
+    command, read for its `evaluate:` section (the settings alone: --stage-config)."""
+    rows = [
+        {"split": "heldout", "row": i, "response": "\\boxed{A}"} for i in range(9)
+    ]  # every heldout row: no partial coverage
+    responses = tmp_path / "r.jsonl"
+    responses.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = tmp_path / "run.yaml"
+    section = {"model": "m", "invalid_flag_above": 0.9, "k": 2}
+    run.write_text(yaml.safe_dump({"name": "t", "evaluate": section}))
+    args = ["evaluate", "--responses", str(responses), "--data", str(eval_dataset_dir)]
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a"), "-c", str(run)])
+    assert r.exit_code == 0, r.output
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert report["config"]["invalid_flag_above"] == 0.9
+
+    alone = tmp_path / "eval.yaml"
+    alone.write_text(yaml.safe_dump({"invalid_flag_above": 0.8}))
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--stage-config", str(alone)])
+    assert r.exit_code == 0, r.output
+    assert (
+        json.loads((tmp_path / "b" / "report.json").read_text())["config"]["invalid_flag_above"]
+        == 0.8
+    )
+
+    for flag, path, said in (
+        ("-c", alone, "holds the `evaluate:` section alone; pass it as --stage-config"),
+        ("--stage-config", run, "this is a run config (it has evaluate, name)"),
+    ):
+        r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x"), flag, str(path)])
+        assert r.exit_code != 0 and said in " ".join(str(r.exception).split()), r.output
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(yaml.safe_dump({"name": "t"}))
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x"), "-c", str(bare)])
+    assert "has no `evaluate:` section" in str(r.exception)
