@@ -144,3 +144,15 @@ def test_config_is_the_run_config_and_reads_the_builds_section(tmp_path: Path) -
 def test_commands_are_registered() -> None:
     names = {c.name for c in _app().registered_commands}
     assert names == {"assemble", "adversarial", "dpo"}
+
+
+def test_adversarial_reads_the_adv_section_or_with_mixed_the_mixed_one() -> None:
+    from pipeline.config import resolve_run_config
+    from pipeline.instances.cli import COMMANDS
+
+    [adversarial] = [c for c in COMMANDS if c.name == "adversarial"]
+    assert adversarial.config is not None and adversarial.config.pick is not None
+    run = resolve_run_config({"name": "t", "mixed": {"split": "mixed", "share": 0.5}})
+    assert adversarial.config.pick(run, {"mixed": True}) is run.mixed
+    assert adversarial.config.pick(run, {"mixed": False}) is run.adv
+    assert run.mixed.share == 0.5 and run.adv.share == 1.0
