@@ -23,6 +23,8 @@ from rich.text import Text
 from typer import _click as click  # typer 0.29 ships its own click; its types are these
 from typer.core import TyperCommand, TyperGroup
 
+from sandbox.help_style import plain_flags
+
 
 class _HelpTable(Table):
     """The options table of a help page, with every option name whole at any width.
@@ -50,6 +52,27 @@ class _HelpTable(Table):
 
 # typer builds its help tables from this module-level name, once per page.
 typer.rich_utils.Table = _HelpTable  # type: ignore[misc]
+plain_flags()  # no `<bool>` beside --force, --dry-run, --help
+
+
+def _read_run_config(path: Any) -> Any:
+    from pipeline.config import resolve_run_config
+
+    return resolve_run_config(path)
+
+
+def _run_config_keys() -> set[str]:
+    from pipeline.config import RunConfig
+
+    return set(RunConfig.model_fields)
+
+
+def _stage_commands_read_run_configs() -> None:
+    """A stage command's `-c` is the run config, read as the build reads it; the stages sit
+    below pipeline/config.py, so the shell hands them its reader."""
+    from pipeline.common.stage_cli import RunConfigReader
+
+    RunConfigReader.use(_read_run_config, _run_config_keys)
 
 
 def _problems(app: typer.Typer) -> None:
@@ -229,6 +252,7 @@ def load_command(name: str) -> click.Command | None:
     if entry is None:
         return None
     if name not in _loaded:
+        _stage_commands_read_run_configs()
         sub = typer.Typer(add_completion=False)  # completion options belong to `aletheia` only
         entry.register(sub)
         group = typer.main.get_command(sub)
@@ -272,10 +296,19 @@ class LazyGroup(TyperGroup):
             type(self)._listing = False
 
 
+# The exit codes (pipeline/errors.py ExitCode; docs/architecture.md "Exit codes"), spelt out
+# here so that `aletheia --help` says them without importing pipeline.errors.
+EXIT_CODES = (
+    "Exit codes: 0 done; 1 the run failed (a stage error, a broken invariant, a bug: its "
+    "traceback); 2 bad input or config (one line: what, where); 3 an engine, server or model "
+    "unavailable here (one line: which); 130 interrupted."
+)
+
 app = typer.Typer(
     name="aletheia",
     cls=LazyGroup,
     help="Execution-grounded training data for code verifiers: build, publish, train, evaluate.",
+    epilog=EXIT_CODES,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
 )
@@ -293,27 +326,33 @@ def _options(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """The console entry point: user mistakes as one line, bugs with their traceback."""
-    from pipeline.errors import one_line
+    """The console entry point: user mistakes as one line, bugs with their traceback; the
+    exit code says the class of failure (pipeline/errors.py `ExitCode`)."""
+    from pipeline.errors import ExitCode, exit_code, one_line
 
     args = sys.argv[1:] if argv is None else argv
     try:
         rc = app(args=args, prog_name="aletheia", standalone_mode=False)
     except typer.Exit as e:
         raise SystemExit(e.exit_code) from None
-    except typer.Abort:
-        raise SystemExit(130) from None
+    except (typer.Abort, KeyboardInterrupt):
+        raise SystemExit(ExitCode.INTERRUPTED) from None
     except click.exceptions.ClickException as e:  # a bad option or argument: one line too
         ctx = getattr(e, "ctx", None)
         where = f"  ({ctx.command_path} --help shows what it takes)" if ctx is not None else ""
         typer.echo(f"error: {' '.join(e.format_message().split())}{where}", err=True)
         raise SystemExit(e.exit_code) from None
     except Exception as e:  # sorted into user mistakes and bugs below
-        message = None if (_state["debug"] or "--debug" in args) else one_line(e)
+        message = one_line(e)
         if message is None:
-            raise
+            raise  # a bug: its traceback, exit 1
+        if _state["debug"] or "--debug" in args:
+            import traceback
+
+            traceback.print_exc()
+            raise SystemExit(exit_code(e)) from None
         typer.echo(f"error: {message}  (--debug shows the traceback)", err=True)
-        raise SystemExit(2) from None
+        raise SystemExit(exit_code(e)) from None
     raise SystemExit(rc if isinstance(rc, int) else 0)
 
 

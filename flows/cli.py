@@ -70,7 +70,7 @@ def _prepare(
     report = preflight(cfg, only=only)
     if dry_run:
         typer.echo("\n".join(report.lines()))
-        raise typer.Exit(0 if report.ok else 1)
+        raise typer.Exit(report.exit_code)  # 2 or 3 as the same failure without --dry-run
     report.raise_if_fatal()
     return cfg
 

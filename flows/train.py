@@ -45,9 +45,14 @@ def train_verifier(train_config: str = "configs/train/demo-dpo.yaml") -> dict[st
 def evaluate_verifier(
     model: str,
     data_dir: str = "out/demo/hub",
-    out_dir: str = "out/demo/eval",
+    out_dir: str = "out/demo/train/dpo/eval",
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Score a verifier on the eval configs (heldout, strong, hard, adv) of a published folder."""
+    """Score a verifier on the eval configs (heldout, strong, hard, adv) of a published folder.
+    `out_dir`: the demo's trained verifier's own folder by default, never the build's
+    evaluation after publish (out/demo/eval, a stage's folder: refused)."""
+    from pipeline.evaluate.run import refuse_a_stage_folder
+
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
+    refuse_a_stage_folder(out_dir, "out_dir")
     return evaluate_task(model, data_dir, out_dir, options or {})

@@ -1,7 +1,9 @@
-"""User mistakes as one line: what was wrong, where, and what to do.
+"""User mistakes as one line: what was wrong, where, and what to do; and the exit codes.
 
 `aletheia` prints `error: <one line>` for these and keeps the traceback behind `--debug`;
-anything else (a bug) still shows its traceback.
+anything else (a bug) still shows its traceback. Every command exits with one code per
+class of failure (`ExitCode`, docs/architecture.md "Exit codes"): whatever command meets a
+dead judge engine exits 3, whatever command meets a config typo exits 2.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import textwrap
 import types
 import typing
 from collections.abc import Iterable
+from enum import IntEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,8 +23,38 @@ from pydantic import BaseModel, ValidationError
 M = TypeVar("M", bound=BaseModel)
 
 
+class ExitCode(IntEnum):
+    """What an `aletheia` command's exit status means: one code per class of failure."""
+
+    OK = 0
+    RUN_FAILED = 1  # the work started and failed: a stage's error, an invariant, a bug
+    BAD_INPUT = 2  # a mistake in what was given: a config key, a path, an option, input rows
+    UNAVAILABLE = 3  # an engine, server or model the command needs cannot be had here
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
+
+
 class UserError(ValueError):
     """A mistake in the user's input (config, path, option): the message says what to do."""
+
+    exit_code: int = ExitCode.BAD_INPUT
+
+
+class Unavailable(UserError):
+    """What the command needs cannot be had here: a judge engine that cannot run, a model
+    server that does not answer, a model or tokenizer neither cached nor reachable. One line
+    saying which (and which config key names it); exit 3, never retried by the flows."""
+
+    exit_code: int = ExitCode.UNAVAILABLE
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit status for `exc`: its class's `exit_code` (UserError's, Unavailable's, the
+    sandbox's EngineUnavailable's), 2 for any other user mistake `one_line` reads, else 1 (a
+    failed run or a bug, shown with its traceback)."""
+    code = getattr(exc, "exit_code", None)
+    if isinstance(code, int):
+        return code
+    return ExitCode.BAD_INPUT if one_line(exc) is not None else ExitCode.RUN_FAILED
 
 
 def _model_in(annotation: Any) -> type[BaseModel] | None:
@@ -238,18 +271,21 @@ def one_line(exc: BaseException) -> str | None:
         # a library call is most likely a bug, so it keeps its traceback.
         if tb is None or "/pipeline/" not in tb.tb_frame.f_code.co_filename:
             return None
-    if isinstance(exc, _USER_ERRORS):
+    said = isinstance(getattr(exc, "exit_code", None), int)  # a class that states its code
+    if said or isinstance(exc, _USER_ERRORS):
         text = " ".join(str(exc).split()) or type(exc).__name__
-        if isinstance(exc, UserError):  # ours say only what is needed
+        if said:  # ours (and the sandbox's EngineUnavailable) say only what is needed
             return text
         return clip(text, 1000)
     return None
 
 
 def fail(exc: BaseException) -> Any:
-    """Print `error: <one line>` on stderr and return the typer.Exit(2) to raise (the stage
-    commands that catch their own errors use this, so they read like `aletheia`'s own)."""
+    """Print `error: <one line>` on stderr and return the typer.Exit to raise, with the
+    exception's `exit_code` (the stage commands that catch their own errors use this, so
+    they read and exit like `aletheia`'s own)."""
     import typer
 
     typer.echo(f"error: {one_line(exc) or ' '.join(str(exc).split())}", err=True)
-    return typer.Exit(2)
+    code = getattr(exc, "exit_code", None)  # else: one of the command's declared user errors
+    return typer.Exit(code if isinstance(code, int) else ExitCode.BAD_INPUT)

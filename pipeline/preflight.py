@@ -37,7 +37,7 @@ from typing import Any
 from pipeline import stages
 from pipeline.common.stage import CheckContext, Finding
 from pipeline.config import RunConfig
-from pipeline.errors import UserError
+from pipeline.errors import ExitCode, UserError
 from pipeline.instances.prompt_checks import TEMPLATE_KEYS, section_templates
 from pipeline.problems.checks import SAMPLE_ROWS, SourcePlan
 from pipeline.sampling.checks import resolve_model
@@ -58,7 +58,13 @@ __all__ = [
 
 
 class PreflightError(UserError):
-    """A build that would fail later: the fatal findings, one per line."""
+    """A build that would fail later: the fatal findings, one per line. Exits 3 when every
+    fatal finding is an engine or server that cannot be had (`Finding.unavailable`), else 2
+    (a config mistake is fixed first)."""
+
+    def __init__(self, message: str, exit_code: int = ExitCode.BAD_INPUT) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass
@@ -70,6 +76,16 @@ class Report:
     @property
     def ok(self) -> bool:
         return not any(f.fatal for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when OK; 3 when every fatal finding is something unavailable here; else 2."""
+        fatal = [f for f in self.findings if f.fatal]
+        if not fatal:
+            return ExitCode.OK
+        if all(f.unavailable for f in fatal):
+            return ExitCode.UNAVAILABLE
+        return ExitCode.BAD_INPUT
 
     def add(self, check: str, message: str, fatal: bool = True) -> None:
         self.extend([Finding(check, message, fatal)])
@@ -143,14 +159,16 @@ class Report:
         return out
 
     def raise_if_fatal(self) -> None:
-        fatal = [f"[{f.check}] {f.message}" for f in self.findings if f.fatal]
+        # a config mistake first: the exit code (2) is its class
+        first = sorted((f for f in self.findings if f.fatal), key=lambda f: f.unavailable)
+        fatal = [f"[{f.check}] {f.message}" for f in first]
         if fatal:
             more = (
                 f" (+{len(fatal) - 1} more: aletheia build-train --dry-run)"
                 if len(fatal) > 1
                 else ""
             )
-            raise PreflightError(f"preflight: {fatal[0]}{more}")
+            raise PreflightError(f"preflight: {fatal[0]}{more}", self.exit_code)
 
 
 # --- the checks: each stage's, then the run's ---------------------------------------------

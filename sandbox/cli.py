@@ -12,7 +12,10 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from sandbox.help_style import plain_flags
 from sandbox.models import JudgeRequest, JudgeResult, TestCase
+
+plain_flags()  # no `<bool>` beside each on/off flag
 
 app = typer.Typer(
     help="Aletheia's execution sandbox: judge programs on the docker, process or http engine.",

@@ -138,6 +138,8 @@ class EngineUnavailable(RuntimeError):
     `SandboxError` on purpose: it is permanent (no isolation, no bwrap, a refused token), so
     flows do not retry it as they retry a sandbox hiccup."""
 
+    exit_code = 3  # what a command that meets it exits with (`python -m sandbox`, `aletheia`)
+
 
 def _load(engine: str, which: int) -> Any:
     if engine not in _ENGINES:

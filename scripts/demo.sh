@@ -3,7 +3,7 @@
 #
 #   the sandbox image, checked or built in the background (the judge waits for it)
 #   local Prefect server (SQLite under .cache/prefect, telemetry off, 127.0.0.1:$PORT)
-#   -> process work pool `aletheia-local` (or $ALETHEIA_POOL) -> `prefect deploy --all`
+#   -> process work pool `aletheia-local` (or $ALETHEIA_POOL) -> `prefect deploy --name '*/demo'`
 #   -> a worker
 #   -> `prefect deployment run build-aletheia-train/demo --watch` on configs/demo.yaml
 #      (the build, publish, then the evaluation of the demo's tiny verifier: `evaluate:`)
@@ -33,7 +33,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED=false
 export PREFECT_CLI_COLORS=false
 export DO_NOT_TRACK=1
 export ALETHEIA_HOME="$ROOT"
-# prefect.yaml names no pool: every deployment goes to this one (see prefect.yaml).
+# The demo deployments name no pool in prefect.yaml: they go to this one.
 export PREFECT_DEFAULT_WORK_POOL_NAME="$POOL"
 export PYTHONUNBUFFERED=1
 # pip installed .venv without bytecode (--no-compile): each module's first import writes it, and
@@ -112,7 +112,9 @@ if [[ -f "$STATE/deployed" && "$(cat "$STATE/deployed")" == "$DEPLOYED_KEY" ]] \
   && "$PREFECT" deployment inspect build-aletheia-train/demo >/dev/null 2>&1; then
   echo "reusing the deployments (prefect.yaml unchanged since they were registered)"
 else
-  "$PREFECT" --no-prompt deploy --all
+  # the demo's deployments only: the GPU box's and the cluster's name pools of their own
+  # (prefect.yaml), which this machine neither has nor should offer to run them on
+  "$PREFECT" --no-prompt deploy --name '*/demo'
   echo "$DEPLOYED_KEY" >"$STATE/deployed"
 fi
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -167,7 +168,8 @@ def test_a_bad_bias_type_names_the_file_and_every_known_type(tmp_path: Path) -> 
     raw["bias_types"][0] = "authorty"
     config = tmp_path / "adv.yaml"
     config.write_text(yaml.safe_dump(raw))
-    args = ("adversarial", "-c", str(config), "-i", "i.parquet", "-p", "p.parquet", "-o", "out")
+    args = ("adversarial", "--stage-config", str(config), "-i", "i.parquet", "-p", "p.parquet")
+    args += ("-o", "out")
     line = _one_error_line(*_aletheia(*args, cwd=tmp_path))
     assert f"error: {config}: bias_types: unknown bias type(s) ['authorty']" in line
     assert "did you mean 'authority'?" in line
@@ -277,3 +279,114 @@ def test_a_value_near_a_choice_gets_the_closest_choice(tmp_path: Path) -> None:
         f"error: {config}: method: Input should be 'grpo', 'dpo', 'sft', 'raft', 'rlvr', "
         "'star' or 'restem' (got 'dop'); did you mean 'dpo'?"
     ), line
+
+
+# --- one exit code per class of failure ----------------------------------------------
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_same_failure_exits_with_the_same_code_from_every_command(tmp_path: Path) -> None:
+    """A judge server nobody serves exited 1 from a dry run, 2 from `judge` and the build,
+    3 from `python -m sandbox`. Now each class of failure has one code (ExitCode,
+    docs/architecture.md "Exit codes"): 3 for it from every command, in one line; a config
+    mistake 2 from every command, dry run or not."""
+    from pipeline.errors import ExitCode
+
+    url = f"http://127.0.0.1:{_closed_port()}"
+    token = tmp_path / "token"
+    token.write_text("x\n")
+    engine = ("--engine", "http", "--url", url, "--token-file", str(token))
+    problems = tmp_path / "problems.parquet"
+    problems.write_bytes(b"")  # never read: the engine is asked first
+    dead = {
+        "judge": ("judge", "--candidates", "c.parquet", "-p", "p.parquet", "-o", "j.parquet"),
+        "check-references": ("check-references", "-p", str(problems), "-o", "refs"),
+        "adversarial": ("adversarial", "-i", "i.parquet", "-p", "p.parquet", "-o", "adv"),
+        "build-train --dry-run": ("build-train", "--dry-run"),
+        "build-train": ("build-train",),
+        "build-eval": ("build-eval",),
+    }
+    for name, args in dead.items():
+        rc, lines, heavy = _aletheia(*args, *engine, cwd=REPO)
+        assert rc == ExitCode.UNAVAILABLE, (name, rc, lines)
+        if "--dry-run" not in args:  # a dry run prints its plan; the others one line
+            assert len(lines) == 1 and lines[0].startswith("error: "), (name, lines)
+            assert "no sandbox server answers" in lines[0] and url in lines[0], (name, lines)
+            assert heavy == [] or name.startswith("build"), (name, heavy)
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps(
+            {"language": "python", "source": "print(1)", "tests": [{"input": "", "output": "1"}]}
+        )
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "sandbox", "judge", str(tmp_path / "r.jsonl"), "out.jsonl", *engine],
+        check=False, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert r.returncode == ExitCode.UNAVAILABLE, r.stderr
+
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("name: x\njudge:\n  chunk_sise: 3\n")
+    bad = {
+        "build-train --dry-run": ("build-train", "--dry-run", "-c", str(typo)),
+        "build-train": ("build-train", "-c", str(typo)),
+        "sample": ("sample", "-c", str(typo), "-p", "p.parquet", "-o", "s"),
+        "assemble": ("assemble", "-c", str(typo), "-j", "j", "-p", "p", "--splits", "s", "-o", "a"),
+    }
+    for name, args in bad.items():
+        rc, lines, _ = _aletheia(*args, cwd=tmp_path)
+        assert rc == ExitCode.BAD_INPUT, (name, rc, lines)
+        assert any("judge.chunk_sise: unknown key" in line for line in lines), (name, lines)
+
+
+def test_exit_code_by_class() -> None:
+    """The class of each failure the commands meet, as `aletheia` exits with it."""
+    from pipeline.errors import ExitCode, Unavailable, UserError, exit_code
+    from pipeline.instances.tokens import TokenizerUnavailable
+    from pipeline.judge.availability import JudgeUnavailable
+    from pipeline.preflight import Report
+    from pipeline.publish.checks import CheckResult, InvariantViolation
+    from sandbox.engines import EngineUnavailable
+
+    assert exit_code(UserError("a typo")) == ExitCode.BAD_INPUT
+    assert exit_code(FileNotFoundError("x")) == ExitCode.BAD_INPUT
+    for unavailable in (Unavailable, JudgeUnavailable, EngineUnavailable, TokenizerUnavailable):
+        assert exit_code(unavailable("gone")) == ExitCode.UNAVAILABLE, unavailable
+    broken = CheckResult(name="one correct", invariant="1", checked_rows=1, violations=["row 0"])
+    assert exit_code(InvariantViolation([broken])) == ExitCode.RUN_FAILED
+    assert exit_code(KeyError("a bug")) == ExitCode.RUN_FAILED
+
+    from pipeline.common.stage import Finding
+    from pipeline.config import RunConfig
+
+    report = Report(RunConfig())
+    assert report.exit_code == ExitCode.OK
+    report.extend([Finding("judge", "no sandbox server answers", unavailable=True)])
+    assert report.exit_code == ExitCode.UNAVAILABLE
+    report.add("config", "judge.chunk_sise: unknown key")
+    assert report.exit_code == ExitCode.BAD_INPUT  # the config mistake first
+    try:
+        report.raise_if_fatal()
+    except UserError as e:
+        assert exit_code(e) == ExitCode.BAD_INPUT and "[config]" in str(e)
+
+
+def test_the_exit_codes_are_documented() -> None:
+    """`aletheia --help` ends with them, and docs/architecture.md has a section of them."""
+    from aletheia.cli import EXIT_CODES
+    from pipeline.errors import ExitCode
+
+    page = CliRunner().invoke(app, ["--help"], terminal_width=200).output
+    assert " ".join(EXIT_CODES.split()) in " ".join(page.split())
+    doc = (REPO / "docs" / "architecture.md").read_text()
+    section = doc.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    for code in ExitCode:
+        assert f"{int(code)} " in EXIT_CODES or f"{int(code)};" in EXIT_CODES, code
+        assert f"| {int(code)} |" in section, code

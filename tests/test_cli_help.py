@@ -158,6 +158,8 @@ def _whole_at_80(output: str, cmd: click.Command) -> None:
             )
     ctx = click.Context(cmd)
     for param in cmd.params:  # a value's type whole on one line (`<docker|process|htt` / `p>`)
+        if getattr(param, "is_flag", False):  # a flag takes no value: no type is shown
+            continue
         # `<int range> [x>=1]` may wrap before its bounds: the part before " [" is checked
         shown = param.metavar or param.display_type(ctx).split(" [")[0]
         if shown and not getattr(param, "hidden", False):
@@ -295,3 +297,45 @@ def test_the_engine_option_loads_no_parquet_library() -> None:
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert r.stdout.split() == ["True", "False"], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(("root", "prefix", "cmd"), ALL, ids=IDS)
+def test_a_flag_shows_no_type(root: typer.Typer, prefix: list[str], cmd: click.Command) -> None:
+    """`--force <bool>` read as if a value were wanted (`--force true`); a flag has none."""
+    page = CliRunner().invoke(root, [*prefix, "--help"], terminal_width=200).output
+    assert "<bool>" not in page, page
+    flags = [p.opts[0] for p in cmd.params if getattr(p, "is_flag", False)]
+    assert "--help" in page and all(f in page for f in flags)
+
+
+# Pages that may say "config" without taking one: `publish` reads the run config the build
+# was made with from its build.json (`--build`); `config` prints the configs' schemas.
+READS_A_CONFIG_ELSEWHERE = {"publish", "config"}
+
+
+@pytest.mark.parametrize(("prefix", "cmd"), ALETHEIA, ids=[" ".join(p) for p, _ in ALETHEIA])
+def test_help_names_no_config_a_command_does_not_take(
+    prefix: list[str], cmd: click.Command
+) -> None:
+    """`judge --help` said `--engine ... overrides the config's sandbox.engine`, and
+    `check-references --help` likewise: neither takes a config. A page without --config
+    does not mention one."""
+    if any("--config" in p.opts for p in cmd.params) or prefix[0] in READS_A_CONFIG_ELSEWHERE:
+        return
+    page = CliRunner().invoke(app, [*prefix, "--help"], terminal_width=200).output
+    said = [line.strip() for line in page.splitlines() if "config" in line.lower()]
+    assert not said, said
+
+
+@pytest.mark.parametrize(("prefix", "cmd"), ALETHEIA, ids=[" ".join(p) for p, _ in ALETHEIA])
+def test_config_is_a_run_config_on_every_build_command(
+    prefix: list[str], cmd: click.Command
+) -> None:
+    """On a command that runs a node of the build, -c is the run config; the file of its
+    section alone has a flag of its own (`sample --pool`, `--stage-config`)."""
+    (config,) = [p for p in cmd.params if "--config" in p.opts] or [None]
+    if config is None or prefix[0] not in ("sample", "assemble", "adversarial", "dpo", "evaluate"):
+        return
+    assert config.help and config.help.startswith("run config YAML (configs/demo.yaml)")
+    own = {"sample": "--pool"}.get(prefix[0], "--stage-config")
+    assert any(own in p.opts for p in cmd.params), own

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from pipeline.config import load_run_config
+from pipeline.errors import ExitCode
 from pipeline.preflight import PreflightError, preflight, resolve_model
 
 REPO = Path(__file__).resolve().parents[1]
@@ -183,7 +184,7 @@ def test_dry_run_prints_the_plan_and_fails_on_a_problem(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "problems ~5, tests ~" in ok.stdout and "preflight: OK" in ok.stdout
     bad = _cli("build-train", "--dry-run", "-c", str(_demo(tmp_path, hub={"push": True})))
-    assert bad.returncode == 1
+    assert bad.returncode == ExitCode.BAD_INPUT  # as the build without --dry-run exits
     assert "problem: [hub]" in bad.stdout and "preflight: FAILED" in bad.stdout
 
 
@@ -312,7 +313,8 @@ def test_a_prompt_template_with_wrong_placeholders_fails_preflight(tmp_path: Pat
     bad = _cli(
         "build-train", "--dry-run", "-c", str(_demo(tmp_path, prompt_template=str(template)))
     )
-    assert bad.returncode == 1 and "problem: [templates] prompt_template:" in bad.stdout
+    assert bad.returncode == ExitCode.BAD_INPUT
+    assert "problem: [templates] prompt_template:" in bad.stdout
     template.write_text("{question}\n{candidates}\nOne of {valid_options}; {{literal}}\n")
     assert _fatal(_demo(tmp_path, prompt_template=str(template))) == []
 
@@ -336,7 +338,7 @@ def test_dry_run_names_a_dead_http_judge_in_one_line(tmp_path: Path) -> None:
     started = time.monotonic()
     dead = _cli("build-train", "--dry-run", "-c", str(config), env={"ALETHEIA_SANDBOX_TOKEN": "x"})
     took = time.monotonic() - started
-    assert dead.returncode == 1, dead.stdout + dead.stderr
+    assert dead.returncode == ExitCode.UNAVAILABLE, dead.stdout + dead.stderr
     [line] = _problem_lines(dead.stdout)
     assert line.startswith("problem: [judge] sandbox engine http: no sandbox server answers")
     assert url in line and "preflight: FAILED" in dead.stdout
@@ -346,6 +348,7 @@ def test_dry_run_names_a_dead_http_judge_in_one_line(tmp_path: Path) -> None:
     )
     [line] = _problem_lines(unauthenticated.stdout)
     assert "needs the servers' token" in line and "--token-file" in line, line
+    assert unauthenticated.returncode == ExitCode.BAD_INPUT  # a config to fix, not a dead server
 
 
 def test_dry_run_names_a_dead_docker_daemon_in_whole_words(tmp_path: Path) -> None:
@@ -359,7 +362,7 @@ def test_dry_run_names_a_dead_docker_daemon_in_whole_words(tmp_path: Path) -> No
         str(_demo(tmp_path)),
         env={"DOCKER_HOST": f"unix://{sock}"},
     )
-    assert dead.returncode == 1, dead.stdout + dead.stderr
+    assert dead.returncode == ExitCode.UNAVAILABLE, dead.stdout + dead.stderr
     [line] = _problem_lines(dead.stdout)
     assert f"unix://{sock}" in line and "No such file or directory" in line, line
     assert line.endswith("(--engine process)"), line  # whole, to its last word
@@ -425,6 +428,6 @@ def test_dry_run_names_a_sampled_language_the_engine_refuses(tmp_path: Path) -> 
         text=True,
         timeout=300,
     )
-    assert dry.returncode == 1, dry.stdout + dry.stderr
+    assert dry.returncode == ExitCode.UNAVAILABLE, dry.stdout + dry.stderr
     [line] = _problem_lines(dry.stdout)
     assert line.startswith("problem: [judge] sandbox engine process refuses java"), line

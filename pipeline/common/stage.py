@@ -86,6 +86,9 @@ class Finding:
     check: str  # sources | models | hub | templates | docker | ray | config
     message: str  # what is wrong and what to do
     fatal: bool = True
+    # An engine or server that cannot be had here (a dead judge engine, a model server that
+    # does not answer), not a mistake in the config: the command exits 3, not 2.
+    unavailable: bool = False
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,11 @@ few fields of its call model as flags. Written by hand, each command spelt the s
 options and copied field defaults and help by hand. Declared here (`StageCommand`), the
 command's signature is generated: each input a path option, the output `--out/-o`, each
 `FieldOption` an `option_for` the field (help = its description, default = its default,
-`ge`/`le` = bounds), an optional `--config/-c` file of the call model, `--force`, and
-`Extra` options (the judge engine's: pipeline/judge/engine_option.py `ENGINE_OPTIONS`). What stays by hand is the body
-(`run`): build the call from `Given`, run the stage, print its summary.
+`ge`/`le` = bounds), the settings (`ConfigFile`: `--config/-c` the run config, whose
+section for this stage is read as the build reads it, or a file of that section alone),
+`--force`, and `Extra` options (the judge engine's: pipeline/judge/engine_option.py
+`engine_options`). What stays by hand is the body (`run`): build the call from `Given`, run
+the stage, print its summary.
 
 This module loads no stage: `stage` is the Stage's name in pipeline/stages.py (a test holds
 each command's inputs to that stage's), so `--help` and a dead judge engine answer before
@@ -70,12 +72,79 @@ def _same_model(ref: type[BaseModel] | str, model: type[BaseModel]) -> bool:
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """`--config/-c`: a YAML file of `model`; flags of the same model override its keys."""
+    """Where the command's settings (a `model`) come from, as in every `aletheia` command:
+    `--config/-c` is the run config (configs/demo.yaml: the build's, read as the build reads
+    it), whose `section` is this stage's; `flag` (`--pool`, `--stage-config`) is a YAML file
+    of that section alone (configs/pools/, configs/instances/). Flags of the same model
+    override either; neither: the model's defaults (or `required`: one of them is needed)."""
 
     model: type[BaseModel] | str  # str: "module:Name", imported when the command runs
-    help: str
-    what: str = "config"  # how an error names the file
+    help: str  # the section file's
+    section: str  # the run config's key for it: "sample", "assemble", ...
+    flag: str = "--stage-config"
+    what: str = "stage config"  # how an error names the section file
     required: bool = False
+    # The section of a run config to take when it is not `section` alone (`adversarial
+    # --mixed`: the `mixed:` section): (run config, the command's extras) -> the section.
+    pick: Callable[[Any, Mapping[str, Any]], BaseModel] | None = None
+
+
+class RunConfigReader:
+    """How a stage command reads a run config: pipeline/config.py sits a layer above the
+    stages, so the app shell (aletheia/cli.py) hands its reader in (`use`)."""
+
+    read: Callable[[Path], Any] | None = None  # a path -> the resolved RunConfig
+    keys: Callable[[], set[str]] | None = None  # the run config's top-level keys
+
+    @classmethod
+    def use(cls, read: Callable[[Path], Any], keys: Callable[[], set[str]]) -> None:
+        cls.read, cls.keys = staticmethod(read), staticmethod(keys)  # type: ignore[assignment]
+
+
+def _top_keys(path: Path) -> set[str]:
+    from pipeline.errors import read_mapping
+
+    return set(read_mapping(path))
+
+
+def _model_keys(model: type[BaseModel]) -> set[str]:
+    return {a for name, f in model.model_fields.items() for a in (name, f.alias) if a}
+
+
+def read_run_config(spec: ConfigFile, path: Path) -> Any:
+    """The run config at `path`, resolved as a build resolves it; a file that is the
+    command's section alone is told to go to `spec.flag`."""
+    from pipeline.errors import UserError
+
+    if RunConfigReader.read is None:
+        raise UserError(f"--config {path}: run configs are read through the `aletheia` command")
+    try:
+        return RunConfigReader.read(path)
+    except UserError:
+        keys = _top_keys(path)  # the file read, it is a mapping: which kind of file is it?
+        if keys and keys <= _model_keys(resolve_model(spec.model)):
+            raise UserError(
+                f"--config {path}: a run config is expected (such as configs/demo.yaml), and "
+                f"this file holds the `{spec.section}:` section alone; pass it as "
+                f"{spec.flag} {path}"
+            ) from None
+        raise
+
+
+def read_section_file(spec: ConfigFile, path: Path) -> Any:
+    """The section file at `path`; a run config given there is told to go to `--config`."""
+    from pipeline.errors import UserError, load_config
+
+    model = resolve_model(spec.model)
+    keys = _top_keys(path)
+    run_keys = RunConfigReader.keys() if RunConfigReader.keys is not None else set()
+    foreign = sorted(keys - _model_keys(model))
+    if foreign and (spec.section in keys or set(foreign) <= run_keys):
+        raise UserError(
+            f"{spec.flag} {path}: this is a run config (it has {', '.join(foreign[:3])}), "
+            f"not the `{spec.section}:` section alone; pass it as --config {path} (-c)"
+        )
+    return load_config(path, model, what=spec.what)
 
 
 @dataclass(frozen=True)
@@ -99,22 +168,37 @@ class Given:
     fields: dict[type[BaseModel], dict[str, Any]]
     extras: dict[str, Any]
     force: bool = False
-    config_path: Path | None = None
+    run_config_path: Path | None = None  # --config/-c
+    section_path: Path | None = None  # the ConfigFile's flag (--pool, --stage-config)
+    _run: Any = None
+
+    def run_config(self) -> Any:
+        """The run config `--config` names (read and resolved once), or None."""
+        spec = self.command.config
+        if self.run_config_path is None or spec is None:
+            return None
+        if self._run is None:
+            self._run = read_run_config(spec, self.run_config_path)
+        return self._run
 
     def config(
         self, model: type[BaseModel] | None = None, default: Callable[[], Any] | None = None
     ) -> Any:
-        """`model` (None: the `--config` file's) from `--config` (else `default()`, else its
-        defaults), with every flag of that model the user set over it; validated, so a bad
-        value is one line."""
+        """`model` (None: the command's ConfigFile's) from `--config`'s section or the
+        section file (else `default()`, else its defaults), with every flag of that model the
+        user set over it; validated, so a bad value is one line."""
         spec = self.command.config
         if model is None:
-            assert spec is not None, f"{self.command.name} takes no --config"
+            assert spec is not None, f"{self.command.name} takes no config"
             model = resolve_model(spec.model)
-        if spec is not None and _same_model(spec.model, model) and self.config_path is not None:
-            from pipeline.errors import load_config
-
-            base = load_config(self.config_path, model, what=spec.what)
+        mine = spec is not None and _same_model(spec.model, model)
+        if mine and self.run_config_path is not None:
+            assert spec is not None
+            run = self.run_config()
+            base = spec.pick(run, self.extras) if spec.pick else getattr(run, spec.section)
+        elif mine and self.section_path is not None:
+            assert spec is not None
+            base = read_section_file(spec, self.section_path)
         else:
             base = (default or model)()
         updates = {k: v for k, v in self.fields.get(model, {}).items() if v is not None}
@@ -185,15 +269,22 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
     params = [_path_param(name, opt) for name, opt in cmd.inputs.items()]
     params.append(_path_param("out", cmd.out))
     if cmd.config is not None:
-        option = typer.Option("--config", "-c", dir_okay=False, help=cmd.config.help)
-        params.append(
-            inspect.Parameter(
-                "config",
-                kwonly,
-                default=inspect.Parameter.empty if cmd.config.required else None,
-                annotation=Annotated[Path if cmd.config.required else Path | None, option],
-            )
+        spec = cmd.config
+        either = f" (this or {spec.flag} is required)" if spec.required else ""
+        run_help = (
+            f"run config YAML (configs/demo.yaml): its `{spec.section}:` section, as the "
+            f"build reads it{either}"
         )
+        for name, flags, text in (
+            ("config", ("--config", "-c"), run_help),
+            ("section_file", (spec.flag,), spec.help + (" (or --config)" if spec.required else "")),
+        ):
+            option = typer.Option(*flags, dir_okay=False, help=text)
+            params.append(
+                inspect.Parameter(
+                    name, kwonly, default=None, annotation=Annotated[Path | None, option]
+                )
+            )
     extras = [
         inspect.Parameter(name, kwonly, default=extra.default, annotation=extra.annotation)
         for name, extra in cmd.extras.items()
@@ -232,10 +323,18 @@ def stage_callback(cmd: StageCommand) -> Callable[..., None]:
             command=cmd,
             paths={name: values.pop(name) for name in paths},
             fields=fields,
-            config_path=values.pop("config", None),
+            run_config_path=values.pop("config", None),
+            section_path=values.pop("section_file", None),
             force=values.pop("force", False),
             extras=values,
         )
+        spec = cmd.config
+        if spec is not None and given.run_config_path and given.section_path:
+            raise typer.BadParameter(f"give --config or {spec.flag}, not both")
+        if spec is not None and spec.required and not (given.run_config_path or given.section_path):
+            raise typer.BadParameter(
+                f"give --config RUN_CONFIG (its `{spec.section}:` section) or {spec.flag} FILE"
+            )
         try:
             cmd.run(given)
         except cmd.errors as e:

@@ -7,9 +7,11 @@ transformers are imported, so a mistake is one line within a second or two.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+
+from pipeline.common.stage_cli import ConfigFile
 
 
 def check_templates(where: str, section: object) -> None:
@@ -30,6 +32,29 @@ def check_templates(where: str, section: object) -> None:
         styles = (getattr(section, "style", "think"),)
         if path and (problem := template_problem(f"{where}{key}", path, kind, styles)):
             raise UserError(problem)
+
+
+# The evaluation's settings: the run config's `evaluate:` section, or a file of them alone.
+SETTINGS = ConfigFile(
+    "pipeline.evaluate.config:EvalConfig",
+    "YAML of the evaluation's settings alone",
+    section="evaluate",
+    what="evaluation config",
+)
+
+
+def _run_section(path: Path) -> Any:
+    """The `evaluate:` section of the run config at `path`, read as the build reads it."""
+    from pipeline.common.stage_cli import read_run_config
+    from pipeline.errors import UserError
+
+    section = read_run_config(SETTINGS, path).evaluate
+    if section is None:
+        raise UserError(
+            f"--config {path}: the run config has no `evaluate:` section; add one, or give "
+            "the settings alone as --stage-config"
+        )
+    return section
 
 
 def register(app: typer.Typer) -> None:
@@ -65,9 +90,32 @@ def register(app: typer.Typer) -> None:
                 help="score responses generated elsewhere (JSONL/Parquet, docs/training.md) without a model",
             ),
         ] = None,
+        allow_partial: Annotated[
+            bool,
+            typer.Option(
+                "--allow-partial",
+                help="with --responses: score a file that leaves rows of a split unanswered "
+                "(refused otherwise; the report gives each split's coverage)",
+            ),
+        ] = False,
         config: Annotated[
             Path | None,
-            typer.Option("--config", "-c", dir_okay=False, help="EvalConfig YAML"),
+            typer.Option(
+                "--config",
+                "-c",
+                dir_okay=False,
+                help="run config YAML (configs/demo.yaml): its `evaluate:` section, as the "
+                "build's evaluation after publish reads it (its model unless --model or "
+                "--responses)",
+            ),
+        ] = None,
+        stage_config: Annotated[
+            Path | None,
+            typer.Option(
+                "--stage-config",
+                dir_okay=False,
+                help="YAML of the evaluation's settings alone (EvalConfig; or --config)",
+            ),
         ] = None,
         k: Annotated[
             int | None, typer.Option("--k", help="responses per instance (overrides the config)")
@@ -97,14 +145,28 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Evaluate a verifier on Heldout, Strong, Hard and Adv (Aletheia's protocol first); write report.json + report.md."""
-        from pipeline.errors import load_config
         from pipeline.evaluate.config import EvalConfig
+        from pipeline.evaluate.run import refuse_a_stage_folder
         from pipeline.model_refs import require_model
 
+        if config and stage_config:
+            raise typer.BadParameter("give --config or --stage-config, not both")
+        if config:
+            section = _run_section(config)
+            cfg = section.eval_config()
+            if model is None and responses is None:
+                model = Path(section.model)  # the model the build's evaluation scores
+        elif stage_config:
+            from pipeline.common.stage_cli import read_section_file
+
+            cfg = read_section_file(SETTINGS, stage_config)
+        else:
+            cfg = EvalConfig()
         if (model is None) == (responses is None):
             raise typer.BadParameter("give exactly one of --model or --responses")
-        cfg = load_config(config, EvalConfig, what="evaluation config") if config else EvalConfig()
-        check_templates(f"{config}: " if config else "", cfg)
+        refuse_a_stage_folder(out)
+        where = config or stage_config
+        check_templates(f"{where}: " if where else "", cfg)
         given = (("k", k), ("limit", limit), ("max_new_tokens", max_new_tokens), ("split", split))
         updates = {key: v for key, v in given if v is not None}
         if backend is not None:
@@ -121,6 +183,6 @@ def register(app: typer.Typer) -> None:
         from pipeline.evaluate.report import summary
         from pipeline.evaluate.run import evaluate
 
-        report = evaluate(model, data, out, cfg, responses=responses)
+        report = evaluate(model, data, out, cfg, responses=responses, allow_partial=allow_partial)
         # A few lines and where the report is: the whole report would scroll past.
         typer.echo(summary(report))

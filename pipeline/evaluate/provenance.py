@@ -33,6 +33,7 @@ GENERATION_FIELDS: tuple[str, ...] = (
     "temperature",
     "top_p",
     "seed",
+    "limit",  # the first N rows of each split (None: all of them)
 )
 
 

@@ -273,6 +273,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines += [answer_rule_line(report), ""]
     if isinstance(report.get("prompt"), dict):  # the wording the prompts used
         lines += [wording_line(report["prompt"]), ""]
+    partial = _partial(report)
+    lines += [f"> **Partial coverage**: {line}" for line in partial] + ([""] if partial else [])
     lines += _warnings(splits)
     lines += [f"> **Note**: {w}" for w in report.get("warnings", [])]
     lines += [""] if report.get("warnings") else []
@@ -380,10 +382,20 @@ def summary(report: dict[str, Any]) -> str:
     else:
         first = f"evaluated {describe(gen)}"
     lines = [first, "", *_metric_table(report, SUMMARY), ""]
+    lines += [f"coverage: {line}" for line in _partial(report)]
     lines += [f"flagged: {flag}" for flag in report.get("flags", [])]
     files = report.get("files") or {}
     lines += [f"report: {files.get('markdown')}  (JSON: {files.get('json')})"]
     return "\n".join(lines)
+
+
+def _partial(report: dict[str, Any]) -> list[str]:
+    """A line per split whose rows were not all answered (report["coverage"])."""
+    return [
+        f"{split}: {c['answered']} of {c['rows']} rows answered; its metrics are over those alone"
+        for split, c in (report.get("coverage") or {}).items()
+        if c["answered"] < c["rows"]
+    ]
 
 
 def _metric_table(report: dict[str, Any], columns: tuple[tuple[str, str], ...]) -> list[str]:

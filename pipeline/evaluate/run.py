@@ -6,6 +6,7 @@ elsewhere (`responses=`, no model loaded). Both end in the same scoring and repo
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ def evaluate(
     *,
     backend: Backend | None = None,
     responses: str | Path | None = None,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
     """Score a verifier on the eval configs (`config.split` of each: `test` by default, or
     `full`); write report.json, report.md, responses.jsonl, the per-instance table
@@ -64,9 +66,15 @@ def evaluate(
     gives none), not from `config`. `config` may be a plain dict of EvalConfig fields.
     Generations are kept as they finish (pipeline/evaluate/checkpoint.py): a run started again
     on the same `out_dir` after a crash generates only what is missing.
+
+    The report's `coverage` says, per split, how many of its rows were answered. A responses
+    file that leaves rows of a split it answers unanswered is refused (ResponsesError,
+    nothing written): its metrics would read as the split's. `allow_partial` scores it, the
+    partial coverage said in the report and its summary.
     """
     cfg = config if isinstance(config, EvalConfig) else EvalConfig.model_validate(config or {})
     out = Path(out_dir)
+    warnings: list[str] = []
     if responses is not None:
         rows = read_responses(responses)
         try:
@@ -79,11 +87,21 @@ def evaluate(
                 instances[split] = read_config(data_dir, split, split=cfg.split).to_pylist()
             except ValueError as exc:  # an unknown config name: the file's fault
                 raise ResponsesError(f"{responses}: field split: {exc}") from exc
+        totals = {split: len(table) for split, table in instances.items()}
+        # checked before anything is written: a refused file leaves no report behind
+        grouped = group_responses(rows, instances, warnings)
+        short = partial_coverage(coverage(grouped, totals))
+        if short and not (allow_partial or _limited_run(settings, grouped, totals)):
+            raise ResponsesError(
+                f"{responses} answers {short} ({cfg.split} split): its metrics would be over "
+                "those rows alone; answer every row, or score them with --allow-partial "
+                "(the report then says the coverage)"
+            )
     else:
         # Read every split before loading a model, so a missing one fails at once.
-        instances = {
-            s: read_config(data_dir, s, cfg.limit, cfg.split).to_pylist() for s in cfg.splits
-        }
+        whole = {s: read_config(data_dir, s, None, cfg.split) for s in cfg.splits}
+        totals = {s: table.num_rows for s, table in whole.items()}
+        instances = {s: table.slice(0, cfg.limit or None).to_pylist() for s, table in whole.items()}
         rows = _sample(model, instances, cfg, backend, out)
         settings = generated_with(
             str(model) if model is not None else backend.name,  # type: ignore[union-attr]
@@ -94,8 +112,11 @@ def evaluate(
     # The settings travel with the responses, so re-scoring this file knows them too.
     write_provenance(out / "responses.jsonl", settings)
     discard_partial(out)
-    warnings: list[str] = []
-    grouped = group_responses(rows, instances, warnings)
+    if responses is None:
+        grouped = group_responses(rows, instances, warnings)
+    covered = coverage(grouped, totals)
+    if short := partial_coverage(covered):
+        log.warning("partial coverage: the responses answer %s", short)
     for w in warnings:
         log.warning("%s", w)
     report: dict[str, Any] = {
@@ -116,6 +137,8 @@ def evaluate(
         if responses is None
         else cfg.model_dump(include=set(SCORING_FIELDS)),
         "splits": {},
+        # per split: the rows answered (a listwise response) of the rows the split has
+        "coverage": covered,
         "warnings": warnings,
     }
     judged: dict[str, list[Judged]] = {}
@@ -146,6 +169,58 @@ def evaluate(
         "reliability_plots": {s: str(out / f) for s, f in report["reliability_plots"].items()},
     }
     return report
+
+
+def refuse_a_stage_folder(out_dir: str | Path, flag: str = "--out") -> None:
+    """A folder a build stage wrote (its marker inside: the build's own evaluation after
+    publish, out/demo/eval) is not where another evaluation goes: its report would be taken
+    for the build's, and the stage would redo its work over it. UserError, one line."""
+    from pipeline.common.stage import MARKER
+    from pipeline.errors import UserError
+
+    marker = Path(out_dir) / MARKER
+    if marker.is_file():
+        try:
+            stage = json.loads(marker.read_text()).get("stage", "a stage")
+        except (OSError, ValueError):
+            stage = "a stage"
+        raise UserError(
+            f"{flag} {out_dir}: the build's `{stage}` stage writes there (its marker "
+            f"{marker.name}); give this evaluation a folder of its own"
+        )
+
+
+def coverage(
+    grouped: dict[str, dict[int, Any]], totals: dict[str, int]
+) -> dict[str, dict[str, int]]:
+    """Per split: how many of its rows have responses (`answered`) of all its `rows`."""
+    return {
+        split: {"answered": len(grouped.get(split, {})), "rows": rows}
+        for split, rows in totals.items()
+    }
+
+
+def _limited_run(
+    settings: dict[str, Any], grouped: dict[str, dict[int, Any]], totals: dict[str, int]
+) -> bool:
+    """The responses of a run asked for the first N rows of each split (`--limit N`, recorded
+    beside them): they answer exactly those rows, so they are partial on purpose."""
+    limit = settings.get("limit")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return False
+    return all(
+        sorted(grouped.get(split, {})) == list(range(min(limit, rows)))
+        for split, rows in totals.items()
+    )
+
+
+def partial_coverage(covered: dict[str, dict[str, int]]) -> str:
+    """ "3 of heldout's 39 rows; ..." for the splits not wholly answered ("" when none)."""
+    return "; ".join(
+        f"{c['answered']} of {split}'s {c['rows']} rows"
+        for split, c in covered.items()
+        if c["answered"] < c["rows"]
+    )
 
 
 def _sample(

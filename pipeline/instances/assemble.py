@@ -34,6 +34,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 
+from pipeline.errors import UserError
 from pipeline.instances.combos import MEMBER_COLUMNS, aletheia_lists
 from pipeline.instances.config import AssembleConfig, SplitSpec, test_table_name
 from pipeline.instances.listwise import listwise_eval_lists
@@ -66,8 +67,9 @@ _USABLE_EXTRACTION = ("ok", "fallback", "not_applicable")
 _VERDICTS = [v.value for v in Verdict]
 
 
-class AssemblyInputError(ValueError):
-    """An input table lacks a column or has the wrong shape; the message names it."""
+class AssemblyInputError(UserError):
+    """An input table lacks a column or has the wrong shape, or the inputs and the settings
+    make no instance at all; the message names it (exit 2, one line)."""
 
 
 @dataclass
@@ -298,6 +300,8 @@ def build_split(
         inst = _cap_per_problem(inst, spec, stats)
     else:
         inst = _balanced_lists(correct, incorrect, spec, config, stats)
+    if inst.height == 0:  # said only where a split has no list (a build's stats stay as they were)
+        stats["no_lists"] = _why_no_lists(correct, incorrect, spec, config)
     inst = _as_instance_lists(inst, problems, config.statement_cut)
     if spec.list_sizes is not None:
         inst = inst.filter(pl.col("size").is_in(spec.list_sizes))
@@ -309,6 +313,72 @@ def build_split(
     inst = _finish(inst, spec)
     stats.update(_split_summary(inst))
     return inst, stats
+
+
+_GROUPS = {
+    "generator_language": "(problem, generator, language)",
+    "language": "(problem, language)",
+    "mixed": "problem",
+}
+
+
+def _why_no_lists(
+    correct: pl.DataFrame, incorrect: pl.DataFrame, spec: SplitSpec, config: AssembleConfig
+) -> str:
+    """Why a split made no list, in a phrase: a list needs a group (`grouping`) with a
+    correct program and `min_candidates - 1 + spare_incorrect_rates` incorrect ones at
+    distinct pass rates in the split's band."""
+    need = config.min_candidates - 1 + config.spare_incorrect_rates
+    band = (
+        f"<= {config.easy_max_pass_rate:g}"
+        if spec.band == "easy"
+        else f"{config.hard_min_pass_rate:g}-{config.hard_max_pass_rate:g}"
+    )
+    with_correct = set(correct.get_column("gkey").to_list())
+    rates = incorrect.group_by("gkey").agg(pl.col("pass_rate").round(9).n_unique().alias("n"))
+    enough = set(rates.filter(pl.col("n") >= need).get_column("gkey").to_list())
+    return (
+        f"{len(with_correct)} groups with a correct program, {len(enough)} with {need} "
+        f"incorrect pass rates in the {spec.band} band ({band}), {len(with_correct & enough)} "
+        "with both"
+    )
+
+
+def empty_assembly(stats: dict[str, Any], config: AssembleConfig) -> str | None:
+    """What to say when every split came out empty (None: some split has rows): the input
+    counts, each split's pool and why it made no list (or which filter emptied it), and the
+    settings that decide it. An assembly of nothing fails: its empty tables would otherwise
+    flow on into an empty release with exit code 0."""
+    splits = stats["splits"]
+    if any(s.get("rows") for s in splits.values()):
+        return None
+    given = stats["input"]
+    left = ", ".join(f"{k} {v}" for k, v in given["left_out"].items() if v) or "none"
+    parts = []
+    for name, s in splits.items():
+        spec = next(sp for sp in config.splits if sp.name == name)
+        pool = f"{s.get('pool', 0)} {spec.tier} candidates of {spec.problems} problems"
+        if spec.origins is not None:
+            pool += f" from {'/'.join(spec.origins)}"
+        if "no_lists" in s:
+            why = s["no_lists"]
+        else:  # lists were made, then a filter dropped them all
+            drops = {k: v for k, v in s.items() if k.startswith("dropped_") and v}
+            why = f"{s.get('lists_made', '?')} lists made, then dropped: {drops or 'by the caps'}"
+            if spec.min_rows_per_prompt_id:
+                why += f" (min_rows_per_prompt_id {spec.min_rows_per_prompt_id})"
+        parts.append(f"{name}: {pool}; {why}")
+    need = config.min_candidates - 1 + config.spare_incorrect_rates
+    return (
+        f"every split is empty, nothing written: {given['eligible']} of "
+        f"{given['judged_rows']} judged rows eligible (left out: {left}); "
+        + "; ".join(parts)
+        + f". A list needs a {_GROUPS[config.grouping]} group (grouping {config.grouping}) with "
+        f"a correct program and {need} incorrect ones at distinct pass rates (min_candidates "
+        f"{config.min_candidates} - 1 + spare_incorrect_rates {config.spare_incorrect_rates}); "
+        "a build's settings are its run config's `assemble:` section: aletheia assemble -c "
+        "RUN_CONFIG"
+    )
 
 
 def _split_candidates(

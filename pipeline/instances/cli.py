@@ -139,9 +139,18 @@ def _dpo(given: Given) -> None:
     console.print(f"wrote {given.paths['out']}/{stats['output']}")
 
 
-def _config_file(model: str) -> ConfigFile:
+def _config_file(model: str, section: str, **kw: Any) -> ConfigFile:
     # named, not imported: the instance schemas load pyarrow, after the engine has answered
-    return ConfigFile(f"pipeline.instances.{model}", "YAML config (defaults otherwise)")
+    return ConfigFile(
+        f"pipeline.instances.{model}",
+        f"YAML of the `{section}:` section alone (configs/instances/); neither: the defaults",
+        section=section,
+        **kw,
+    )
+
+
+def _adversarial_section(run: Any, extras: Any) -> Any:
+    return run.mixed if extras["mixed"] else run.adv
 
 
 COMMANDS = (
@@ -155,7 +164,7 @@ COMMANDS = (
             "splits": PathOption(("--splits",), "split folder (assignments.parquet)"),
         },
         out=OUT,
-        config=_config_file("config:AssembleConfig"),
+        config=_config_file("config:AssembleConfig", "assemble"),
         extras={
             "seed": Extra(
                 Annotated[int | None, typer.Option(help="override the config's seed")], None
@@ -173,11 +182,17 @@ COMMANDS = (
             "problems": PathOption(("--problems", "-p"), "problems Parquet (for the re-judge)"),
         },
         out=OUT,
-        config=_config_file("adversarial.config:AdversarialConfig"),
+        config=_config_file(
+            "adversarial.config:AdversarialConfig", "adv", pick=_adversarial_section
+        ),
         extras={
             "mixed": Extra(
                 Annotated[
-                    bool, typer.Option(help="Mixed defaults (25% of instances) when no --config")
+                    bool,
+                    typer.Option(
+                        help="Mixed, not Adv: the run config's `mixed:` section (not `adv:`); "
+                        "without a config, Mixed's defaults (25% of instances)"
+                    ),
                 ],
                 False,
             ),
@@ -194,7 +209,7 @@ COMMANDS = (
             "instances": PathOption(("--instances", "-i"), "instances Parquet (train or mixed)")
         },
         out=OUT,
-        config=_config_file("dpo.config:DPOConfig"),
+        config=_config_file("dpo.config:DPOConfig", "dpo"),
         extras={
             "model": Extra(
                 Annotated[

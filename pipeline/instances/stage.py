@@ -26,6 +26,7 @@ from pipeline.instances.assemble import (
     PROBLEM_COLUMNS,
     AssemblyInputError,
     assemble_frames,
+    empty_assembly,
     problems_not_in_train,
 )
 from pipeline.instances.checks import disjoint_problem_violations, instance_violations, require
@@ -104,6 +105,8 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
         raise AssemblyInputError(f"{judged.name} / {problems.name}: {e}") from e
     assignments = _assignments(split_files)
     tables, quarantine, stats = assemble_frames(judged_df, problems_df, assignments, config)
+    if (nothing := empty_assembly(stats, config)) is not None:  # before a file is written
+        raise AssemblyInputError(nothing)
 
     for name, table in tables.items():
         require(instance_violations(table), f"assemble {name}")

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from pipeline.common.verifier_prompt import PROMPT_STYLES, PromptSpec, build_messages, prefill
+from pipeline.errors import Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +24,9 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 256
 
 
-class TokenizerUnavailable(RuntimeError):
-    """The configured tokenizer could not be loaded; the message says which and why."""
+class TokenizerUnavailable(Unavailable, RuntimeError):
+    """The configured tokenizer could not be loaded; the message says which and why (exit
+    3: neither cached nor reachable here)."""
 
 
 @lru_cache(maxsize=8)

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pipeline.errors import UserError
+from pipeline.errors import Unavailable
 from pipeline.judge.config import SandboxSection
 from sandbox.engines import EngineProbe, EngineUnavailable
 
 
-class JudgeUnavailable(UserError, EngineUnavailable):
-    """The configured engine cannot run here: one line saying why (a user error for the CLI,
-    still an EngineUnavailable for code that catches the sandbox's own error, and never
-    retried by the flows)."""
+class JudgeUnavailable(Unavailable, EngineUnavailable):
+    """The configured engine cannot run here: one line saying why (exit 3 for the CLI, still
+    an EngineUnavailable for code that catches the sandbox's own error, and never retried by
+    the flows)."""
 
 
 def probe_judge(

@@ -33,7 +33,7 @@ def check_judge(call: JudgeCall, ctx: CheckContext) -> list[Finding]:
         try:
             probe = probe_judge(call.sandbox, languages=ctx.facts.get("languages", ()))
         except JudgeUnavailable as e:
-            probes[key] = [Finding("judge", " ".join(str(e).split()))]
+            probes[key] = [Finding("judge", " ".join(str(e).split()), unavailable=True)]
         else:
             probes[key] = [Finding("judge", note, fatal=False) for note in probe.notes]
     return probes[key]

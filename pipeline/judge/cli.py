@@ -17,7 +17,7 @@ from pipeline.common.stage_cli import (
     add_stage_command,
 )
 from pipeline.judge.config import JudgeConfig, SandboxSection
-from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
+from pipeline.judge.engine_option import engine_options, sandbox_given
 
 
 def stderr_console() -> Console:
@@ -94,7 +94,7 @@ JUDGE_COMMAND = StageCommand(
         FieldOption(JudgeConfig, "time_limit_scale"),
         FieldOption(SandboxSection, "pool_size"),
     ),
-    extras=ENGINE_OPTIONS,
+    extras=engine_options(config=False),
     run=_judge,
 )
 

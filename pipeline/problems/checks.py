@@ -44,7 +44,7 @@ def check_sources(call: IngestCall, ctx: CheckContext) -> list[Finding]:
     `ctx.facts["sources"]` (a list) when it is there."""
     from pipeline.problems.adapters.base import AdapterContext
     from pipeline.problems.sources import ADAPTERS, load_source, parse_spec
-    from pipeline.problems.validate import build_problem
+    from pipeline.problems.validate import RejectedSolution, build_problem
 
     plans: list[SourcePlan] = ctx.facts.get("sources", [])
     out: list[Finding] = []
@@ -90,20 +90,35 @@ def check_sources(call: IngestCall, ctx: CheckContext) -> list[Finding]:
         plan.rows = len(loaded)
         if call.ingest.limit_per_source is not None:
             plan.rows = min(plan.rows, call.ingest.limit_per_source)
+        if loaded.malformed:  # named as ingest will quarantine them, line by line
+            m, more = loaded.malformed[0], len(loaded.malformed) - 1
+            others = f" (+{more} more such line{'s' if more > 1 else ''})" if more else ""
+            out.append(
+                _finding(
+                    f"{spec.text}: line {m.line} of {m.file} is {m.reason.removeprefix('a ')}"
+                    f"{others}; quarantined at ingest",
+                    fatal=not len(loaded),  # no line at all parses: nothing to ingest
+                )
+            )
         actx = AdapterContext(source=adapter.name, config=call.ingest, split=split)
-        first_error = None
+        first_error = first_solution = None
+        rejected: list[RejectedSolution] = []
         for index, row in enumerate(loaded):
             if index >= min(SAMPLE_ROWS, plan.rows):
                 break
             plan.converted += 1
+            row_id = f"{split}/{index}"
             try:
                 row_id = adapter.row_id(row, index, actx)
                 problem = build_problem(
-                    adapter.name, row_id, adapter.convert(row, row_id, actx), call.ingest
+                    adapter.name, row_id, adapter.convert(row, row_id, actx), call.ingest, rejected
                 )
             except Exception as e:  # noqa: BLE001 - such rows are quarantined at ingest
-                first_error = first_error or f"row {index}: {clip(str(e), 200)}"
+                first_error = first_error or f"row {row_id!r}: {clip(str(e), 200)}"
                 continue
+            if rejected and first_solution is None:
+                r = rejected[0]
+                first_solution = f"row {row_id!r}, {r.field}: {clip(r.reason, 200)}"
             plan.problems += 1
             plan.tests += len(problem.tests)
             for s in problem.solutions:
@@ -120,6 +135,14 @@ def check_sources(call: IngestCall, ctx: CheckContext) -> list[Finding]:
             out.append(
                 _finding(
                     f"{spec.text}: some rows will be quarantined, e.g. {first_error}", fatal=False
+                )
+            )
+        if first_solution:
+            out.append(
+                _finding(
+                    f"{spec.text}: {len(rejected)} solution(s) will be quarantined alone, e.g. "
+                    f"{first_solution}",
+                    fatal=False,
                 )
             )
     return out

@@ -27,20 +27,52 @@ from pipeline.problems.sources import ADAPTERS
 console = Console(stderr=True)
 
 
+# (column, the per-source stats key): rows = problems + quarantined + duplicates, per line
+COLUMNS = (
+    ("rows", "rows"),
+    ("problems", "problems"),
+    ("quarantined", "rows_quarantined"),
+    ("duplicates", "duplicates"),
+    ("solutions quarantined", "solutions_quarantined"),
+)
+ALWAYS = {"rows", "problems", "quarantined"}  # the others only where some source has them
+
+
 def _ingest_table(stats: dict) -> Table:
     t = Table(
         title="problems ingest" + (" (cached: nothing re-run)" if stats.get("cached") else "")
     )
-    for c in ("source", "rows", "problems", "quarantined", "skipped solutions"):
+    per = list(stats["per_source"].values())
+    shown = [(c, k) for c, k in COLUMNS if c in ALWAYS or any(s.get(k) for s in per)]
+    skipped = {
+        spec: ", ".join(f"{k}:{v}" for k, v in sorted(s["skipped_solutions_by_language"].items()))
+        for spec, s in stats["per_source"].items()
+    }
+    extra = [("skipped solutions", skipped)] if any(skipped.values()) else []
+    for c in ("source", *(c for c, _ in shown), *(c for c, _ in extra)):
         t.add_column(c, justify="left" if c == "source" else "right")
     for spec, s in stats["per_source"].items():
-        skipped = (
-            ", ".join(f"{k}:{v}" for k, v in sorted(s["skipped_solutions_by_language"].items()))
-            or "-"
-        )
-        t.add_row(spec, str(s["rows"]), str(s["problems"]), str(s["quarantined"]), skipped)
-    t.add_row("[bold]total", "", f"[bold]{stats['problems']}", f"[bold]{stats['quarantined']}", "")
+        t.add_row(spec, *(str(s.get(k, 0)) for _, k in shown), *(v[spec] or "-" for _, v in extra))
+    totals = [f"[bold]{sum(s.get(k, 0) for s in per)}" for _, k in shown]
+    t.add_row("[bold]total", *totals, *("" for _ in extra))
     return t
+
+
+SHOWN_REASONS = 5
+
+
+def _quarantine_lines(path: str) -> list[str]:
+    """The first quarantine rows, one line each (the rest are in the table)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(path, columns=["source_row_id", "field", "reason"]).to_pylist()
+    lines = [
+        f"  {r['source_row_id']}" + (f" {r['field']}" if r["field"] else "") + f": {r['reason']}"
+        for r in rows[:SHOWN_REASONS]
+    ]
+    if len(rows) > SHOWN_REASONS:
+        lines.append(f"  ... and {len(rows) - SHOWN_REASONS} more")
+    return lines
 
 
 def _ingest(given: Given) -> None:
@@ -52,7 +84,12 @@ def _ingest(given: Given) -> None:
     out = given.paths["out"]
     stats = ingest(given.extras["source"], out, config, force=given.force)
     console.print(_ingest_table(stats))
-    console.print(f"wrote {out} and {stats['outputs']['quarantine']}")
+    quarantine = stats["outputs"]["quarantine"]
+    if stats["quarantined"]:
+        console.print(f"quarantined ({quarantine}):", highlight=False)
+        for line in _quarantine_lines(quarantine):
+            console.print(line, highlight=False, markup=False)
+    console.print(f"wrote {out} and {quarantine}")
 
 
 INGEST_COMMAND = StageCommand(

@@ -10,7 +10,7 @@ import json
 import typer
 
 from pipeline.common.stage_cli import Given, PathOption, StageCommand, add_stage_command
-from pipeline.judge.engine_option import ENGINE_OPTIONS, sandbox_given
+from pipeline.judge.engine_option import engine_options, sandbox_given
 
 
 def _check_references(given: Given) -> None:
@@ -37,7 +37,7 @@ CHECK_REFERENCES_COMMAND = StageCommand(
         )
     },
     out=PathOption(("--out", "-o"), "folder for the verified set and the report"),
-    extras=ENGINE_OPTIONS,
+    extras=engine_options(config=False),
     run=_check_references,
 )
 

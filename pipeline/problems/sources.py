@@ -22,6 +22,7 @@ import glob
 import importlib
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,22 @@ def _without_malformed_lines(files: list[str], tmp: Path) -> tuple[list[str], li
     return out, malformed
 
 
+@contextmanager
+def _no_dataset_bars() -> Iterator[None]:
+    """`datasets` draws its own bars ("Generating train split: 2 examples"); ingest and its
+    dry run print their own counts, so theirs are off while a source is read (and put back
+    as they were after)."""
+    import datasets
+
+    were_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not were_off:
+            datasets.enable_progress_bars()
+
+
 def _load_with_datasets(
     spec: SourceSpec, hub_id: str | None, split: str, cache_dir: str | None
 ) -> tuple[Any, list[MalformedLine]]:
@@ -141,33 +158,36 @@ def _load_with_datasets(
         raise SourceError(spec.text, f"no such file {location}{near_path(path)}")
     import datasets
 
-    try:
-        if is_glob or path.is_file():
-            files = sorted(glob.glob(location, recursive=True)) if is_glob else [location]
-            if not files:
-                raise SourceError(spec.text, f"no files match {location!r}")
-            suffix = Path(files[0]).suffix
-            builder = _BUILDERS.get(suffix)
-            if builder is None:
-                raise SourceError(spec.text, f"cannot read {suffix!r} files (parquet/jsonl/json)")
-            with tempfile.TemporaryDirectory(prefix="jsonl-clean-") as tmp:
-                files, malformed = _without_malformed_lines(files, Path(tmp))
-                if not files:  # every line was malformed: nothing to read, all quarantined
-                    return [], malformed
-                # datasets copies the rows into its cache, so the cleaned files may go after
-                return datasets.load_dataset(
-                    builder, data_files={split: files}, **kwargs
-                ), malformed
-        if path.is_dir():
-            return datasets.load_dataset(str(path), **kwargs), []
-        # Anything else is a Hub id: needs network (or a populated HF cache).
-        return datasets.load_dataset(location, **kwargs), []
-    except SourceError:
-        raise
-    except Exception as e:
-        raise SourceError(
-            spec.text, f"cannot load {location!r} (split {split!r}): {type(e).__name__}: {e}"
-        ) from e
+    with _no_dataset_bars():
+        try:
+            if is_glob or path.is_file():
+                files = sorted(glob.glob(location, recursive=True)) if is_glob else [location]
+                if not files:
+                    raise SourceError(spec.text, f"no files match {location!r}")
+                suffix = Path(files[0]).suffix
+                builder = _BUILDERS.get(suffix)
+                if builder is None:
+                    raise SourceError(
+                        spec.text, f"cannot read {suffix!r} files (parquet/jsonl/json)"
+                    )
+                with tempfile.TemporaryDirectory(prefix="jsonl-clean-") as tmp:
+                    files, malformed = _without_malformed_lines(files, Path(tmp))
+                    if not files:  # every line was malformed: nothing to read, all quarantined
+                        return [], malformed
+                    # datasets copies the rows into its cache, so the cleaned files may go after
+                    return datasets.load_dataset(
+                        builder, data_files={split: files}, **kwargs
+                    ), malformed
+            if path.is_dir():
+                return datasets.load_dataset(str(path), **kwargs), []
+            # Anything else is a Hub id: needs network (or a populated HF cache).
+            return datasets.load_dataset(location, **kwargs), []
+        except SourceError:
+            raise
+        except Exception as e:
+            raise SourceError(
+                spec.text, f"cannot load {location!r} (split {split!r}): {type(e).__name__}: {e}"
+            ) from e
 
 
 class LoadedSource:
@@ -195,7 +215,8 @@ def load_source(
         rows = load_humaneval_rows(spec.location)
         return LoadedSource(rows, sorted(rows[0]) if rows else [])
     if spec.kind == "mbpp":  # all four MBPP splits at once, the split kept as a column
-        rows, malformed = load_mbpp_source(spec.location, split, cache_dir)
+        with _no_dataset_bars():
+            rows, malformed = load_mbpp_source(spec.location, split, cache_dir)
         return LoadedSource(rows, sorted({k for r in rows for k in r}), malformed)
     if spec.kind == "bundled":
         try:

@@ -36,7 +36,13 @@ from pipeline.problems.checks import check_sources
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.errors import RowError, SourceError
 from pipeline.problems.sources import ADAPTERS, load_source, parse_spec
-from pipeline.problems.validate import Invalid, build_problem, quarantine_row
+from pipeline.problems.validate import (
+    Invalid,
+    RejectedSolution,
+    build_problem,
+    quarantine_row,
+    raw_text,
+)
 from schemas.common import QUARANTINE_SCHEMA, Quarantine
 from schemas.problem import PROBLEM_SCHEMA, Problem
 from schemas.tables import models_to_table
@@ -174,7 +180,9 @@ def _ingest_source(
         )
         for m in loaded.malformed
     ]
-    kept = 0
+    kept = duplicates = 0
+    rejected: list[RejectedSolution] = []
+    solution_rows: list[Quarantine] = []
     modes: Counter[str] = Counter()
     languages: Counter[str] = Counter()
     n_tests = 0
@@ -183,7 +191,8 @@ def _ingest_source(
         if config.limit_per_source is None
         else min(len(loaded), config.limit_per_source)
     )
-    task = progress.add_task(spec.text, total=rows)
+    task = progress.add_task(spec.text, total=rows + len(loaded.malformed))
+    progress.advance(task, len(loaded.malformed))  # read already, each a quarantine row
     for index, row in enumerate(loaded):
         if index >= rows:  # ingest.limit_per_source: the first N rows, in the source's order
             break
@@ -192,7 +201,8 @@ def _ingest_source(
         try:
             row_id = adapter.row_id(row, index, ctx)
             fields = adapter.convert(row, row_id, ctx)
-            problem = build_problem(adapter.name, row_id, fields, config)
+            rejected.clear()
+            problem = build_problem(adapter.name, row_id, fields, config, rejected)
             if len(problem.tests) < len(fields.get("tests") or []):
                 ctx.notes["tests cut to max_tests_per_problem"] += 1
             if collector.add(problem):
@@ -200,16 +210,36 @@ def _ingest_source(
                 modes[problem.test_mode] += 1
                 n_tests += len(problem.tests)
                 languages.update(s.language for s in problem.solutions)
+                solution_rows += [  # each bad solution alone, its problem kept
+                    Quarantine(
+                        stage="ingest",
+                        source=adapter.name,
+                        source_row_id=row_id,
+                        field=r.field,
+                        reason=r.reason,
+                        raw=raw_text({"solution": r.solution}, config.quarantine_raw_chars),
+                    )
+                    for r in rejected
+                ]
+            else:
+                duplicates += 1
         except (RowError, Invalid) as e:
             quarantined.append(quarantine_row(adapter.name, row_id, e.field, e.reason, row, config))
         except (TypeError, ValueError, KeyError, AttributeError) as e:  # malformed nesting
             reason = f"undecodable row: {type(e).__name__}: {e}"
             quarantined.append(quarantine_row(adapter.name, row_id, None, reason, row, config))
+    bad_rows = len(quarantined)
+    quarantined += solution_rows
     stats = {
         "spec": spec.text,
-        "rows": rows,
+        # every row read, a malformed line included: rows = problems + rows_quarantined +
+        # duplicates (a solution quarantined alone leaves its problem counted as a problem)
+        "rows": rows + len(loaded.malformed),
         "problems": kept,
-        "quarantined": len(quarantined),
+        "rows_quarantined": bad_rows,
+        "duplicates": duplicates,
+        "solutions_quarantined": len(solution_rows),
+        "quarantined": len(quarantined) + duplicates,  # its rows in the quarantine table
         "malformed_lines": len(loaded.malformed),
         "quarantine_reasons": dict(Counter(_reason_kind(q.reason) for q in quarantined)),
         "test_modes": dict(modes),
@@ -247,8 +277,11 @@ def _run(ctx: ShardContext[IngestCall]) -> Stats:
         models_to_table(quarantined, QUARANTINE_SCHEMA), paths["quarantine"], QUARANTINE_SCHEMA
     )
     stats = {
+        "rows": sum(s["rows"] for s in per_source.values()),
         "problems": table.num_rows,
-        "quarantined": len(quarantined),
+        "rows_quarantined": sum(s["rows_quarantined"] for s in per_source.values()),
+        "solutions_quarantined": sum(s["solutions_quarantined"] for s in per_source.values()),
+        "quarantined": len(quarantined),  # the quarantine table's rows
         "duplicates": len(collector.duplicates),
         "malformed_lines": sum(s["malformed_lines"] for s in per_source.values()),
         "per_source": per_source,

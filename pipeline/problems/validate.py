@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
 from pipeline.problems.config import IngestConfig
 from pipeline.problems.normalize import prompt_statement
-from schemas.common import Quarantine
+from schemas.common import LANGUAGES, Quarantine
 from schemas.ids import problem_id_for
-from schemas.problem import Problem
+from schemas.problem import Problem, Solution
 
 
 class Invalid(Exception):
@@ -24,6 +25,50 @@ class Invalid(Exception):
 def raw_text(row: dict[str, Any], limit: int) -> str:
     text = json.dumps(row, default=str, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+@dataclass(frozen=True)
+class RejectedSolution:
+    """One reference solution left out of a problem that is kept: where and why."""
+
+    index: int  # in the row's `solutions`
+    field: str  # "solutions.1.language"
+    reason: str
+    solution: Any
+
+
+def _solution_problem(index: int, solution: Any) -> RejectedSolution | None:
+    try:
+        Solution.model_validate(solution)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        field = f"solutions.{index}" + (f".{loc}" if loc else "")
+        if loc == "language" and err["type"] == "literal_error":
+            reason = (
+                f"unsupported language {err['input']!r} (supported: {', '.join(LANGUAGES)}); "
+                "the problem is kept with its other solutions"
+            )
+        else:
+            reason = f"invalid solution: {err['msg']}; the problem is kept with its other solutions"
+        return RejectedSolution(index, field, reason, solution)
+    return None
+
+
+def split_solutions(fields: dict[str, Any]) -> tuple[dict[str, Any], list[RejectedSolution]]:
+    """`fields` less each solution that is not a valid Solution (a language we cannot run, a
+    missing `correct`), and those solutions: one bad solution costs itself, not its problem
+    and the good solutions beside it. A `solutions` that is no list is left to the row's
+    own validation."""
+    solutions = fields.get("solutions")
+    if not isinstance(solutions, list):
+        return fields, []
+    rejected = [r for i, sol in enumerate(solutions) if (r := _solution_problem(i, sol))]
+    if not rejected:
+        return fields, []
+    bad = {r.index for r in rejected}
+    kept = [sol for i, sol in enumerate(solutions) if i not in bad]
+    return {**fields, "solutions": kept}, rejected
 
 
 def quarantine_row(
@@ -83,9 +128,16 @@ def _limits(fields: dict[str, Any], config: IngestConfig) -> tuple[float, int]:
 
 
 def build_problem(
-    source: str, row_id: str, fields: dict[str, Any], config: IngestConfig
+    source: str,
+    row_id: str,
+    fields: dict[str, Any],
+    config: IngestConfig,
+    rejected: list[RejectedSolution],
 ) -> Problem:
-    """Validate adapter output and build the Problem; raises Invalid(field, reason)."""
+    """Validate adapter output and build the Problem; raises Invalid(field, reason). A
+    solution that is not valid is left out and added to `rejected` (the caller quarantines
+    it alone): the problem is kept with the rest."""
+    fields, bad = split_solutions(fields)
     statement = fields.get("statement") or ""
     if not statement.strip():
         raise Invalid("statement", "empty statement")
@@ -106,8 +158,10 @@ def build_problem(
         memory_limit_mb=memory_limit,
     )
     try:
-        return Problem.model_validate(data)
+        problem = Problem.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(x) for x in err["loc"]) or None
         raise Invalid(loc, f"invalid field: {err['msg']}") from e
+    rejected += bad  # only once the problem itself is kept
+    return problem

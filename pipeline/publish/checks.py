@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from pipeline.common.answers import gold_letter, parse_answer
+from pipeline.errors import ExitCode
 from pipeline.publish.config import CheckConfig
 from schemas import ANSWER_LETTERS
 from schemas.dataset_configs import CONFIG_BY_NAME, DatasetConfig
@@ -62,7 +63,10 @@ class CheckResult:
 
 
 class InvariantViolation(ValueError):
-    """Raised by `enforce`: the message names every failed check and its first offending rows."""
+    """Raised by `enforce`: the message names every failed check and its first offending rows.
+    The build made rows it must not publish: the run failed (exit 1), not its input."""
+
+    exit_code = ExitCode.RUN_FAILED
 
     def __init__(self, results: list[CheckResult]):
         self.results = results

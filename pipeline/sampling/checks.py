@@ -110,6 +110,7 @@ def check_server(who: str, url: str) -> list[Finding]:
                 "models",
                 f"{who}: nothing answers at {url} ({e.strerror or e}); "
                 "start the server (vllm serve ...) before the build",
+                unavailable=True,
             )
         ]
 

@@ -36,7 +36,9 @@ SAMPLE_COMMAND = StageCommand(
     inputs={"problems": PROBLEMS},
     config=ConfigFile(
         "pipeline.sampling.config:SampleConfig",
-        "pool YAML (configs/pools/)",
+        "pool YAML (configs/pools/): the `sample:` section alone",
+        section="sample",
+        flag="--pool",
         what="pool config",
         required=True,
     ),

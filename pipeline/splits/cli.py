@@ -50,7 +50,7 @@ SPLIT_COMMAND = StageCommand(
         FieldOption(SplitConfig, "benchmarks", ("--benchmark",)),
         FieldOption(SplitConfig, "heldout_fraction"),
         FieldOption(SplitConfig, "eval_after"),
-        FieldOption(SplitConfig, "seed"),
+        FieldOption(SplitConfig, "seed", kw={"help": "Seed of the heldout draw."}),
         FieldOption(SplitConfig, "threshold"),
         FieldOption(SplitConfig, "num_perm"),
         FieldOption(SplitConfig, "decontam_ngram", ("--ngram",)),

@@ -1,7 +1,8 @@
 """The generated stage commands (pipeline/common/stage_cli.py): a toy stage's command takes
-its fields as flags with the fields' help, defaults and bounds, lays a `--config` file under
-the flags the user set, and turns a user mistake into one `error:` line; every generated
-`aletheia` command names inputs its stage in the build graph has."""
+its fields as flags with the fields' help, defaults and bounds, lays its settings (a run
+config's section, `-c`, or a file of that section alone) under the flags the user set, and
+turns a user mistake into one `error:` line; every generated `aletheia` command names
+inputs its stage in the build graph has."""
 
 from __future__ import annotations
 
@@ -18,15 +19,24 @@ from pipeline.common.stage_cli import (
     ConfigFile,
     FieldOption,
     Given,
+    RunConfigReader,
     StageCommand,
     add_stage_command,
 )
+from pipeline.errors import read_mapping
 
 
 class ToyCall(BaseModel):
     rounds: int = Field(3, ge=1, description="How many rounds the toy stage plays.")
     label: str = Field("toy", description="What the toy stage calls its output.")
     ratio: float = Field(0.5, gt=0, description="A strict bound the model checks.")
+
+
+class RunLike(BaseModel):
+    """A run config of the toy's: a name and its section."""
+
+    name: str
+    toy: ToyCall
 
 
 def _toy_app(seen: list[Given]) -> typer.Typer:
@@ -44,7 +54,7 @@ def _toy_app(seen: list[Given]) -> typer.Typer:
             name="toy",
             help="A toy stage.",
             inputs={"problems": PROBLEMS},
-            config=ConfigFile(ToyCall, "toy YAML"),
+            config=ConfigFile(ToyCall, "toy YAML", section="toy"),
             fields=(FieldOption(ToyCall, "rounds"), FieldOption(ToyCall, "label"),
                     FieldOption(ToyCall, "ratio")),
             force=True,
@@ -77,9 +87,16 @@ def test_a_toy_stage_command_from_its_call_model(
 
     config = tmp_path / "toy.yaml"
     config.write_text("rounds: 7\nlabel: from-file\n")
-    args = ["toy", "-p", "p", "-o", "o", "-c", str(config), "--label", "flag"]
+    args = ["toy", "-p", "p", "-o", "o", "--stage-config", str(config), "--label", "flag"]
     over = CliRunner().invoke(app, args)
     assert over.output.split()[:3] == ["7", "flag", "0.5"], over.output  # unset flags: the file's
+
+    # -c is a run config: its `toy:` section, read by the reader the app shell hands in
+    run = tmp_path / "run.yaml"
+    run.write_text("name: r\ntoy: {rounds: 9}\n")
+    monkeypatch.setattr(RunConfigReader, "read", staticmethod(lambda p: RunLike(**read_mapping(p))))
+    by_run = CliRunner().invoke(app, ["toy", "-p", "p", "-o", "o", "-c", str(run)])
+    assert by_run.output.split()[:3] == ["9", "toy", "0.5"], by_run.output
 
     below = CliRunner().invoke(app, ["toy", "-p", "p", "-o", "o", "--rounds", "0"])
     assert below.exit_code == 2 and "greater than or equal to 1" in below.output

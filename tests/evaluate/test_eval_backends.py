@@ -154,7 +154,8 @@ def test_evaluate_through_a_real_openai_compatible_server(
         instruct.write_text("style: instruct\ntemperature: 1.0\nprogress: false\n")
         runner = CliRunner()
         served = runner.invoke(
-            app, [*args, server.base_url, "--config", str(instruct), "--out", str(tmp_path / "a")]
+            app,
+            [*args, server.base_url, "--stage-config", str(instruct), "--out", str(tmp_path / "a")],
         )
         assert served.exit_code == 0, served.output
         think = runner.invoke(app, [*args, server.base_url, "--out", str(tmp_path / "b")])

@@ -101,7 +101,7 @@ def test_the_flag_threshold_comes_from_the_evaluate_config(
 
     cfg = tmp_path / "eval.yaml"
     cfg.write_text(yaml.safe_dump({"invalid_flag_above": 0.2}))
-    report, md = _run(tmp_path / "strict", eval_dataset_dir, rows, "--config", str(cfg))
+    report, md = _run(tmp_path / "strict", eval_dataset_dir, rows, "--stage-config", str(cfg))
     assert report["config"]["invalid_flag_above"] == 0.2
     expected = (
         "heldout: mostly invalid: 25% of 36 listwise responses have no valid answer "

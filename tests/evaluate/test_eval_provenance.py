@@ -55,7 +55,11 @@ def test_rescoring_records_the_settings_the_responses_were_generated_with(
     # not EvalConfig's defaults (k 8, 16384 tokens, unconstrained): the file's own settings
     assert report["generated_with"] == beside
     assert "k" not in report["config"] and "max_new_tokens" not in report["config"]
-    assert report["config"] == {"split": "test", "invalid_flag_above": 0.5, "answer_rule": "after_think"}
+    assert report["config"] == {
+        "split": "test",
+        "invalid_flag_above": 0.5,
+        "answer_rule": "after_think",
+    }
     assert report["answer_rule"]["rule"] == "after_think"
     assert report["splits"] == json.loads((tmp_path / "run" / "report.json").read_text())["splits"]
     md = (tmp_path / "again" / "report.md").read_text()
@@ -82,7 +86,8 @@ def test_a_file_without_settings_says_unknown_not_the_defaults(
     bare.parent.mkdir()
     bare.write_text((tmp_path / "run" / "responses.jsonl").read_text())
 
-    report, stdout = _score(bare, eval_dataset_dir, tmp_path / "a")
+    # its first 2 rows of each split, and no companion saying `limit: 2`: partial on purpose
+    report, stdout = _score(bare, eval_dataset_dir, tmp_path / "a", "--allow-partial")
     assert report["generated_with"] == {f: UNKNOWN for f in GENERATION_FIELDS}
     assert "generation settings unknown" in stdout
     assert "generation settings unknown" in (tmp_path / "a" / "report.md").read_text()
@@ -91,7 +96,7 @@ def test_a_file_without_settings_says_unknown_not_the_defaults(
     # a companion giving some settings: those are recorded, the rest stay unknown; keys
     # beyond ours (the generator's own record) are kept
     provenance_path(bare).write_text(json.dumps({"model": "served-7b", "k": 1, "server": "vllm"}))
-    got = _score(bare, eval_dataset_dir, tmp_path / "b")[0]["generated_with"]
+    got = _score(bare, eval_dataset_dir, tmp_path / "b", "--allow-partial")[0]["generated_with"]
     assert (got["model"], got["k"], got["server"]) == ("served-7b", 1, "vllm")
     assert got["max_new_tokens"] == UNKNOWN and got["constrain_answer"] == UNKNOWN
 
@@ -99,7 +104,7 @@ def test_a_file_without_settings_says_unknown_not_the_defaults(
     provenance_path(bare).write_text("[1, 2]")
     result = CliRunner().invoke(
         app, ["evaluate", "--responses", str(bare), "--data", str(eval_dataset_dir),
-              "--out", str(tmp_path / "c")],
+              "--out", str(tmp_path / "c"), "--allow-partial"],
     )  # fmt: skip
     assert result.exit_code != 0
     assert "responses.generation.json" in str(result.exception) + result.output

@@ -35,7 +35,11 @@ def test_hand_written_responses_score_as_worked_out(tmp_path: Path, eval_dataset
     resp = [base | {"sample": s, "response": t} for s, t in enumerate(listwise)]
     resp += [base | {"pair": list(p), "response": t} for p, t in pairs.items()]
     report = evaluate(
-        None, eval_dataset_dir, tmp_path / "out", responses=_write(tmp_path / "r.jsonl", resp)
+        None,
+        eval_dataset_dir,
+        tmp_path / "out",
+        responses=_write(tmp_path / "r.jsonl", resp),
+        allow_partial=True,  # one row of the nine
     )
     a = report["splits"]["heldout"]["aletheia"]
     # top-1: first sample says B -> 0; maj: A twice -> 1; invalid 1 of 4
@@ -59,7 +63,13 @@ def test_parquet_responses_are_read_too(tmp_path: Path, eval_dataset_dir: Path) 
         ]
     )
     pq.write_table(table, tmp_path / "r.parquet")
-    report = evaluate(None, eval_dataset_dir, tmp_path / "out", responses=tmp_path / "r.parquet")
+    report = evaluate(
+        None,
+        eval_dataset_dir,
+        tmp_path / "out",
+        responses=tmp_path / "r.parquet",
+        allow_partial=True,
+    )
     assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0
 
 
@@ -158,7 +168,13 @@ def test_an_old_file_keyed_by_row_and_a_shared_prompt_id_is_read_with_a_warning(
     r0 = _heldout(eval_dataset_dir)[0]
     old = [{"split": "heldout", "row": 0, "prompt_id": r0["problem_id"], "sample": 0,
             "response": "\\boxed{A}"}]  # fmt: skip
-    report = evaluate(None, data, tmp_path / "out", responses=_write(tmp_path / "old.jsonl", old))
+    report = evaluate(
+        None,
+        data,
+        tmp_path / "out",
+        responses=_write(tmp_path / "old.jsonl", old),
+        allow_partial=True,
+    )
     assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0  # r0's gold is A
     [warning] = report["warnings"]
     assert "heldout: 1 responses rows are keyed by row number and prompt_id" in warning
@@ -172,5 +188,77 @@ def test_an_old_file_keyed_by_row_and_a_shared_prompt_id_is_read_with_a_warning(
         eval_dataset_dir,
         tmp_path / "out2",
         responses=_write(tmp_path / "o2.jsonl", old_unique),
+        allow_partial=True,
     )
     assert report["warnings"] == []
+
+
+def test_a_file_answering_some_rows_is_refused_unless_allowed(
+    tmp_path: Path, eval_dataset_dir: Path
+) -> None:
+    """3 of heldout's 9 rows, all right: without --allow-partial that read top-1 1.000 as if
+    the split had been scored; now it is refused, nothing written, and allowed it says its
+    coverage in the report, its markdown and the printed summary."""
+    from typer.testing import CliRunner
+
+    from aletheia.cli import app
+
+    rows = _heldout(eval_dataset_dir)
+    resp = [
+        {
+            "split": "heldout",
+            "instance_id": r["instance_id"],
+            "response": f"\\boxed{{{r['chosen_answer']}}}",
+        }
+        for r in rows[:3]
+    ]
+    path = _write(tmp_path / "three.jsonl", resp)
+    with pytest.raises(
+        ResponsesError, match=r"answers 3 of heldout's 9 rows \(test split\).*--allow-partial"
+    ):
+        evaluate(None, eval_dataset_dir, tmp_path / "refused", responses=path)
+    assert not (tmp_path / "refused").exists()  # refused before anything is written
+
+    args = ["evaluate", "--responses", str(path), "--data", str(eval_dataset_dir)]
+    refused = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "cli")])
+    assert refused.exit_code != 0 and "3 of heldout's 9 rows" in str(refused.exception)
+
+    allowed = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "ok"), "--allow-partial"])
+    assert allowed.exit_code == 0, allowed.output
+    report = json.loads((tmp_path / "ok" / "report.json").read_text())
+    assert report["coverage"] == {"heldout": {"answered": 3, "rows": 9}}
+    assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0
+    line = "heldout: 3 of 9 rows answered; its metrics are over those alone"
+    assert f"coverage: {line}" in allowed.output
+    assert f"> **Partial coverage**: {line}" in (tmp_path / "ok" / "report.md").read_text()
+
+    # every row answered: scored without the flag, coverage whole and no partial line
+    every = [
+        {"split": "heldout", "instance_id": r["instance_id"], "response": "\\boxed{A}"}
+        for r in rows
+    ]
+    whole = evaluate(
+        None, eval_dataset_dir, tmp_path / "all", responses=_write(tmp_path / "all.jsonl", every)
+    )
+    assert whole["coverage"] == {"heldout": {"answered": 9, "rows": 9}}
+    assert "Partial coverage" not in (tmp_path / "all" / "report.md").read_text()
+
+
+def test_a_limited_run_rescores_without_the_flag(
+    tmp_path: Path, tiny_model_dir: Path, eval_dataset_dir: Path
+) -> None:
+    """A model run on `--limit 1` answered the first row of each split on purpose: its
+    responses (the limit recorded beside them) rescore without --allow-partial, the
+    coverage still said; the same file with the limit gone is refused."""
+    small = {"k": 1, "max_new_tokens": 4, "limit": 1, "splits": ["heldout"]}
+    run = evaluate(tiny_model_dir, eval_dataset_dir, tmp_path / "run", small)
+    assert run["coverage"] == {"heldout": {"answered": 1, "rows": 9}}
+    again = evaluate(
+        None, eval_dataset_dir, tmp_path / "again", responses=tmp_path / "run" / "responses.jsonl"
+    )
+    assert again["coverage"] == run["coverage"] and again["generated_with"]["limit"] == 1
+    bare = tmp_path / "bare" / "responses.jsonl"
+    bare.parent.mkdir()
+    bare.write_text((tmp_path / "run" / "responses.jsonl").read_text())
+    with pytest.raises(ResponsesError, match="1 of heldout's 9 rows"):
+        evaluate(None, eval_dataset_dir, tmp_path / "x", responses=bare)

@@ -54,14 +54,16 @@ def test_evaluate_scores_the_test_split_unless_told(two_splits: Path, tmp_path: 
     resp = _responses(tmp_path / "r.jsonl", "only-in-full")
     with pytest.raises(ResponsesError, match="only-in-full"):
         evaluate(None, two_splits, tmp_path / "a", responses=resp)  # not a row of test
-    report = evaluate(None, two_splits, tmp_path / "b", {"split": "full"}, responses=resp)
+    report = evaluate(
+        None, two_splits, tmp_path / "b", {"split": "full"}, responses=resp, allow_partial=True
+    )
     assert report["config"]["split"] == "full"
     assert report["splits"]["heldout"]["aletheia"]["top1_accuracy"] == 1.0  # gold A
 
 
 def test_cli_split_option(two_splits: Path, tmp_path: Path) -> None:
     resp = _responses(tmp_path / "r.jsonl", "only-in-full")
-    args = ["evaluate", "--data", str(two_splits), "--responses", str(resp)]
+    args = ["evaluate", "--data", str(two_splits), "--responses", str(resp), "--allow-partial"]
     full = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "full"), "--split", "full"])
     assert full.exit_code == 0, full.output
     report = json.loads((tmp_path / "full" / "report.json").read_text())

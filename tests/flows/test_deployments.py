@@ -47,6 +47,10 @@ def _deployments(api: str) -> dict[str, tuple[str, dict]]:
     }
 
 
+# The pools prefect.yaml names for the deployments of other machines (docs/scale.md).
+OWN_POOL = {"one-node": "aletheia-one-node", "cluster": "aletheia-build"}
+
+
 @pytest.mark.slow
 def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
     for pool in ("aletheia-local", "gpu-box"):
@@ -58,7 +62,32 @@ def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
     assert r.returncode != 0
     assert "work pool" in (r.stdout + r.stderr).lower()
 
-    # The documented command: every deployment, each profile, on the second pool.
+    # The laptop (scripts/demo.sh): the demo's deployments alone, on its pool. The cluster's
+    # were registered here too, in this pool, so the UI offered to run them on the laptop.
+    demo = _prefect(
+        prefect_api,
+        "--no-prompt",
+        "deploy",
+        "--name",
+        "*/demo",
+        PREFECT_DEFAULT_WORK_POOL_NAME="aletheia-local",
+    )
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    deps = _deployments(prefect_api)
+    assert {name.split("/")[1] for name in deps} == {"demo"}, sorted(deps)
+    assert {pool for pool, _ in deps.values()} == {"aletheia-local"}
+    for flow in BUILD_FLOWS:
+        assert deps[f"{flow}/demo"][1] == {"config": PROFILES["demo"]}
+    assert "evaluate-verifier/demo" in deps and "aletheia-ablation/demo" in deps
+
+    # Every deployment: the other machines' pools must exist, and a missing one is named.
+    r = _prefect(
+        prefect_api, "--no-prompt", "deploy", "--all", PREFECT_DEFAULT_WORK_POOL_NAME="gpu-box"
+    )
+    assert r.returncode != 0 and "aletheia-one-node" in r.stdout + r.stderr
+    for pool in (*OWN_POOL.values(), "aletheia-gpu"):
+        r = _prefect(prefect_api, "work-pool", "create", pool, "--type", "process", "--overwrite")
+        assert r.returncode == 0, r.stdout + r.stderr
     r = _prefect(
         prefect_api, "--no-prompt", "deploy", "--all", PREFECT_DEFAULT_WORK_POOL_NAME="gpu-box"
     )
@@ -67,11 +96,12 @@ def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
     for flow in BUILD_FLOWS:
         for profile, config in PROFILES.items():
             pool, params = deps[f"{flow}/{profile}"]
-            assert pool == "gpu-box", (flow, profile, pool)
+            assert pool == OWN_POOL.get(profile, "gpu-box"), (flow, profile, pool)
             assert params == {"config": config}
             assert (REPO / config).is_file()
     assert deps["train-verifier/demo"][0] == "gpu-box"
     assert deps["evaluate-verifier/demo"][0] == "gpu-box"
+    assert deps["aletheia-ablation/7b"][0] == "aletheia-gpu"
 
     # One deployment by name: `--pool` is honoured and moves only that one.
     r = _prefect(
@@ -86,4 +116,4 @@ def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     deps = _deployments(prefect_api)
     assert deps["build-aletheia-train/cluster"][0] == "aletheia-local"
-    assert deps["build-aletheia-train/one-node"][0] == "gpu-box"
+    assert deps["build-aletheia-train/one-node"][0] == "aletheia-one-node"

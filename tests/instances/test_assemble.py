@@ -454,3 +454,18 @@ def test_invariant_checks_catch_broken_rows(built: tuple[dict, list, dict]) -> N
     assert any(m.startswith("row 2 ") and "SE" in m for m in found)
     assert any(m.startswith("row 3 ") and "chosen_answer" in m for m in found)
     assert any(m.startswith("row 4 ") and "pass_rates length" in m for m in found)
+
+
+def test_the_demo_assembly_file_is_the_builds_section() -> None:
+    """configs/instances/assemble_demo.yaml once drew Strong from references and mutants
+    only, while the build also takes policy outputs (its Strong test split: 29 rows against
+    the build's 34). Every value is now the build's `assemble:` section as the run config
+    resolves it, but the build id, which the build derives from its whole run config (the
+    only column that then differs)."""
+    from pipeline.config import resolve_run_config
+
+    root = Path(__file__).resolve().parents[2] / "configs"
+    build = resolve_run_config(root / "demo.yaml").assemble
+    alone = AssembleConfig.from_yaml(root / "instances" / "assemble_demo.yaml")
+    assert alone.model_dump(exclude={"build_id"}) == build.model_dump(exclude={"build_id"})
+    assert build.build_id.startswith("b_") and alone.build_id == "demo"

@@ -53,7 +53,7 @@ def test_sample_then_judge(app, tiny_model_dir, tmp_path):
         app,
         [
             "sample",
-            "--config",
+            "--pool",
             str(tmp_path / "pool.yaml"),
             "--problems",
             str(problems),
@@ -99,3 +99,48 @@ def test_bad_config_is_a_clear_error(app, tmp_path):
         ],
     )
     assert res.exit_code == 2 and "error" in res.output
+
+
+def test_config_is_the_run_config_and_the_pool_file_has_its_own_flag(tmp_path):
+    """`sample -c` took a pool file, and a run config there read `name: unknown key; known:
+    sources, progress [and 17 more: sources.0, ...]`. Now -c is the run config (its
+    `sample:` section, as the build reads it) and the pool file is `--pool`; either given
+    to the other's flag says so in one line."""
+    from aletheia.cli import app as aletheia
+
+    problems = tmp_path / "problems.parquet"
+    write_parquet(
+        models_to_table([sum_problem(), abs_problem()], PROBLEM_SCHEMA), problems, PROBLEM_SCHEMA
+    )
+    pool = {
+        "progress": False,
+        "sources": [{"kind": "reference"}, {"kind": "mutant", "per_candidate": 1}],
+    }
+    (tmp_path / "pool.yaml").write_text(yaml.safe_dump(pool))
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump({"name": "t", "sample": pool}))
+    runner = CliRunner(env={"COLUMNS": "250"})
+    args = ["sample", "-p", str(problems)]
+    by_run = runner.invoke(
+        aletheia, [*args, "-o", str(tmp_path / "a"), "-c", str(tmp_path / "run.yaml")]
+    )
+    assert by_run.exit_code == 0, by_run.output
+    by_pool = runner.invoke(
+        aletheia, [*args, "-o", str(tmp_path / "b"), "--pool", str(tmp_path / "pool.yaml")]
+    )
+    assert by_pool.exit_code == 0, by_pool.output
+    a = read_parquet(tmp_path / "a" / "candidates.parquet")
+    assert a.num_rows > 0 and a.equals(read_parquet(tmp_path / "b" / "candidates.parquet"))
+
+    swapped = runner.invoke(
+        aletheia, [*args, "-o", str(tmp_path / "c"), "-c", str(tmp_path / "pool.yaml")]
+    )
+    said = " ".join(swapped.output.split())
+    assert swapped.exit_code == 2 and "unknown key" not in said
+    assert "holds the `sample:` section alone; pass it as --pool" in said
+    swapped = runner.invoke(
+        aletheia, [*args, "-o", str(tmp_path / "c"), "--pool", str(tmp_path / "run.yaml")]
+    )
+    assert swapped.exit_code == 2
+    assert "this is a run config (it has name, sample)" in " ".join(swapped.output.split())
+    neither = runner.invoke(aletheia, [*args, "-o", str(tmp_path / "c")])
+    assert neither.exit_code == 2 and "--pool" in neither.output
