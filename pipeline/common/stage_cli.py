@@ -80,7 +80,9 @@ class ConfigFile:
 
     model: type[BaseModel] | str  # str: "module:Name", imported when the command runs
     help: str  # the section file's
-    section: str  # the run config's key for it: "sample", "assemble", ...
+    # the run config's key for it: "sample", "assemble", ...; None: a command outside the build
+    # (best-of-n), whose own config file is `--config/-c`
+    section: str | None = None
     flag: str = "--stage-config"
     what: str = "stage config"  # how an error names the section file
     required: bool = False
@@ -136,6 +138,8 @@ def read_section_file(spec: ConfigFile, path: Path) -> Any:
     from pipeline.errors import UserError, load_config
 
     model = resolve_model(spec.model)
+    if spec.section is None:  # the command's own config file: no run config to confuse it with
+        return load_config(path, model, what=spec.what)
     keys = _top_keys(path)
     run_keys = RunConfigReader.keys() if RunConfigReader.keys is not None else set()
     foreign = sorted(keys - _model_keys(model))
@@ -268,7 +272,14 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
     kwonly = inspect.Parameter.KEYWORD_ONLY
     params = [_path_param(name, opt) for name, opt in cmd.inputs.items()]
     params.append(_path_param("out", cmd.out))
-    if cmd.config is not None:
+    if cmd.config is not None and cmd.config.section is None:
+        option = typer.Option("--config", "-c", dir_okay=False, help=cmd.config.help)
+        params.append(
+            inspect.Parameter(
+                "section_file", kwonly, default=None, annotation=Annotated[Path | None, option]
+            )
+        )
+    elif cmd.config is not None:
         spec = cmd.config
         either = f" (this or {spec.flag} is required)" if spec.required else ""
         run_help = (
