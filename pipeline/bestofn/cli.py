@@ -49,7 +49,7 @@ def _best_of_n(given: Given) -> None:
             where = given.paths[name]
             raise UserError(f"{flag}: no such file or folder {where}{near_path(where)}")  # type: ignore[arg-type]
     # The file and the flags together, validated once: `verifier` may come from either.
-    path = given.config_path
+    path = given.section_path  # -c: the Best-of-N config file
     raw = read_mapping(path, what="Best-of-N config") if path is not None else {}
     flags = {k: v for k, v in given.fields.get(BestOfNConfig, {}).items() if v is not None}
     cfg = validate(raw | flags, BestOfNConfig, path or "best-of-n options")

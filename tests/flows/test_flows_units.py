@@ -121,8 +121,10 @@ def test_prefect_yaml_entrypoints_load_and_defaults_validate() -> None:
         assert (pool is None) == (dep["name"] == "demo"), (dep["name"], pool)
         params = dep.get("parameters", {})
         assert set(params) <= set(flow.parameters.properties), (flow.name, params)
-        if "config" in params:
+        if isinstance(params.get("config"), str):  # a run config file
             load_run_config(REPO / params["config"])
+        elif "config" in params:  # a flow's own settings inline (best-of-n): they validate
+            flow.validate_parameters(params)
     assert names == {
         "build-aletheia-train",
         "build-aletheia-eval",
