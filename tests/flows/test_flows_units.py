@@ -134,4 +134,5 @@ def test_prefect_yaml_entrypoints_load_and_defaults_validate() -> None:
         "rlvr-study",
         "evaluate-policy",
         "aletheia-ablation",
+        "best-of-n",
     }
