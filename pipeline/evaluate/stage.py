@@ -72,12 +72,14 @@ def _evaluate(ctx: ShardContext[EvaluateCall]) -> Stats:
 
 
 def _check(call: EvaluateCall, ctx: CheckContext) -> list[Finding]:
-    """The model a local backend loads: built by the build, a folder, or in the HF cache."""
-    from pipeline.sampling.checks import LOCAL_BACKENDS, check_model
+    """The model a local backend loads (built by the build, a folder, in the HF cache or on
+    the Hub), or the server that serves it under that name, and the backend's own needs."""
+    from pipeline.sampling.checks import LOCAL_BACKENDS, check_backend, check_model
 
-    if call.backend.type not in LOCAL_BACKENDS:
-        return []  # a server: its model's name is the server's business
-    return check_model("evaluate.model", call.model, ctx)
+    out = []
+    if call.backend.type in LOCAL_BACKENDS:
+        out += check_model("evaluate.model", call.model, ctx)
+    return out + check_backend("evaluate", call.backend, call.model)
 
 
 def _plan(call: EvaluateCall, runner: RunnerSection) -> str:

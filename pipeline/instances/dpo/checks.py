@@ -30,5 +30,5 @@ def check_dpo(dpo: DPOConfig, ctx: CheckContext) -> list[Finding]:
         if judge.backend.type in LOCAL_BACKENDS:
             out += check_model(who, judge.model_ref, ctx)
     for who, judge in judges:
-        out += check_backend(who, judge.backend)
+        out += check_backend(who, judge.backend, judge.model_ref)
     return out + check_templates("dpo.", dpo, ctx)
