@@ -255,7 +255,7 @@ def test_every_stage_prints_its_fingerprint(build: dict[str, Any]) -> None:
     assert {
         "ingest", "splits", "fit demo-policy-weak", "fit demo-policy-strong", "sample",
         "judge", "tiny-model", "assemble", "mixed edits", "mixed re-judge", "mixed", "dpo",
-        "mixed_dpo", "adv edits", "adv re-judge", "adv",
+        "mixed-dpo", "adv edits", "adv re-judge", "adv",
     } <= stages  # fmt: skip
     for e in prints:
         if e.get("file"):
