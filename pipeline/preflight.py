@@ -7,24 +7,28 @@ with its stage's own check, then the run-level checks. Without downloading anyth
 
 - sources (INGEST, problems/checks.py): each spec parses, its local files exist and a
   sample of rows converts;
+- benchmarks (SPLITS, splits/checks.py): each file `splits.benchmarks` names is there and
+  reads as one;
 - models (SAMPLE, DPO_RESPONSES; sampling/checks.py): every model a stage loads resolves as
-  a local folder or a Hub id already in the local Hugging Face cache (never fetched here);
-  the vLLM environments exist; an OpenAI-compatible server named by `base_url` accepts
-  connections and its key variable is set;
+  a local folder, a Hub id in the local Hugging Face cache, or (online) one the Hub answers
+  for (pipeline/model_refs.py); the vLLM environments exist; an OpenAI-compatible server
+  named by `base_url` lists the model at `GET /v1/models` and its key variable is set;
 - the judge engine (JUDGE, judge/checks.py), reached but not started: docker's daemon and
   image, process's bwrap, cgroups and isolation, each http server's /v1/version with the
   token; the languages the build samples that the engine refuses;
-- templates (ASSEMBLE, DPO_RESPONSES; instances/prompt_checks.py): every verifier prompt
-  template's placeholders (none unknown, none missing);
+- templates and the tokenizer (ASSEMBLE, DPO_RESPONSES; instances/prompt_checks.py,
+  instances/tokens.py): every verifier prompt template's placeholders (none unknown, none
+  missing); the tokenizer the token caps are measured with;
 - Hub (PUBLISH, publish/hub_checks.py): `repo_id` and `HF_TOKEN` when `hub.push` is on;
-- the verifier the evaluation after publish loads (EVALUATE, evaluate/stage.py), when the
-  config has `evaluate:`;
+- the verifier the evaluation after publish loads or the server that serves it (EVALUATE,
+  evaluate/stage.py), when the config has `evaluate:`;
 - run level: the `train:` file (and its templates), and prefect-ray when `runner.kind: ray`.
 
 Then the plan: a line per planned node run (its stage's own `Stage.plan`), the sources, problems,
-expected candidates and tests.
+expected candidates and tests. A dry run checks what its command runs: `only=` limits the
+checks and the plan to some nodes (build-eval's, a publish's), and `node_report` is one
+node's (`aletheia stage NODE --dry-run`: its inputs' state, its outputs, its checks).
 """
-
 from __future__ import annotations
 
 import importlib.util

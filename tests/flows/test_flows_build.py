@@ -481,8 +481,11 @@ def test_build_eval_resolves_validates_and_checks_once(
 ) -> None:
     from flows.build import build_aletheia_eval
 
+    from pipeline.preflight import evaluation_nodes
+
     out = build_aletheia_eval(str(build["root"] / "config.json"))
     assert _counts(spies) == (1, 1, 1), spies
+    assert spies["preflight"] == [evaluation_nodes()]  # its own nodes' checks, no DPO judge
     assert Path(out["adv"]).exists()
 
 
