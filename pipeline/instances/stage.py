@@ -33,7 +33,12 @@ from pipeline.instances.config import AssembleConfig, test_table_name
 from pipeline.instances.dpo.config import DPOConfig
 from pipeline.instances.prompt_checks import check_assemble
 from pipeline.instances.stats_file import STATS_FILE, write_stats
-from pipeline.instances.tokens import TokenizerUnavailable, check_tokenizer, tokenizer_problem
+from pipeline.instances.tokens import (
+    TokenizerUnavailable,
+    check_tokenizer,
+    measures_caps,
+    tokenizer_problem,
+)
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 from schemas.problem import TRAIN_QUESTIONS_SCHEMA
@@ -95,8 +100,7 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
     """Write `<split>.parquet` (INSTANCE_SCHEMA) per configured split (an evaluation split's
     `test` split beside it as `<split>.test.parquet`), quarantine.parquet, stats.json."""
     config = ctx.config
-    caps = config.max_candidate_tokens is not None or config.max_prompt_tokens is not None
-    if config.require_tokenizer and caps and config.tokenizer is not None:
+    if config.require_tokenizer and measures_caps(config):
         # A tokenizer that cannot be had: one line before any table is read.
         problem = tokenizer_problem(config.tokenizer)
         if problem is not None:

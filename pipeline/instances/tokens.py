@@ -17,12 +17,13 @@ from typing import Any
 
 from pipeline.common.stage import CheckContext, Finding
 from pipeline.common.verifier_prompt import PROMPT_STYLES, PromptSpec, build_messages, prefill
-from pipeline.errors import clip
+from pipeline.errors import clip, near_path
 from pipeline.model_refs import (
     TOKENIZER_FILES,
     ModelUnavailable,
     download_hint,
     hub_availability,
+    looks_like_path,
 )
 
 log = logging.getLogger(__name__)
@@ -39,18 +40,28 @@ class TokenizerUnavailable(ModelUnavailable):
 def tokenizer_problem(name: str) -> str | None:
     """Why `name` cannot be had now, without loading it (None: a local folder, in the HF
     cache, or on a Hub that answers): no download, a few seconds at most."""
+    if looks_like_path(name) and not Path(name).expanduser().exists():
+        return (
+            f"assemble.tokenizer: no folder at {name}{near_path(name)}; give a tokenizer "
+            "folder or a Hub id (namespace/name)"
+        )
     _, why = hub_availability(name, TOKENIZER_FILES)
     if not why:
         return None
     return f"assemble.tokenizer: {name!r} is {why}; {download_hint(name)}"
 
 
+def measures_caps(config: Any) -> bool:
+    """Whether assembly loads its tokenizer: a tokenizer is named and a token cap is set."""
+    caps = config.max_candidate_tokens is not None or config.max_prompt_tokens is not None
+    return config.tokenizer is not None and caps
+
+
 def check_tokenizer(config: Any, ctx: CheckContext) -> list[Finding]:
     """ASSEMBLE's tokenizer, when caps are measured: fatal with `require_tokenizer`, else a
     note that the caps will be skipped. A folder an earlier node builds is not looked for."""
     name = config.tokenizer
-    caps = config.max_candidate_tokens is not None or config.max_prompt_tokens is not None
-    if name is None or not caps or Path(name).expanduser().resolve() in ctx.built:
+    if not measures_caps(config) or Path(name).expanduser().resolve() in ctx.built:
         return []
     problem = tokenizer_problem(name)
     if problem is None:

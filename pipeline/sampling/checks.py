@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.common.stage import CheckContext, Finding
+from pipeline.errors import near_path
 from pipeline.model_refs import (
     TOKENIZER_FILES,
     download_hint,
     hub_availability,
+    in_hf_cache,
     looks_like_path,
     require_served,
     served_message,
@@ -40,8 +42,6 @@ def resolve_model(ref: str, files: tuple[str, ...] = ("config.json",)) -> str | 
         return "local folder"
     if ref.startswith(("/", ".", "~")) or ref.count("/") > 1:
         return None  # a path, not a Hub id
-    from pipeline.model_refs import in_hf_cache
-
     return "HF cache" if in_hf_cache(ref, files) else None
 
 
@@ -53,8 +53,6 @@ def check_model(
     if Path(ref).expanduser().resolve() in ctx.built:
         return []
     if looks_like_path(ref) and not Path(ref).expanduser().exists():
-        from pipeline.errors import near_path
-
         return [  # `hf download` takes a Hub id, never a path
             Finding(
                 "models",
