@@ -373,3 +373,25 @@ def test_build_eval_checks_only_the_eval_graph(tmp_path: Path) -> None:
     assert planned == eval_nodes and "adv" in planned and "dpo" not in planned, planned
     full = preflight(cfg, docker=False)
     assert any(f.fatal and f.message.startswith("dpo.judges.gone") for f in full.findings)
+
+
+@pytest.mark.slow
+def test_a_real_openai_compatible_server_lists_what_it_serves(tiny_model_dir: Path) -> None:
+    """The probe against a real server (`transformers serve` on 127.0.0.1, from `.venv-serve`):
+    the model it serves passes; another name is refused in one line naming what it serves,
+    through the backend factory every stage opens its servers with."""
+    from pipeline.model_refs import ModelUnavailable
+    from pipeline.sampling.backends.factory import make_backend
+    from pipeline.sampling.config import ModelSource
+    from tests.sampling.serving import start_transformers_serve
+
+    server = start_transformers_serve(tiny_model_dir)
+    try:
+        assert served_problem(server.base_url, str(tiny_model_dir)) is None
+        source = ModelSource.model_validate(_served_source("served", "acme/other", server.base_url))
+        with pytest.raises(ModelUnavailable) as e:
+            make_backend(source)
+    finally:
+        server.stop()
+    assert str(e.value).startswith(f"served: backend.base_url {server.base_url}: ")
+    assert f"the server serves '{tiny_model_dir}', not 'acme/other'" in str(e.value)
