@@ -257,6 +257,7 @@ def test_sample_and_dpo_against_a_dead_server_are_one_line(tmp_path: Path) -> No
     )  # fmt: skip
     assert line.startswith(f"error: dpo.judges.gone.backend.base_url {dead}: no model server")
     assert "vllm serve acme/judge" in line
+    assert not (tmp_path / "dpo").exists()
 
 
 # --- tokenizers and models by Hub id -------------------------------------------------------
