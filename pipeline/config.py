@@ -20,6 +20,7 @@ from pydantic import (
     ValidationError,
     field_serializer,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -80,6 +81,7 @@ DATA_SECTIONS = {
     "sources",
     "prompt_template",
     "system_template",
+    "aletheia_src",
     "ingest",
     "splits",
     "sample",
@@ -116,6 +118,8 @@ def hash_template_files(data: Any, where: str = "") -> Any:
             at = f"{where}.{key}" if where else str(key)
             if isinstance(value, str) and str(key).endswith("_template"):
                 out[key] = _template_digest(at, str(key), value)
+            elif isinstance(value, str) and key == "aletheia_src":
+                out[key] = _wording_digest(at, value)
             else:
                 out[key] = hash_template_files(value, at)
         return out
@@ -134,6 +138,18 @@ def _template_digest(at: str, key: str, value: str) -> str:
             "id hashes its content"
         )
     return "sha256:" + sha256_file(path)
+
+
+def _wording_digest(at: str, src: str) -> str:
+    """Aletheia's wording read from a checkout, by its content (the build id follows what
+    the prompts say, not where the checkout lives); a checkout that cannot give it is an
+    error naming the field."""
+    from pipeline.common.aletheia_prompts import AletheiaPromptError, read_aletheia_prompts
+
+    try:
+        return "sha256:" + read_aletheia_prompts(src).sha256
+    except AletheiaPromptError as e:
+        raise ValueError(f"{at}: {e}") from None
 
 
 def default_sample() -> SampleConfig:
@@ -174,6 +190,15 @@ class RunConfig(Section):
         None,
         description="The instruct system turn's template file ({valid_options}); None = our "
         "wording. Given to `assemble` and `dpo` unless they set their own.",
+    )
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files, e.g. "
+        "src/cerebrm_prompts.py): every verifier prompt of the build is then Aletheia's own "
+        "wording, its constants read from src/prompts.py with `ast`, never run "
+        "(pipeline/common/aletheia_prompts.py); the build id hashes the wording, the card "
+        "names it. Given to `assemble`, `dpo` and `evaluate` unless they set their own "
+        "wording; excludes prompt_template / system_template. None = the project's wording.",
     )
 
     ingest: IngestConfig = Field(
@@ -249,6 +274,14 @@ class RunConfig(Section):
         # no model, so there is nothing to evaluate.
         return None if value == {} else value
 
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # Unset, left out: the build id and the card's run config stay as they were.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("aletheia_src") is None:
+            data.pop("aletheia_src", None)
+        return data
+
     @field_serializer("evaluate")
     def _dump_evaluate(self, value: EvaluateSection | None, info: Any) -> Any:
         # Absent dumps as `{}`, as the placeholder this field once was: the manifest and the
@@ -289,12 +322,18 @@ class RunConfig(Section):
             self.assemble.build_id = self.build_id
         if self.splits.heldout_rule == "not_in_train":  # Aletheia's rule, applied at assembly
             self.assemble.eval_problems = "not_in_train"
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+            )
         for section in (self.assemble, self.dpo):
-            for name in ("prompt_template", "system_template"):
+            for name in ("prompt_template", "system_template", "aletheia_src"):
                 value = getattr(self, name)
                 fields = type(section).model_fields
                 if value is not None and name in fields and name not in section.model_fields_set:
                     setattr(section, name, value)
+        self._propagate_to_evaluate()
         if self.mixed.split != "mixed":
             raise ValueError("mixed.split must be 'mixed'")
         if self.adv.split != "adv":
@@ -304,6 +343,18 @@ class RunConfig(Section):
                 "dpo.name must be 'dpo' (the flow names the Mixed-DPO output mixed_dpo)"
             )
         return self
+
+    def _propagate_to_evaluate(self) -> None:
+        """The evaluation after publish asks for the published answer form, in the build's
+        wording (Aletheia's, when the build has it and the section names no wording)."""
+        ev = self.evaluate
+        if ev is None:
+            return
+        if "answer_format" not in ev.model_fields_set:
+            ev.answer_format = self.publish.answer_format
+        own = ev.aletheia_src or ev.prompt_template or ev.system_template
+        if self.aletheia_src and not own:
+            ev.aletheia_src = self.aletheia_src
 
     def _stamp_policy_revisions(self) -> None:
         """A model source sampling a fitted policy gets the fit's digest as its revision, so

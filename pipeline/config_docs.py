@@ -14,6 +14,7 @@ The models are imported only by the functions that need them, so `aletheia --hel
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import types
 import typing
@@ -111,11 +112,36 @@ def type_name(tp: Any) -> str:
     return str(tp).replace("typing.", "")
 
 
-def _default(model: type[BaseModel], name: str) -> str:
+def _default_value(model: type[BaseModel], name: str) -> Any:
+    """The field's class default (PydanticUndefined when the field is required)."""
     info = model.model_fields[name]
-    if info.default_factory is None and info.default is PydanticUndefined:
+    if info.default_factory is None:
+        return info.default
+    return info.default_factory()  # type: ignore[call-arg]
+
+
+@functools.cache
+def _bare(model: type[BaseModel]) -> BaseModel | None:
+    """`model()` as validated, or None when it has required fields or refuses no input."""
+    try:
+        return model()
+    except ValueError:  # pydantic's ValidationError is one
+        return None
+
+
+def _default(model: type[BaseModel], name: str, section: BaseModel | None = None) -> str:
+    """The default a reader meets: the class's, unless `section` (the parent's default
+    instance of this model: the run config's `mixed:` is not a bare AdversarialConfig) holds
+    another value than a bare instance of the model does. A value a validator derives alike
+    in both (`runner.dpo_shards` from `sample_shards`) keeps the class's `null`."""
+    value = _default_value(model, name)
+    if section is not None:
+        bare = _bare(model)
+        base = getattr(bare, name) if bare is not None else value
+        if getattr(section, name) != base:
+            value = getattr(section, name)
+    if value is PydanticUndefined:
         return "required"
-    value = info.default_factory() if info.default_factory else info.default  # type: ignore[call-arg]
     if isinstance(value, BaseModel):
         return "(section)"
     return json.dumps(to_jsonable_python(value), sort_keys=True)
@@ -145,25 +171,34 @@ def _trl_rows(model: type[BaseModel], prefix: str) -> Iterator[str]:
     )
 
 
-def _rows(model: type[BaseModel], prefix: str, stack: tuple[type, ...]) -> Iterator[str]:
+def _rows(
+    model: type[BaseModel],
+    prefix: str,
+    stack: tuple[type, ...],
+    section: BaseModel | None = None,
+) -> Iterator[str]:
+    """Rows of `model`'s fields; `section` is the parent's default instance of it, whose
+    values are the defaults shown (a field of a list item or of a union has none)."""
     if hasattr(model, "trl_defaults"):
         yield from _trl_rows(model, prefix)
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
         yield (
             f"| `{path}` | `{_cell(type_name(info.annotation))}` | "
-            f"`{_cell(_default(model, name))}` | {_cell(info.description or '')} |"
+            f"`{_cell(_default(model, name, section))}` | {_cell(info.description or '')} |"
         )
         subs = [m for m in _models_in(info.annotation) if m not in stack]
         container = typing.get_origin(info.annotation) in (list, dict) or any(
             typing.get_origin(a) in (list, dict) for a in typing.get_args(info.annotation)
         )
+        value = getattr(section, name) if section is not None else _default_value(model, name)
         for sub in subs:
             if container:
                 where = f"{path}[]" if len(subs) == 1 else f"{path}[{sub.__name__}]"
             else:
                 where = path if len(subs) == 1 else f"{path}({sub.__name__})"
-            yield from _rows(sub, f"{where}.", (*stack, sub))
+            own = value if not container and type(value) is sub else None
+            yield from _rows(sub, f"{where}.", (*stack, sub), own)
 
 
 def render_reference(models: Mapping[str, type[BaseModel]]) -> str:
@@ -175,7 +210,9 @@ def render_reference(models: Mapping[str, type[BaseModel]]) -> str:
         "",
         f"Generated from the config models by `{REGENERATE}`; do not edit by hand.",
         "A field's description is its `Field(description=...)`; a JSON schema of each config",
-        "is printed by `aletheia config schema NAME`.",
+        "is printed by `aletheia config schema NAME`. A section's defaults are the ones its",
+        "config gives it where they differ from a bare section's (the run config's `mixed:`",
+        "shows Mixed's share and bias types, `adv:` Adv's).",
         "",
     ]
     for key, model in models.items():

@@ -179,28 +179,31 @@ def _unowned_templates(cfg: RunConfig) -> list[Finding]:
     """Templates no build section carries: a run-level one every section overrides (it is
     still hashed into the build id) and the `train:` file's prompt templates."""
     from pipeline.common.verifier_prompt import template_problem
+    from pipeline.instances.prompt_checks import prompt_styles
 
     seen = {
         (path, kind)
         for section in (cfg.assemble, cfg.dpo)
         for _, path, kind in section_templates("", section)
     }
-    given = section_templates("", cfg)
+    given = [(*t, ("think",)) for t in section_templates("", cfg)]
     if cfg.train and Path(cfg.train).is_file():
         from pipeline.train.config import TrainConfig
 
         try:
-            given += section_templates(
-                f"{cfg.train}: prompt.", TrainConfig.from_yaml(cfg.train).prompt
-            )
+            prompt = TrainConfig.from_yaml(cfg.train).prompt
+            given += [
+                (*t, prompt_styles(prompt))
+                for t in section_templates(f"{cfg.train}: prompt.", prompt)
+            ]
         except ValueError:
             pass  # the train-verifier flow reports its own config
     out = []
-    for where, path, kind in given:
+    for where, path, kind, styles in given:
         if (path, kind) in seen:
             continue
         seen.add((path, kind))
-        if problem := template_problem(where, path, kind):
+        if problem := template_problem(where, path, kind, styles):
             out.append(Finding("templates", problem))
     return out
 

@@ -196,5 +196,14 @@ if cfg.eval_dir is not None:  # the run config's `evaluate:` section, run after 
     print(answer_rule_line(report))
     print(f"report:                       {cfg.eval_dir.resolve() / 'report.md'}")
 EOF
+if [[ "$CONFIG" == "configs/demo.yaml" ]]; then
+  # The README's demo numbers are a demo build's record (docs/demo.md): say whether this is it.
+  if "$PY" scripts/readme_numbers.py check out/demo >"$STATE/readme-numbers.log" 2>&1; then
+    echo "README's demo numbers:        this build's"
+  else
+    echo "README's demo numbers:        not this build's ($(grep -c . "$STATE/readme-numbers.log") line(s) in $STATE/readme-numbers.log);"
+    echo "                              to record this build: .venv/bin/python scripts/readme_numbers.py record out/demo"
+  fi
+fi
 echo "Prefect UI:                   http://127.0.0.1:${PORT}  (flow runs, artifacts)"
 echo "the server keeps running for the UI; stop it with: bash scripts/demo.sh --stop-server"

@@ -123,6 +123,32 @@ def test_reference_lists_every_field_by_its_dotted_path() -> None:
     assert "`int` | `256` |" in row
 
 
+def test_reference_shows_each_sections_own_defaults() -> None:
+    """The run config's `mixed:` and `adv:` are one model (AdversarialConfig) with two sets of
+    defaults: the page shows Mixed's 25% share over the whole catalogue for `mixed.*` and
+    Adv's six types on every row for `adv.*`, each read from the run config's own default
+    section; a value a validator derives alike in a bare section keeps the class default."""
+    from pipeline.config import RunConfig
+    from pipeline.instances.adversarial.catalogue import ALETHEIA_ADV
+
+    page = render_reference(top_level())
+    defaults = {
+        line.split("`")[1]: line.split(" | ")[2].strip("`")
+        for line in page.splitlines()
+        if line.startswith("| `")
+    }
+    run = RunConfig.model_fields
+    mixed, adv = run["mixed"].default_factory(), run["adv"].default_factory()  # type: ignore[misc]
+    assert (mixed.share, mixed.bias_types, mixed.copy_per_bias) == (0.25, None, False)
+    assert defaults["mixed.share"] == "0.25" and defaults["adv.share"] == "1.0"
+    assert defaults["mixed.split"] == '"mixed"' and defaults["adv.split"] == '"adv"'
+    assert defaults["mixed.bias_types"] == "null"
+    assert defaults["adv.bias_types"] == json.dumps(list(ALETHEIA_ADV))
+    assert defaults["mixed.copy_per_bias"] == "false" and defaults["adv.copy_per_bias"] == "true"
+    assert defaults["mixed.judge.progress"] == "false" == str(adv.judge.progress).lower()
+    assert defaults["runner.dpo_shards"] == "null"  # None = as many as sample_shards
+
+
 # ---------------------------------------------------------------------------- schema
 
 

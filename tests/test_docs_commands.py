@@ -119,3 +119,19 @@ def test_the_docs_say_what_the_engines_and_evaluation_do() -> None:
     assert demo["evaluate"]["constrain_answer"] is True
     assert "never constrains answers" not in training
     assert "a constrained answer (`constrain_answer: true`, as the demo's `evaluate:`" in training
+
+
+# An issue number means nothing to a reader without the project's tracker, and a path
+# outside the checkout exists only on the machine it was written on.
+_PRIVATE = re.compile(r"\bissues? #?\d+|(?<![\w&/])#\d+\b|\.\./shared\b|(?<![\w.~-])/work/")
+
+
+def test_docs_name_no_issue_numbers_and_no_paths_outside_the_repository() -> None:
+    files = [*DOCS, *sorted((REPO / "configs").rglob("*.yaml")), REPO / "prefect.yaml"]
+    found = [
+        f"{path.relative_to(REPO)}:{n}: {m.group(0)!r}"
+        for path in files
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        for m in _PRIVATE.finditer(line)
+    ]
+    assert not found, "\n".join(found)

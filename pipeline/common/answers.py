@@ -37,7 +37,8 @@ Every reader of our rows goes through `gold_letter`, which takes both forms.
 
 `well_formed` is Aletheia's format check (`list_format_reward*`): Think responses must be
 `<think>` ... `</think>` then only the box, with no second `<think>`; Instruct responses
-must end with the box; the box in either answer form.
+must end with the box; the box in the form the prompt asked for (`answer_format`), or in
+either form when none is given.
 
 The vLLM worker keeps its own copy of the answer *regex* (it runs without this package);
 `tests/conformance/test_answers_and_prompt.py` checks that the two agree on a shared table.
@@ -79,6 +80,15 @@ def gold_letter(value: str) -> str:
     else (`invalid`, a malformed value) comes back unchanged, so it matches no letter."""
     m = _BRACKETED.match(value)
     return m.group(1) if m else value
+
+
+def column_answer_format(values: list[str], where: str = "chosen_answer") -> AnswerFormat:
+    """The form an answer column is published in: `bracketed` when its letters are written
+    `[[A]]`, else `letter`; a column mixing both forms is an error naming it."""
+    forms = {"bracketed" if _BRACKETED.match(v) else "letter" for v in values if v != INVALID}
+    if len(forms) > 1:
+        raise ValueError(f"{where}: mixes `A` and `[[A]]` values; a release uses one form")
+    return "bracketed" if forms == {"bracketed"} else "letter"
 
 
 def format_answer(value: str, answer_format: AnswerFormat) -> str:
@@ -178,15 +188,25 @@ def answer_or_invalid(text: str, num_candidates: int, *, lenient: bool = False) 
     return parse_answer(text, num_candidates, lenient=lenient) or INVALID
 
 
-def _box_of(options: tuple[str, ...]) -> str:
+def _box_of(options: tuple[str, ...], answer_format: AnswerFormat | None = None) -> str:
     letters = "".join(options)
-    return r"\\boxed\{(?:[" + letters + r"]|\[\[[" + letters + r"]\]\])\}"
+    forms = {"letter": "[" + letters + "]", "bracketed": r"\[\[[" + letters + r"]\]\]"}
+    inner = forms[answer_format] if answer_format else "|".join(forms.values())
+    return r"\\boxed\{(?:" + inner + r")\}"
 
 
-def well_formed(text: str, num_candidates: int, style: ResponseStyle) -> bool:
+def well_formed(
+    text: str,
+    num_candidates: int,
+    style: ResponseStyle,
+    answer_format: AnswerFormat | None = None,
+) -> bool:
     """Aletheia's format check: see the module docstring. `text` is the whole assistant turn
-    (for Think, the `<think>\\n` prefill included, as TRL hands it to reward functions)."""
-    box = _box_of(valid_options(num_candidates))
+    (for Think, the `<think>\\n` prefill included, as TRL hands it to reward functions).
+    `answer_format`: only that box form is well formed, as each of Aletheia's format rewards
+    accepts only the form its prompt asked for (`rewards.py` `\\boxed{A}`, `cerebrm_rewards.py`
+    `\\boxed{[[A]]}`); None takes both."""
+    box = _box_of(valid_options(num_candidates), answer_format)
     content = text.strip()
     if style == "think":
         return (

@@ -22,7 +22,9 @@ with the placeholders `{question}` and `{candidates}` (required) and `{valid_opt
 (optional: Aletheia's Instruct user text lists no options, its system turn does), and, for
 the `instruct` system turn, a second file that may use `{valid_options}`; literal braces
 are doubled, as in `str.format`. Templates are read once and checked for unknown or missing
-placeholders.
+placeholders. Or, with `aletheia_src`, Aletheia's own text read from the user's checkout of its
+code (`aletheia_prompts.py`: the constants of its `src/prompts.py`, never run); `wording`
+records which wording a prompt used, for cards and reports.
 
 Whitespace follows Aletheia's builders, so a published prompt is reproduced exactly: the
 user turn is stripped (`PROMPT.format(...).strip()`), the system turn is used verbatim (its
@@ -157,16 +159,23 @@ def load_template(path: str, kind: Literal["user", "system"] = "user") -> str:
 
 @dataclass(frozen=True)
 class PromptSpec:
-    """How to build a verifier prompt: the style and optional user templates (file paths)."""
+    """How to build a verifier prompt: the style and optional user templates (file paths),
+    or Aletheia's wording from a checkout of its code (`aletheia_src`)."""
 
     style: PromptStyle = "think"
     template: str | None = None  # user-turn template file; our wording when None
     system_template: str | None = None  # instruct system-turn template file
     answer_format: AnswerFormat = "letter"  # our wording asks for \\boxed{X} or \\boxed{[[X]]}
+    aletheia_src: str | None = None  # a checkout of Aletheia (or its prompt file): its text
 
     def __post_init__(self) -> None:
         if self.style not in PROMPT_STYLES:
             raise ValueError(f"style: {self.style!r} is not one of {PROMPT_STYLES}")
+        if self.aletheia_src and (self.template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+            )
         if self.system_template and self.style != "instruct":
             raise ValueError("system_template: only the 'instruct' style has a system turn")
         if self.answer_format not in ("letter", "bracketed"):
@@ -186,22 +195,76 @@ def build_messages(
     slots = {"question": query, "candidates": blocks, "valid_options": options}
     # Our wording names the answer form; a user template cannot (it says what it says).
     form = {"answer_form": answer_box("X", spec.answer_format)}
+    user, system = _templates(spec)
     if spec.style == "think":
-        user = load_template(spec.template) if spec.template else None
         text = user.format(**slots) if user else THINK_TEMPLATE.format(**slots, **form)
         return [
             {"role": "user", "content": text.strip()},
             {"role": "assistant", "content": THINK_PREFILL},
         ]
-    if spec.system_template:
-        system = load_template(spec.system_template, "system").format(valid_options=options)
+    if system is not None:
+        system = system.format(valid_options=options)
     else:
         system = INSTRUCT_SYSTEM_TEMPLATE.format(valid_options=options, **form)
-    user = load_template(spec.template) if spec.template else INSTRUCT_USER_TEMPLATE
     return [
         {"role": "system", "content": system},  # verbatim
-        {"role": "user", "content": user.format(**slots).strip()},
+        {"role": "user", "content": (user or INSTRUCT_USER_TEMPLATE).format(**slots).strip()},
     ]
+
+
+def _templates(spec: PromptSpec) -> tuple[str | None, str | None]:
+    """(user template, instruct system template) of `spec`'s style; None = our wording."""
+    if spec.aletheia_src:
+        from pipeline.common.aletheia_prompts import read_aletheia_prompts
+
+        a = read_aletheia_prompts(spec.aletheia_src)
+        if spec.style == "think":
+            return a.think_user, None
+        system, user = a.instruct()  # no Instruct user turn there: ours
+        return user, system
+    user = load_template(spec.template) if spec.template else None
+    system = None
+    if spec.style == "instruct" and spec.system_template:
+        system = load_template(spec.system_template, "system")
+    return user, system
+
+
+def wording(spec: PromptSpec) -> dict[str, str]:
+    """Which wording `spec`'s prompts use, for cards and reports: `project` (ours),
+    `template` (the user's files) or `aletheia` (read from a checkout), with the sha256 of
+    the text where it is not ours."""
+    from pipeline.common.hashing import sha256_file
+
+    if spec.aletheia_src:
+        from pipeline.common.aletheia_prompts import read_aletheia_prompts
+
+        a = read_aletheia_prompts(spec.aletheia_src)
+        out = {"wording": "aletheia", "source": a.file, "sha256": a.sha256}
+        if a.instruct_user is None:
+            out["instruct_user"] = "project"  # the checkout has none (see aletheia_prompts)
+        return out
+    files = [f for f in (spec.template, spec.system_template) if f]
+    if not files:
+        return {"wording": "project"}
+    return {
+        "wording": "template",
+        "source": ", ".join(files),
+        "sha256": ",".join(sha256_file(f)[:16] for f in files),
+    }
+
+
+def wording_line(record: dict[str, str]) -> str:
+    """One sentence naming a prompt wording (`wording`'s record)."""
+    kind = record.get("wording", "project")
+    if kind == "project":
+        return "Verifier prompt: the project's own wording (pipeline/common/verifier_prompt.py)."
+    if kind == "template":
+        return f"Verifier prompt: the user's template files {record['source']} (sha256 {record['sha256']})."
+    tail = " (its Instruct user turn: the project's; the checkout has none)"
+    return (
+        f"Verifier prompt: Aletheia's wording, read from {record['source']} "
+        f"(sha256 {record['sha256'][:16]})" + (tail if record.get("instruct_user") else "") + "."
+    )
 
 
 def prefill(messages: list[dict[str, str]]) -> str:
@@ -228,14 +291,22 @@ def render_text(messages: list[dict[str, str]]) -> str:
     return "\n\n".join(f"<|{m['role']}|>\n{m['content']}" for m in messages)
 
 
-def template_problem(where: str, path: str, kind: str = "user") -> str | None:
-    """What is wrong with a verifier prompt template file (`kind` user or system), or None.
+def template_problem(
+    where: str, path: str, kind: str = "user", styles: tuple[str, ...] = ("think",)
+) -> str | None:
+    """What is wrong with a verifier prompt template file (`kind` user or system), or with
+    a checkout of Aletheia (`kind` aletheia: `aletheia_prompts.aletheia_problem`, for the
+    prompt `styles` the caller builds), or None.
 
     Every unknown placeholder (with the nearest allowed name for a misspelt one) and every
     missing one, so a bad template fails in preflight (and `aletheia evaluate`'s own check)
     and not at `assemble`, minutes into a build."""
     from pipeline.errors import closest
 
+    if kind == "aletheia":  # a checkout of Aletheia (`aletheia_src`), not a template file
+        from pipeline.common.aletheia_prompts import aletheia_problem
+
+        return aletheia_problem(where, path, styles)
     allowed = SYSTEM_PLACEHOLDERS if kind == "system" else USER_PLACEHOLDERS
     try:
         text = Path(path).read_text(encoding="utf-8")

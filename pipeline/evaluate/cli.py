@@ -13,8 +13,13 @@ import typer
 
 
 def check_templates(where: str, section: object) -> None:
-    """A prompt template with a wrong placeholder fails now, not after the model has loaded."""
-    pairs = [("prompt_template", "user"), ("system_template", "system")]
+    """A prompt template with a wrong placeholder, or a checkout of Aletheia that cannot give
+    its prompts (`aletheia_src`), fails now, not after the model has loaded."""
+    pairs = [
+        ("prompt_template", "user"),
+        ("system_template", "system"),
+        ("aletheia_src", "aletheia"),
+    ]
     given = [(key, kind, getattr(section, key, None)) for key, kind in pairs]
     if not any(path for _, _, path in given):
         return
@@ -22,7 +27,8 @@ def check_templates(where: str, section: object) -> None:
     from pipeline.errors import UserError
 
     for key, kind, path in given:
-        if path and (problem := template_problem(f"{where}{key}", path, kind)):
+        styles = (getattr(section, "style", "think"),)
+        if path and (problem := template_problem(f"{where}{key}", path, kind, styles)):
             raise UserError(problem)
 
 

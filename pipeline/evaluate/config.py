@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 
@@ -92,11 +100,19 @@ class EvalConfig(BaseModel):
         "unwrapped as `src/evaluate.py` does (Aletheia's evaluation scripts, "
         "`evaluate_ckpt.py`). The report says which rule it used.",
     )
-    answer_format: Literal["letter", "bracketed"] = Field(
-        "letter",
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files): the prompt "
+        "is then Aletheia's own wording, read from its src/prompts.py with `ast`, never run "
+        "(pipeline/common/aletheia_prompts.py); excludes prompt_template / system_template. "
+        "None = the project's wording. The report names the wording used.",
+    )
+    answer_format: Literal["letter", "bracketed"] | None = Field(
+        None,
         description="The answer form our prompt asks for: `\\boxed{X}`, or `\\boxed{[[X]]}` "
-        "(Aletheia's cerebrm-era prompts; constrained decoding then writes that form). Both "
-        "forms are read either way.",
+        "(Aletheia's cerebrm-era prompts; constrained decoding then writes that form). None "
+        "= the form of the evaluated rows' `chosen_answer` (a run config gives "
+        "`publish.answer_format`). Both forms are read either way.",
     )
     pairwise: bool = Field(
         True,
@@ -134,6 +150,23 @@ class EvalConfig(BaseModel):
         "`dpo.constrain_answer`). For models never trained on the format, whose free answers "
         "never parse; their scores then sit near the random baseline.",
     )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # Unset, left out: a run config's `evaluate:` dump (its card's copy) stays as it was.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("aletheia_src") is None:
+            data.pop("aletheia_src", None)
+        return data
+
+    @model_validator(mode="after")
+    def _one_wording(self) -> EvalConfig:
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

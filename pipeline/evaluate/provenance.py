@@ -27,6 +27,8 @@ GENERATION_FIELDS: tuple[str, ...] = (
     "style",
     "prompt_template",
     "system_template",
+    "aletheia_src",
+    "prompt_wording",
     "pairwise",
     "temperature",
     "top_p",
@@ -46,9 +48,12 @@ def provenance_path(responses: str | Path) -> Path:
 
 def generated_with(model: str, cfg: EvalConfig, backend: dict[str, Any]) -> dict[str, Any]:
     """The settings a model run generated its responses with."""
-    knobs = cfg.model_dump(mode="json")
+    from pipeline.common.verifier_prompt import wording
+    from pipeline.evaluate.runner import prompt_spec
+
+    knobs = cfg.model_dump(mode="json") | {"prompt_wording": wording(prompt_spec(cfg))}
     return {"model": model, "backend": backend} | {
-        f: knobs[f] for f in GENERATION_FIELDS if f not in ("model", "backend")
+        f: knobs.get(f) for f in GENERATION_FIELDS if f not in ("model", "backend")
     }
 
 

@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from pipeline.common.verifier_prompt import wording_line
 from pipeline.evaluate.provenance import describe
 
 ALETHEIA_COLUMNS = [
@@ -213,6 +214,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         if cfg.get("constrain_answer"):
             lines += [CONSTRAINED_NOTE, ""]
     lines += [answer_rule_line(report), ""]
+    if isinstance(report.get("prompt"), dict):  # the wording the prompts used
+        lines += [wording_line(report["prompt"]), ""]
     lines += _warnings(splits)
     lines += [f"> **Note**: {w}" for w in report.get("warnings", [])]
     lines += [""] if report.get("warnings") else []

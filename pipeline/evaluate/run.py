@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.hub_folder import read_config
+from pipeline.common.verifier_prompt import wording
 from pipeline.evaluate.checkpoint import GenerationLog
 from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
@@ -31,7 +32,7 @@ from pipeline.evaluate.responses import (
     read_responses,
     write_responses,
 )
-from pipeline.evaluate.runner import open_backend, sample_splits
+from pipeline.evaluate.runner import open_backend, prompt_spec, sample_splits
 from pipeline.evaluate.score import score_split
 from pipeline.sampling.backends.base import Backend
 
@@ -105,6 +106,11 @@ def evaluate(
         # file) the ones recorded beside it.
         "generated_with": settings,
         "answer_rule": answer_rule_record(cfg.answer_rule),
+        # Which wording the prompts used (ours, the user's templates or Aletheia's own); a
+        # scored file's prompts are the ones its `.generation.json` names.
+        "prompt": settings.get("prompt_wording")
+        if responses is not None
+        else wording(prompt_spec(cfg)),
         # A model run: the whole EvalConfig; scoring a file: only what scoring used.
         "config": cfg.model_dump()
         if responses is None

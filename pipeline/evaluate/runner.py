@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.answers import answer_choices
+from pipeline.common.answers import answer_choices, column_answer_format
 from pipeline.common.progress import track
 from pipeline.common.verifier_prompt import PromptSpec, build_messages
 from pipeline.evaluate.checkpoint import GenerationLog
@@ -25,12 +25,21 @@ from pipeline.sampling.seeds import derive_seed
 log = logging.getLogger(__name__)
 
 
-def prompt_spec(cfg: EvalConfig) -> PromptSpec:
+def prompt_spec(cfg: EvalConfig, rows: list[dict[str, Any]] | None = None) -> PromptSpec:
+    """The evaluation's prompt; it asks for the box form `cfg.answer_format` names, else the
+    one the rows' `chosen_answer` is published in (`letter` without rows)."""
+    form = cfg.answer_format
+    if form is None:
+        # rows without a gold answer (unlabelled) say nothing about the form
+        form = column_answer_format(
+            [r["chosen_answer"] for r in rows or [] if r.get("chosen_answer")]
+        )
     return PromptSpec(
         style=cfg.style,
         template=cfg.prompt_template,
         system_template=cfg.system_template,
-        answer_format=cfg.answer_format,
+        answer_format=form,
+        aletheia_src=cfg.aletheia_src,
     )
 
 
@@ -39,7 +48,7 @@ def eval_requests(
 ) -> list[GenerationRequest]:
     """A split's generation requests: the listwise prompt (K samples) per instance, and its
     round-robin pair prompts (one sample each) when `cfg.pairwise`."""
-    spec = prompt_spec(cfg)
+    spec = prompt_spec(cfg, rows)
     requests = []
     for i, r in enumerate(rows):
         cands, langs = r["candidates"], r["candidate_languages"]
@@ -66,7 +75,7 @@ def eval_requests(
                     # the same random numbers, correlating samples across instances.
                     seed=derive_seed(cfg.seed, split, r["instance_id"], tag),
                     answer_choices=(
-                        answer_choices(len(c), cfg.answer_format) if cfg.constrain_answer else None
+                        answer_choices(len(c), spec.answer_format) if cfg.constrain_answer else None
                     ),
                 )
             )

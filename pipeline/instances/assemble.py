@@ -298,7 +298,7 @@ def build_split(
         inst = _cap_per_problem(inst, spec, stats)
     else:
         inst = _balanced_lists(correct, incorrect, spec, config, stats)
-    inst = _as_instance_lists(inst, problems)
+    inst = _as_instance_lists(inst, problems, config.statement_cut)
     if spec.list_sizes is not None:
         inst = inst.filter(pl.col("size").is_in(spec.list_sizes))
     inst = _drop_long_prompts(inst, counter, config, stats)
@@ -452,7 +452,28 @@ def _fill_slots(
     )
 
 
-def _as_instance_lists(inst: pl.DataFrame, problems: pl.DataFrame) -> pl.DataFrame:
+def aletheia_statement_cut(statement: str) -> str:
+    """Aletheia's query: the statement up to its first `\\nExample\\n` or `\\nExamples\\n`
+    line, stripped (`cerebrm_datagen.py`, `listwise_eval_sets.py`:
+    `description.split("\\nExample\\n")[0].split("\\nExamples\\n")[0].strip()`)."""
+    return statement.split("\nExample\n")[0].split("\nExamples\n")[0].strip()
+
+
+def _query(statement_cut: str) -> pl.Expr:
+    """The `query` column: the ingested `prompt_statement` (its sample sections cut by
+    heading; the full statement when that is empty), or Aletheia's cut of the statement."""
+    if statement_cut == "aletheia":
+        return pl.col("statement").map_elements(aletheia_statement_cut, return_dtype=pl.String)
+    return (
+        pl.when(pl.col("prompt_statement").str.strip_chars() != "")
+        .then(pl.col("prompt_statement"))
+        .otherwise(pl.col("statement"))
+    )
+
+
+def _as_instance_lists(
+    inst: pl.DataFrame, problems: pl.DataFrame, statement_cut: str = "headings"
+) -> pl.DataFrame:
     """Members' lists under the instance column names, the group labels, query and source."""
     inst = inst.rename(
         {
@@ -468,13 +489,7 @@ def _as_instance_lists(inst: pl.DataFrame, problems: pl.DataFrame) -> pl.DataFra
         generator=_single_or_mixed("candidate_generators"),
         language=_single_or_mixed("candidate_languages"),
     )
-    info = problems.select(
-        "problem_id",
-        "source",
-        query=pl.when(pl.col("prompt_statement").str.strip_chars() != "")
-        .then(pl.col("prompt_statement"))
-        .otherwise(pl.col("statement")),
-    )
+    info = problems.select("problem_id", "source", query=_query(statement_cut))
     return inst.join(info, on="problem_id", how="left")
 
 
@@ -488,6 +503,7 @@ def _drop_long_prompts(
         inst.select("query", "candidates", "candidate_languages").iter_rows(),
         config.prompt_template,
         config.system_template,
+        aletheia_src=config.aletheia_src,
     )
     too_long = pl.Series(n_tokens, dtype=pl.Int64) > config.max_prompt_tokens
     stats["dropped_prompt_too_long"] = int(too_long.sum())

@@ -295,6 +295,21 @@ class AssembleConfig(StageConfig):
     system_template: str | None = Field(
         None, description="The instruct system-turn template file; None = our wording."
     )
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files): the prompts "
+        "measured for the cap are then in Aletheia's own wording (its src/prompts.py read with "
+        "`ast`); excludes the templates. None = the project's wording.",
+    )
+    statement_cut: Literal["headings", "aletheia"] = Field(
+        "headings",
+        description="The problem statement a row's `query` shows: headings, the ingested "
+        "`prompt_statement` (sample sections cut by heading, whitespace tidied; "
+        "`ingest.normalize`); aletheia, Aletheia's cut (`cerebrm_datagen.py`, "
+        "`listwise_eval_sets.py`): the full statement up to its first `\\nExample\\n` or "
+        "`\\nExamples\\n` line, stripped. It changes every prompt, its token count and so "
+        "which rows pass `max_prompt_tokens`.",
+    )
     min_candidates: int = Field(default=2, ge=2, le=5, description="Smallest list size.")
     max_candidates: int = Field(default=5, ge=2, le=5, description="Largest list size.")
     easy_max_pass_rate: float = Field(
@@ -334,6 +349,10 @@ class AssembleConfig(StageConfig):
         data = handler(self)
         if isinstance(data, dict) and data.get("eval_problems") == "heldout":
             data.pop("eval_problems", None)
+        if isinstance(data, dict) and data.get("aletheia_src") is None:
+            data.pop("aletheia_src", None)
+        if isinstance(data, dict) and data.get("statement_cut") == "headings":
+            data.pop("statement_cut", None)
         return data
 
     @model_validator(mode="after")
@@ -342,6 +361,11 @@ class AssembleConfig(StageConfig):
             raise ValueError("min_candidates must be <= max_candidates")
         if self.hard_min_pass_rate > self.hard_max_pass_rate:
             raise ValueError("hard_min_pass_rate must be <= hard_max_pass_rate")
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+            )
         if "SE" in self.exclude_verdicts or "AC" in self.exclude_verdicts:
             raise ValueError("exclude_verdicts: AC and SE are handled by the stage itself")
         names = [s.name for s in self.splits]

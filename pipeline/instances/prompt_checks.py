@@ -12,7 +12,13 @@ from typing import Any
 from pipeline.common.stage import CheckContext, Finding
 from pipeline.common.verifier_prompt import template_problem
 
-TEMPLATE_KEYS = (("prompt_template", "user"), ("system_template", "system"))
+# (config key, kind): a template file of a user or system turn, or a checkout of Aletheia
+# whose own prompts replace both (`aletheia_src`, pipeline/common/aletheia_prompts.py).
+TEMPLATE_KEYS = (
+    ("prompt_template", "user"),
+    ("system_template", "system"),
+    ("aletheia_src", "aletheia"),
+)
 
 
 def section_templates(prefix: str, section: Any) -> list[tuple[str, str, str]]:
@@ -25,11 +31,21 @@ def section_templates(prefix: str, section: Any) -> list[tuple[str, str, str]]:
     return out
 
 
+def prompt_styles(section: Any) -> tuple[str, ...]:
+    """The prompt styles a section builds: a DPO section its variants, an evaluation or
+    training prompt its style; assembly's cap needs the Think style (and measures the
+    Instruct one where the wording has it)."""
+    if hasattr(section, "variants"):
+        return tuple(section.variants)
+    return (section.style,) if hasattr(section, "style") else ("think",)
+
+
 def check_templates(prefix: str, section: Any, ctx: CheckContext) -> list[Finding]:
     named: dict[tuple[str, str], str] = ctx.facts.get("run_templates", {})
     out = []
     for where, path, kind in section_templates(prefix, section):
-        problem = template_problem(named.get((path, kind), where), path, kind)
+        where = named.get((path, kind), where)
+        problem = template_problem(where, path, kind, prompt_styles(section))
         if problem:
             out.append(Finding("templates", problem))
     return out

@@ -102,6 +102,18 @@ def _load(name: str) -> Any:
     return got
 
 
+def measured_styles(aletheia_src: str | None = None) -> tuple[str, ...]:
+    """The prompt styles the cap measures: Think and Instruct; with Aletheia's wording, the
+    Instruct one only where its prompt file has an Instruct system turn (Aletheia's own cap,
+    `_count_prompt_tokens`, measured Think-style prompts only)."""
+    if aletheia_src:
+        from pipeline.common.aletheia_prompts import read_aletheia_prompts
+
+        if read_aletheia_prompts(aletheia_src).instruct_system is None:
+            return ("think",)
+    return PROMPT_STYLES
+
+
 @dataclass(frozen=True)
 class TokenCounter:
     """Counts tokens of code and of rendered verifier prompts with one tokenizer."""
@@ -147,15 +159,17 @@ class TokenCounter:
         languages: list[str],
         template: str | None = None,
         system_template: str | None = None,
+        aletheia_src: str | None = None,
     ) -> list[str]:
         """The rendered Think and Instruct prompts of one row (Aletheia measured the longest
-        of its prompt variants)."""
+        of its prompt variants), in the wording the templates or `aletheia_src` give."""
         texts = []
-        for style in PROMPT_STYLES:
+        for style in measured_styles(aletheia_src):
             spec = PromptSpec(
                 style=style,  # type: ignore[arg-type]
                 template=template,
                 system_template=system_template if style == "instruct" else None,
+                aletheia_src=aletheia_src,
             )
             texts.append(self.render(build_messages(query, candidates, languages, spec)))
         return texts
@@ -167,9 +181,12 @@ class TokenCounter:
         languages: list[str],
         template: str | None = None,
         system_template: str | None = None,
+        aletheia_src: str | None = None,
     ) -> int:
         """The longest of the Think and Instruct prompts for one row."""
-        texts = self.prompt_texts(query, candidates, languages, template, system_template)
+        texts = self.prompt_texts(
+            query, candidates, languages, template, system_template, aletheia_src
+        )
         return max(self.count_texts(texts))
 
     def prompt_tokens_many(
@@ -178,11 +195,12 @@ class TokenCounter:
         template: str | None = None,
         system_template: str | None = None,
         batch_size: int = BATCH_SIZE,
+        aletheia_src: str | None = None,
     ) -> list[int]:
         """`prompt_tokens` of each (query, candidates, languages) row, in order: the rows are
         rendered, then tokenised `batch_size` texts per tokenizer call (same counts as one row
         at a time; tests/instances/test_tokens.py compares the two)."""
-        styles = len(PROMPT_STYLES)
+        styles = len(measured_styles(aletheia_src))
         out: list[int] = []
         chunk: list[str] = []
 
@@ -192,7 +210,9 @@ class TokenCounter:
             chunk.clear()
 
         for query, candidates, languages in rows:
-            chunk += self.prompt_texts(query, candidates, languages, template, system_template)
+            chunk += self.prompt_texts(
+                query, candidates, languages, template, system_template, aletheia_src
+            )
             if len(chunk) >= batch_size:
                 flush()
         if chunk:

@@ -52,8 +52,9 @@ class PolicyEvalConfig(BaseModel):
     system_prompt: bool = Field(True, description="Send the system turn.")
     enable_thinking: bool | None = Field(
         False,
-        description="Qwen3 chat templates think unless this is false; the paper's setting is "
-        "off. None = pass nothing (e.g. a hosted API that rejects unknown request fields).",
+        description="Qwen3 chat templates think unless this is false; off is this project's "
+        "choice, not a setting taken from the paper. None = pass nothing (e.g. a hosted API "
+        "that rejects unknown request fields).",
     )
     lint_select: list[str] = Field(
         default_factory=lambda: ["E", "F", "W", "B"],
@@ -136,9 +137,9 @@ class StudyConfig(BaseModel):
     )
     enable_thinking: bool = Field(
         False,
-        description="Qwen3 chat templates think unless told not to: the paper's setting is "
-        "off, for training rollouts and evaluation alike (templates without the switch "
-        "ignore it).",
+        description="Qwen3 chat templates think unless told not to: off is this project's "
+        "choice, not a setting taken from the paper, for training rollouts and evaluation "
+        "alike (templates without the switch ignore it).",
     )
     algorithm_rlvr: dict[str, dict[str, Any]] = Field(
         default_factory=lambda: {"gspo": {"epsilon": 3e-4, "epsilon_high": 4e-4}},

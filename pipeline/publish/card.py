@@ -25,6 +25,7 @@ from pipeline.common.hub_folder import split_glob
 from pipeline.publish import card_example
 from pipeline.publish import card_facts as F
 from pipeline.publish import card_sections as sections
+from pipeline.publish.card_cues import dpo_cues_md
 from pipeline.publish.card_example import example_yaml
 from pipeline.publish.card_positions import position_mix_md
 from pipeline.publish.checks import CheckResult
@@ -224,9 +225,12 @@ verifier prompt as chat messages (think: the user turn; instruct: the system and
 turns), `chosen` and `rejected` one assistant message each, the whole turn the verifier
 model wrote (a think turn starts with its pre-fill `<think>`). `DPOTrainer` renders the
 prompt with the model's chat template and a generation prompt, then the turn: the text the
-verifier generated. A chat template that rewrites an assistant turn's reasoning (some drop
-everything before `</think>`) changes what is trained: render a row with your tokenizer
-first.
+verifier generated. A chat template that rewrites an assistant turn changes what is trained:
+DeepSeek-R1-Distill's keeps only the text after the last `</think>`, so with it `DPOTrainer`
+trains on the box alone. For such a model, give `DPOTrainer` text rows instead: the prompt
+rendered with `continue_final_message` after an assistant turn holding `<think>\n`, and
+`chosen` / `rejected` the rest of each turn followed by EOS (the project's `aletheia train`
+does this; `aletheia train --show-example` prints what it trains on).
 
 ```python
 from datasets import load_dataset
@@ -331,6 +335,28 @@ def policy_note(run_config: dict[str, Any]) -> str:
         "reference lines, not reasoning. They exist so the pipeline's policy pools run end to "
         "end offline; the real-scale configs name real policy models.\n"
     )
+
+
+def prompt_wording_md(run_config: dict[str, Any]) -> str:
+    """The wording of the verifier prompt the rows were built with (the DPO rows' `prompt`,
+    the prompts measured for the token cap): the project's, the user's templates or
+    Aletheia's own, read from a checkout (`aletheia_src`) and named with its hash."""
+    from pipeline.common.verifier_prompt import PromptSpec, wording, wording_line
+
+    dpo = run_config.get("dpo") or {}
+    src = dpo.get("aletheia_src") or run_config.get("aletheia_src")
+    files = {k: dpo.get(k) or run_config.get(k) for k in ("prompt_template", "system_template")}
+    try:
+        spec = PromptSpec(
+            style="instruct" if files["system_template"] else "think",
+            template=None if src else files["prompt_template"],
+            system_template=None if src else files["system_template"],
+            aletheia_src=src,
+        )
+        return wording_line(wording(spec))
+    except (OSError, ValueError):  # the checkout or a template is not on this machine
+        named = src or ", ".join(f for f in files.values() if f)
+        return f"Verifier prompt: read from {named} (not readable where this card was written)."
 
 
 def checks_table(results: list[CheckResult]) -> str:
@@ -494,6 +520,8 @@ the whole row as YAML.
 
 {dpo_routes_md(tables)}
 
+{dpo_cues_md(tables)}
+
 ## What this build contains
 
 {sections.contents_md(facts, manifest.run_config)}
@@ -512,6 +540,7 @@ candidates, verdicts and responses are this build's own. Front-matter license: `
 - sandbox image: `{manifest.sandbox_image or "unknown"}`
 - seeds: {seeds_md}
 - run config (credentials redacted): [{RUN_CONFIG_FILE}]({RUN_CONFIG_FILE})
+- {prompt_wording_md(manifest.run_config)}
 {models_md}
 
 {policy_note(manifest.run_config)}

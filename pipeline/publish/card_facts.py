@@ -59,6 +59,10 @@ class SplitFacts:
     positions: dict[str, int] = field(default_factory=dict)  # gold letter -> rows
     # list size -> gold letter -> rows (with n candidates the correct one is at A..n)
     positions_by_size: dict[int, dict[str, int]] = field(default_factory=dict)
+    # the same over distinct source rows: Adv holds one copy of a Heldout row per bias type
+    # (`source_instance_id`), so its copies are not independent draws of the position
+    source_rows: int = 0
+    source_positions_by_size: dict[int, dict[str, int]] = field(default_factory=dict)
     origins: dict[str, int] = field(default_factory=dict)  # candidate origin -> candidates
     # origin -> candidate generator -> candidates
     origin_generators: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -105,6 +109,7 @@ def measure(config: str, split: str, table: pa.Table) -> SplitFacts:
     by_size: dict[int, Counter[str]] = {}
     for n, letter in zip(col["num_candidates"], letters, strict=True):
         by_size.setdefault(n, Counter())[letter] += 1
+    source_sizes = _by_source_row(table, col["num_candidates"], letters)
     bins = [0] * RATE_BINS
     for r in incorrect:
         bins[rate_bin(r)] += 1
@@ -121,6 +126,10 @@ def measure(config: str, split: str, table: pa.Table) -> SplitFacts:
         generators=_counts(col["generator"]),
         positions=dict(sorted(Counter(letters).items())),
         positions_by_size={n: dict(sorted(c.items())) for n, c in sorted(by_size.items())},
+        source_rows=sum(sum(c.values()) for c in source_sizes.values()),
+        source_positions_by_size={
+            n: dict(sorted(c.items())) for n, c in sorted(source_sizes.items())
+        },
         origins=dict(sorted(origins.items(), key=lambda kv: (-kv[1], kv[0]))),
         origin_generators={o: _counts(list(c.elements())) for o, c in sorted(origin_gens.items())},
         mixed_origin_rows=sum(len(set(o)) > 1 for o in col["candidate_origins"]),
@@ -130,6 +139,30 @@ def measure(config: str, split: str, table: pa.Table) -> SplitFacts:
         incorrect_pass_rates=(min(incorrect), max(incorrect)) if incorrect else None,
         incorrect_rate_bins=tuple(bins),
     )
+
+
+def _by_source_row(
+    table: pa.Table, sizes: list[int], letters: list[str]
+) -> dict[int, Counter[str]]:
+    """Gold positions per list size over distinct source rows: a row edited from another
+    (`source_instance_id`: Adv's copies, one per bias type) counts once with its source (the
+    first of them met); any other row counts as itself (`instance_id`)."""
+
+    def column(name: str) -> list:  # a hand-made table in a test may lack the id columns
+        names = table.column_names
+        return table.column(name).to_pylist() if name in names else [None] * table.num_rows
+
+    sources = column("source_instance_id")
+    ids = [iid or str(i) for i, iid in enumerate(column("instance_id"))]
+    seen: set[str] = set()
+    out: dict[int, Counter[str]] = {}
+    for src, iid, n, letter in zip(sources, ids, sizes, letters, strict=True):
+        key = src or iid
+        if key in seen:
+            continue
+        seen.add(key)
+        out.setdefault(n, Counter())[letter] += 1
+    return out
 
 
 _INSTANCE_COLUMNS = (

@@ -89,7 +89,11 @@ DATA_FIELDS: list[tuple[str, str, str]] = [
     (
         "modification",
         "string (nullable)",
-        "adv, mixed: the row's one bias type (its edits are all of this type); else null",
+        (
+            "adv, mixed: the row's one bias type (its edits are all of this type); else null; "
+            "Aletheia's label (e.g. `authority_bias_rejected`) in a build published with "
+            "`publish.modification_labels: aletheia`"
+        ),
     ),
     ("instance_id", "string", "names the row: hash of its problem, ordered candidates and split"),
     (

@@ -3,7 +3,9 @@ invariant checks' `CheckConfig`) and `HubSection` (where, and whether, the relea
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from pipeline.common.answers import AnswerFormat
 from pipeline.common.config import Section
@@ -54,6 +56,21 @@ class PublishConfig(BaseModel):
         description="chosen_answer (and DPO's rejected_answer) as the bare letter `A`, or as "
         "Aletheia's `[[A]]` for users who feed the rows to Aletheia's own scripts.",
     )
+    modification_labels: Literal["project", "aletheia"] = Field(
+        "project",
+        description="Adv / Mixed rows' `modification` as our bias type names (`authority`, "
+        "...), or as Aletheia's labels for the six types its Adv set has "
+        "(`authority_bias_rejected`, ...; src/rq4_datagen.py), so filters written for "
+        "Aletheia's data match; other types keep their names.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # Left out at its default: the card's run config and the stage key stay as they were.
+        data = handler(self)
+        if isinstance(data, dict) and data.get("modification_labels") == "project":
+            data.pop("modification_labels", None)
+        return data
 
 
 class HubSection(Section):

@@ -31,6 +31,7 @@ from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import enforce, run_checks
 from pipeline.publish.config import HubSection, PublishConfig
 from pipeline.publish.hub_checks import check_hub
+from pipeline.publish.labels import tables_with_modification_labels
 from pipeline.publish.layout import (
     MANIFEST,
     BuildManifest,
@@ -128,9 +129,14 @@ def _publish(ctx: ShardContext[PublishCall]) -> Stats:
     load_from = _load_from(ctx.config, ctx.inputs, hub_dir)
 
     fmt = config.answer_format  # every split is published in the same answer form
-    tables = tables_with_answer_format(load_tables(build_dir, manifest), fmt)
+    labels = config.modification_labels  # and with the same bias labels
+    tables = tables_with_modification_labels(
+        tables_with_answer_format(load_tables(build_dir, manifest), fmt), labels
+    )
     _require(tables, config.require_configs)
-    test_tables = tables_with_answer_format(load_test_tables(build_dir, manifest), fmt)
+    test_tables = tables_with_modification_labels(
+        tables_with_answer_format(load_test_tables(build_dir, manifest), fmt), labels
+    )
     splits = split_tables(tables, test_tables)
     results = enforce(run_checks(tables, config.checks, splits))
 

@@ -101,8 +101,9 @@ def eval_split(cfg: AblationConfig) -> str | None:
 
 
 def eval_config(cfg: AblationConfig, recipe: str) -> Any:
-    """The same protocol for every cell; only the prompt style follows the recipe (an Instruct
-    verifier is asked with the Instruct prompt, as it was trained)."""
+    """The same protocol for every cell; only the prompt follows the recipe (an Instruct
+    verifier is asked with the Instruct prompt, as it was trained, in the wording it was
+    trained with)."""
     from pipeline.evaluate.config import EvalConfig
 
     tcfg = train_config(cfg, recipe)
@@ -112,6 +113,12 @@ def eval_config(cfg: AblationConfig, recipe: str) -> Any:
         "style": tcfg.prompt.style,
         "prompt_template": tcfg.prompt.prompt_template,
         "system_template": tcfg.prompt.system_template,
+        # the wording and box form the cell trained with (unset: ours, the rows' form)
+        **{
+            k: v
+            for k in ("aletheia_src", "answer_format")
+            if (v := getattr(tcfg.prompt, k)) is not None
+        },
     }
     split = eval_split(cfg)
     if split is not None:

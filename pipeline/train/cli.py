@@ -15,6 +15,24 @@ import typer
 from pipeline.evaluate.cli import check_templates
 from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
 
+CONFIGS_DIR = Path(__file__).resolve().parents[2] / "configs"
+
+
+def build_hint(data_dir: Path, configs_dir: Path = CONFIGS_DIR) -> str:
+    """How to build the missing Hub folder `data_dir`: the run config in `configs_dir` whose
+    `out_dir`/hub it is (the demo's: configs/demo.yaml), else the generic command."""
+    import yaml
+
+    want = data_dir.expanduser().resolve()
+    for path in sorted(configs_dir.glob("*.yaml")):
+        try:
+            out = (yaml.safe_load(path.read_text()) or {}).get("out_dir")
+        except (OSError, yaml.YAMLError, AttributeError):
+            continue
+        if isinstance(out, str) and (Path(out).expanduser().resolve() / "hub") == want:
+            return f"build it first (aletheia build-train --config configs/{path.name})"
+    return "build the dataset first (aletheia build-train) or point data.dir at one"
+
 
 def _check_data(where: str, data_dir: Path, config: str) -> None:
     """The rows to train on exist (pipeline.common.hub_folder.config_path's places), checked
@@ -23,8 +41,8 @@ def _check_data(where: str, data_dir: Path, config: str) -> None:
 
     if not data_dir.is_dir():
         raise UserError(
-            f"{where}data.dir: no such folder {data_dir}{near_path(data_dir)}; build the "
-            "dataset first (aletheia build-train) or point data.dir at one"
+            f"{where}data.dir: no such folder {data_dir}{near_path(data_dir)}; "
+            f"{build_hint(data_dir)}"
         )
     if not any(p.exists() for p in (data_dir / config, data_dir / f"{config}.parquet")):
         from pipeline.errors import did_you_mean
@@ -54,6 +72,14 @@ def register(app: typer.Typer) -> None:
         lora: Annotated[
             bool, typer.Option("--lora", help="the recipe's LoRA variant, where Aletheia has one")
         ] = False,
+        snapshot: Annotated[
+            str | None,
+            typer.Option(
+                "--snapshot",
+                help="another stored version of Aletheia's files for the recipe, e.g. "
+                "grpo-think's 4d57bde (docs/training.md)",
+            ),
+        ] = None,
         data: Annotated[
             Path | None,
             typer.Option("--data", help="published dataset folder (sets data.dir of either)"),
@@ -81,6 +107,16 @@ def register(app: typer.Typer) -> None:
                 "--show", help="print the config (a cell's: and launch command); train nothing"
             ),
         ] = False,
+        show_example: Annotated[
+            int | None,
+            typer.Option(
+                "--show-example",
+                min=1,
+                help="print the first N training examples as the trainer sees them (decoded "
+                "prompt and loss tokens, counts, max_length cuts); loads the tokenizer only, "
+                "trains nothing",
+            ),
+        ] = None,
         engine: EngineOpt = None,
         url: UrlOpt = None,
         token_file: TokenFileOpt = None,
@@ -94,7 +130,8 @@ def register(app: typer.Typer) -> None:
         if (config is None) == (recipe is None):
             raise typer.BadParameter("give exactly one of --config or --recipe (with --size)")
         if config is not None:
-            zoo = [f for f, v in (("--size", size), ("--budget", budget), ("--lora", lora)) if v]
+            zoo = [f for f, v in (("--size", size), ("--budget", budget), ("--lora", lora),
+                                  ("--snapshot", snapshot)) if v]  # fmt: skip
             if zoo:
                 raise typer.BadParameter(f"{', '.join(zoo)}: picks a zoo cell, only with --recipe")
             where = f"{config}: "
@@ -114,7 +151,7 @@ def register(app: typer.Typer) -> None:
             if size is None:
                 raise typer.BadParameter("--recipe needs --size (1.5b, 7b or 14b)")
             where = f"--recipe {recipe} --size {size}: "
-            cell = Cell(recipe, size, budget, lora)  # type: ignore[arg-type]
+            cell = Cell(recipe, size, budget, lora, snapshot)  # type: ignore[arg-type]
             cfg = cell_config(
                 cell, data_dir=data, output_dir=out, model=model, overrides=parse_sets(sets or [])
             )
@@ -135,6 +172,14 @@ def register(app: typer.Typer) -> None:
         if given:
             sandbox = cfg.rlvr.sandbox.overridden(engine, url, token_file)
             cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"sandbox": sandbox})})
+        if show_example is not None:  # the data first: a missing demo folder says what to build
+            _check_data(where, cfg.data.dir, cfg.data.config)
+            require_model(cfg.model, f"{where}model")
+            check_templates(f"{where}prompt.", cfg.prompt)
+            from pipeline.train.show_example import show_examples
+
+            typer.echo(show_examples(cfg, show_example))
+            return
         require_model(cfg.model, f"{where}model")
         _check_data(where, cfg.data.dir, cfg.data.config)
         check_templates(f"{where}prompt.", cfg.prompt)

@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from pipeline.common.answers import AnswerFormat
 from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
@@ -189,10 +190,47 @@ class PromptSettings(_Section):
     system_template: str | None = Field(
         None, description="instruct: the system-turn template file; None = our wording."
     )
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files, e.g. "
+        "src/cerebrm_prompts.py): the prompt is then Aletheia's own wording, its constants "
+        "read from src/prompts.py with `ast`, never run (pipeline/common/aletheia_prompts.py); "
+        "excludes prompt_template / system_template. None = the project's wording.",
+    )
+    answer_format: AnswerFormat | None = Field(
+        None,
+        description="The box our prompt asks for and the only one the format reward accepts: "
+        "`letter` (\\boxed{A}) or `bracketed` (\\boxed{[[A]]}, a release published with "
+        "`publish.answer_format: bracketed`). None = the form of the rows' `chosen_answer`.",
+    )
 
-    def spec(self) -> PromptSpec:
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        # Unset, left out: a cell's dump (the ablation's cache key) stays what it was.
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("aletheia_src", "answer_format"):
+                if data.get(key) is None:
+                    data.pop(key, None)
+        return data
+
+    @model_validator(mode="after")
+    def _one_wording(self) -> PromptSettings:
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "prompt.aletheia_src: Aletheia's wording replaces prompt_template / "
+                "system_template; give one or the other"
+            )
+        return self
+
+    def spec(self, answer_format: AnswerFormat = "letter") -> PromptSpec:
+        """The prompt spec; `answer_format` is the rows' form, used unless the config sets one."""
         return PromptSpec(
-            style=self.style, template=self.prompt_template, system_template=self.system_template
+            style=self.style,
+            template=self.prompt_template,
+            system_template=self.system_template,
+            answer_format=self.answer_format or answer_format,
+            aletheia_src=self.aletheia_src,
         )
 
 
@@ -478,8 +516,9 @@ class RlvrSettings(TrlSection):
     )
     enable_thinking: bool | None = Field(
         False,
-        description="Qwen3 chat templates think unless told not to; the paper's setting is "
-        "off. None = pass nothing (templates without the switch ignore it either way).",
+        description="Qwen3 chat templates think unless told not to; off is this project's "
+        "choice, not a setting taken from the paper. None = pass nothing (templates without "
+        "the switch ignore it either way).",
     )
     lint_select: list[str] = Field(
         default_factory=lambda: ["E", "F", "W", "B"],

@@ -34,6 +34,12 @@ def render_prefilled(messages: list[dict[str, str]], tokenizer: Any) -> str:
     template writes is dropped when the tokenizer adds its own, so it is not doubled.
     """
     text = tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)
+    return without_template_bos(text, tokenizer)
+
+
+def without_template_bos(text: str, tokenizer: Any) -> str:
+    """`text` without the BOS its chat template wrote when the tokenizer adds one itself
+    (R1-Distill's template and tokenizer both do): tokenized, it starts with one BOS."""
     bos = getattr(tokenizer, "bos_token", None)
     if bos and text.startswith(bos) and tokenizer("").input_ids[:1] == [tokenizer.bos_token_id]:
         text = text[len(bos) :]
@@ -61,6 +67,18 @@ def verifier_prompt_rows(table: pa.Table, spec: PromptSpec, tokenizer: Any) -> D
 
 
 _STYLE_OF_VARIANT = {"think": "think", "instruct": "instruct", "no_think": "instruct"}
+
+
+def rows_of_style(table: pa.Table, style: str) -> pa.Table:
+    """A DPO config's rows whose responses answer a prompt of `style`, where the config holds
+    pairs of several styles (a build with `dpo.variants: [think, instruct]`): a verifier is
+    trained on one. A config with no row of `style` is returned whole, so the trainer's check
+    names the rows' style."""
+    if "prompt_variant" not in table.column_names:
+        return table
+    variants = table.column("prompt_variant").to_pylist()
+    keep = [i for i, v in enumerate(variants) if _STYLE_OF_VARIANT.get(v or style) == style]
+    return table.take(keep) if keep else table
 
 
 def _check_style(r: dict[str, Any], i: int, spec: PromptSpec) -> None:
@@ -93,14 +111,16 @@ def _published_turns(r: dict[str, Any], i: int, spec: PromptSpec) -> tuple[list,
                 f"row {i} (prompt_id={r.get('prompt_id')}): field {field}: expected chat "
                 f"messages, got {str(turns)[:80]!r}"
             )
-    if spec.template or spec.system_template:  # the config names a wording: the rows' must be it
+    # the config names a wording: the rows' must be it
+    if spec.template or spec.system_template or spec.aletheia_src:
         expected, _ = preference_turns(_messages(r, i, spec), "")
         if r["prompt"] != expected:
             raise ValueError(
                 f"row {i} (prompt_id={r.get('prompt_id')}): field prompt: not the prompt that "
-                "the config's prompt.prompt_template / prompt.system_template build from the "
-                "row; the responses answered the published prompt: set the templates the DPO "
-                "build used, or none to train on the prompt as published"
+                "the config's prompt.prompt_template / prompt.system_template / "
+                "prompt.aletheia_src build from the row; the responses answered the published "
+                "prompt: set the wording the DPO build used, or none to train on the prompt as "
+                "published"
             )
     return r["prompt"], r["chosen"], r["rejected"]
 

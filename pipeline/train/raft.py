@@ -32,10 +32,10 @@ from typing import Any
 
 from datasets import Dataset
 
-from pipeline.common.answers import gold_letter, parse_answer, valid_options
+from pipeline.common.answers import answer_choices, column_answer_format, gold_letter, parse_answer
 from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.common.hub_folder import read_config
-from pipeline.common.verifier_prompt import build_messages, prefill
+from pipeline.common.verifier_prompt import PromptSpec, build_messages, prefill
 from pipeline.sampling.backends.base import GenerationRequest
 from pipeline.sampling.seeds import derive_seed
 from pipeline.train.common import last_checkpoint, save_final
@@ -68,11 +68,17 @@ def episode_rows(cfg: TrainConfig) -> list[dict[str, Any]]:
     return rows
 
 
-def _messages(r: dict[str, Any], i: int, cfg: TrainConfig) -> list[dict[str, str]]:
+def prompt_spec(cfg: TrainConfig, rows: list[dict[str, Any]]) -> PromptSpec:
+    """The config's prompt, asking for the box form the rows' `chosen_answer` is in (unless
+    `prompt.answer_format` names one)."""
+    return cfg.prompt.spec(column_answer_format([r["chosen_answer"] for r in rows]))
+
+
+def _messages(
+    r: dict[str, Any], i: int, cfg: TrainConfig, spec: PromptSpec
+) -> list[dict[str, str]]:
     try:
-        return build_messages(
-            r["query"], r["candidates"], r["candidate_languages"], cfg.prompt.spec()
-        )
+        return build_messages(r["query"], r["candidates"], r["candidate_languages"], spec)
     except ValueError as e:
         raise ValueError(f"{cfg.data.config} row {i} (prompt_id={r.get('prompt_id')}): {e}") from e
 
@@ -110,19 +116,23 @@ def generation_fingerprint(cfg: TrainConfig, episode: int, model: str) -> str:
 
 def requests(rows: list[dict[str, Any]], cfg: TrainConfig, episode: int) -> list[GenerationRequest]:
     r = cfg.raft
+    spec = prompt_spec(cfg, rows)
     out = []
     for i, row in enumerate(rows):
         n = row["num_candidates"]
         out.append(
             GenerationRequest(
                 request_id=f"raft:{episode}:{i}",
-                messages=_messages(row, i, cfg),
+                messages=_messages(row, i, cfg, spec),
                 n=r.num_generations,
                 temperature=r.temperature,
                 top_p=r.top_p,
                 max_tokens=r.budget,
                 seed=derive_seed(cfg.optim.seed, episode, row.get("instance_id") or i),
-                answer_choices=list(valid_options(n)) if r.constrain_answer else None,
+                # constrained decoding writes the box the prompt asks for
+                answer_choices=answer_choices(n, spec.answer_format)
+                if r.constrain_answer
+                else None,
             )
         )
     return out
@@ -321,7 +331,7 @@ def _forget_training(cfg: TrainConfig, episode: int) -> None:
 
 def sft_dataset(cfg: TrainConfig, rows: list[dict[str, Any]], samples: list[dict]) -> Dataset:
     """The kept responses as prompt-completion rows (the prefill leads the completion)."""
-    spec = cfg.prompt.spec()
+    spec = prompt_spec(cfg, rows)
     data = []
     for s in samples:
         if not s.get("kept"):
@@ -355,7 +365,7 @@ def episode_trainer(
     fine-tunes `train_model` (default: `model`, the one sampled from) on the kept responses."""
     from trl import SFTConfig, SFTTrainer
 
-    from pipeline.train.verifier import trl_trainer
+    from pipeline.train.verifier import sequence_trainer
 
     samples, stats = generate(cfg, episode, model, draw)
     if stats["rows_kept"] == 0:
@@ -370,7 +380,9 @@ def episode_trainer(
     ep_cfg = cfg.model_copy(
         update={"model": train_model or model, "output_dir": train_dir(cfg, episode)}
     )
-    return trl_trainer(SFTTrainer, SFTConfig, ep_cfg, episode_sft_args(cfg), dataset, callbacks)
+    return sequence_trainer(
+        SFTTrainer, SFTConfig, ep_cfg, episode_sft_args(cfg), dataset, callbacks
+    )
 
 
 def run_earlier_episodes(cfg: TrainConfig, make_trainer: Any = None) -> str:

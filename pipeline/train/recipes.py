@@ -4,12 +4,14 @@ Each recipe is one file in `configs/train/zoo/<recipe>.yaml`: the TrainConfig fi
 cell shares (`config:`), then per size the base model and Aletheia's per-scale settings
 (`sizes:` - batch, accumulation, vLLM colocate memory and tensor parallelism, the DeepSpeed
 stage and process count it was launched with), and where it has them the LoRA variants
-(`lora:`) and reasoning budgets (`budgets:`). A cell is
+(`lora:`), reasoning budgets (`budgets:`) and other stored versions of Aletheia's files that
+disagree with the default (`snapshots:`, picked with `--snapshot`). A cell is
 
     aletheia train --recipe grpo-think --size 7b --budget 4k --data DIR
 
-which builds the TrainConfig from those layers (later wins): the recipe's `config`, the size,
-the LoRA variant, the budget, then the command's own `--data` / `--out` / `--model` / `--set`.
+which builds the TrainConfig from those layers (later wins): the recipe's `config`, the
+snapshot's `config`, the size, the snapshot's size, the LoRA variant, the budget, then the
+command's own `--data` / `--out` / `--model` / `--set`.
 `python -m pipeline.train.recipes --table` prints the grid as docs/training.md shows it.
 """
 
@@ -44,6 +46,11 @@ RECIPE_ORDER: tuple[str, ...] = (
     "batchonline-grpo-think",
     "star-think",
     "restem-think",
+    "dpo-instruct",
+    "star-instruct",
+    "restem-instruct",
+    "genrm-think",
+    "genrm-instruct",
 )
 
 
@@ -68,11 +75,13 @@ class Cell:
     size: str
     budget: str | None
     lora: bool
+    snapshot: str | None = None  # another stored version of Aletheia's files (`snapshots:`)
 
     @property
     def name(self) -> str:
         parts = [self.recipe, self.size] + ([self.budget] if self.budget else [])
-        return "-".join(parts + (["lora"] if self.lora else []))
+        parts += ["lora"] if self.lora else []
+        return "-".join(parts + ([self.snapshot] if self.snapshot else []))
 
 
 @cache
@@ -107,7 +116,7 @@ def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _size_layer(spec: dict[str, Any], size: str, lora: bool) -> dict[str, Any]:
+def _size_layer(spec: dict[str, Any], size: str) -> dict[str, Any]:
     recipe = spec["recipe"]
     sizes = spec.get("sizes") or {}
     if size not in sizes:
@@ -115,16 +124,37 @@ def _size_layer(spec: dict[str, Any], size: str, lora: bool) -> dict[str, Any]:
             f"--size {size}: recipe {recipe} has sizes {', '.join(sizes)} "
             "(Aletheia has no per-scale config for the others)"
         )
-    layer = {k: v for k, v in sizes[size].items() if k not in ("source", "launch")}
-    if lora:
-        variants = spec.get("lora") or {}
-        if size not in variants:
-            raise RecipeError(
-                f"--lora: recipe {recipe} has a LoRA variant at "
-                f"{', '.join(variants) or 'no size'}; Aletheia trains the others in full"
-            )
-        layer = merge(layer, {k: v for k, v in variants[size].items() if k != "source"})
-    return layer
+    return {k: v for k, v in sizes[size].items() if k not in ("source", "launch")}
+
+
+def _lora_layer(spec: dict[str, Any], size: str, lora: bool) -> dict[str, Any]:
+    if not lora:
+        return {}
+    variants = spec.get("lora") or {}
+    if size not in variants:
+        raise RecipeError(
+            f"--lora: recipe {spec['recipe']} has a LoRA variant at "
+            f"{', '.join(variants) or 'no size'}; Aletheia trains the others in full"
+        )
+    return {k: v for k, v in variants[size].items() if k != "source"}
+
+
+def _snapshot_layers(
+    spec: dict[str, Any], snapshot: str | None, size: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the snapshot's recipe-wide layer, its layer for `size`); empty without --snapshot."""
+    if snapshot is None:
+        return {}, {}
+    snapshots = spec.get("snapshots") or {}
+    if snapshot not in snapshots:
+        have = "; ".join(f"{k} ({v.get('note', '')})" for k, v in snapshots.items()) or "none"
+        raise RecipeError(
+            f"--snapshot {snapshot}: recipe {spec['recipe']} has snapshots: {have} "
+            "(the default follows the version docs/aletheia-conformance.md names)"
+        )
+    snap = snapshots[snapshot]
+    sized = (snap.get("sizes") or {}).get(size, {})
+    return snap.get("config") or {}, {k: v for k, v in sized.items() if k != "source"}
 
 
 def _budget_layer(spec: dict[str, Any], budget: str | None) -> dict[str, Any]:
@@ -163,8 +193,10 @@ def parse_sets(pairs: list[str]) -> dict[str, Any]:
 def cell_dict(cell: Cell) -> dict[str, Any]:
     """The TrainConfig fields of a cell, before the command's own settings."""
     spec = _zoo_file(cell.recipe)
-    layers = [spec["config"], _size_layer(spec, cell.size, cell.lora),
-              _budget_layer(spec, cell.budget)]  # fmt: skip
+    size = _size_layer(spec, cell.size)
+    snap_config, snap_size = _snapshot_layers(spec, cell.snapshot, cell.size)
+    layers = [spec["config"], snap_config, size, snap_size,
+              _lora_layer(spec, cell.size, cell.lora), _budget_layer(spec, cell.budget)]  # fmt: skip
     out: dict[str, Any] = {}
     for layer in layers:
         out = merge(out, layer)
@@ -206,9 +238,10 @@ def launch_command(cell: Cell, extra: str = "") -> str:
     lc = launch(cell)
     budget = f" --budget {cell.budget}" if cell.budget else ""
     lora = " --lora" if cell.lora else ""
+    snapshot = f" --snapshot {cell.snapshot}" if cell.snapshot else ""
     return (
         f"accelerate launch --config_file {lc.accelerate_config} --num_processes {lc.num_processes} "
-        f"-m aletheia train --recipe {cell.recipe} --size {cell.size}{budget}{lora}{extra}"
+        f"-m aletheia train --recipe {cell.recipe} --size {cell.size}{budget}{lora}{snapshot}{extra}"
     )
 
 

@@ -10,7 +10,9 @@ so the wrappers do, from the dataset's `prefill` column). Answers are read by th
 - accuracy: 1 when the answer is the gold letter, else 0 (a box inside the thinking earns
   nothing; an invalid answer earns 0).
 - format: 0 when the response is well formed for its style (`answers.well_formed`, Aletheia's
-  check), else -1 (`-format_penalty`, our option; Aletheia's value is 1).
+  check), its box in the form the prompt asked for (`\\boxed{A}`, or `\\boxed{[[A]]}` for a
+  bracketed release, as `cerebrm_rewards.py`), else -1 (`-format_penalty`, our option;
+  Aletheia's value is 1).
 - overlong: DAPO's soft overlong punishment on the completion's token count L, budget L_max,
   buffer L_buf: 0 while L <= L_max - L_buf, then (L_max - L_buf - L) / L_buf down to -1 at
   L_max, -1 beyond. Aletheia's buffer: 1024 tokens for budgets up to 4096, else 2048.
@@ -31,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.common.answers import (
+    AnswerFormat,
     ResponseStyle,
     gold_letter,
     is_correct,
@@ -65,9 +68,15 @@ def accuracy_reward(text: str, gold: str, num_candidates: int) -> float:
 
 
 def format_reward(
-    text: str, num_candidates: int, style: ResponseStyle, penalty: float = 1.0
+    text: str,
+    num_candidates: int,
+    style: ResponseStyle,
+    penalty: float = 1.0,
+    answer_format: AnswerFormat | None = None,
 ) -> float:
-    return 0.0 if well_formed(text, num_candidates, style) else -penalty
+    """0 when well formed, with the box in `answer_format` (the form the prompt asked for;
+    None: either form), else -penalty."""
+    return 0.0 if well_formed(text, num_candidates, style, answer_format) else -penalty
 
 
 def aletheia_overlong_buffer(budget: int) -> int:
@@ -127,8 +136,10 @@ def make_reward_funcs(
     budget: int,
     overlong_buffer: int,
     format_penalty: float = 1.0,
+    answer_format: AnswerFormat | None = None,
 ) -> list[RewardFunc]:
-    """The TRL reward callables for `names` (see VERIFIER_REWARDS)."""
+    """The TRL reward callables for `names` (see VERIFIER_REWARDS); the format reward takes
+    only the box form `answer_format` (the one the prompt asked for)."""
 
     def accuracy(completions, chosen_answer, num_candidates, prefill=None, **_: Any):
         texts = _texts(completions, prefill)
@@ -140,7 +151,7 @@ def make_reward_funcs(
     def format_(completions, num_candidates, prefill=None, **_: Any):
         texts = _texts(completions, prefill)
         return [
-            format_reward(t, n, style, format_penalty)
+            format_reward(t, n, style, format_penalty, answer_format)
             for t, n in zip(texts, num_candidates, strict=True)
         ]
 

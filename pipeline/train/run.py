@@ -87,6 +87,10 @@ def train(
         "train_loss": result.training_loss,
         "last_log": steps[-1] if steps else None,
     }
+    if cfg.method != "rlvr":  # a verifier: which wording its prompts were in
+        from pipeline.common.verifier_prompt import wording
+
+        summary["prompt"] = wording(cfg.prompt.spec())
     if cfg.method in ("raft", "star", "restem"):  # episodes: what sampling and each cost
         from pipeline.train.raft import raft_summary
         from pipeline.train.self_training import as_raft

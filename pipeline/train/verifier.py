@@ -9,9 +9,12 @@ Aletheia's method configs (docs/training.md, docs/aletheia-conformance.md).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from pipeline.common.answers import column_answer_format
 from pipeline.common.hub_folder import read_config
+from pipeline.common.verifier_prompt import PromptSpec
 from pipeline.train.common import (
     base_trainer_args,
     check_fills_a_batch,
@@ -19,8 +22,10 @@ from pipeline.train.common import (
     with_overrides,
 )
 from pipeline.train.config import TrainConfig, VllmSettings
-from pipeline.train.data import preference_rows, sft_rows, verifier_prompt_rows
+from pipeline.train.data import preference_rows, rows_of_style, sft_rows, verifier_prompt_rows
 from pipeline.train.rewards import make_reward_funcs
+
+log = logging.getLogger(__name__)
 
 
 def vllm_args(v: VllmSettings) -> dict[str, Any]:
@@ -64,8 +69,37 @@ def trl_trainer(
     return trainer
 
 
+def sequence_trainer(
+    trainer_cls: Any,
+    config_cls: Any,
+    cfg: TrainConfig,
+    args: dict[str, Any],
+    dataset: Any,
+    callbacks: list[Any],
+) -> Any:
+    """A DPO or SFT trainer on conversational rows, rendered to text by the project
+    (pipeline.train.sequences: the reasoning kept whatever the chat template does), with the
+    training tokenizer (pipeline.train.tokenizer: a pad that is not EOS)."""
+    from pipeline.train.sequences import as_text
+    from pipeline.train.tokenizer import training_tokenizer
+
+    tok = training_tokenizer(cfg.model, with_overrides(args, cfg).get("pad_token"))
+    log.info("%s: %s", cfg.name, tok.describe())
+    dataset = as_text(dataset, tok.tokenizer)
+    return trl_trainer(trainer_cls, config_cls, cfg, args, dataset, callbacks,
+                       processing_class=tok.tokenizer)  # fmt: skip
+
+
 def _rows(cfg: TrainConfig) -> Any:
     return read_config(cfg.data.dir, cfg.data.config, cfg.data.limit, cfg.data.split)
+
+
+def rows_and_spec(cfg: TrainConfig) -> tuple[Any, PromptSpec]:
+    """The rows and the prompt spec, asking for the box form the rows' `chosen_answer` is
+    published in (`publish.answer_format`) unless `prompt.answer_format` names one."""
+    rows = _rows(cfg)
+    form = column_answer_format(rows.column("chosen_answer").to_pylist())
+    return rows, cfg.prompt.spec(form)
 
 
 def clip_high(args: dict[str, Any]) -> dict[str, Any]:
@@ -99,14 +133,16 @@ def build_grpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     tokenizer = AutoTokenizer.from_pretrained(cfg.model)  # renders prefilled prompts (data.py)
     names = list(g.rewards)
     args = grpo_args(cfg)
+    rows, spec = rows_and_spec(cfg)
     reward_funcs = make_reward_funcs(
         names,
         style=cfg.prompt.style,
         budget=g.max_completion_length,
         overlong_buffer=g.buffer,
         format_penalty=g.format_penalty,
+        answer_format=spec.answer_format,  # the form the prompt asks for, and only that one
     )
-    dataset = verifier_prompt_rows(_rows(cfg), cfg.prompt.spec(), tokenizer)
+    dataset = verifier_prompt_rows(rows, spec, tokenizer)
     return trl_trainer(GRPOTrainer, GRPOConfig, cfg, args, dataset, callbacks,
                     reward_funcs=reward_funcs, processing_class=tokenizer)  # fmt: skip
 
@@ -119,8 +155,9 @@ def build_dpo(cfg: TrainConfig, callbacks: list[Any]) -> Any:
     from trl import DPOConfig, DPOTrainer
 
     args = dpo_args(cfg)
-    dataset = preference_rows(_rows(cfg), cfg.prompt.spec())
-    return trl_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
+    rows, spec = rows_and_spec(cfg)
+    dataset = preference_rows(rows_of_style(rows, cfg.prompt.style), spec)
+    return sequence_trainer(DPOTrainer, DPOConfig, cfg, args, dataset, callbacks)
 
 
 def sft_args(cfg: TrainConfig) -> dict[str, Any]:
@@ -139,5 +176,6 @@ def build_sft(cfg: TrainConfig, callbacks: list[Any]) -> Any:
 
         dataset = external_sft_rows(cfg)
     else:
-        dataset = sft_rows(_rows(cfg), cfg.prompt.spec())
-    return trl_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)
+        rows, spec = rows_and_spec(cfg)
+        dataset = sft_rows(rows_of_style(rows, cfg.prompt.style), spec)
+    return sequence_trainer(SFTTrainer, SFTConfig, cfg, args, dataset, callbacks)

@@ -190,3 +190,48 @@ def test_d2_the_card_lists_the_position_mix_of_every_split(tmp_path: Path) -> No
 
     f = SplitFacts("heldout", "test", "instances", 12, 6, positions_by_size={2: {"A": 11, "B": 1}})
     assert position_mix_line(f) == "- `heldout` / `test`: 2 cand. 11 / 1 (p = 0.0039)"
+
+
+def test_d2_adv_p_counts_each_source_row_once() -> None:
+    """Adv holds one copy of each Heldout row per bias type (six), the gold at the same
+    place: the p-value is over the distinct source rows (`source_instance_id`), not the
+    copies. The issue's 11 / 1 Heldout pairs as six copies each: 66 / 6 over 72 rows."""
+    import random
+
+    import pyarrow as pa
+
+    from pipeline.publish.card_facts import measure
+    from schemas import INSTANCE_SCHEMA
+    from tests.publish.synthetic import instance
+
+    rng = random.Random(0)
+    heldout = []
+    for k in range(12):
+        row = instance(rng, f"p{k}", "q", "heldout", k)
+        n, pos = 2, 0 if k < 11 else 1
+        heldout.append(row | {"num_candidates": n, "chosen_position": pos,
+                              "chosen_answer": "AB"[pos], "candidates": row["candidates"][:n],
+                              "pass_rates": [1.0 if j == pos else 0.0 for j in range(n)],
+                              "verdicts": ["AC" if j == pos else "WA" for j in range(n)],
+                              "candidate_ids": row["candidate_ids"][:n],
+                              "candidate_origins": row["candidate_origins"][:n],
+                              "candidate_generators": row["candidate_generators"][:n],
+                              "candidate_languages": ["python"] * n, "language": "python",
+                              "adversarial": [None] * n})  # fmt: skip
+    biases = ["authority", "self_declared", "comments", "names", "style", "length"]
+    adv = [
+        r | {"instance_id": f"{r['instance_id']}-{b}", "source_instance_id": r["instance_id"],
+             "modification": b, "split": "adv"}
+        for r in heldout
+        for b in biases
+    ]  # fmt: skip
+    f = measure("adv", "test", pa.Table.from_pylist(adv, schema=INSTANCE_SCHEMA))
+    assert (f.rows, f.positions_by_size) == (72, {2: {"A": 66, "B": 6}})
+    assert (f.source_rows, f.source_positions_by_size) == (12, {2: {"A": 11, "B": 1}})
+    # 11 / 1: (25 + 25) / 6 = 8.333 on df 1 -> p = 0.0039; over the copies 66 / 6 would give
+    # (900 + 900) / 36 = 50 -> p = 1.5e-12
+    line = position_mix_line(f)
+    assert line == "- `adv` / `test`: 2 cand. 66 / 6 (p = 0.0039 over 12 source rows)"
+    # a split of distinct rows (Heldout itself) keeps the plain line
+    h = measure("heldout", "test", pa.Table.from_pylist(heldout, schema=INSTANCE_SCHEMA))
+    assert position_mix_line(h) == "- `heldout` / `test`: 2 cand. 11 / 1 (p = 0.0039)"

@@ -1,13 +1,15 @@
-"""Conformance: Aletheia's model zoo and RAFT (docs/aletheia-conformance.md, rows Z1-Z7 and
-RAFT1-RAFT4). Every expected value below is copied by hand from Aletheia's files (the commit
+"""Conformance: Aletheia's model zoo and RAFT (docs/aletheia-conformance.md, rows Z1-Z7,
+Z11-Z19, ST5 and RAFT1-RAFT6). Every expected value below is copied by hand from Aletheia's files (the commit
 is named beside each), not computed by our code: the test fails if a zoo file or the
 resolution of a cell drifts from them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pipeline.train.recipes import Cell, cell_config, grid, launch
+from pipeline.train.recipes import Cell, RecipeError, cell_config, grid, launch, launch_command
 
 # (recipe, size, lora) -> (base model, per-device batch, gradient accumulation, LoRA (r, alpha) or
 #  None, DeepSpeed stage, processes). Batch and accumulation: src/configs/model/<method>/*.yaml
@@ -55,6 +57,26 @@ PER_SCALE = {
     ("restem-think", "1.5b", False): (R1 + "1.5B", 16, 1, None, "zero2", 8),
     ("restem-think", "7b", False): (R1 + "7B", 8, 2, None, "zero2", 4),
     ("restem-think", "14b", False): (R1 + "14B", 2, 8, None, "zero2", 8),
+    # Z14 dpo_instruct/qwen_{1_5b,7b,14b}.yaml @103be65
+    ("dpo-instruct", "1.5b", False): (QWEN + "1.5B-Instruct", 2, 8, None, "zero2", 8),
+    ("dpo-instruct", "7b", False): (QWEN + "7B-Instruct", 1, 16, None, "zero2", 8),
+    ("dpo-instruct", "14b", False): (QWEN + "14B-Instruct", 1, 16, None, "zero2", 4),
+    # Z15 star_instruct/qwen_{1_5b,7b,14b}.yaml @103be65
+    ("star-instruct", "1.5b", False): (QWEN + "1.5B-Instruct", 4, 4, None, "zero2", 8),
+    ("star-instruct", "7b", False): (QWEN + "7B-Instruct", 2, 8, None, "zero2", 8),
+    ("star-instruct", "14b", False): (QWEN + "14B-Instruct", 1, 16, None, "zero2", 4),
+    # Z16 restem_instruct/qwen_1_5b.yaml @103be65, qwen_7b.yaml and qwen_14b.yaml @5c96bf8
+    ("restem-instruct", "1.5b", False): (QWEN + "1.5B-Instruct", 16, 1, None, "zero2", 8),
+    ("restem-instruct", "7b", False): (QWEN + "7B-Instruct", 8, 2, None, "zero2", 8),
+    ("restem-instruct", "14b", False): (QWEN + "14B-Instruct", 4, 4, None, "zero2", 4),
+    # Z17 genrm/dsqwen_{1_5b,7b,14b}.yaml @57c2651
+    ("genrm-think", "1.5b", False): (R1 + "1.5B", 4, 4, None, "zero2", 8),
+    ("genrm-think", "7b", False): (R1 + "7B", 2, 8, None, "zero2", 4),
+    ("genrm-think", "14b", False): (R1 + "14B", 1, 16, None, "zero2", 8),
+    # Z18 genrm_instruct/qwen_{1_5b,7b,14b}.yaml @103be65
+    ("genrm-instruct", "1.5b", False): (QWEN + "1.5B-Instruct", 4, 4, None, "zero2", 8),
+    ("genrm-instruct", "7b", False): (QWEN + "7B-Instruct", 2, 8, None, "zero2", 8),
+    ("genrm-instruct", "14b", False): (QWEN + "14B-Instruct", 1, 16, None, "zero2", 4),
 }
 
 
@@ -237,3 +259,226 @@ def test_sft_think_length_and_dataset_option() -> None:
                            "curriculum_column": "currciulum_stage"}},
     )  # fmt: skip
     assert aletheia.sft.dataset == "CodeShield/coldstart_curriculum_v2"
+
+
+# -- the Instruct variants and GenRM (rows Z14-Z19) -----------------------------------------------
+
+
+def test_dpo_instruct_method_values_are_dpo_instruct_yaml() -> None:
+    # src/configs/method/dpo_instruct.yaml@103be65 (f73d5b3 the same): learning_rate 5e-7,
+    # constant_with_warmup, warmup 0.05, weight decay 0.01, beta 0.1, max_length 8192;
+    # model/dpo_instruct/*: precompute_ref_batch_size 4 / 2 / 2
+    for size, pre in (("1.5b", 4), ("7b", 2), ("14b", 2)):
+        cfg = cell_config(Cell("dpo-instruct", size, None, False))
+        assert (cfg.method, cfg.data.config, cfg.prompt.style) == ("dpo", "dpo", "instruct")
+        assert (cfg.dpo.beta, cfg.dpo.max_length, cfg.dpo.precompute_ref_batch_size) == (
+            0.1, 8192, pre)  # fmt: skip
+        assert (cfg.dpo.precompute_ref_log_probs, cfg.dpo.sync_ref_model) == (True, False)
+        assert cfg.optim_value("learning_rate") == 5e-7
+        assert cfg.optim_value("lr_scheduler_type") == "constant_with_warmup"
+        assert (cfg.optim_value("warmup_ratio"), cfg.optim_value("weight_decay")) == (0.05, 0.01)
+
+
+def test_star_and_restem_instruct_method_values() -> None:
+    # star_instruct.yaml@103be65 / restem_instruct.yaml@103be65: learning_rate 2e-6,
+    # constant_with_warmup (no min_lr), warmup 0.05, weight decay 0.01, max_length 8192, so
+    # star_training.py / restem_training.py sample up to 8192 - 4096 = 4096 tokens; STaR n=1 at
+    # 0.6 with the hinted second try, ReST-EM num_generations 16 at 1.0; a non-deepseek model
+    # gets the Instruct prompt (is_thinking_model = "deepseek" in model_path)
+    from trl import SFTConfig
+
+    from pipeline.train.common import base_trainer_args
+
+    cpu = {"optim": {"use_cpu": True, "bf16": False}}
+    for recipe in ("star-instruct", "restem-instruct"):
+        cfg = cell_config(Cell(recipe, "7b", None, False), overrides=cpu)
+        assert (cfg.data.config, cfg.prompt.style) == ("train", "instruct")
+        args = SFTConfig(**base_trainer_args(cfg))
+        assert (args.learning_rate, args.lr_scheduler_type.value) == (2e-6, "constant_with_warmup")
+        assert not args.lr_scheduler_kwargs  # no min_lr from STaR-Think's cosine
+        assert (args.warmup_steps, args.weight_decay) == (0.05, 0.01)
+    s = cell_config(Cell("star-instruct", "7b", None, False)).star
+    assert (s.num_generations, s.temperature, s.max_length, s.budget) == (1, 0.6, 8192, 4096)
+    assert (s.rationalize, s.train_from, s.keep_per_prompt) == (True, "base", 1)
+    r = cell_config(Cell("restem-instruct", "7b", None, False)).restem
+    assert (r.num_generations, r.temperature, r.max_length, r.budget) == (16, 1.0, 8192, 4096)
+    assert r.keep_per_prompt == 5  # restem.yaml@06ce17a's max_samples_to_keep (row RE2)
+
+
+def test_genrm_method_values_are_genrm_yaml() -> None:
+    # src/configs/method/genrm.yaml@06ce17a: the DPO dataset, learning_rate 5e-5,
+    # constant_with_warmup, warmup 0.05, weight decay 0.01, max_length 20480;
+    # genrm_training.py: SFTTrainer on prompt + chosen, completion_only_loss=True.
+    # genrm_instruct.yaml@103be65: learning_rate 2e-6, constant_with_warmup, max_length 8192.
+    from trl import SFTConfig
+
+    from pipeline.train.common import base_trainer_args
+    from pipeline.train.verifier import sft_args
+
+    cpu = {"optim": {"use_cpu": True, "bf16": False}}
+    for recipe, style, lr, length in (("genrm-think", "think", 5e-5, 20480),
+                                      ("genrm-instruct", "instruct", 2e-6, 8192)):  # fmt: skip
+        cfg = cell_config(Cell(recipe, "7b", None, False), overrides=cpu)
+        assert (cfg.method, cfg.data.config, cfg.prompt.style, cfg.sft.dataset) == (
+            "sft", "dpo", style, None)  # fmt: skip
+        args = SFTConfig(**(base_trainer_args(cfg) | sft_args(cfg)))
+        assert (args.learning_rate, args.lr_scheduler_type.value) == (lr, "constant_with_warmup")
+        assert not args.lr_scheduler_kwargs  # no min_lr from SFT's cosine
+        assert (args.warmup_steps, args.weight_decay) == (0.05, 0.01)
+        assert (args.max_length, args.completion_only_loss) == (length, True)
+    # SFT-Think keeps sft.yaml's 4096 and cosine: GenRM is another recipe, not SFT-Think
+    sft = cell_config(Cell("sft-think", "7b", None, False))
+    assert (sft.sft.max_length, sft.optim_value("lr_scheduler_type")) == (
+        4096,
+        "cosine_with_min_lr",
+    )
+
+
+def _two_variant_dpo(root: Path) -> Path:
+    """The fixture's dpo config plus an instruct pair per instance (a build with
+    `dpo.variants: [think, instruct]`)."""
+    import pyarrow as pa
+
+    from pipeline.common.parquet import write_parquet
+    from pipeline.common.verifier_prompt import PromptSpec, build_messages, preference_turns
+    from schemas import DPO_SCHEMA
+    from tests.train.rowgen import dpo_rows, write_dataset
+
+    write_dataset(root)
+    rows = dpo_rows()
+    extra = []
+    for r in rows:
+        messages = build_messages(
+            r["query"], r["candidates"], r["candidate_languages"], PromptSpec("instruct")
+        )
+        prompt, chosen = preference_turns(messages, f"Analysis.\n\\boxed{{{r['chosen_answer']}}}")
+        _, rejected = preference_turns(messages, f"Analysis.\n\\boxed{{{r['rejected_answer']}}}")
+        extra.append(r | {"prompt": prompt, "chosen": chosen, "rejected": rejected,
+                          "prompt_variant": "instruct"})  # fmt: skip
+    table = pa.Table.from_pylist(rows + extra, schema=DPO_SCHEMA)
+    write_parquet(table, root / "dpo" / "train-00000-of-00001.parquet", DPO_SCHEMA)
+    return root
+
+
+def test_instruct_cells_train_on_the_instruct_pairs(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """DPO-Instruct and GenRM-Instruct read a DPO config holding both prompt styles and train
+    on its instruct rows only (a real TRL trainer on the tiny model); the Think cells on its
+    think rows."""
+    from pipeline.train.verifier import build_dpo, build_sft
+    from tests.train.rowgen import dpo_rows
+
+    data = _two_variant_dpo(tmp_path / "hub")
+    per_style = len(dpo_rows())
+    over = {"optim": {"use_cpu": True, "bf16": False, "per_device_train_batch_size": 1,
+                      "gradient_checkpointing": False}}  # fmt: skip
+    for recipe, build in (("dpo-instruct", build_dpo), ("genrm-instruct", build_sft),
+                          ("dpo-think", build_dpo), ("genrm-think", build_sft)):  # fmt: skip
+        cfg = cell_config(Cell(recipe, "7b", None, False), data_dir=data, model=str(tiny_model_dir),
+                          output_dir=tmp_path / recipe, overrides=over)  # fmt: skip
+        trainer = build(cfg, [])
+        rows = trainer.train_dataset
+        assert len(rows) == per_style, recipe
+        roles = {tuple(m["role"] for m in p) for p in rows["prompt"]}
+        turns = rows["chosen"] if "chosen" in rows.column_names else rows["completion"]
+        thinks = {t[0]["content"].startswith("<think>") for t in turns}
+        if cfg.prompt.style == "instruct":
+            assert (roles, thinks) == ({("system", "user")}, {False}), recipe
+        else:
+            assert (roles, thinks) == ({("user",)}, {True}), recipe
+
+
+# -- stored versions that disagree (row Z13, ST5): --snapshot ----------------------------------
+
+
+def test_grpo_snapshot_4d57bde_is_the_other_per_scale_files() -> None:
+    # src/configs/model/grpo/dsqwen_{1_5b,7b,14b}.yaml@4d57bde: batch 1 / 1 / 1, accumulation
+    # 32 / 32 / 64, vllm_gpu_memory_utilization 0.15 / 0.25 / 0.2, tensor parallel 1 / 1 / 4
+    expected = {"1.5b": (1, 32, 0.15, 1), "7b": (1, 32, 0.25, 1), "14b": (1, 64, 0.2, 4)}
+    for recipe in ("grpo-think", "batchonline-grpo-think"):
+        for size, values in expected.items():
+            cfg = cell_config(Cell(recipe, size, "4k", False, "4d57bde"))
+            o, v = cfg.optim, cfg.grpo.vllm
+            got = (o.per_device_train_batch_size, o.gradient_accumulation_steps,
+                   v.gpu_memory_utilization, v.tensor_parallel_size)  # fmt: skip
+            assert got == values, (recipe, size)
+            assert cfg.name == f"{recipe}-{size}-4k-4d57bde"
+            # the default stays 9a901ce / 560be10: 8 x 32 / 8 x 32 / 1 x 128 (Z1)
+            default = cell_config(Cell(recipe, size, "4k", False)).optim
+            assert default.gradient_accumulation_steps == {"1.5b": 32, "7b": 32, "14b": 128}[size]
+
+
+def test_star_and_restem_snapshot_c623c83_learning_rate() -> None:
+    # star.yaml / restem.yaml @c623c83: learning_rate 2e-6, constant_with_warmup, max_length
+    # 20480 (the default, 06ce17a: 5e-5; STaR cosine to 5e-6 and 12288)
+    star = cell_config(Cell("star-think", "7b", None, False, "c623c83"))
+    assert star.optim_value("learning_rate") == 2e-6
+    assert star.optim_value("lr_scheduler_type") == "constant_with_warmup"
+    assert star.optim_value("lr_scheduler_kwargs") == {}
+    assert (star.star.max_length, star.star.budget) == (20480, 16384)
+    restem = cell_config(Cell("restem-think", "7b", None, False, "c623c83"))
+    assert restem.optim_value("learning_rate") == 2e-6
+    assert restem.optim_value("lr_scheduler_type") == "constant_with_warmup"
+    assert restem.restem.max_length == 20480
+    for recipe in ("star-think", "restem-think"):
+        assert cell_config(Cell(recipe, "7b", None, False)).optim_value("learning_rate") == 5e-5
+
+
+def test_a_snapshot_the_recipe_lacks_is_one_clear_error() -> None:
+    with pytest.raises(
+        RecipeError, match=r"--snapshot 4d57bde: recipe dpo-think has snapshots: none"
+    ):
+        cell_config(Cell("dpo-think", "7b", None, False, "4d57bde"))
+    with pytest.raises(RecipeError, match=r"recipe grpo-think has snapshots: 4d57bde"):
+        cell_config(Cell("grpo-think", "7b", "4k", False, "c623c83"))
+    assert launch_command(Cell("grpo-think", "14b", "4k", False, "4d57bde")).endswith(
+        "--recipe grpo-think --size 14b --budget 4k --snapshot 4d57bde"
+    )
+
+
+def test_raft6_prompts_per_episode_is_a_seeded_sample(tmp_path: Path) -> None:
+    """raft.prompts_per_episode (Aletheia 2adf692: 5,120 shuffled prompts): that many rows,
+    drawn with the run's seed, the same every episode, kept in the config's order; unset (or
+    at least the config's size) every row."""
+    from pipeline.train.raft import episode_rows
+    from tests.train.rowgen import write_dataset
+
+    data = write_dataset(tmp_path)
+
+    def ids(prompts_per_episode: int | None = None, seed: int = 42) -> list[str]:
+        over = {"raft": {"prompts_per_episode": prompts_per_episode}, "optim": {"seed": seed}}
+        cfg = cell_config(Cell("raft-think", "7b", None, False), data_dir=data, overrides=over)
+        return [r["instance_id"] for r in episode_rows(cfg)]
+
+    every = ids()
+    assert len(every) == 9  # the fixture's 3 problems x 3 rotations
+    picked = ids(prompts_per_episode=4)
+    # random.Random(42).sample(range(9), 4) sorted: rows 0, 1, 2, 5
+    assert picked == [every[i] for i in (0, 1, 2, 5)]
+    assert ids(prompts_per_episode=4) == picked  # the same draw every episode and run
+    assert ids(prompts_per_episode=4, seed=7) == [every[i] for i in (2, 3, 5, 8)]
+    assert ids(prompts_per_episode=9) == ids(prompts_per_episode=20) == every
+
+
+def test_cli_snapshot_shows_the_cell_and_its_launch(tmp_path: Path) -> None:
+    import yaml
+    from typer.testing import CliRunner
+
+    from aletheia.cli import app
+
+    args = ["train", "--recipe", "grpo-think", "--size", "7b", "--budget", "4k",
+            "--snapshot", "4d57bde", "--data", str(tmp_path), "--show"]  # fmt: skip
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    body, _, launch_line = res.output.rpartition("# launch: ")
+    cfg = yaml.safe_load(body)
+    assert cfg["name"] == "grpo-think-7b-4k-4d57bde"
+    assert (
+        cfg["optim"]["per_device_train_batch_size"],
+        cfg["optim"]["gradient_accumulation_steps"],
+    ) == (1, 32)
+    assert launch_line.strip().endswith("--budget 4k --snapshot 4d57bde")
+    # a snapshot picks a zoo cell: not with a config file
+    res = CliRunner().invoke(
+        app, ["train", "-c", "configs/train/dpo_think.yaml", "--snapshot", "x"]
+    )
+    assert res.exit_code != 0 and "--snapshot: picks a zoo cell" in res.output

@@ -276,6 +276,77 @@ def test_every_stage_prints_its_fingerprint(build: dict[str, Any]) -> None:
     assert second["train"]["hash"] == by_config["train"]  # published as assembled
 
 
+def test_readme_numbers_are_measured_from_the_build(build: dict[str, Any], tmp_path: Path) -> None:
+    """scripts/readme_numbers.py on a real build: every number it records is the build's
+    own (rows per split from the flow's result, list sizes from the published rows, Adv's
+    edits from the edits stage's stats.json, DPO's routes from the rows, the evaluation's
+    headline from its report); `record` writes a README block that `check BUILD` passes,
+    and `check BUILD` fails on a record that differs from the build by one row."""
+    import subprocess
+    import sys
+
+    import pyarrow.parquet as pq
+
+    from pipeline.common.hub_folder import read_config
+    from pipeline.evaluate.report import headline
+    from scripts import readme_numbers as rn
+
+    out, work = build["root"] / "out", build["work"]
+    found = rn.measure_build(out)
+    split_rows = build["second"]["split_rows"]
+    for s in found["splits"]:
+        names = ["test", "full"] if s["split"] == "test = full" else [s["split"]]
+        assert all(split_rows[s["config"]][n] == s["rows"] for n in names), s
+        table = read_config(out / "hub", s["config"], split=names[0])
+        if "sizes" in s:
+            sizes = table.column("num_candidates").to_pylist()
+            assert s["sizes"] == {str(n): sizes.count(n) for n in (2, 3, 4, 5)}, s
+    assert {(s["config"], s["split"]) for s in found["splits"]} >= {("adv", "test = full")}
+    stats = json.loads((work / "adv" / "edits" / "stats.json").read_text())
+    assert found["adv_edits"]["planned"] == stats["edits_planned"] > 0
+    assert found["adv_edits"]["carried_unchanged"] == stats["edits_carried_unchanged"]
+    assert (
+        found["adv_edits"]["programs_rejudged"]
+        == pq.read_metadata(work / "adv" / "edits" / "edits.parquet").num_rows
+    )
+    for name in ("dpo", "mixed_dpo"):
+        sources = read_config(out / "hub", name).column("chosen_source").to_pylist()
+        assert found["dpo_chosen_source"][name] == {
+            r: sources.count(r) for r in ("sampled", "regenerated", "gold_spliced")
+        }
+    assert found["problems"] == pq.read_metadata(work / "problems.parquet").num_rows
+    report = json.loads((out / "eval" / "report.json").read_text())
+    assert found["evaluation"]["headline"] == headline(report).splitlines()
+
+    readme, record = tmp_path / "README.md", tmp_path / "demo-build.json"
+    readme.write_text(f"# title\n\n{rn.BEGIN}\n{rn.END}\n\nthe rest\n")
+    script = [sys.executable, str(REPO / "scripts" / "readme_numbers.py")]
+    files = ["--readme", str(readme), "--record", str(record)]
+    wrote = subprocess.run(
+        [*script, "record", str(out), "--readme", str(readme), "--out", str(record)],
+        check=False, capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert wrote.returncode == 0, wrote.stderr
+    assert readme.read_text().endswith("\n\nthe rest\n") and "| adv | test = full |" in (
+        readme.read_text()
+    )
+    ok = subprocess.run(
+        [*script, "check", str(out), *files], check=False, capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stderr
+    saved = json.loads(record.read_text())
+    saved["splits"][0]["rows"] += 1
+    record.write_text(json.dumps(saved))
+    readme.write_text(rn.with_block(readme.read_text(), rn.render(saved)))  # README = record
+    bad = subprocess.run(
+        [*script, "check", str(out), *files], check=False, capture_output=True, text=True
+    )
+    assert bad.returncode == 1
+    first = saved["splits"][0]
+    rows = first["rows"]
+    assert f"splits.{first['config']}/{first['split']}.rows: {rows} != {rows - 1}" in bad.stderr
+
+
 def test_the_log_shows_progress_and_fingerprints(build: dict[str, Any]) -> None:
     """What the terminal shows: a progress line per long stage, fingerprint lines."""
     log = build["log1"]  # the killed first run's console output (fits, sampling, judging)

@@ -1,8 +1,8 @@
 """The published DPO configs are TRL conversational preference data: `load_dataset` on the
 folder gives rows TRL reads as conversational, the card's own TRL snippet trains a step
-with them (tiny random Qwen2, CPU), and TRL's tokens are the ones the project's trainer
-trains on, the prompt being what the verifier saw before it generated (the Think
-pre-fill continued)."""
+with them (tiny random Qwen2, CPU), and, with a template that keeps an assistant turn,
+TRL's sequences are the ones the project's trainer trains on, the prompt being what the
+verifier saw before it generated (the Think pre-fill continued)."""
 
 from __future__ import annotations
 
@@ -68,10 +68,19 @@ def test_card_trl_snippet_trains_the_dpo_config_as_conversational_data(
     )  # fmt: skip
     ours = build_dpo(ours_config, [])
     theirs = _tokens(trainer.train_dataset)
-    assert _tokens(ours.train_dataset) == theirs and len(theirs) == pairs.num_rows
+    assert len(theirs) == len(ours.train_dataset) == pairs.num_rows
+    # This template keeps an assistant turn as written, so TRL's conversational path trains on
+    # the project's sequence: the same tokens up to EOS; TRL's loss also covers the pre-fill
+    # and the template's newline after EOS, the project's starts after the pre-fill (the
+    # prompt generation continues) and ends on EOS.
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    newline = tok("\n", add_special_tokens=False)["input_ids"]
+    for (p, c, r), (op, oc, orej) in zip(theirs, _tokens(ours.train_dataset), strict=True):
+        for full, own in ((p + c, op + oc), (p + r, op + orej)):
+            assert full[: len(own)] == own and own[-1] == tok.eos_token_id
+            assert full[len(own) :] == newline
     # The prompt is the context generation saw: the chat template's generation prompt, then
     # the response's first tokens continue the pre-fill.
-    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
     for row, (prompt_ids, chosen_ids, rejected_ids) in zip(pairs, theirs, strict=True):
         seen = render_prefilled(
             row["prompt"] + [{"role": "assistant", "content": THINK_PREFILL}], tok

@@ -48,3 +48,12 @@ def code_policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         batch_size=9,
     )
     return fit_on_problems(problems, spec)
+
+
+@pytest.fixture(scope="session")
+def r1_like_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with a tokenizer that behaves as DeepSeek-R1-Distill-Qwen's (r1_like.py):
+    its chat template drops an assistant turn's reasoning, its pad token is EOS."""
+    from tests.train.r1_like import make_r1_like
+
+    return make_r1_like(tiny_model_dir, tmp_path_factory.mktemp("r1-like"))

@@ -1,5 +1,5 @@
 """Qwen3's thinking switch is set explicitly: the RLVR trainer and the policy evaluation both
-hand `enable_thinking` to the chat template (off by default, the paper's setting), and the
+hand `enable_thinking` to the chat template (off by default, this project's choice), and the
 RLVR study configs say so.
 
 The model is the tiny local Qwen2 with a chat template that behaves like Qwen3's on this

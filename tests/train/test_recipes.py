@@ -43,7 +43,8 @@ def test_every_cell_validates_and_reads_the_full_build() -> None:
     assert len(names) == len(grid())  # every cell has its own name and folder
     assert set(recipes()) == {"grpo-think", "grpo-instruct", "dpo-think", "raft-think",
                               "raft-instruct", "sft-think", "batchonline-grpo-think",
-                              "star-think", "restem-think"}  # fmt: skip
+                              "star-think", "restem-think", "dpo-instruct", "star-instruct",
+                              "restem-instruct", "genrm-think", "genrm-instruct"}  # fmt: skip
 
 
 def test_layers_apply_in_order(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ class AdversarialConfig(StageConfig):
     bias_types: list[str] | None = Field(
         default_factory=lambda: list(ALETHEIA_ADV),
         description="Bias types that may be used (catalogue names); None = all of them. "
-        "Default: the six of Aletheia's published Adv set.",
+        "Default: Adv the six of Aletheia's published Adv set, Mixed None.",
     )
     edit_correct: bool = Field(
         True, description="per_candidate: an anti-bias edit on the correct candidate."

@@ -14,6 +14,11 @@ Per instance and prompt variant:
   rejected-side judge with the most quota left (equal quotas of n_instances // judges,
   ties in the configured order), drawn at random among that judge's incorrect samples.
 
+`rejected_form` (ours; default `as_sampled`, Aletheia's) takes only rejected responses that
+picked a wrong letter (`answered`), and with `closed` also closes a Think one the way the
+chosen is (cut after its first `</think>`, then its own letter's box), so the two turns of a
+pair differ in their reasoning and letter, not in their form (dpo/cues.py).
+
 Two slips of the reference are not reproduced: where none of the rejected-side judges has
 an incorrect response, Aletheia reuses the previous instance's rejected text; here the
 instance yields no pair and is counted. The Instruct variant (no think tags; Aletheia's
@@ -27,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pipeline.common.answers import AnswerFormat, answer_box
+from pipeline.instances.dpo.config import RejectedForm
 from pipeline.instances.dpo.pairs import ChosenSource, Pair, sampled_source
 from pipeline.instances.dpo.responses import Response
 
@@ -71,6 +77,7 @@ def pick_pair(
     quotas: RejectedQuotas,
     seed: int,
     answer_format: AnswerFormat = "letter",
+    rejected_form: RejectedForm = "as_sampled",
 ) -> tuple[Pair | None, str | None]:
     """One pair for an instance, or None and why not."""
     usable = [r for r in responses if not r.finish_reason.startswith("error")]
@@ -86,15 +93,22 @@ def pick_pair(
         if not strong:
             return None, "no_correct_response_and_no_strong_trace"
         chosen, source = rng.choice(strong), "gold_spliced"
+    answered = rejected_form != "as_sampled"
     for judge in quotas.order():
         wrong = [r for r in usable if r.judge_model == judge and r.answer != gold]
+        wrong = [r for r in wrong if r.answer is not None] if answered else wrong
         if wrong:
             rejected = rng.choice(wrong)
             quotas.take(judge)
             break
     else:
-        return None, "no_incorrect_response_from_rejected_judges"
-    text = (
-        close_with_answer(chosen.text, gold, answer_format) if variant == "think" else chosen.text
+        why = "answered_incorrect" if answered else "incorrect"
+        return None, f"no_{why}_response_from_rejected_judges"
+    think = variant == "think"
+    text = close_with_answer(chosen.text, gold, answer_format) if think else chosen.text
+    rejected_text = (
+        close_with_answer(rejected.text, rejected.answer, answer_format)  # type: ignore[arg-type]
+        if think and rejected_form == "closed"
+        else None
     )
-    return Pair(instance_id, variant, chosen, rejected, text, source), None
+    return Pair(instance_id, variant, chosen, rejected, text, source, rejected_text), None

@@ -1,6 +1,7 @@
 """DPO_RESPONSES' preflight check: the verifier models it samples get the policy sources'
 checks (their weights resolve, their backends' needs: pipeline/sampling/checks.py), and
-its prompt templates their placeholders."""
+its prompt templates their placeholders (and Aletheia's prompt, with `aletheia_src`, the box
+form the build publishes)."""
 
 from __future__ import annotations
 
@@ -31,4 +32,10 @@ def check_dpo(dpo: DPOConfig, ctx: CheckContext) -> list[Finding]:
             out += check_model(who, judge.model_ref, ctx)
     for who, judge in judges:
         out += check_backend(who, judge.backend, judge.model_ref)
-    return out + check_templates("dpo.", dpo, ctx)
+    out += check_templates("dpo.", dpo, ctx)
+    if dpo.aletheia_src:  # Aletheia's prompt must ask for the box the gold splice writes
+        from pipeline.common.aletheia_prompts import form_problem
+
+        if problem := form_problem("dpo.aletheia_src", dpo.aletheia_src, dpo.answer_format):
+            out.append(Finding("templates", problem))
+    return out

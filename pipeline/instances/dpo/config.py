@@ -12,6 +12,11 @@ from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
 from pipeline.instances.config import StageConfig
 from pipeline.sampling.config import BackendOptions, ModelSource, TransformersOptions
 
+# How a rejected turn is kept (`DPOConfig.rejected_form`; pipeline/instances/dpo/cues.py says
+# why): as the judge wrote it (Aletheia's), only ones that picked a (wrong) letter, or those
+# closed the way a chosen turn is, so both turns of a pair share one form.
+RejectedForm = Literal["as_sampled", "answered", "closed"]
+
 
 class JudgeModelSpec(BaseModel):
     """A verifier model whose responses become DPO traces, with the same backend options
@@ -104,6 +109,12 @@ class DPOConfig(StageConfig):
     system_template: str | None = Field(
         None, description="instruct only: the system-turn template file; None = ours."
     )
+    aletheia_src: str | None = Field(
+        None,
+        description="A checkout of Aletheia's code (or one of its prompt files): the rows' "
+        "prompt is then Aletheia's own wording (its src/prompts.py read with `ast`, never "
+        "run); excludes the templates. None = ours. A run config gives its own unless set.",
+    )
     construction: Literal["aletheia", "on_policy"] = Field(
         "aletheia",
         description="aletheia: chosen a correct sampled response (or a gold splice), rejected "
@@ -167,13 +178,27 @@ class DPOConfig(StageConfig):
         "unless this is set.",
     )
 
+    rejected_form: RejectedForm = Field(
+        "as_sampled",
+        description="aletheia: the rejected turn. as_sampled (Aletheia's): an incorrect "
+        "response as the judge wrote it, a valid answer or none; answered: only responses "
+        "that picked a wrong letter (an instance without one yields no pair); closed: as "
+        "answered, and a Think turn cut after its first `</think>` and closed with "
+        "`</think>\\n\\boxed{its letter}` as chosen turns are, so no format cue (`</think>`, "
+        "box count) tells the two apart. The card's DPO cue table measures the cues.",
+    )
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
-        # Left out at its default, so configs written before the field keep their stage
+        # Left out at their defaults, so configs written before the fields keep their stage
         # keys and build ids.
         data = handler(self)
         if isinstance(data, dict) and data.get("answer_format") == "letter":
             data.pop("answer_format", None)
+        if isinstance(data, dict) and data.get("rejected_form") == "as_sampled":
+            data.pop("rejected_form", None)
+        if isinstance(data, dict) and data.get("aletheia_src") is None:
+            data.pop("aletheia_src", None)
         return data
 
     @model_validator(mode="after")
@@ -193,6 +218,16 @@ class DPOConfig(StageConfig):
             raise ValueError("rejected_judges: empty; leave it out for the default")
         if self.system_template and "instruct" not in self.variants:
             raise ValueError("system_template: only the instruct variant has a system turn")
+        if self.rejected_form != "as_sampled" and self.construction != "aletheia":
+            raise ValueError(
+                f"rejected_form: {self.rejected_form} is for construction aletheia; "
+                "on_policy keeps both turns as sampled"
+            )
+        if self.aletheia_src and (self.prompt_template or self.system_template):
+            raise ValueError(
+                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
+                "give one or the other"
+            )
         return self
 
     @property
@@ -206,4 +241,5 @@ class DPOConfig(StageConfig):
             template=self.prompt_template,
             system_template=self.system_template if style == "instruct" else None,
             answer_format=self.answer_format,
+            aletheia_src=self.aletheia_src,
         )

@@ -39,6 +39,7 @@ class Pair:
     rejected: Response
     chosen_text: str  # what the row stores (Aletheia: normalised to end in the gold box)
     chosen_source: ChosenSource
+    rejected_text: str | None = None  # what the row stores; None: the response as written
 
 
 @dataclass
@@ -99,7 +100,7 @@ def dpo_row(
     `chosen` and `rejected` one assistant message each, the whole turn (the Think pre-fill
     `<think>\\n` included)."""
     prompt, chosen = preference_turns(messages, pair.chosen_text)
-    _, rejected = preference_turns(messages, pair.rejected.text)
+    _, rejected = preference_turns(messages, pair.rejected_text or pair.rejected.text)
     row = dict(instance)
     if split is not None:
         row["split"] = split

@@ -27,6 +27,7 @@ stage values through flows/task.py). `build_dpo` in
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
@@ -45,12 +46,15 @@ from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.dpo.checks import check_dpo, dpo_judges
 from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
+from pipeline.instances.dpo.cues import cue_warnings, measure_rows
 from pipeline.instances.dpo.responses import Response, sample_responses
 from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.backends.factory import make_backend
 from pipeline.sampling.checks import require_served_sources
 from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
+
+log = logging.getLogger(__name__)
 
 RESPONSES_VERSION = "1"  # of a round (a sub-step); the shard's stage keys on it too
 # 1: split from the one-process stage (its version 2), same rows; 2: prompt / chosen /
@@ -64,7 +68,8 @@ ROUNDS: tuple[str, ...] = ("judges", "regenerate", "fallback")
 # is built from its spec.
 BackendArg = Backend | Mapping[str, Backend] | None
 # Settings that change pairing only, not what is sampled: left out of the responses key.
-_PAIRING_ONLY = {"name", "split", "strong_judge", "rejected_judges", "pairs_per_instance"}
+_PAIRING_ONLY = {"name", "split", "strong_judge", "rejected_judges", "pairs_per_instance",
+                 "rejected_form"}  # fmt: skip
 # Settings that say which rounds run, not what a round samples: left out of every round's key
 # (whether regeneration ran reaches the fallback round's key through its input files).
 _ROUND_CHOICE = {"regenerate"}
@@ -117,7 +122,13 @@ def _describe(spec: JudgeModelSpec, given: Mapping[str, Backend]) -> dict[str, A
 
 
 def _templates(config: DPOConfig) -> list[Path]:
-    return [Path(t) for t in (config.prompt_template, config.system_template) if t]
+    """The files the prompt's wording is read from (their bytes enter the cache keys)."""
+    files = [Path(t) for t in (config.prompt_template, config.system_template) if t]
+    if config.aletheia_src:
+        from pipeline.common.aletheia_prompts import aletheia_files
+
+        files += aletheia_files(config.aletheia_src)
+    return files
 
 
 # --- responses ---------------------------------------------------------------------------
@@ -584,6 +595,7 @@ def _pairs_for_variant(
                 quotas,
                 config.seed,
                 config.answer_format,
+                config.rejected_form,
             )
             pairs = [pair] if pair is not None else []
         else:
@@ -641,6 +653,9 @@ def run_pairs(ctx: ShardContext[DPOConfig]) -> Stats:
         dpo_rows += _pairs_for_variant(rows, by_variant, variant, config, roles, tally)
     table = pa.Table.from_pylist(dpo_rows, schema=DPO_SCHEMA)
     require(instance_violations(table), f"dpo {config.name}")
+    cues = measure_rows(dpo_rows)
+    for line in cue_warnings(config.name, cues):
+        log.warning("%s", line)
     outputs = pairs_outputs(config, ctx.out)
     ctx.out.mkdir(parents=True, exist_ok=True)
     write_parquet(table, outputs["dpo"], DPO_SCHEMA)
@@ -669,6 +684,9 @@ def run_pairs(ctx: ShardContext[DPOConfig]) -> Stats:
         "chosen_by_judge": _count_by(dpo_rows, "judge_model"),
         "rejected_by_judge": _count_by(dpo_rows, "rejected_judge_model"),
         "responses_by_judge": dict(sorted(tally["accuracy"].items())),
+        # format and length cues between chosen and rejected turns (dpo/cues.py)
+        "cues": {s.cue: s.as_dict() for s in cues},
+        "rejected_form": config.rejected_form,
         "output": f"{config.name}.parquet",
     }
     outputs["stats"].write_text(json.dumps(stats, indent=2, sort_keys=True, default=str) + "\n")
