@@ -229,11 +229,11 @@ def profile(config: Path, out: Path, fresh_cache: bool) -> dict[str, Any]:
             runs = seen.setdefault(name, [])
             runs.append(r.id)
             name = ("mixed" if len(runs) == 1 else "adv") + name.removeprefix("adversarial")
-        elif name in ("dpo-responses", "dpo-pairs"):  # dpo's subflow first, then mixed_dpo's
+        elif name in ("dpo-responses", "dpo-pairs"):  # dpo's subflow first, then mixed-dpo's
             flows = seen.setdefault(name, [])
             if r.flow_run_id not in flows:
                 flows.append(r.flow_run_id)
-            name = ("dpo " if flows.index(r.flow_run_id) == 0 else "mixed_dpo ") + name
+            name = ("dpo " if flows.index(r.flow_run_id) == 0 else "mixed-dpo ") + name
         span = spans.setdefault(name, [a, b, 0])
         span[0], span[1], span[2] = min(span[0], a), max(span[1], b), span[2] + 1
     # A stage's shards may run side by side: its wall and CPU are over the span from its

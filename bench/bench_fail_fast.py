@@ -1,12 +1,21 @@
-"""How fast a run that cannot judge says so (issue 28's targets): the build's dry run with a
-judge engine that cannot run lists it within 5 s; every judging command answers a dead
-engine in one line within 3 s.
+"""How fast a run that cannot work says so: the build's dry run lists a judge engine that
+cannot run, a dead model server, a tokenizer that cannot be had offline or a missing
+benchmark file within 5 s; every command that would meet one of them answers in one line
+within 3 s.
 
 Real dead engines, as tests/judge/test_judge_dead_engine.py uses them: DOCKER_HOST at a
 socket where nothing listens (the real dockerd is left alone), an http URL on a closed
-127.0.0.1 port, an http engine without a token. Each case runs in a fresh interpreter,
-`--repeats` times; the median wall and CPU seconds are printed beside the target and beside
-`aletheia --help` (the floor every command pays: Python, typer, the CLI's modules).
+127.0.0.1 port, an http engine without a token. A dead model server is a closed 127.0.0.1
+port too, named as a sampling pool's server (`aletheia sample`), a DPO judge's
+(`aletheia dpo`) and an evaluation backend (`aletheia evaluate --backend URL`); the
+tokenizer is a Hub id missing from the HF cache under HF_HUB_OFFLINE=1 (`aletheia
+assemble`, `require_tokenizer: true`); the benchmark a path where no file is
+(`aletheia problems split --benchmark`). The commands' inputs are placeholders where the
+command refuses before reading them. Each case runs in a fresh interpreter, once uncounted
+(it writes the bytecode cache an installed environment has; the bench's own, in its
+temporary folder), then `--repeats` times; the median wall and CPU seconds are printed
+beside the target and beside `aletheia --help` (the floor every command pays: Python,
+typer, the CLI's modules).
 
     .venv/bin/python bench/bench_fail_fast.py [--repeats 5]
 
@@ -40,6 +49,14 @@ def closed_port() -> int:
         return s.getsockname()[1]  # nothing listens there once this returns
 
 
+def _environ(tmp: Path) -> dict[str, str]:
+    """This environment, with a bytecode cache as an installed one has (in the bench's own
+    folder, the checkout and the venv left alone): where PYTHONDONTWRITEBYTECODE is set,
+    every start compiles each module it imports, seconds that no user's command pays."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return env | {"PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
+
+
 def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, int, str]:
     """(wall s, CPU s of the child, exit code, its last stderr/stdout line)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -48,7 +65,7 @@ def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float
         [sys.executable, "-m", "aletheia", *args],
         check=False,
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200", **env},
+        env={**_environ(cwd), "PYTHONPATH": str(REPO), "COLUMNS": "200", **env},
         capture_output=True,
         text=True,
         timeout=300,
@@ -99,6 +116,57 @@ def cases(tmp: Path) -> list[tuple[str, list[str], dict[str, str], float | None]
     for name, args in commands.items():
         out.append((f"{name}, docker down", args, dead_docker, COMMAND_TARGET_S))
         out.append((f"{name}, http dead URL", [*args, "--url", url], token, COMMAND_TARGET_S))
+    return out + model_cases(tmp, demo, problems)
+
+
+def model_cases(
+    tmp: Path, demo: dict, problems: str
+) -> list[tuple[str, list[str], dict[str, str], float | None]]:
+    """Dead model servers, an offline tokenizer and a missing benchmark: the dry run, then
+    the command that would meet each."""
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    offline = {"HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp / "empty-hf-cache")}
+    served = {"type": "openai", "base_url": dead}
+    source = {"kind": "model", "name": "served", "model": "acme/coder", "tier": "weak",
+              "backend": served}  # fmt: skip
+    judge = {"name": "served", "model": "acme/judge", "backend": served}
+    dpo = {k: v for k, v in demo["dpo"].items() if k not in ("strong_judge", "rejected_judges")}
+    tokenizer = {"tokenizer": "acme/no-such-tokenizer", "require_tokenizer": True}
+    missing = str(tmp / "benchmarks" / "livecodebench.jsonl")
+    configs = {
+        "sample server": {"sample": {"sources": [source]}},
+        "DPO judge server": {"dpo": {**dpo, "judges": [judge]}},
+        "evaluate server": {"evaluate": {**demo["evaluate"], "backend": served}},
+        "tokenizer offline": {"assemble": {**demo["assemble"], **tokenizer}},
+        "missing benchmark": {"splits": {**(demo.get("splits") or {}), "benchmarks": [missing]}},
+    }
+    out: list[tuple[str, list[str], dict[str, str], float | None]] = []
+    for name, change in configs.items():
+        path = tmp / f"{name.replace(' ', '-')}.yaml"
+        path.write_text(yaml.safe_dump({**demo, **change}, sort_keys=False))
+        args = ["build-train", "--dry-run", "-c", str(path)]
+        out.append((f"dry run, dead {name}" if "server" in name else f"dry run, {name}", args,
+                    offline, DRY_RUN_TARGET_S))  # fmt: skip
+    (tmp / "data").mkdir(exist_ok=True)  # each command refuses before reading its inputs
+    for name, data in {"pool.yaml": {"sources": [source]}, "dpo.yaml": {"judges": [judge]},
+                       "assemble.yaml": tokenizer}.items():  # fmt: skip
+        (tmp / name).write_text(yaml.safe_dump(data))
+    for name in ("judged.parquet", "instances.parquet", "splits/assignments.parquet"):
+        (tmp / name).parent.mkdir(exist_ok=True)
+        (tmp / name).write_bytes(b"placeholder")
+    commands = {
+        "evaluate, dead server": ["evaluate", "--data", str(tmp / "data"), "--out", "eval",
+                                  "--model", "acme/verifier", "--backend", dead],
+        "sample, dead server": ["sample", "-p", problems, "-o", "sampled", "-c", "pool.yaml"],
+        "dpo, dead judge server": ["dpo", "-i", "instances.parquet", "-o", "dpo", "-c",
+                                   "dpo.yaml"],
+        "assemble, tokenizer offline": ["assemble", "-j", "judged.parquet", "-p", problems,
+                                        "--splits", "splits", "-o", "inst", "-c",
+                                        "assemble.yaml"],
+        "problems split, no benchmark": ["problems", "split", "-p", problems, "-o", "splits-out",
+                                         "--benchmark", missing],
+    }  # fmt: skip
+    out += [(name, args, offline, COMMAND_TARGET_S) for name, args in commands.items()]
     return out
 
 
@@ -112,6 +180,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         for name, args, env, target in cases(tmp):
+            timed(args, env, tmp)  # not counted: writes the bytecode this case imports
             runs = [timed(args, env, tmp) for _ in range(repeats)]
             wall = statistics.median(r[0] for r in runs)
             cpu = statistics.median(r[1] for r in runs)

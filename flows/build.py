@@ -37,6 +37,7 @@ from pipeline import stages
 from pipeline.common.graph import Done, Node, input_digest, resolve_inputs
 from pipeline.config import RunConfig
 from pipeline.instances.config import test_table_name
+from pipeline.preflight import evaluation_nodes
 from pipeline.publish.layout import BuildManifest
 
 DEFAULT_CONFIG = "configs/demo.yaml"
@@ -173,7 +174,8 @@ def build_aletheia_eval(
     `front`: `{"results": ..., "fingerprints": ...}` of the nodes the train flow already
     ran (they are not run again)."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
-    cfg = checked(config)  # as a subflow of the train flow: its RunConfig, checked there
+    # As a subflow of the train flow: its RunConfig, checked there; else its own nodes.
+    cfg = checked(config, only=evaluation_nodes())
     results: Results = dict((front or {}).get("results", {}))
     prints: list[Any] = []
     run_nodes(stages.GRAPH.evaluation(), cfg, results, prints)
@@ -194,7 +196,7 @@ def build_aletheia_eval(
 @flow(name="build-aletheia-train", validate_parameters=False)
 def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
     """The graph in order: the nodes shared with the eval build, then the train-only ones
-    (mixed, dpo, mixed_dpo), the eval build as a subflow (adv), the manifest, publish, and
+    (mixed, dpo, mixed-dpo), the eval build as a subflow (adv), the manifest, publish, and
     (the run config's `evaluate:`) the evaluation of its verifier on the published folder."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     from flows.publish import publish_aletheia
@@ -219,7 +221,7 @@ def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]
         or results["splits"]["outputs"]["train_questions"],
         "dpo": results["dpo"]["outputs"]["dpo"],
         "mixed": results["mixed"]["outputs"]["mixed"],
-        "mixed_dpo": results["mixed_dpo"]["outputs"]["dpo"],
+        "mixed_dpo": results["mixed-dpo"]["outputs"]["dpo"],
         **{n: evals[n] for n in (*EVAL_SETS, "adv")},
     }
     write_manifest(cfg, results, tables, evals, prints)

@@ -19,9 +19,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pipeline.judge.engine_option import EngineOpt, TokenFileOpt, UrlOpt
+from pipeline.node_names import NODES
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pipeline.config import RunConfig
+    from pipeline.preflight import Report
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="run config YAML (see configs/)")]
 DryRunOpt = Annotated[
@@ -48,12 +52,13 @@ def _prepare(
     engine: str | None = None,
     url: list[str] | None = None,
     token_file: Path | None = None,
-    only: tuple[str, ...] = (),
+    check: Callable[[RunConfig], Report] | None = None,
 ) -> RunConfig:
     """The run config, resolved once and preflighted once, before Prefect starts: the flow
     takes it as it is. `limit` enters the build id (ingest.limit_per_source, set before
     validation); `engine`, `url` and `token_file` override the sandbox section (after it: not
-    part of the build id). A dry run prints the plan and exits."""
+    part of the build id). `check`: what the command runs checked (default: the whole
+    build). A dry run prints the report and exits."""
     from pipeline.errors import UserError, near_path
 
     if not config.is_file():  # said before pipeline.config loads every stage's config (2 s)
@@ -67,12 +72,20 @@ def _prepare(
     cfg = resolve_run_config(config, overrides=overrides, engine=engine)  # a typo: one line
     if url or token_file:
         cfg = cfg.model_copy(update={"sandbox": cfg.sandbox.overridden(engine, url, token_file)})
-    report = preflight(cfg, only=only)
+    report = (check or preflight)(cfg)
     if dry_run:
         typer.echo("\n".join(report.lines()))
         raise typer.Exit(report.exit_code)  # 2 or 3 as the same failure without --dry-run
     report.raise_if_fatal()
     return cfg
+
+
+def _eval_checks(cfg: RunConfig) -> Report:
+    """build-eval checks what it runs: the graph's evaluation nodes, not the train-only ones
+    (a DPO judge the eval build never loads)."""
+    from pipeline.preflight import evaluation_nodes, preflight
+
+    return preflight(cfg, only=evaluation_nodes(), command="aletheia build-eval --dry-run")
 
 
 def _resume_command(name: str, config: Path, limit: int | None) -> str:
@@ -121,7 +134,7 @@ def register(app: typer.Typer) -> None:
         from pipeline.interrupt import stop_on_interrupt
 
         with stop_on_interrupt(_resume_command("build-eval", config, limit)):
-            cfg = _prepare(config, limit, dry_run, engine, url, token_file)
+            cfg = _prepare(config, limit, dry_run, engine, url, token_file, _eval_checks)
             _before_prefect()
             from flows.build import build_aletheia_eval
 
@@ -131,7 +144,11 @@ def register(app: typer.Typer) -> None:
     @app.command("stage")
     def stage_cmd(
         node: Annotated[
-            str, typer.Argument(help="a node of the build graph (pipeline/stages.py GRAPH)")
+            str,
+            typer.Argument(
+                metavar="NODE",
+                help=f"a node of the build graph, in build order: {', '.join(NODES)}",
+            ),
         ],
         config: ConfigOpt = Path("configs/demo.yaml"),
         dry_run: DryRunOpt = False,
@@ -143,17 +160,22 @@ def register(app: typer.Typer) -> None:
         token_file: TokenFileOpt = None,
     ) -> None:
         """Run one node of the build graph here (its shards one after another); its upstream
-        nodes must have finished (a build, or `aletheia stage` on each)."""
+        nodes must have finished (a build, or `aletheia stage` on each). --dry-run: what the
+        node reads (and whether each has finished), writes and checks."""
         from pipeline import stages
         from pipeline.executor import run_node
+        from pipeline.preflight import node_report
 
         stages.GRAPH[node]  # an unknown node: one line naming the nodes, before any check
-        cfg = _prepare(config, None, dry_run, engine, url, token_file, only=(node,))
+
+        check = lambda cfg: node_report(cfg, node)
+        cfg = _prepare(config, None, dry_run, engine, url, token_file, check)
         results = run_node(stages.GRAPH, node, cfg, force=force)
         if not results:
             typer.echo(f"{node}: the run config leaves this node out (nothing to run)")
         for done in results:
-            said = {"node": node, "cached": done.cached, "outputs": done.outputs}
+            written = {k: v for k, v in done.outputs.items() if Path(v).exists()}
+            said = {"node": node, "cached": done.cached, "outputs": written}
             typer.echo(json.dumps(said, indent=2))
 
     @app.command("rlvr-study")

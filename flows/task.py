@@ -322,14 +322,15 @@ def checked(config: str | dict[str, Any] | RunConfig, only: tuple[str, ...] = ()
     A RunConfig was resolved and preflighted by its caller (the CLI, before Prefect
     started; the train flow, for its eval and publish subflows) and is used as it is. A path
     or a mapping (a deployment run) is resolved here and every stage's check runs, or only
-    `only` these stages' (a publish of an existing build: the Hub); the plan goes to the log."""
+    `only` these nodes' (the eval build's; a publish of an existing build: the Hub); the
+    plan goes to the log."""
     if isinstance(config, RunConfig):
         return config
     cfg = resolve_run_config(config)
     # Fail in seconds, not after hours of sampling: sources, models, Hub, Docker, vLLM envs.
-    report = preflight.preflight(cfg, docker=not only, only=only)
+    report = preflight.preflight(cfg, only=only)
     report.raise_if_fatal()
-    if not only:
+    if only != ("publish",):
         logger = get_run_logger()
         for line in report.lines():
             logger.info(line)

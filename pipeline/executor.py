@@ -14,7 +14,14 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from pipeline.common.graph import Done, Graph, NotFinished, finished, resolve_inputs
+from pipeline.common.graph import (
+    Done,
+    Graph,
+    NotFinished,
+    finished,
+    resolve_inputs,
+    unfinished_upstream,
+)
 from pipeline.common.runner import StageResult, run_sharded_inline
 from pipeline.common.stage import Stage
 from pipeline.errors import UserError
@@ -50,9 +57,10 @@ def upstream_of(graph: Graph, name: str, cfg: Any) -> dict[str, Done]:
         try:
             up[u] = finished(graph[u], cfg)
         except NotFinished:
+            first = unfinished_upstream(graph, name, cfg)[0]
             raise UserError(
-                f"node {name} reads {u}, which has not finished: run `aletheia stage {u}` "
-                f"(or the build) first"
+                f"node {name} reads {u}, which has not finished: run `aletheia stage {first}` "
+                "(the first unfinished node upstream) or the build first"
             ) from None
     return up
 

@@ -30,6 +30,7 @@ from pipeline.instances.dpo.stage import DPO_PAIRS, DPO_RESPONSES
 from pipeline.instances.stage import ASSEMBLE, split_tables
 from pipeline.judge.stage import JUDGE, JudgeCall
 from pipeline.models.stage import FIT_POLICY, TINY_MODEL, TinyModelCall
+from pipeline.node_names import NODES
 from pipeline.problems.stage import INGEST, IngestCall, ingest_inputs
 from pipeline.publish.stage import PUBLISH, PublishCall, publish_config, publish_inputs
 from pipeline.sampling.stage import SAMPLE
@@ -116,28 +117,30 @@ def _adversarial(section: str, evaluation: bool) -> list[Node]:
     ]
 
 
-def _dpo(name: str, instances: Bind) -> list[Node]:
-    """DPO pairs for one instance table (dpo | mixed_dpo): the verifier responses as shards
-    placed like sampling, then one pairs run over every shard's responses. The demo's tiny
-    model, which its judge loads, is built first."""
-    calls = lambda c: [c.dpo.model_copy(update={"name": name})]
+def _dpo(table: str, instances: Bind) -> list[Node]:
+    """DPO pairs for one instance table (dpo | mixed_dpo: the table, its folder and the
+    config's name; the nodes are named in the graph's one style, dpo | mixed-dpo): the
+    verifier responses as shards placed like sampling, then one pairs run over every shard's
+    responses. The demo's tiny model, which its judge loads, is built first."""
+    name = table.replace("_", "-")
+    calls = lambda c: [c.dpo.model_copy(update={"name": table})]
     return [
         Node(
             f"{name}-responses",
             DPO_RESPONSES,
             calls,
-            lambda c, call: c.work_dir / name / "responses",
+            lambda c, call: c.work_dir / table / "responses",
             {"instances": instances},
             after=("tiny-model",),
             label=name,
             title=f"{name} responses",
-            description=f"{name}: verifier responses by shard",
+            description=f"{table}: verifier responses by shard",
         ),
         Node(
             name,
             DPO_PAIRS,
             calls,
-            lambda c, call: c.work_dir / name,
+            lambda c, call: c.work_dir / table,
             {"instances": instances, "responses": gathered(f"{name}-responses")},
         ),
     ]
@@ -253,7 +256,7 @@ GRAPH = Graph(
                 "manifest": Bind((), lambda c, up: publish_inputs(c.work_dir)["manifest"]),
                 "tables": Bind((), lambda c, up: publish_inputs(c.work_dir)["tables"]),
             },
-            after=("mixed", "dpo", "mixed_dpo", "adv"),
+            after=("mixed", "dpo", "mixed-dpo", "adv"),
             checked=_publish_check,
         ),
         # After publish, outside the hub folder: the `evaluate:` section's verifier scored on
@@ -269,6 +272,12 @@ GRAPH = Graph(
         ),
     ]
 )
+
+if tuple(n.name for n in GRAPH) != NODES:  # what `aletheia stage --help` lists
+    raise RuntimeError(
+        f"pipeline/node_names.py NODES {list(NODES)} differ from the graph's nodes "
+        f"{[n.name for n in GRAPH]}: list them there too"
+    )
 
 # Every stage by name (a Prefect task runs a stage by its name).
 STAGES: dict[str, Stage[Any]] = {n.stage.name: n.stage for n in GRAPH}

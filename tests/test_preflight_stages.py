@@ -172,7 +172,7 @@ def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) 
     expected = [n.name for n in GRAPH for _ in n.sections(cfg)]
     assert [x.split(":", 1)[0] for x in lines] == expected
     assert Counter(expected)["fit-policy"] == len(cfg.policies) == 2
-    assert {"mixed", "adv", "mixed-judge", "adv-judge", "dpo", "mixed_dpo"} <= set(expected)
+    assert {"mixed", "adv", "mixed-judge", "adv-judge", "dpo", "mixed-dpo"} <= set(expected)
     assert {n.stage.name for n in GRAPH if n.name in expected} == set(STAGES)  # every stage
     assert all(x.split(": ", 1)[1] for x in lines)  # a line of its own after the name
     by_stage = {x.split(":", 1)[0]: x for x in lines}

@@ -215,5 +215,26 @@ def finished(node: Node, cfg: Any) -> Done:
     return done
 
 
+def is_finished(node: Node, cfg: Any) -> bool:
+    try:
+        finished(node, cfg)
+    except NotFinished:
+        return False
+    return True
+
+
+def unfinished_upstream(graph: Graph, name: str, cfg: Any) -> list[str]:
+    """The nodes that must still run before `name` can, in build order: each upstream that has
+    not finished, and theirs (a finished node's own upstream do not matter). The first of
+    them has every input it needs: it is the one to run next."""
+    todo, need = list(graph[name].upstream), set()
+    while todo:
+        u = todo.pop()
+        if u not in need and not is_finished(graph[u], cfg):
+            need.add(u)
+            todo += graph[u].upstream
+    return [n.name for n in graph if n.name in need]
+
+
 def _named(outputs: Mapping[str, Path]) -> dict[str, str]:
     return {k: str(v) for k, v in outputs.items()}

@@ -180,6 +180,14 @@ def register(app: typer.Typer) -> None:
             cfg = EvalConfig.model_validate(cfg.model_dump() | updates)
         if model is not None and cfg.backend.type == "transformers":  # a served name is no path
             require_model(model, "--model")
+        served = getattr(cfg.backend, "base_url", None)
+        if model is not None and served and cfg.backend.serve is None:
+            from pipeline.model_refs import require_served
+
+            # Before any split is read or file written: a dead server is one line, not 86 s
+            # of retries, a traceback and a partial generations file.
+            where = "--backend" if backend is not None else f"{config}: backend.base_url"
+            require_served(where, served, str(model), cfg.backend.api_key_env)
         from pipeline.evaluate.report import summary
         from pipeline.evaluate.run import evaluate
 

@@ -73,9 +73,10 @@ def _evaluate(ctx: ShardContext[EvaluateCall]) -> Stats:
 
 def _check(call: EvaluateCall, ctx: CheckContext) -> list[Finding]:
     """The prompt's templates or checkout of Aletheia (one line each for what is missing),
-    and the model a local backend loads: built by the build, a folder, or in the HF cache."""
+    and the model a local backend loads (built by the build, a folder, in the HF cache or on
+    the Hub), or the server that serves it under that name, and the backend's own needs."""
     from pipeline.common.verifier_prompt import template_problem
-    from pipeline.sampling.checks import LOCAL_BACKENDS, check_model
+    from pipeline.sampling.checks import LOCAL_BACKENDS, check_backend, check_model
 
     out = []
     for key, kind in (("prompt_template", "user"), ("system_template", "system"),
@@ -84,9 +85,9 @@ def _check(call: EvaluateCall, ctx: CheckContext) -> list[Finding]:
         problem = path and template_problem(f"evaluate.{key}", path, kind, (call.style,))
         if problem:
             out.append(Finding("templates", problem))
-    if call.backend.type not in LOCAL_BACKENDS:
-        return out  # a server: its model's name is the server's business
-    return out + check_model("evaluate.model", call.model, ctx)
+    if call.backend.type in LOCAL_BACKENDS:
+        out += check_model("evaluate.model", call.model, ctx)
+    return out + check_backend("evaluate", call.backend, call.model)
 
 
 def _plan(call: EvaluateCall, runner: RunnerSection) -> str:

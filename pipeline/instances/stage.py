@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import CheckContext, Finding, ShardContext, Stage, Stats
 from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.assemble import (
     CANDIDATE_COLUMNS,
@@ -34,6 +34,12 @@ from pipeline.instances.config import AssembleConfig, test_table_name
 from pipeline.instances.dpo.config import DPOConfig
 from pipeline.instances.prompt_checks import check_assemble
 from pipeline.instances.stats_file import STATS_FILE, write_stats
+from pipeline.instances.tokens import (
+    TokenizerUnavailable,
+    check_tokenizer,
+    measures_caps,
+    tokenizer_problem,
+)
 from schemas.common import QUARANTINE_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 from schemas.problem import TRAIN_QUESTIONS_SCHEMA
@@ -95,6 +101,11 @@ def run_assemble(ctx: ShardContext[AssembleConfig]) -> Stats:
     """Write `<split>.parquet` (INSTANCE_SCHEMA) per configured split (an evaluation split's
     `test` split beside it as `<split>.test.parquet`), quarantine.parquet, stats.json."""
     config = ctx.config
+    if config.require_tokenizer and measures_caps(config):
+        # A tokenizer that cannot be had: one line before any table is read.
+        problem = tokenizer_problem(config.tokenizer)
+        if problem is not None:
+            raise TokenizerUnavailable(problem)
     judged, problems = Path(ctx.inputs["judged"]), Path(ctx.inputs["problems"])
     splits = ctx.inputs["splits"]
     split_files = [Path(splits)] if isinstance(splits, (str, Path)) else list(splits)
@@ -153,6 +164,11 @@ def _train_side_questions(
     return {"rows": kept.num_rows, "left_out_in_eval_pool": questions.num_rows - kept.num_rows}
 
 
+def _check(config: AssembleConfig, ctx: CheckContext) -> list[Finding]:
+    """The verifier prompt templates' placeholders, and the tokenizer of the token caps."""
+    return check_assemble(config, ctx) + check_tokenizer(config, ctx)
+
+
 def _plan_line(config: AssembleConfig, runner: RunnerSection) -> str:
     return ", ".join(s.name for s in config.splits)
 
@@ -161,7 +177,7 @@ ASSEMBLE: Stage[AssembleConfig] = Stage(
     name="assemble",
     version=ASSEMBLE_VERSION,
     config=AssembleConfig,
-    check=check_assemble,
+    check=_check,
     inputs=("judged", "problems", "splits"),  # splits: the tables `split_tables` names
     outputs=assemble_outputs,
     run=run_assemble,

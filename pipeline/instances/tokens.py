@@ -12,10 +12,19 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from pipeline.common.stage import CheckContext, Finding
 from pipeline.common.verifier_prompt import PROMPT_STYLES, PromptSpec, build_messages, prefill
-from pipeline.errors import Unavailable
+from pipeline.errors import clip, near_path
+from pipeline.model_refs import (
+    TOKENIZER_FILES,
+    ModelUnavailable,
+    download_hint,
+    hub_availability,
+    looks_like_path,
+)
 
 log = logging.getLogger(__name__)
 
@@ -24,26 +33,63 @@ log = logging.getLogger(__name__)
 BATCH_SIZE = 256
 
 
-class TokenizerUnavailable(Unavailable, RuntimeError):
-    """The configured tokenizer could not be loaded; the message says which and why (exit
-    3: neither cached nor reachable here)."""
+class TokenizerUnavailable(ModelUnavailable):
+    """The configured tokenizer could not be loaded; one line saying which and why."""
+
+
+def tokenizer_problem(name: str) -> str | None:
+    """Why `name` cannot be had now, without loading it (None: a local folder, in the HF
+    cache, or on a Hub that answers): no download, a few seconds at most."""
+    if looks_like_path(name) and not Path(name).expanduser().exists():
+        return (
+            f"assemble.tokenizer: no folder at {name}{near_path(name)}; give a tokenizer "
+            "folder or a Hub id (namespace/name)"
+        )
+    _, why = hub_availability(name, TOKENIZER_FILES)
+    if not why:
+        return None
+    return f"assemble.tokenizer: {name!r} is {why}; {download_hint(name)}"
+
+
+def measures_caps(config: Any) -> bool:
+    """Whether assembly loads its tokenizer: a tokenizer is named and a token cap is set."""
+    caps = config.max_candidate_tokens is not None or config.max_prompt_tokens is not None
+    return config.tokenizer is not None and caps
+
+
+def check_tokenizer(config: Any, ctx: CheckContext) -> list[Finding]:
+    """ASSEMBLE's tokenizer, when caps are measured: fatal with `require_tokenizer`, else a
+    note that the caps will be skipped. A folder an earlier node builds is not looked for."""
+    name = config.tokenizer
+    if not measures_caps(config) or Path(name).expanduser().resolve() in ctx.built:
+        return []
+    problem = tokenizer_problem(name)
+    if problem is None:
+        return []
+    if config.require_tokenizer:
+        return [Finding("models", problem, unavailable=True)]
+    return [Finding("models", f"{problem} (token caps skipped: require_tokenizer is off)", False)]
 
 
 @lru_cache(maxsize=8)
 def _load_or_error(name: str) -> Any:
-    """The tokenizer, or the exception that says why not. Failures are cached too: without
-    a network, every attempt to reach the Hub costs about a minute of retries."""
+    """The tokenizer, or the exception that says why not. Failures are cached too. The Hub
+    is tried only when it answers for `name` (one quick request), so an offline or
+    unreachable Hub is one line at once, not a minute of retries and a traceback."""
     from transformers import AutoTokenizer
 
     try:  # the local cache (or a local path) first; the Hub only when that fails
         return AutoTokenizer.from_pretrained(name, local_files_only=True)
     except (OSError, ValueError) as exc:
         log.info("tokenizer %r not available locally (%s); trying the Hub", name, exc)
+    problem = tokenizer_problem(name)
+    if problem is not None:
+        return TokenizerUnavailable(problem)
     try:
         return AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as exc:  # offline, or a bad path / repo id: "not here"
         return TokenizerUnavailable(
-            f"tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {str(exc)[:200]}); "
+            f"tokenizer {name!r} cannot be loaded ({type(exc).__name__}: {clip(str(exc), 300)}); "
             "set `assemble.tokenizer` to a local path (the demo uses the tiny local one) or "
             "download it into the Hugging Face cache"
         )

@@ -1,20 +1,32 @@
 """SAMPLE's preflight check, and the model and backend checks DPO's verifier models share.
 
-Without touching the network: every model a stage loads resolves as a local folder or a Hub
-id already in the local Hugging Face cache (never fetched here), or is a folder an earlier
-stage builds (`ctx.built`); vLLM's environment exists; an OpenAI-compatible server named by
-`base_url` accepts connections and its key variable is set."""
+Without downloading anything: every model a stage loads resolves as a local folder, a Hub id
+in the local Hugging Face cache or one the Hub answers for (asked only when the cache lacks
+it and HF_HUB_OFFLINE is not set), or is a folder an earlier stage builds (`ctx.built`);
+vLLM's environment exists; an OpenAI-compatible server named by `base_url` lists the model
+at `GET /v1/models` and its key variable is set. `require_served_sources` asks the same of
+the servers when a run starts (pipeline/model_refs.py)."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import socket
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from pipeline.common.stage import CheckContext, Finding
+from pipeline.errors import near_path
+from pipeline.model_refs import (
+    TOKENIZER_FILES,
+    download_hint,
+    hub_availability,
+    in_hf_cache,
+    looks_like_path,
+    require_served,
+    served_message,
+    served_problem,
+)
 
 if TYPE_CHECKING:
     from pipeline.sampling.config import SampleConfig
@@ -22,49 +34,47 @@ if TYPE_CHECKING:
 LOCAL_BACKENDS = {"transformers", "vllm"}  # backends that load the model themselves
 
 
-def resolve_model(ref: str) -> str | None:
-    """Where a model reference resolves ('local folder', 'HF cache'), or None. No network."""
+def resolve_model(ref: str, files: tuple[str, ...] = ("config.json",)) -> str | None:
+    """Where a model reference resolves without the network ('local folder', 'HF cache'),
+    or None."""
     path = Path(ref).expanduser()
     if path.exists():
         return "local folder"
     if ref.startswith(("/", ".", "~")) or ref.count("/") > 1:
         return None  # a path, not a Hub id
-    from huggingface_hub import try_to_load_from_cache
-
-    try:
-        hit = try_to_load_from_cache(ref, "config.json")
-    except Exception:  # noqa: BLE001 - an invalid repo id resolves nowhere
-        return None
-    return "HF cache" if isinstance(hit, str) else None
+    return "HF cache" if in_hf_cache(ref, files) else None
 
 
-def check_model(who: str, ref: str, ctx: CheckContext) -> list[Finding]:
-    """A model `who` loads: built by an earlier stage, a local folder, or in the HF cache."""
-    if Path(ref).expanduser().resolve() in ctx.built or resolve_model(ref) is not None:
+def check_model(
+    who: str, ref: str, ctx: CheckContext, files: tuple[str, ...] = ("config.json",)
+) -> list[Finding]:
+    """A model (or tokenizer: `files`) `who` loads: built by an earlier stage, a local
+    folder, in the HF cache, or (online) on the Hub, which the stage then downloads."""
+    if Path(ref).expanduser().resolve() in ctx.built:
         return []
-    from pipeline.errors import near_path
-    from pipeline.model_refs import looks_like_path
-
-    if looks_like_path(ref):  # `hf download` takes a Hub id, never a path
-        return [
+    if looks_like_path(ref) and not Path(ref).expanduser().exists():
+        return [  # `hf download` takes a Hub id, never a path
             Finding(
                 "models",
                 f"{who}: no model folder at {ref}{near_path(ref)}; fix the path, or give a Hub "
                 "id (namespace/name) and download it first (hf download namespace/name)",
             )
         ]
-    return [
-        Finding(
-            "models",
-            f"{who}: {ref!r} is not in the local HF cache (nor a local folder); download it "
-            f"first (hf download {ref}) or give a model folder",
-        )
-    ]
+    where, why = hub_availability(ref, files)
+    if why:
+        return [
+            Finding("models", f"{who}: {ref!r} is {why}; {download_hint(ref)}", unavailable=True)
+        ]
+    if where == "the Hub":
+        return [
+            Finding("models", f"{who}: {ref!r} is downloaded from the Hub when it loads", False)
+        ]
+    return []
 
 
-def check_backend(who: str, b: Any) -> list[Finding]:
-    """A backend's own needs: vLLM's interpreter, a reachable server, its key variable.
-    Policy sources and DPO judges share these options, so they share this check."""
+def check_backend(who: str, b: Any, model: str) -> list[Finding]:
+    """A backend's own needs: vLLM's interpreter, a server that serves `model`, its key
+    variable. Policy sources and DPO judges share these options, so they share this check."""
     out: list[Finding] = []
     pythons = []
     if b.type == "vllm":
@@ -80,10 +90,10 @@ def check_backend(who: str, b: Any) -> list[Finding]:
     if b.type == "openai":
         if b.serve is not None:
             pythons.append(b.serve.python)
-        elif b.base_url:
-            out += check_server(who, b.base_url)
         if b.api_key_env and not os.environ.get(b.api_key_env):
             out.append(Finding("models", f"{who}: the key variable {b.api_key_env} is not set"))
+        elif b.base_url and b.serve is None:
+            out += check_server(who, b.base_url, model, b.api_key_env)
     for py in pythons:
         if py and not Path(py).exists():
             out.append(
@@ -98,21 +108,28 @@ def check_backend(who: str, b: Any) -> list[Finding]:
     return out
 
 
-def check_server(who: str, url: str) -> list[Finding]:
-    parsed = urlparse(url)
-    host, port = parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80)
-    try:
-        with socket.create_connection((host, port), timeout=2):
-            return []
-    except OSError as e:
-        return [
-            Finding(
-                "models",
-                f"{who}: nothing answers at {url} ({e.strerror or e}); "
-                "start the server (vllm serve ...) before the build",
-                unavailable=True,
-            )
-        ]
+def check_server(who: str, url: str, model: str, api_key_env: str | None = None) -> list[Finding]:
+    """The server at `url` answers and lists `model` (GET /v1/models, a few seconds)."""
+    key = os.environ.get(api_key_env) if api_key_env else None
+    why = served_problem(url, model, key)
+    if why is None:
+        return []
+    return [
+        Finding(
+            "models",
+            served_message(f"{who}.backend.base_url", url, model, why),
+            unavailable=True,
+        )
+    ]
+
+
+def require_served_sources(pairs: Iterable[tuple[str, Any, str]]) -> None:
+    """When a run starts, before any input is read: each (who, backend, model) whose backend
+    is an OpenAI-compatible server the run does not launch itself lists the model, else a
+    ModelUnavailable naming the first that does not."""
+    for who, b, model in pairs:
+        if b.type == "openai" and b.serve is None and b.base_url:
+            require_served(f"{who}.backend.base_url", b.base_url, model, b.api_key_env)
 
 
 def check_sample(sample: SampleConfig, ctx: CheckContext) -> list[Finding]:
@@ -123,7 +140,8 @@ def check_sample(sample: SampleConfig, ctx: CheckContext) -> list[Finding]:
         if src.backend.type in LOCAL_BACKENDS:
             out += check_model(f"sample.{src.name}", src.model, ctx)
         if src.filters is not None:
-            out += check_model(f"sample.{src.name}.filters.tokenizer", src.filters.tokenizer, ctx)
+            who = f"sample.{src.name}.filters.tokenizer"
+            out += check_model(who, src.filters.tokenizer, ctx, TOKENIZER_FILES)
     for src in models:
-        out += check_backend(f"sample.{src.name}", src.backend)
+        out += check_backend(f"sample.{src.name}", src.backend, src.model)
     return out

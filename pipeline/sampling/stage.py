@@ -366,6 +366,14 @@ def run_sample(ctx: ShardContext[SampleConfig], *, backend_factory: Any = None) 
     if out_dir.suffix:
         raise ValueError(f"sample writes a folder: {out_dir} names a file (use its folder)")
     factory = backend_factory or _default_factory
+    if backend_factory is None:  # the servers it samples answer, before any problem is read
+        from pipeline.sampling.checks import require_served_sources
+
+        require_served_sources(
+            (f"sample.{s.name}", s.backend, s.model)
+            for s in config.sources
+            if isinstance(s, ModelSource)
+        )
     probs = sorted(
         (p for f in _problem_files(ctx.inputs["problems"]) for p in load_problems(f)),
         key=lambda p: p.problem_id,

@@ -39,6 +39,7 @@ from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
 from pipeline.common.stage import ShardContext, Stage, Stats
 from pipeline.splits.assign import assign_cluster, cluster_id_for
+from pipeline.splits.checks import check_benchmarks
 from pipeline.splits.config import SplitConfig
 from pipeline.splits.decontam import (
     BenchmarkIndex,
@@ -398,6 +399,7 @@ SPLITS: Stage[SplitCall] = Stage(
     inputs=("problems", "ingest_quarantine", "benchmarks"),
     outputs=_outputs,
     run=_run,
+    check=check_benchmarks,
     plan=_plan_line,
 )
 

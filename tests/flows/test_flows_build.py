@@ -255,7 +255,7 @@ def test_every_stage_prints_its_fingerprint(build: dict[str, Any]) -> None:
     assert {
         "ingest", "splits", "fit demo-policy-weak", "fit demo-policy-strong", "sample",
         "judge", "tiny-model", "assemble", "mixed edits", "mixed re-judge", "mixed", "dpo",
-        "mixed_dpo", "adv edits", "adv re-judge", "adv",
+        "mixed-dpo", "adv edits", "adv re-judge", "adv",
     } <= stages  # fmt: skip
     for e in prints:
         if e.get("file"):
@@ -552,8 +552,11 @@ def test_build_eval_resolves_validates_and_checks_once(
 ) -> None:
     from flows.build import build_aletheia_eval
 
+    from pipeline.preflight import evaluation_nodes
+
     out = build_aletheia_eval(str(build["root"] / "config.json"))
     assert _counts(spies) == (1, 1, 1), spies
+    assert spies["preflight"] == [evaluation_nodes()]  # its own nodes' checks, no DPO judge
     assert Path(out["adv"]).exists()
 
 

@@ -60,7 +60,9 @@ def test_aletheia_stage_runs_the_toy_node_after_its_upstream(
 
     work = resolve_run_config(cfg_file).work_dir
     rc, said = _cli(capsys, "stage", "toy-count", "-c", str(cfg_file))
-    assert rc == 2 and "reads splits, which has not finished" in said, said
+    # Its input has not finished: one line naming the node to run first (ingest, the first
+    # unfinished node upstream of splits), before anything runs.
+    assert rc == 2 and "splits has not finished: run `aletheia stage ingest` first" in said, said
     for node in ("ingest", "splits"):
         rc, said = _cli(capsys, "stage", node, "-c", str(cfg_file))
         assert rc == 0, said

@@ -31,7 +31,7 @@ def check_dpo(dpo: DPOConfig, ctx: CheckContext) -> list[Finding]:
         if judge.backend.type in LOCAL_BACKENDS:
             out += check_model(who, judge.model_ref, ctx)
     for who, judge in judges:
-        out += check_backend(who, judge.backend)
+        out += check_backend(who, judge.backend, judge.model_ref)
     out += check_templates("dpo.", dpo, ctx)
     if dpo.aletheia_src:  # Aletheia's prompt must ask for the box the gold splice writes
         from pipeline.common.aletheia_prompts import form_problem

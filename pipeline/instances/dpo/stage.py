@@ -44,12 +44,13 @@ from pipeline.common.progress import progress_file
 from pipeline.common.runner import StageResult, run_cached, run_stage
 from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
-from pipeline.instances.dpo.checks import check_dpo
+from pipeline.instances.dpo.checks import check_dpo, dpo_judges
 from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
 from pipeline.instances.dpo.cues import cue_warnings, measure_rows
 from pipeline.instances.dpo.responses import Response, sample_responses
 from pipeline.sampling.backends.base import Backend
 from pipeline.sampling.backends.factory import make_backend
+from pipeline.sampling.checks import require_served_sources
 from schemas.dpo import DPO_RESPONSE_SCHEMA, DPO_SCHEMA
 from schemas.instance import INSTANCE_SCHEMA
 
@@ -334,6 +335,13 @@ def run_responses(
     """Every round of one shard, in order, each a `ctx.step` sub-step: a round already
     finished (its marker holds) is not sampled again. Stats: round -> its stats."""
     instances = Path(ctx.inputs["instances"])  # type: ignore[arg-type]
+    given = _given(resolve_judges(ctx.config, backend), backend)
+    # The judges' servers answer, before any instance is read or model loaded.
+    require_served_sources(
+        (who, spec.backend, spec.model_ref)
+        for who, spec in dpo_judges(ctx.config)
+        if spec.name not in given
+    )
     files: list[Path] = []
     stats: Stats = {}
     for round_ in response_rounds(ctx.config):

@@ -85,6 +85,12 @@ def make_backend(source: ModelSource) -> Backend:
         )
 
     if opts.base_url is not None:
+        from pipeline.model_refs import require_served
+
+        # A dead server or one serving another model: one line now, not retries per request.
+        require_served(
+            f"{source.name}: backend.base_url", opts.base_url, source.model, opts.api_key_env
+        )
         return client(opts.base_url, source.model)
     # Launch `vllm serve` (UNTESTED HERE: vLLM cannot be installed on our machines).
     from pipeline.sampling.backends.server import ManagedServer, free_port, vllm_serve_command
