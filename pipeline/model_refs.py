@@ -21,7 +21,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import Unavailable, clip, near_path
+from pipeline.errors import Unavailable, UserError, clip, near_path
 
 MODEL_FILES = ("config.json", "adapter_config.json")  # full weights, or a LoRA adapter
 # What makes a tokenizer in the cache or on the Hub (a model's config.json for older repos).
@@ -32,8 +32,14 @@ PROBE_TIMEOUT_S = 3.0
 
 
 class ModelUnavailable(Unavailable):
-    """A model, tokenizer or model server a run needs cannot be had: one line naming the
-    config key (or option), the reference and what to do."""
+    """A model, tokenizer or model server a run needs cannot be had here (not cached, no Hub,
+    no server: exit 3): one line naming the config key (or option), the reference and what to
+    do."""
+
+
+class NotAModel(UserError):
+    """A local path named as a model is no model (a file, a folder without config.json, no
+    such path): a config mistake (exit 2), one line naming the key."""
 
 
 def looks_like_path(ref: str) -> bool:
@@ -124,24 +130,24 @@ def download_hint(ref: str) -> str:
 
 
 def require_model(ref: str | Path, where: str) -> None:
-    """Raise a ModelUnavailable naming `where` (an option or a config key) when `ref` cannot
-    load: a missing path, a folder without a model, a Hub id neither cached nor on the Hub."""
+    """Raise NotAModel naming `where` (an option or a config key) for a missing path or a
+    folder without a model, ModelUnavailable for a Hub id neither cached nor on the Hub."""
     text = str(ref)
     path = Path(text).expanduser()
     if path.is_file():
-        raise ModelUnavailable(
+        raise NotAModel(
             f"{where}: {text} is a file; give the model's folder (with config.json)"
         )
     if path.is_dir():
         if not any((path / f).is_file() for f in MODEL_FILES):
             inside = _model_subfolders(path)
             hint = f"; models inside it: {', '.join(inside)}" if inside else ""
-            raise ModelUnavailable(
+            raise NotAModel(
                 f"{where}: {text} holds no config.json, so it is not a model{hint}"
             )
         return
     if looks_like_path(text):
-        raise ModelUnavailable(
+        raise NotAModel(
             f"{where}: no such path {text}{near_path(path)}; give a model folder "
             "(config.json inside) or a Hub id namespace/name"
         )

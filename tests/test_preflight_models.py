@@ -107,9 +107,10 @@ def _cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int,
     return r.returncode, r.stdout, r.stderr, time.monotonic() - start
 
 
-def _one_line(rc: int, out: str, err: str, took: float) -> str:
-    """The one `error:` line a refused command prints, exit code 2, well within a minute."""
-    assert rc == 2, out + err
+def _one_line(rc: int, out: str, err: str, took: float, code: int = 3) -> str:
+    """The one `error:` line a refused command prints, well within a minute; exit code 3 (a
+    server, model or tokenizer unavailable here) unless `code` says otherwise."""
+    assert rc == code, out + err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), err
     assert took < SECONDS, took
@@ -218,8 +219,8 @@ def test_evaluate_names_the_model_a_live_server_does_not_serve(
     config = tmp_path / "eval.yaml"
     config.write_text(yaml.safe_dump({"backend": {"type": "openai", "base_url": served.url}}))
     line = _one_line(
-        *_cli("evaluate", "--data", str(data), "--out", str(tmp_path / "eval"), "-c",
-              str(config), "--model", "acme/verifier", cwd=tmp_path)
+        *_cli("evaluate", "--data", str(data), "--out", str(tmp_path / "eval"),
+              "--stage-config", str(config), "--model", "acme/verifier", cwd=tmp_path)
     )  # fmt: skip
     assert f"{config}: backend.base_url {served.url}: the server serves 'acme/live'" in line
     assert not (tmp_path / "eval").exists()
@@ -240,7 +241,7 @@ def test_sample_and_dpo_against_a_dead_server_are_one_line(tmp_path: Path) -> No
     pool = tmp_path / "pool.yaml"
     pool.write_text(yaml.safe_dump({"sources": [_served_source("served", "acme/coder", dead)]}))
     line = _one_line(
-        *_cli("sample", "-p", str(problems), "-o", str(tmp_path / "sampled"), "-c", str(pool),
+        *_cli("sample", "-p", str(problems), "-o", str(tmp_path / "sampled"), "--pool", str(pool),
               cwd=tmp_path)
     )  # fmt: skip
     assert line.startswith(f"error: sample.served.backend.base_url {dead}: no model server"), line
@@ -252,7 +253,7 @@ def test_sample_and_dpo_against_a_dead_server_are_one_line(tmp_path: Path) -> No
     config.write_text(yaml.safe_dump(judges))
     instances = next((data / "train").glob("*.parquet"))
     line = _one_line(
-        *_cli("dpo", "-i", str(instances), "-o", str(tmp_path / "dpo"), "-c", str(config),
+        *_cli("dpo", "-i", str(instances), "-o", str(tmp_path / "dpo"), "--stage-config", str(config),
               cwd=tmp_path)
     )  # fmt: skip
     assert line.startswith(f"error: dpo.judges.gone.backend.base_url {dead}: no model server")
@@ -297,7 +298,7 @@ def test_assemble_refuses_an_uncached_tokenizer_before_reading_a_table(tmp_path:
     config.write_text("tokenizer: acme/no-such-tokenizer\nrequire_tokenizer: true\n")
     line = _one_line(
         *_cli("assemble", "-j", "judged.parquet", "-p", "problems.parquet", "--splits",
-              "splits", "-o", "instances", "-c", str(config), cwd=tmp_path)
+              "splits", "-o", "instances", "--stage-config", str(config), cwd=tmp_path)
     )  # fmt: skip
     assert line.startswith("error: assemble.tokenizer: 'acme/no-such-tokenizer' is not in"), line
     assert "HF_HUB_OFFLINE is set" in line and "hf download acme/no-such-tokenizer" in line

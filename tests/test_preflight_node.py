@@ -81,7 +81,8 @@ def test_a_nodes_dry_run_is_about_the_node(
 ) -> None:
     work = load_run_config(config).work_dir
     rc, said = _cli(capsys, "stage", "assemble", "--dry-run", "-c", str(config))
-    assert rc == 1 and said.rstrip().endswith("preflight: FAILED (fix the problems above)")
+    # a node run before its inputs is the user's mistake: exit 2 (pipeline/errors.py ExitCode)
+    assert rc == 2 and said.rstrip().endswith("preflight: FAILED (fix the problems above)")
     lines = said.splitlines()
     assert lines[0].startswith("node assemble of demo (build ")
     assert "  reads  judge (judged): NOT finished" in lines

@@ -186,8 +186,13 @@ def register(app: typer.Typer) -> None:
 
             # Before any split is read or file written: a dead server is one line, not 86 s
             # of retries, a traceback and a partial generations file.
-            where = "--backend" if backend is not None else f"{config}: backend.base_url"
-            require_served(where, served, str(model), cfg.backend.api_key_env)
+            if backend is not None:
+                key = "--backend"
+            elif config:  # the run config's evaluate: section
+                key = f"{config}: evaluate.backend.base_url"
+            else:
+                key = f"{stage_config}: backend.base_url"
+            require_served(key, served, str(model), cfg.backend.api_key_env)
         from pipeline.evaluate.report import summary
         from pipeline.evaluate.run import evaluate
 
