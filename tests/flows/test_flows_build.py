@@ -551,7 +551,6 @@ def test_build_eval_resolves_validates_and_checks_once(
     build: dict[str, Any], spies: dict[str, list[Any]]
 ) -> None:
     from flows.build import build_aletheia_eval
-
     from pipeline.preflight import evaluation_nodes
 
     out = build_aletheia_eval(str(build["root"] / "config.json"))
