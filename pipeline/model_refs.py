@@ -135,16 +135,12 @@ def require_model(ref: str | Path, where: str) -> None:
     text = str(ref)
     path = Path(text).expanduser()
     if path.is_file():
-        raise NotAModel(
-            f"{where}: {text} is a file; give the model's folder (with config.json)"
-        )
+        raise NotAModel(f"{where}: {text} is a file; give the model's folder (with config.json)")
     if path.is_dir():
         if not any((path / f).is_file() for f in MODEL_FILES):
             inside = _model_subfolders(path)
             hint = f"; models inside it: {', '.join(inside)}" if inside else ""
-            raise NotAModel(
-                f"{where}: {text} holds no config.json, so it is not a model{hint}"
-            )
+            raise NotAModel(f"{where}: {text} holds no config.json, so it is not a model{hint}")
         return
     if looks_like_path(text):
         raise NotAModel(
