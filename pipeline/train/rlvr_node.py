@@ -117,6 +117,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="write the next step's rollouts while this step's are judged (rlvr.generate_ahead: "
         "the judging hides behind generation, the update is one step off-policy)",
     )
+    ev = ap.add_argument_group("pass@k before and after (sharpening or new solutions)")
+    ev.add_argument(
+        "--passk-samples",
+        type=int,
+        default=0,
+        help="rollouts per train task, before and after training, at the training temperature, "
+        "for pass@k at k = 1, 2, 4, ... up to this (0: not measured)",
+    )
+    ev.add_argument(
+        "--passk-problems", type=int, default=None, help="train tasks for pass@k (None: all)"
+    )
+    ev.add_argument(
+        "--test-samples",
+        type=int,
+        default=0,
+        help="the same on MBPP's test split (500 tasks the policy was not fitted on), this many "
+        "rollouts per task (0: not measured)",
+    )
     rl.add_argument(
         "--train-budget-s",
         type=float,
@@ -335,6 +353,14 @@ def time_budget(seconds: float) -> Any:
     return TimeBudget()
 
 
+def question_rows_of(cfg: Any) -> list[dict]:
+    """The RLVR rows the run trains on (its Train-Questions table)."""
+    from pipeline.common.hub_folder import read_config
+    from pipeline.train.rlvr import question_rows
+
+    return question_rows(read_config(cfg.data.dir, cfg.data.config), cfg.rlvr.language).to_list()
+
+
 def probe_table(
     args: argparse.Namespace,
     cfg: Any,
@@ -345,12 +371,10 @@ def probe_table(
 ) -> list[dict]:
     """Rollout pass@1 and zero-variance groups of `model` per temperature, on the same
     `--probe-problems` train tasks and seed every time (so before and after compare)."""
-    from pipeline.common.hub_folder import read_config
     from pipeline.train.code_rewards import SandboxRewardScorer
-    from pipeline.train.rlvr import question_rows
     from pipeline.train.rlvr_probe import probe_temperatures
 
-    rows = question_rows(read_config(cfg.data.dir, cfg.data.config), cfg.rlvr.language).to_list()
+    rows = question_rows_of(cfg)
     table = probe_temperatures(
         model,
         rows,
@@ -367,6 +391,58 @@ def probe_table(
 
         torch.cuda.empty_cache()
     return table
+
+
+def split_rows(args: argparse.Namespace, work: Path, split: str) -> list[dict]:
+    """MBPP's `split` tasks as RLVR rows (the policy's prompt and the judge columns), for
+    evaluation only: no reference check."""
+    from pipeline.common.hub_folder import read_config
+    from pipeline.judge.stage import load_problems
+    from pipeline.problems.config import IngestConfig
+    from pipeline.problems.stage import ingest
+    from pipeline.train.questions import write_train_questions
+    from pipeline.train.rlvr import question_rows
+
+    path = work / f"{split}-problems.parquet"
+    ingest([f"mbpp:{args.mbpp}#{split}"], path, IngestConfig(), show_progress=False)
+    problems = sorted(load_problems(path).values(), key=lambda p: p.problem_id)
+    data = write_train_questions(problems, work / f"{split}-data")
+    return question_rows(read_config(data, "train_questions"), "python").to_list()
+
+
+def passk_tables(
+    args: argparse.Namespace,
+    cfg: Any,
+    engine: Any,
+    device: str,
+    model: str,
+    rows: dict[str, list[dict]],
+) -> dict[str, dict]:
+    """pass@k of `model` per split (`rows`: split -> its RLVR rows) at the training temperature:
+    --passk-samples rollouts per train task, --test-samples per test task."""
+    from pipeline.train.code_rewards import SandboxRewardScorer
+    from pipeline.train.rlvr_probe import pass_at_k_table
+
+    out = {}
+    for split, split_rows_ in rows.items():
+        train = split == "train"
+        out[split] = pass_at_k_table(
+            model,
+            split_rows_,
+            SandboxRewardScorer(engine, cfg.rlvr),
+            temperature=cfg.rlvr.temperature,
+            samples=args.passk_samples if train else args.test_samples,
+            max_new_tokens=cfg.rlvr.max_completion_length,
+            device=device,
+            problems=args.passk_problems if train else None,
+            seed=args.seed,
+        )
+        log.info("pass@k %s (%s): %s", split, model, out[split]["pass_at_k"])
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -422,9 +498,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         log.info("rollout temperature %s (probe: %s)", chosen, probe)
         cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
         t = time.perf_counter()
+        passk_rows: dict[str, list[dict]] = {}
+        if args.passk_samples:
+            passk_rows["train"] = question_rows_of(cfg)
+        if args.test_samples:
+            passk_rows["test"] = split_rows(args, work, "test")
+        passk_before = passk_tables(args, cfg, engine, device, str(model), passk_rows)
+        timings["passk_before_s"] = time.perf_counter() - t
+        t = time.perf_counter()
         budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []
         result = train(cfg, sandbox_client=engine, callbacks=budget)
         timings["train_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        passk_after = passk_tables(args, cfg, engine, device, result["model_path"], passk_rows)
+        timings["passk_after_s"] = time.perf_counter() - t
         # The trained policy on the probe's problems at the training temperature: before/after
         # on the same tasks (the per-step pass@1 is over each step's own tasks).
         t = time.perf_counter()
@@ -458,6 +545,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "temperature_probe": probe,
             "before": before,
             "after": after,
+            "passk": {
+                split: {"before": passk_before[split], "after": passk_after[split]}
+                for split in passk_before
+            },
             **rlvr,
         },
         "timings": timings,
@@ -486,7 +577,7 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
             f"Judge: `{summary['engine']['stamp']}`. Policy: {summary['fit']['parameters']:,} "
             f"parameters, fitted in {summary['fit']['fit_seconds']:.1f} s"
             f"{' (reused)' if t['fit_s'] < summary['fit']['fit_seconds'] / 2 else ''}. "
-            f"{r['steps_run']} GRPO steps of "
+            f"{r['steps_run']} {r['settings']['algorithm'].upper()} steps of "
             f"{r['settings']['num_generations']} rollouts per problem at temperature "
             f"{r['settings']['temperature']} in {t['train_s']:.1f} s."
         ),
@@ -505,6 +596,12 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
         table,
         "",
         (
+            "Rollout pass@1 by tenths of the run: "
+            + " → ".join(fmt(v, ".3f") for v in by_tenths([s["pass_at_1"] for s in r["steps"]]))
+            + "."
+        ),
+        "",
+        (
             f"Before and after, on the same {r['before']['problems']} train tasks x "
             f"{r['settings']['num_generations']} rollouts at temperature "
             f"{r['settings']['temperature']}: rollout pass@1 {fmt(r['before']['pass_at_1'], '.3f')}"
@@ -514,6 +611,8 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
         ),
         "",
     ]
+    if r["passk"]:
+        lines += [*passk_note(r["passk"], fmt), ""]
     if r["temperature_chosen_by"] == "probe":
         lines += [
             (
@@ -535,6 +634,41 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
     if r["warning"]:
         lines += [f"**Warning:** {r['warning']}", ""]
     return "\n".join(lines)
+
+
+def by_tenths(values: list[float | None]) -> list[float | None]:
+    """The mean of each tenth of `values` in order (fewer parts when there are fewer than 10)."""
+    parts = min(10, len(values))
+    out: list[float | None] = []
+    for i in range(parts):
+        chunk = [v for v in values[i * len(values) // parts : (i + 1) * len(values) // parts]
+                 if v is not None]  # fmt: skip
+        out.append(sum(chunk) / len(chunk) if chunk else None)
+    return out
+
+
+def passk_note(passk: dict[str, dict], fmt: Any) -> list[str]:
+    """pass@k before and after, per split: sharpening (pass@1 up, pass@large-k flat) or new
+    solutions (pass@large-k up)."""
+    first = next(iter(passk.values()))["before"]
+    ks = list(first["pass_at_k"])
+    lines = [
+        (
+            f"pass@k at temperature {first['temperature']} (the unbiased estimator over each "
+            "task's rollouts; the test split's tasks were never fitted):"
+        ),
+        "",
+        "| split | tasks | rollouts per task | policy | "
+        + " | ".join(f"pass@{k}" for k in ks)
+        + " |",
+        "| --- | ---: | ---: | --- |" + " ---: |" * len(ks),
+    ]
+    for split, pair in passk.items():
+        for when in ("before", "after"):
+            t = pair[when]
+            cells = " | ".join(fmt(t["pass_at_k"].get(k), ".3f") for k in ks)
+            lines.append(f"| {split} | {t['problems']} | {t['samples']} | {when} | {cells} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:
