@@ -71,6 +71,20 @@ class LoraSettings(_Section):
     merge_on_save: bool = Field(
         True, description="Also write a merged full model, loadable without peft."
     )
+    modules_to_save: list[str] | None = Field(
+        None,
+        description="Modules trained in full beside the adapters (peft's modules_to_save, "
+        "matched by name suffix), e.g. the RMSNorm gains [input_layernorm, "
+        "post_attention_layernorm, norm]: LoRA on linear layers cannot scale the logits, "
+        "which is how RLVR sharpens a small policy (docs/rlvr-study.md). None = none.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and self.modules_to_save is None:
+            data.pop("modules_to_save", None)  # unset: every run's cache key as before
+        return data
 
 
 # Per-method optimiser defaults where a field is left out (None): Aletheia's method configs

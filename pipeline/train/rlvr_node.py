@@ -38,6 +38,8 @@ from typing import Any
 log = logging.getLogger("rlvr_node")
 
 SUMMARY_FILE = "summary.json"
+# The RMSNorm gains of Llama-like models (the tiny policy's Granite too), by name suffix.
+NORMS = ("input_layernorm", "post_attention_layernorm", "norm")
 NOTE_FILE = "note.md"
 
 
@@ -95,14 +97,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     rl.add_argument("--probe-temperatures", type=_floats, default=[0.7, 1.0, 1.3, 1.6, 2.0, 2.5])
     rl.add_argument("--probe-problems", type=int, default=32, help="problems sampled per probe")
     rl.add_argument("--max-completion-length", type=int, default=48, help="tokens (lines here)")
-    # LoRA at 1e-3 kept the fitted policy's rollouts mixed and its entropy flat over 16 steps on
-    # the CPU; full fine-tuning collapsed at 1e-3 in one step and drifted at 5e-4 (measured).
-    rl.add_argument("--lr", type=float, default=1e-3, help="learning rate")
-    rl.add_argument("--warmup", type=float, default=0.1, help="warm-up, a share of the steps")
+    # Full fine-tuning at 3e-4 raises rollout pass@1; LoRA on the linear layers does not: the
+    # gain lives in the tied embedding, which LoRA's all-linear leaves out (docs/rlvr-study.md).
+    # Full fine-tuning collapsed at 1e-3 without a warm-up (measured).
+    rl.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    rl.add_argument(
+        "--warmup",
+        type=float,
+        default=10,
+        help="warm-up: below 1 a share of --steps, else a number of steps (a run stopped by "
+        "--train-budget-s never reaches a share of a large --steps)",
+    )
     rl.add_argument(
         "--optim", default="adamw_torch", help="a transformers optimizer name (sgd, ...)"
     )
-    rl.add_argument("--lora-r", type=int, default=16, help="LoRA rank; 0 = full fine-tuning")
+    rl.add_argument(
+        "--lora-r", type=int, default=0, help="LoRA rank (all linear layers); 0 = full fine-tuning"
+    )
+    rl.add_argument(
+        "--lora-norms",
+        action="store_true",
+        help="with --lora-r: train the RMSNorm gains in full beside the adapters (lora."
+        "modules_to_save; the adapters alone cannot scale the logits)",
+    )
     rl.add_argument("--algorithm", default="grpo", choices=("grpo", "gspo"))
     rl.add_argument(
         "--reward",
@@ -129,11 +146,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--passk-problems", type=int, default=None, help="train tasks for pass@k (None: all)"
     )
     ev.add_argument(
+        "--test-limit", type=int, default=None, help="the first N test tasks (None: all 500)"
+    )
+    ev.add_argument(
         "--test-samples",
         type=int,
         default=0,
         help="the same on MBPP's test split (500 tasks the policy was not fitted on), this many "
         "rollouts per task (0: not measured)",
+    )
+    rl.add_argument(
+        "--before-from",
+        type=Path,
+        default=None,
+        help="an earlier run's OUT of the same fitted policy and settings (e.g. the GRPO run "
+        "beside a GSPO one): its temperature probe and before-training pass@k are taken, not "
+        "measured again",
     )
     rl.add_argument(
         "--train-budget-s",
@@ -305,7 +333,13 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
             "model": str(model),
             "output_dir": args.out / "train",
             "data": {"dir": data_dir, "config": "train_questions"},
-            "lora": {"r": args.lora_r, "alpha": 2 * args.lora_r} if args.lora_r else None,
+            "lora": {
+                "r": args.lora_r,
+                "alpha": 2 * args.lora_r,
+                "modules_to_save": list(NORMS) if args.lora_norms else None,
+            }
+            if args.lora_r
+            else None,
             "optim": {
                 "learning_rate": args.lr,
                 "max_steps": args.steps,
@@ -313,7 +347,7 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 # A warm-up: Adam's first steps move every weight by about the full learning
                 # rate at once, which a fitted tiny policy does not survive at 1e-3 (measured).
                 "lr_scheduler_type": "constant_with_warmup",
-                "warmup_ratio": args.warmup,
+                "warmup_ratio": args.warmup if args.warmup < 1 else 0.0,
                 "bf16": False,  # a tiny model: fp32 costs nothing and keeps the fit's numerics
                 "use_cpu": device == "cpu",
                 "save_steps": max(args.steps, 1),
@@ -330,7 +364,8 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 "generate_ahead": args.generate_ahead,
             },
             "resume": False,  # a measurement: every run starts from the fitted policy
-            "trainer_overrides": {"optim": args.optim},
+            "trainer_overrides": {"optim": args.optim}
+            | ({"warmup_steps": int(args.warmup)} if args.warmup >= 1 else {}),
         }
     )
 
@@ -405,7 +440,12 @@ def split_rows(args: argparse.Namespace, work: Path, split: str) -> list[dict]:
 
     path = work / f"{split}-problems.parquet"
     ingest([f"mbpp:{args.mbpp}#{split}"], path, IngestConfig(), show_progress=False)
-    problems = sorted(load_problems(path).values(), key=lambda p: p.problem_id)
+    problems = sorted(
+        load_problems(path).values(),
+        key=lambda p: (int(p.source_id) if p.source_id.isdigit() else 1 << 62, p.problem_id),
+    )
+    if split == "test" and args.test_limit:
+        problems = problems[: args.test_limit]
     data = write_train_questions(problems, work / f"{split}-data")
     return question_rows(read_config(data, "train_questions"), "python").to_list()
 
@@ -443,6 +483,34 @@ def passk_tables(
 
         torch.cuda.empty_cache()
     return out
+
+
+def earlier_run(args: argparse.Namespace, fit_record: dict[str, Any]) -> dict[str, Any]:
+    """The summary of `--before-from`, checked to be of the same fitted policy and the same
+    before-training measurements."""
+    path = args.before_from / SUMMARY_FILE
+    if not path.is_file():
+        raise SystemExit(f"--before-from {args.before_from}: no {SUMMARY_FILE} there")
+    earlier = json.loads(path.read_text())
+    r = earlier["rlvr"]
+    splits = {"train": args.passk_samples, "test": args.test_samples}
+    wrong = [
+        name
+        for name, same in (
+            ("the fitted policy", earlier["fit"]["key"] == fit_record["key"]),
+            ("--num-generations", r["settings"]["num_generations"] == args.num_generations),
+            ("--probe-problems", r["before"]["problems"] <= args.probe_problems),
+            (
+                "--passk-samples / --test-samples",
+                {k: v["before"]["samples"] for k, v in r["passk"].items()}
+                == {k: n for k, n in splits.items() if n},
+            ),
+        )
+        if not same
+    ]
+    if wrong:
+        raise SystemExit(f"--before-from {args.before_from}: a different {', '.join(wrong)}")
+    return earlier
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -484,17 +552,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         cfg = train_config(args, model, data_dir, device)
         auto = args.temperature == "auto"
+        earlier = earlier_run(args, fit_record) if args.before_from else None
         t = time.perf_counter()
-        probe = probe_table(
-            args,
-            cfg,
-            engine,
-            device,
-            str(model),
-            args.probe_temperatures if auto else [args.temperature],
-        )
+        if earlier is not None:
+            probe = earlier["rlvr"]["temperature_probe"]
+            auto = earlier["rlvr"]["temperature_chosen_by"] == "probe"
+        else:
+            probe = probe_table(
+                args,
+                cfg,
+                engine,
+                device,
+                str(model),
+                args.probe_temperatures if auto else [args.temperature],
+            )
         timings["probe_s"] = time.perf_counter() - t
-        chosen = pick_temperature(probe) if auto else args.temperature
+        if earlier is not None:
+            chosen = earlier["rlvr"]["settings"]["temperature"]
+        else:
+            chosen = pick_temperature(probe) if auto else args.temperature
         log.info("rollout temperature %s (probe: %s)", chosen, probe)
         cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
         t = time.perf_counter()
@@ -503,7 +579,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             passk_rows["train"] = question_rows_of(cfg)
         if args.test_samples:
             passk_rows["test"] = split_rows(args, work, "test")
-        passk_before = passk_tables(args, cfg, engine, device, str(model), passk_rows)
+        if earlier is not None:
+            passk_before = {k: v["before"] for k, v in earlier["rlvr"]["passk"].items()}
+        else:
+            passk_before = passk_tables(args, cfg, engine, device, str(model), passk_rows)
         timings["passk_before_s"] = time.perf_counter() - t
         t = time.perf_counter()
         budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []

@@ -205,7 +205,7 @@ class VerifierReward:
 
             s = self.settings
             self._backend = make_backend(
-                ModelSource(name="rlvr-verifier", model=s.model, backend=s.backend)
+                ModelSource(name="rlvr-verifier", model=s.model, tier="weak", backend=s.backend)
             )
         return self._backend
 
@@ -241,10 +241,13 @@ class VerifierReward:
             )
         return out
 
-    def verdicts(self, requests: Sequence[GenerationRequest]) -> list[list[str | None]]:
+    @staticmethod
+    def verdicts(
+        backend: Backend, requests: Sequence[GenerationRequest]
+    ) -> list[list[str | None]]:
         """The votes on each request, read as Aletheia reads them (A, B or None)."""
         got: dict[str, list[str | None]] = {}
-        for result in self.backend.generate(list(requests), progress=False):
+        for result in backend.generate(list(requests), progress=False):
             got[result.request_id] = [
                 None if g.finish_reason.startswith("error") else parse_answer(g.text, 2)
                 for g in result.generations
@@ -266,8 +269,9 @@ class VerifierReward:
         pairs = pairs_of(references, self.group_size)
         requests = self.requests(programs, queries, pairs)
         self._batches += 1
+        backend = self.backend  # a verifier that cannot be built is an error, not "no signal"
         try:
-            verdicts = self.verdicts(requests)
+            verdicts = self.verdicts(backend, requests)
         except Exception as e:  # noqa: BLE001 - a failed call is "no signal", counted
             log.warning("verifier reward: the verifier call failed, no reward this batch: %r", e)
             return VerifierScores(
