@@ -61,6 +61,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--lr", type=float, default=1e-3, help="full fine-tuning's learning rate")
     ap.add_argument("--prompts-per-step", type=int, default=16)
     ap.add_argument("--num-generations", type=int, default=8)
+    ap.add_argument(
+        "--iterations", type=int, default=1, help="updates per batch of responses (TRL's mu)"
+    )
     ap.add_argument("--eval-samples", type=int, default=16, help="responses per row")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on this CPU (the fixture)")
@@ -186,10 +189,12 @@ def grpo_config(a: argparse.Namespace, model: Path, data: Path, rows: int, devic
         "save_steps": a.max_steps,
         "seed": a.seed,
         "dataloader_drop_last": False,
+        "warmup_ratio": 0.0,  # in steps below: a share of --max-steps is never reached
     }
+    cfg["trainer_overrides"] = {"warmup_steps": 10}
     # The random verifier's whole answer is 3 lines (tokens); a budget of 8 leaves it room.
     cfg["grpo"] |= {"num_generations": a.num_generations, "max_completion_length": 8,
-                    "overlong_buffer": 2}  # fmt: skip
+                    "overlong_buffer": 2, "num_iterations": a.iterations}  # fmt: skip
     return TrainConfig.model_validate(cfg)
 
 

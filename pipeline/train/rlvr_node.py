@@ -97,10 +97,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     rl.add_argument("--probe-temperatures", type=_floats, default=[0.7, 1.0, 1.3, 1.6, 2.0, 2.5])
     rl.add_argument("--probe-problems", type=int, default=32, help="problems sampled per probe")
     rl.add_argument("--max-completion-length", type=int, default=48, help="tokens (lines here)")
-    # Full fine-tuning at 3e-4 raises rollout pass@1; LoRA on the linear layers does not: the
-    # gain lives in the tied embedding, which LoRA's all-linear leaves out (docs/rlvr-study.md).
-    # Full fine-tuning collapsed at 1e-3 without a warm-up (measured).
-    rl.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    # LoRA with the RMSNorm gains trained beside it, at 1e-3: the gains scale the logits, which is
+    # how GRPO sharpens this policy fastest; LoRA alone cannot (docs/rlvr-study.md, "Why LoRA
+    # learned nothing"). Measured on the CPU: LoRA alone at 5e-3 and full fine-tuning at 1e-3
+    # broke the policy.
+    rl.add_argument("--lr", type=float, default=1e-3, help="learning rate")
     rl.add_argument(
         "--warmup",
         type=float,
@@ -112,11 +113,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--optim", default="adamw_torch", help="a transformers optimizer name (sgd, ...)"
     )
     rl.add_argument(
-        "--lora-r", type=int, default=0, help="LoRA rank (all linear layers); 0 = full fine-tuning"
+        "--lora-r", type=int, default=16, help="LoRA rank (all linear layers); 0 = full fine-tuning"
     )
     rl.add_argument(
         "--lora-norms",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="with --lora-r: train the RMSNorm gains in full beside the adapters (lora."
         "modules_to_save; the adapters alone cannot scale the logits)",
     )
@@ -509,7 +511,7 @@ def earlier_run(args: argparse.Namespace, fit_record: dict[str, Any]) -> dict[st
         if not same
     ]
     if wrong:
-        raise SystemExit(f"--before-from {args.before_from}: a different {', '.join(wrong)}")
+        raise SystemExit(f"--before-from {args.before_from}: differs in {', '.join(wrong)}")
     return earlier
 
 

@@ -198,6 +198,7 @@ def pass_at_k_table(
             else None
             for k in ks
         },
+        "correct": correct,  # per problem, of its `samples` rollouts
         "sandbox_se": sum(s.verdict == "SE" for s in scored),
         "generation_s": generated - start,
         "reward_s": time.perf_counter() - generated,

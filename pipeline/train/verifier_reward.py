@@ -22,9 +22,10 @@ What a rollout shows the verifier: the program extracted from it (the sampling s
 extractor, as the test rewards use), or the whole completion when there is none (Aletheia
 shows the raw text then).
 
-Where we differ: a verifier call that fails (a server down, a timeout) gives no reward signal
-(None: TRL leaves it out), counted in `rlvr/verifier/failed_batches`, where Aletheia reads it
-as "no preference" and so gives every rollout -1.
+Where we differ: a verdict that never comes (a server down, a timeout) gives its rollout no
+reward signal (None: TRL leaves it out; BRPO advantage 0); a batch with none at all is counted
+in `rlvr/verifier/failed_batches`. Aletheia reads a failed call as "no preference" and so gives
+every rollout -1.
 
 Reward hacking made visible: the rollouts are judged by the sandbox as well (the test
 rewards' scorer, whatever their weight), and each step logs how often the verifier rewarded
@@ -50,6 +51,7 @@ from pipeline.train.config import VerifierRewardSettings
 log = logging.getLogger(__name__)
 
 ORDERS = ("AB", "BA")  # AB: the rollout is candidate A, the reference B; BA: the other way
+FAILED = "failed"  # a verdict the verifier never gave (its request failed): no signal
 
 
 @dataclass(frozen=True)
@@ -96,27 +98,34 @@ def wins(pair: Pair, verdict: str | None) -> bool:
 
 def brpo_rewards(
     n: int, references: Sequence[int], pairs: Sequence[Pair], verdicts: Sequence[list[str | None]]
-) -> list[float]:
+) -> list[float | None]:
     """+1 for a rollout that won every verdict of both its prompts, -1 otherwise, 0 for the
-    references. `verdicts[k]`: the votes on `pairs[k]`."""
+    references; None (no signal) for a rollout one of whose verdicts never came (FAILED).
+    `verdicts[k]`: the votes on `pairs[k]`."""
     won: dict[int, bool] = {}
+    failed: set[int] = set()
     for pair, votes in zip(pairs, verdicts, strict=True):
         won[pair.index] = won.get(pair.index, True) and all(wins(pair, v) for v in votes)
-    rewards = [1.0 if won.get(i) else -1.0 for i in range(n)]
+        if FAILED in votes:
+            failed.add(pair.index)
+    rewards: list[float | None] = [
+        None if i in failed else 1.0 if won.get(i) else -1.0 for i in range(n)
+    ]
     for ref in references:
         rewards[ref] = 0.0
     return rewards
 
 
 def brpo_advantages(
-    rewards: Sequence[float], group_size: int, threshold: float
+    rewards: Sequence[float | None], group_size: int, threshold: float
 ) -> tuple[list[float], list[bool]]:
     """BRPO: the advantage is the reward as it is; a group with |sum| / size > `threshold`
-    is dropped (advantages 0). Returns (advantages, kept per group)."""
+    is dropped (advantages 0). A reward of None (no signal) counts as 0 and gets advantage 0.
+    Returns (advantages, kept per group)."""
     advantages: list[float] = []
     kept: list[bool] = []
     for g in range(0, len(rewards), group_size):
-        group = rewards[g : g + group_size]
+        group = [0.0 if r is None else r for r in rewards[g : g + group_size]]
         keep = abs(sum(group)) / group_size <= threshold + 1e-9
         kept.append(keep)
         advantages += [r if keep else 0.0 for r in group]
@@ -157,7 +166,7 @@ def verifier_metrics(
         out["rlvr/verifier/penalty_given_pass"] = sum(not w for w in passing) / len(passing)
     if judged:
         out["rlvr/verifier/agreement"] = sum(won == p for won, p in judged) / len(judged)
-    votes = [v for vs in verdicts for v in vs]
+    votes = [v for vs in verdicts for v in vs if v != FAILED]
     if votes:
         out["rlvr/verifier/invalid"] = sum(v is None for v in votes) / len(votes)
     right = total = 0
@@ -166,8 +175,9 @@ def verifier_metrics(
         if a is None or b is None or a == b:
             continue
         for v in vs:
-            total += 1
-            right += wins(pair, v) == a  # the rollout passes: picking it is right
+            if v != FAILED:
+                total += 1
+                right += wins(pair, v) == a  # the rollout passes: picking it is right
     if total:
         out["rlvr/verifier/pair_accuracy"] = right / total
     return out
@@ -242,17 +252,16 @@ class VerifierReward:
         return out
 
     @staticmethod
-    def verdicts(
-        backend: Backend, requests: Sequence[GenerationRequest]
-    ) -> list[list[str | None]]:
-        """The votes on each request, read as Aletheia reads them (A, B or None)."""
+    def verdicts(backend: Backend, requests: Sequence[GenerationRequest]) -> list[list[str | None]]:
+        """The votes on each request, read as Aletheia reads them (A, B or None), FAILED for a
+        generation the backend could not make (a server error, a timeout)."""
         got: dict[str, list[str | None]] = {}
         for result in backend.generate(list(requests), progress=False):
             got[result.request_id] = [
-                None if g.finish_reason.startswith("error") else parse_answer(g.text, 2)
+                FAILED if g.finish_reason.startswith("error") else parse_answer(g.text, 2)
                 for g in result.generations
             ]
-        return [got.get(q.request_id, [None] * q.n) for q in requests]
+        return [got.get(q.request_id, [FAILED] * q.n) for q in requests]
 
     def score(
         self,
@@ -274,14 +283,16 @@ class VerifierReward:
             verdicts = self.verdicts(backend, requests)
         except Exception as e:  # noqa: BLE001 - a failed call is "no signal", counted
             log.warning("verifier reward: the verifier call failed, no reward this batch: %r", e)
-            return VerifierScores(
-                [None] * n,
-                [0.0] * n if self.brpo else None,
-                {"rlvr/verifier/failed_batches": 1.0},
-            )
+            verdicts = [[FAILED] * q.n for q in requests]
+        failed = sum(v == FAILED for vs in verdicts for v in vs) / max(1, len(verdicts))
+        if failed:
+            log.warning("verifier reward: %.0f%% of the verdicts never came: no reward for "
+                        "their rollouts", 100 * failed / self.settings.votes)  # fmt: skip
         rewards = brpo_rewards(n, references, pairs, verdicts)
+        if all(r is None for i, r in enumerate(rewards) if i not in set(references)):
+            rewards = [None] * n  # nothing came back: no signal for the references either
         metrics = verifier_metrics(rewards, references, passed, pairs, verdicts)
-        metrics["rlvr/verifier/failed_batches"] = 0.0
+        metrics["rlvr/verifier/failed_batches"] = float(all(r is None for r in rewards))
         advantages = None
         if self.brpo:
             advantages, kept = brpo_advantages(

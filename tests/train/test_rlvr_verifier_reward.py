@@ -14,6 +14,7 @@ from pipeline.train import train
 from pipeline.train.config import RlvrSettings
 from pipeline.train.metrics_log import read_metrics
 from pipeline.train.verifier_reward import (
+    FAILED,
     Pair,
     brpo_advantages,
     brpo_rewards,
@@ -55,6 +56,10 @@ def test_a_rollout_earns_plus_one_only_when_it_wins_every_verdict() -> None:
     # a group that leans one way (3 losers: |-3| / 4 = 0.75 > 0.6) teaches nothing
     skewed = [0.0, -1.0, -1.0, -1.0, 1.0, 0.0, -1.0, 1.0]
     assert brpo_advantages(skewed, 4, 0.6) == ([0.0] * 4 + [1.0, 0.0, -1.0, 1.0], [False, True])
+    # a verdict that never came (the request failed): that rollout has no reward, advantage 0
+    votes[2] = [FAILED, "A"]  # rollout 2's AB prompt
+    assert brpo_rewards(4, [0], pairs, votes) == [0.0, 1.0, None, -1.0]
+    assert brpo_advantages([0.0, 1.0, None, -1.0], 4, 0.6) == ([0.0, 1.0, 0.0, -1.0], [True])
 
 
 def test_the_diagnostic_counts_rewards_against_the_tests_verdicts() -> None:
@@ -101,6 +106,28 @@ def test_the_verifier_reward_needs_its_section_and_brpo_needs_it_alone() -> None
     assert (alone.brpo, mixed.brpo, monitor.brpo) == (True, False, False)
     # no verifier: the settings dump (every run's cache key) is what it was before
     assert "verifier" not in RlvrSettings().model_dump()
+
+
+def test_a_verifier_that_cannot_be_reached_gives_no_reward_not_minus_one() -> None:
+    """A served verifier on a port where nothing listens (a real refused connection): the
+    batch gets no reward (None; BRPO advantages 0) and the failure is counted, where Aletheia
+    reads it as "no preference" and gives every rollout -1."""
+    from pipeline.train.config import VerifierRewardSettings
+    from pipeline.train.verifier_reward import VerifierReward
+
+    settings = VerifierRewardSettings.model_validate(
+        {
+            "model": "verifier",
+            "backend": {"type": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0,
+                        "timeout_s": 5},
+        }
+    )  # fmt: skip
+    reward = VerifierReward(settings, group_size=2, language="python", brpo=True)
+    scores = reward.score(["print(1)", "print(2)"], ["Print."] * 2, [True, False])
+    reward.close()
+    assert scores.rewards == [None, None] and scores.advantages == [0.0, 0.0]
+    assert scores.metrics["rlvr/verifier/failed_batches"] == 1.0
+    assert "rlvr/verifier/invalid" not in scores.metrics  # no verdict to read
 
 
 @pytest.fixture(scope="module")
