@@ -181,3 +181,29 @@ def test_time_budget_stops_training_after_the_step_that_passes_it() -> None:
     spent.on_train_begin(args, state, control)
     spent.on_step_end(args, state, control)
     assert control.should_training_stop
+
+
+@pytest.mark.timeout(1500)
+def test_verifier_recipe_script_runs_with_only_the_node_packages(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """scripts/gpu_verifier_recipe.py --smoke (the tests' fixture rows, tiny sizes, the CPU) in
+    the node's virtualenv: it runs there, imports nothing the node lacks, and reports the
+    random verifiers and the trained one."""
+    python = build_node_env(tmp_path_factory.mktemp("node-env") / "venv", node_distributions())
+    work = tmp_path_factory.mktemp("recipe")
+    cmd = [str(python), "scripts/gpu_verifier_recipe.py", str(work / "out"),
+           "--work", str(work / "work"), "--smoke"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "OUT"} | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        cmd, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=1400
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    summary = json.loads((work / "out" / "summary.json").read_text())
+    assert summary["rows"] == 9 and summary["steps"] == 4
+    acc = summary["accuracy"]
+    assert acc["tiny_random"]["answered"] == 0.0  # a random model never answers in the format
+    assert acc["before"]["answered"] > 0.9  # the fitted random verifier does, at chance
+    assert 0.0 <= acc["after"]["accuracy"] <= 1.0
+    assert {norm(n) for n in summary["packages"]} <= node_distributions()
+    assert "| after GRPO-Think |" in (work / "out" / "note.md").read_text()
