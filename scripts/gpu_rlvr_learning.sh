@@ -13,7 +13,7 @@
 # note.md, metrics.jsonl and run.log go to OUT/grpo and OUT/gspo (and to $OUT/grpo, $OUT/gspo on
 # a lent device machine, also when the time runs out); the compact table is printed at the end
 # and written to OUT/table.md. Environment: TRAIN_S (training seconds per algorithm, default 160),
-# ALGOS ("grpo gspo"), PASSK (64), TEST (4), LIMIT_S (570: a later run's training is cut so that
+# ALGOS ("grpo gspo"), PASSK (32), TEST (4), LIMIT_S (570: a later run's training is cut so that
 # the command ends by then), PY (the Python, default python3).
 set -uo pipefail
 [ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 start=$(date +%s)
 LIMIT_S=${LIMIT_S:-570}
 TRAIN_S=${TRAIN_S:-160}
-PASSK=${PASSK:-64}
+PASSK=${PASSK:-32}
 TEST=${TEST:-4}
 ALGOS=${ALGOS:-grpo gspo}
 if [ -n "${SMOKE:-}" ]; then  # tiny sizes, the docker engine, the CPU

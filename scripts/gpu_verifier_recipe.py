@@ -51,7 +51,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("out", type=Path)
     ap.add_argument("--data", type=Path, help="a published folder (make demo's out/demo/hub)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/verifier-recipe"))
-    ap.add_argument("--rows", type=int, default=None, help="the first N Train rows (None: all)")
+    ap.add_argument(
+        "--rows",
+        type=int,
+        default=64,
+        help="the first N Train rows (0: all; the demo's has 177, of 15 problems): memorising "
+        "more takes more steps than the budget holds",
+    )
     ap.add_argument("--device", default="auto", help="auto (cuda when there is one), cuda, cpu")
     ap.add_argument("--fit-steps", type=int, default=600)
     ap.add_argument("--hidden", type=int, default=128)
@@ -69,7 +75,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--smoke", action="store_true", help="tiny sizes on this CPU (the fixture)")
     a = ap.parse_args(argv)
     if a.smoke:  # sizes for a try on this CPU
-        a.fit_steps, a.hidden, a.layers = 60, 32, 2
+        a.rows, a.fit_steps, a.hidden, a.layers = 0, 60, 32, 2
         a.budget_s, a.max_steps, a.prompts_per_step, a.eval_samples = 60.0, 4, 2, 4
         a.device = "cpu"
     return a
@@ -280,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
             from tests.train.rowgen import write_dataset
 
             data = write_dataset(a.work / "data")
-        rows = think_rows(data, a.rows)
+        rows = think_rows(data, a.rows or None)
         summary["rows"] = len(rows)
         summary["chance"] = sum(1 / r["num_candidates"] for r in rows) / len(rows)
 

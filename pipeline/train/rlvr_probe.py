@@ -161,7 +161,7 @@ def pass_at_k_table(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from pipeline.policy_eval.passk import pass_at_k
+    from pipeline.common.passk import pass_at_k
 
     chosen = list(rows)
     if problems is not None and problems < len(chosen):
