@@ -13,6 +13,9 @@ Train-Questions row (comparison mode, float tolerances, checker, limits). The re
 - combined: pass_fraction, plus `lint_weight * lint` only once every test passes.
   Lint-only shaping is known to push policies to short, useless programs, so style
   never competes with correctness.
+- verifier: a code verifier's pairwise verdicts on each group's rollouts
+  (pipeline.train.verifier_reward, `rlvr.verifier`), scored after the tests so that its
+  per-step diagnostic can set the verifier's rewards against their verdicts.
 
 No signal, never a silent zero: a program the sandbox could not judge (verdict SE, or
 its judge call timed out or failed) gets `None` from the test-based rewards; TRL turns

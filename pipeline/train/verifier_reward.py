@@ -284,10 +284,11 @@ class VerifierReward:
         except Exception as e:  # noqa: BLE001 - a failed call is "no signal", counted
             log.warning("verifier reward: the verifier call failed, no reward this batch: %r", e)
             verdicts = [[FAILED] * q.n for q in requests]
-        failed = sum(v == FAILED for vs in verdicts for v in vs) / max(1, len(verdicts))
-        if failed:
+        votes = [v for vs in verdicts for v in vs]
+        if FAILED in votes:
+            share = votes.count(FAILED) / len(votes)
             log.warning("verifier reward: %.0f%% of the verdicts never came: no reward for "
-                        "their rollouts", 100 * failed / self.settings.votes)  # fmt: skip
+                        "their rollouts", 100 * share)  # fmt: skip
         rewards = brpo_rewards(n, references, pairs, verdicts)
         if all(r is None for i, r in enumerate(rewards) if i not in set(references)):
             rewards = [None] * n  # nothing came back: no signal for the references either
