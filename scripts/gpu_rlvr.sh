@@ -30,8 +30,12 @@ else
   wheels=$(realpath "$wheels")
   site="$(cd "$wheels/.." && pwd)/site"
   export PYTHONPATH="$PWD:$site${PYTHONPATH:+:$PYTHONPATH}"
-  "$PY" -m pip install --quiet --no-deps --no-index --upgrade --disable-pip-version-check \
-    --target "$site" "$wheels"/*.whl
+  listing=$(cd "$wheels" && ls -- *.whl)
+  if [ "$(cat "$site/.installed" 2>/dev/null)" != "$listing" ]; then  # a second run skips it
+    "$PY" -m pip install --quiet --no-deps --no-index --upgrade --disable-pip-version-check \
+      --target "$site" "$wheels"/*.whl
+    printf '%s' "$listing" >"$site/.installed"
+  fi
 fi
 "$PY" - <<'PY'
 import importlib.metadata as m, torch
