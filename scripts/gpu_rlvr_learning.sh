@@ -52,13 +52,14 @@ for algorithm in $ALGOS; do
     mkdir -p "$out/$algorithm" && cp -r "$out/$first/policy" "$out/$algorithm/" 2>/dev/null
     [ -f "$out/$first/summary.json" ] && more=(--before-from "$out/$first")
   fi
-  mkdir -p "$out/$algorithm/files"
+  mkdir -p "$out/$algorithm"
   echo "== $algorithm: training budget ${budget} s (${elapsed} s used so far)"
   OUT_COPY="${OUT:+$OUT/$algorithm}"
   [ -n "$OUT_COPY" ] && mkdir -p "$OUT_COPY"
   OUT="$OUT_COPY" bash scripts/gpu_rlvr.sh "$wheels" "$mbpp" "$out/$algorithm" \
     --algorithm "$algorithm" --train-budget-s "$budget" \
-    --passk-samples "$PASSK" --test-samples "$TEST" "${flags[@]}" "${more[@]}" "$@" >/dev/null
+    --passk-samples "$PASSK" --test-samples "$TEST" ${flags[@]+"${flags[@]}"} \
+    ${more[@]+"${more[@]}"} "$@" >/dev/null
   rc=$?
   [ $rc -ne 0 ] && { status=$rc; echo "== $algorithm: exit $rc (see $out/$algorithm/run.log)"; tail -5 "$out/$algorithm/run.log"; }
   [ -z "$first" ] && first=$algorithm
