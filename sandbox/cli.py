@@ -13,7 +13,7 @@ import typer
 from pydantic import ValidationError
 
 from sandbox.help_style import plain_flags
-from sandbox.models import JudgeRequest, JudgeResult, TestCase
+from sandbox.models import LANGUAGES, JudgeRequest, JudgeResult, TestCase
 
 plain_flags()  # no `<bool>` beside each on/off flag
 
@@ -157,7 +157,7 @@ def _open(
 
 @app.command()
 def run(
-    language: str = typer.Option(..., help="python, cpp or java"),
+    language: str = typer.Option(..., help=f"{', '.join(LANGUAGES[:-1])} or {LANGUAGES[-1]}"),
     source: Path = typer.Option(..., help="the program's source file"),
     tests: Path = typer.Option(
         ..., help='JSONL: {"input","output"} rows (stdio) or {"code"} rows (function)'
