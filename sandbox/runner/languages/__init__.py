@@ -106,6 +106,8 @@ class Language:
         (ok, diagnostics)."""
         name = self.source_file(source)
         write_source(os.path.join(build_dir, name), source)
+        if not self.compiler:  # an interpreted language: the source is the program
+            return True, ""
         tail = _fill(self.compile_tail, dir=build_dir, source=name)
         argv = [*self.compiler, *self.compile_flags(), *self.options, *extra_flags, *tail]
         return compile_step(argv, build_dir, run_limited, limits, self.compiler[0])
