@@ -164,6 +164,11 @@ class Extra:
     last: bool = False  # listed after the field flags (the judge engine's options)
 
 
+def option(annotation: Any, *flags: str, default: Any = None, **kw: Any) -> Extra:
+    """An `Extra` from its type, flags and `typer.Option` keywords (default None: unset)."""
+    return Extra(Annotated[annotation, typer.Option(*flags, **kw)], default)
+
+
 PROBLEMS = PathOption(("--problems", "-p"), "problems Parquet")
 
 

@@ -8,7 +8,7 @@ before torch and transformers are imported, so a mistake is one line within a se
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -19,6 +19,7 @@ from pipeline.common.stage_cli import (
     PathOption,
     StageCommand,
     add_stage_command,
+    option,
 )
 
 
@@ -42,10 +43,6 @@ def check_templates(where: str, section: object) -> None:
             raise UserError(problem)
 
 
-def _option(annotation: Any, *flags: str, default: Any = None, **kw: Any) -> Extra:
-    return Extra(Annotated[annotation, typer.Option(*flags, **kw)], default)
-
-
 # The evaluation's settings: the run config's `evaluate:` section, or a file of them alone.
 SETTINGS = ConfigFile(
     "pipeline.evaluate.config:EvalConfig",
@@ -58,18 +55,18 @@ SETTINGS = ConfigFile(
 # The flags over the settings (None: unset, the settings' value stands). Typer options rather
 # than FieldOptions: the config module loads pyarrow, and `evaluate --help` needs none.
 FIELD_FLAGS: dict[str, Extra] = {
-    "k": _option(int | None, "--k", help="responses per instance (overrides the config)"),
-    "limit": _option(int | None, "--limit", help="first N instances per split"),
-    "split": _option(
+    "k": option(int | None, "--k", help="responses per instance (overrides the config)"),
+    "limit": option(int | None, "--limit", help="first N instances per split"),
+    "split": option(
         str | None,
         "--split",
         help="which split of each eval config: test (default, Aletheia's) or full",
     ),
-    "max_new_tokens": _option(
+    "max_new_tokens": option(
         int | None, "--max-new-tokens", help="response budget (overrides the config)"
     ),
 }
-BACKEND_FLAG = _option(
+BACKEND_FLAG = option(
     str | None,
     "--backend",
     help="how to generate (overrides the config): transformers | vllm | a server URL "
@@ -187,7 +184,7 @@ EVALUATE_COMMAND = StageCommand(
     ),
     config=SETTINGS,
     extras={
-        "allow_partial": _option(
+        "allow_partial": option(
             bool,
             "--allow-partial",
             default=False,

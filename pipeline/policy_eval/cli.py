@@ -22,30 +22,26 @@ from pipeline.common.stage_cli import (
     PathOption,
     StageCommand,
     add_stage_command,
+    option,
 )
 from pipeline.judge.engine_option import ENGINE_OPTIONS
 
-
-def _option(annotation: Any, *flags: str, default: Any = None, **kw: Any) -> Extra:
-    return Extra(Annotated[annotation, typer.Option(*flags, **kw)], default)
-
-
 # The flags that restate PolicyEvalConfig fields (None: unset, the file's value stands).
 FIELD_FLAGS: dict[str, Extra] = {
-    "samples": _option(int | None, "--samples", min=1, help="completions per problem (n)"),
-    "k": _option(list[int] | None, "--k", help="pass@k to report (repeatable; k <= samples)"),
-    "max_tokens": _option(
+    "samples": option(int | None, "--samples", min=1, help="completions per problem (n)"),
+    "k": option(list[int] | None, "--k", help="pass@k to report (repeatable; k <= samples)"),
+    "max_tokens": option(
         int | None,
         "--max-tokens",
         min=1,
         help="completion budget per sample (default 512, cut to what the model's context "
         "leaves after the longest prompt)",
     ),
-    "temperature": _option(float | None, "--temperature", min=0, help="sampling temperature"),
-    "top_p": _option(float | None, "--top-p", min=0, max=1, help="nucleus sampling mass"),
-    "seed": _option(int | None, "--seed", help="sampling seed"),
-    "limit": _option(int | None, "--limit", min=1, help="first N problems of the split"),
-    "name": _option(str | None, "--name", help="the policy's name in reports"),
+    "temperature": option(float | None, "--temperature", min=0, help="sampling temperature"),
+    "top_p": option(float | None, "--top-p", min=0, max=1, help="nucleus sampling mass"),
+    "seed": option(int | None, "--seed", help="sampling seed"),
+    "limit": option(int | None, "--limit", min=1, help="first N problems of the split"),
+    "name": option(str | None, "--name", help="the policy's name in reports"),
 }
 
 
@@ -140,17 +136,17 @@ EVALUATE_POLICY_COMMAND = StageCommand(
         what="policy evaluation config",
     ),
     extras={
-        "model": _option(
+        "model": option(
             str, "--model", default=inspect.Parameter.empty, help="policy: local folder or hub id"
         ),
-        "split": _option(
+        "split": option(
             str,
             "--split",
             default="test",
             help="source_split to evaluate on ('all': every problem)",
         ),
         **FIELD_FLAGS,
-        "sample_only": _option(
+        "sample_only": option(
             bool,
             "--sample-only",
             default=False,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -20,6 +20,7 @@ from pipeline.common.stage_cli import (
     PathOption,
     StageCommand,
     add_stage_command,
+    option,
 )
 from pipeline.evaluate.cli import check_templates
 from pipeline.judge.engine_option import ENGINE_OPTIONS
@@ -63,21 +64,17 @@ def _check_data(where: str, data_dir: Path, config: str) -> None:
         )
 
 
-def _option(annotation: Any, *flags: str, default: Any = None, **kw: Any) -> Extra:
-    return Extra(Annotated[annotation, typer.Option(*flags, **kw)], default)
-
-
 # The options that pick a zoo cell (configs/train/zoo/) instead of a config file.
 CELL_FLAGS: dict[str, Extra] = {
-    "recipe": _option(
+    "recipe": option(
         str | None, "--recipe", help="a zoo recipe (configs/train/zoo/), e.g. grpo-think"
     ),
-    "size": _option(str | None, "--size", help="1.5b | 7b | 14b"),
-    "budget": _option(str | None, "--budget", help="grpo-think's budget: 4k | 8k | 16k"),
-    "lora": _option(
+    "size": option(str | None, "--size", help="1.5b | 7b | 14b"),
+    "budget": option(str | None, "--budget", help="grpo-think's budget: 4k | 8k | 16k"),
+    "lora": option(
         bool, "--lora", default=False, help="the recipe's LoRA variant, where Aletheia has one"
     ),
-    "snapshot": _option(
+    "snapshot": option(
         str | None,
         "--snapshot",
         help="another stored version of Aletheia's files for the recipe, e.g. grpo-think's "
@@ -86,28 +83,28 @@ CELL_FLAGS: dict[str, Extra] = {
 }
 # The options over either (the file's keys or the cell's).
 OVER_FLAGS: dict[str, Extra] = {
-    "data": _option(
+    "data": option(
         Path | None, "--data", help="published dataset folder (sets data.dir of either)"
     ),
-    "model": _option(
+    "model": option(
         str | None,
         "--model",
         help="base model to start from (default: the config's or the zoo cell's model)",
     ),
-    "sets": _option(
+    "sets": option(
         list[str] | None,
         "--set",
         help="KEY=VALUE over the config or cell, e.g. optim.max_steps=10",
     ),
 }
 SHOW_FLAGS: dict[str, Extra] = {
-    "show": _option(
+    "show": option(
         bool,
         "--show",
         default=False,
         help="print the config (a cell's: and launch command); train nothing",
     ),
-    "show_example": _option(
+    "show_example": option(
         int | None,
         "--show-example",
         min=1,
