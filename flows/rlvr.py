@@ -58,7 +58,12 @@ def evaluate_policy_run(config: dict[str, Any], problems: str, out_dir: str) -> 
 @task(name="prepare-problems")
 def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
     from pipeline.policy_eval.config import StudyConfig
-    from pipeline.policy_eval.study import base_model, prepare_problems, split_problems
+    from pipeline.policy_eval.study import (
+        base_model,
+        prepare_problems,
+        split_problems,
+        verifier_model,
+    )
     from pipeline.train.questions import write_train_questions
 
     cfg = StudyConfig.model_validate(study)
@@ -70,6 +75,7 @@ def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
         "problems": str(problems),
         "data_dir": str(data_dir),
         "base_model": base_model(cfg, train),
+        "verifier_model": verifier_model(cfg),
         "train_problems": len(train),
     }
 
@@ -82,15 +88,22 @@ def prepare_task(study: dict[str, Any]) -> dict[str, Any]:
     retry_condition_fn=retry_transient,
 )
 def train_policy_task(
-    study: dict[str, Any], reward: str, algorithm: str, model: str, data_dir: str
+    study: dict[str, Any],
+    reward: str,
+    algorithm: str,
+    model: str,
+    data_dir: str,
+    verifier: str | None = None,
 ) -> dict:
-    """Resumable by itself: a restarted run continues from the newest TRL checkpoint."""
+    """Resumable by itself: a restarted run continues from the newest TRL checkpoint.
+    `verifier`: the verifier model of a run whose rewards name it."""
     from pipeline.policy_eval.config import StudyConfig
     from pipeline.policy_eval.study import train_config
     from pipeline.train.run import train
 
     cfg = StudyConfig.model_validate(study)
-    return jsonable(train(train_config(cfg, reward, algorithm, model, Path(data_dir))))
+    run = train_config(cfg, reward, algorithm, model, Path(data_dir), verifier)
+    return jsonable(train(run))
 
 
 @task(name="compare-policies")
@@ -143,7 +156,9 @@ def rlvr_study(
     metrics: dict[str, str] = {}
     for reward, algorithm in cfg.runs():
         run = f"{reward}-{algorithm}"
-        summary = train_policy_task(study, reward, algorithm, prep["base_model"], prep["data_dir"])
+        summary = train_policy_task(
+            study, reward, algorithm, prep["base_model"], prep["data_dir"], prep["verifier_model"]
+        )
         metrics[run] = summary["metrics_log"]
         pol_cfg = eval_config(cfg, summary["model_path"], run).model_dump(mode="json")
         eval_dirs.append(str(evals / run))

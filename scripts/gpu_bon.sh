@@ -41,6 +41,6 @@ fi
 "$PY" scripts/gpu_bon.py --mbpp "$mbpp" --out "$out" \
   --engine process --device cuda \
   --fit-steps 3000 --hidden 128 --layers 4 --fit-batch 64 \
-  --n 8 --temperature 1.6 --max-tokens 48 \
+  --n 8 --max-tokens 48 \
   --modes list,pairwise --k 1 --max-new-tokens 32 \
   "$@" 2>&1 | tee "$out/run.log"

@@ -146,6 +146,23 @@ class StudyConfig(BaseModel):
         description="Per-algorithm `rlvr` settings on top of train.rlvr (GSPO wants far "
         "smaller clip ranges).",
     )
+    verifier: dict[str, Any] | None = Field(
+        None,
+        description="The code verifier of the runs whose rewards name `verifier` "
+        "(VerifierRewardSettings fields, train.rlvr.verifier); `model` null or left out: a "
+        "tiny randomly initialised verifier built under work/ (pipeline.models.tiny, the "
+        "demo's).",
+    )
+
+    @model_validator(mode="after")
+    def _verifier_for_its_rewards(self) -> StudyConfig:
+        named = [f for f, rewards in self.rewards.items() if "verifier" in rewards]
+        if named and self.verifier is None:
+            raise ValueError(
+                f"rewards {named} name the `verifier` reward: give the study a `verifier` "
+                "section (its model, or null for a tiny random one)"
+            )
+        return self
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> StudyConfig:

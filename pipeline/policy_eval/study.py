@@ -64,6 +64,18 @@ def base_model(cfg: StudyConfig, train_problems: list[Problem]) -> str:
     return str(fit_policy(spec, examples_from_problems(train_problems, spec)))
 
 
+def verifier_model(cfg: StudyConfig) -> str | None:
+    """The verifier of the `verifier` reward: the given model, or a tiny randomly initialised
+    one built under work/ (the demo's); None when no run uses it."""
+    if cfg.verifier is None:
+        return None
+    if cfg.verifier.get("model"):
+        return str(cfg.verifier["model"])
+    from pipeline.models.tiny import build_tiny_model
+
+    return str(build_tiny_model(cfg.work / "tiny-verifier"))
+
+
 def _with_study_sandbox(cfg: StudyConfig, own: dict[str, Any] | None) -> dict[str, Any]:
     """A step's `sandbox` settings: the study's, under the step's own keys."""
     return {**cfg.sandbox.model_dump(mode="json", exclude_unset=True), **(own or {})}
@@ -82,7 +94,16 @@ def eval_config(cfg: StudyConfig, model: str, name: str) -> PolicyEvalConfig:
     )
 
 
-def train_config(cfg: StudyConfig, reward: str, algorithm: str, model: str, data_dir: Path) -> Any:
+def train_config(
+    cfg: StudyConfig,
+    reward: str,
+    algorithm: str,
+    model: str,
+    data_dir: Path,
+    verifier: str | None = None,
+) -> Any:
+    """One run's TrainConfig; `verifier`: the verifier model (`verifier_model`) of a run whose
+    rewards name it."""
     from pipeline.train.config import TrainConfig
 
     base = json.loads(json.dumps(cfg.train, default=str))
@@ -94,6 +115,14 @@ def train_config(cfg: StudyConfig, reward: str, algorithm: str, model: str, data
         "enable_thinking": cfg.enable_thinking,
     }
     rlvr["sandbox"] = _with_study_sandbox(cfg, rlvr.get("sandbox"))
+    if "verifier" in cfg.rewards[reward]:
+        verifier = verifier or (cfg.verifier or {}).get("model")
+        if verifier is None:
+            raise ValueError(
+                f"run {reward}-{algorithm}: its rewards name `verifier` and no verifier model "
+                "was given (verifier_model builds the tiny one)"
+            )
+        rlvr["verifier"] = {**(cfg.verifier or {}), "model": verifier}
     return TrainConfig.model_validate(
         {
             **base,
@@ -116,6 +145,12 @@ CURVES = {
     "generation s / step": "rlvr/generation_time_s",
     "reward s / step": "rlvr/reward_time_s",
 }
+# The verifier reward's diagnostic (pipeline.train.verifier_reward): drawn when a run has it.
+VERIFIER_CURVES = {
+    "verifier rewards a failing program": "rlvr/verifier/reward_given_fail",
+    "verifier penalises a passing program": "rlvr/verifier/penalty_given_pass",
+    "verifier picks the passing one of a pair": "rlvr/verifier/pair_accuracy",
+}
 
 
 def training_curves(
@@ -130,11 +165,15 @@ def training_curves(
     from pipeline.train.metrics_log import read_metrics
 
     data: dict[str, dict[str, list[float | None]]] = {}
-    fig, axes = plt.subplots(1, len(CURVES), figsize=(4 * len(CURVES), 3))
-    for run, path in metrics.items():
-        steps = [r for r in read_metrics(path) if "loss" in r]
-        data[run] = {key: [r.get(key) for r in steps] for key in CURVES.values()}
-        for ax, (title, key) in zip(axes, CURVES.items(), strict=True):
+    logs = {run: [r for r in read_metrics(path) if "loss" in r] for run, path in metrics.items()}
+    verifier = any(
+        k in s for steps in logs.values() for s in steps for k in VERIFIER_CURVES.values()
+    )
+    curves = CURVES | (VERIFIER_CURVES if verifier else {})
+    fig, axes = plt.subplots(1, len(curves), figsize=(4 * len(curves), 3))
+    for run, steps in logs.items():
+        data[run] = {key: [r.get(key) for r in steps] for key in curves.values()}
+        for ax, (title, key) in zip(axes, curves.items(), strict=True):
             ys = data[run][key]
             ax.plot(
                 range(1, len(ys) + 1),
@@ -169,7 +208,7 @@ def training_note(cfg: StudyConfig, metrics: dict[str, Path]) -> list[str]:
         "| run | steps | generation s / step | reward s / step | rollout pass@1 by step | zero-variance groups |",
         "| --- | ---: | ---: | ---: | --- | ---: |",
     ]
-    warnings = []
+    warnings, verified = [], []
     for run, path in metrics.items():
         r = rlvr_run_summary(read_metrics(path), threshold)
         curve = " → ".join(num(s["pass_at_1"], ".2f") for s in r["steps"]) or "-"
@@ -180,6 +219,28 @@ def training_note(cfg: StudyConfig, metrics: dict[str, Path]) -> list[str]:
         )
         if r["warning"]:
             warnings.append(f"- **{run}**: {r['warning']}")
+        if m["verifier_time_s"] is not None:
+            verified.append(
+                f"| {run} | {num(m['verifier_reward_given_fail'], '.0%')} | "
+                f"{num(m['verifier_penalty_given_pass'], '.0%')} | "
+                f"{num(m['verifier_pair_accuracy'], '.0%')} | {num(m['verifier_invalid'], '.0%')} | "
+                f"{num(m['verifier_groups_dropped'], '.0%')} | {num(m['verifier_time_s'], '.2f')} |"
+            )
+    if verified:
+        lines += [
+            "",
+            (
+                "The verifier reward against the tests (means over the steps; reward hacking shows "
+                "as failing programs rewarded):"
+            ),
+            "",
+            (
+                "| run | failing programs rewarded | passing programs penalised | pairs judged right "
+                "| verdicts unreadable | groups dropped (BRPO) | verifier s / step |"
+            ),
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+            *verified,
+        ]
     if warnings:
         lines += ["", "**Warning: most GRPO groups had zero reward variance.**", "", *warnings]
     return [*lines, ""]

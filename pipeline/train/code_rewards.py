@@ -13,6 +13,9 @@ Train-Questions row (comparison mode, float tolerances, checker, limits). The re
 - combined: pass_fraction, plus `lint_weight * lint` only once every test passes.
   Lint-only shaping is known to push policies to short, useless programs, so style
   never competes with correctness.
+- verifier: a code verifier's pairwise verdicts on each group's rollouts
+  (pipeline.train.verifier_reward, `rlvr.verifier`), scored after the tests so that its
+  per-step diagnostic can set the verifier's rewards against their verdicts.
 
 No signal, never a silent zero: a program the sandbox could not judge (verdict SE, or
 its judge call timed out or failed) gets `None` from the test-based rewards; TRL turns
@@ -71,6 +74,7 @@ from pipeline.sampling.extraction import extract_code
 from pipeline.train.config import RlvrSettings
 from pipeline.train.lint import LintReport, lint_penalty, lint_python
 from pipeline.train.rewards import completion_text
+from pipeline.train.verifier_reward import VerifierReward, VerifierScores
 from sandbox.engines import JudgeEngine
 from sandbox.models import JudgeRequest
 from schemas.problem import JUDGE_FIELDS
@@ -135,11 +139,15 @@ class SandboxRewardScorer:
     `rlvr.sandbox.time_limit_scale`, memory clamped to the sandbox's range), so a program
     earns the verdict the judge stage would give it."""
 
-    def __init__(self, client: JudgeEngine, settings: RlvrSettings) -> None:
+    def __init__(
+        self, client: JudgeEngine, settings: RlvrSettings, verifier: VerifierReward | None = None
+    ) -> None:
         self.client = client
         self.settings = settings
+        self.verifier = verifier  # the `verifier` reward's (pipeline.train.verifier_reward)
         self._key: str | None = None
         self._scored: list[Scored] = []
+        self._verified: VerifierScores | None = None  # the last batch's verifier rewards
         self._specs: dict[str, JudgeSpec] = {}  # problem_id -> its judge spec, built once
         self.failed_batches_in_a_row = 0
         self.cached_in_last_batch = 0  # programs the engine's verdict cache answered
@@ -212,6 +220,8 @@ class SandboxRewardScorer:
             return self._scored
         start = time.perf_counter()
         scored, metrics = self._score_batch(texts, rows)
+        if self.verifier is not None:  # after the tests: its diagnostic reads their verdicts
+            self._verified = self._verify(texts, rows, scored, metrics)
         self._key, self._scored = key, scored
         if log_metric is not None:
             metrics["rlvr/reward_wait_s"] = time.perf_counter() - start
@@ -255,10 +265,11 @@ class SandboxRewardScorer:
             v = verdicts[j]
             scored[i] = Scored(v[0], v[1], v[2], lints[j])
         metrics = step_diagnostics(scored, texts)
-        totals = [self.total_reward(x) for x in scored]
-        share = zero_variance_share(totals, self.settings.num_generations)
-        if share is not None:
-            metrics["rlvr/zero_variance_groups"] = share
+        if self.verifier is None:  # else once the verifier's rewards are in (`_verify`)
+            totals = [self.total_reward(x) for x in scored]
+            share = zero_variance_share(totals, self.settings.num_generations)
+            if share is not None:
+                metrics["rlvr/zero_variance_groups"] = share
         metrics["rlvr/judge_time_s"] = judge_s
         if todo:  # a program seen before is answered from the verdict cache, at no run cost
             metrics["rlvr/judge_unique"] = len(unique) / len(todo)
@@ -267,12 +278,62 @@ class SandboxRewardScorer:
         metrics["rlvr/reward_time_s"] = time.perf_counter() - began
         return scored, metrics
 
-    def total_reward(self, s: Scored) -> float | None:
+    def total_reward(self, s: Scored, verifier: float | None = None) -> float | None:
         """The reward GRPO's advantage is computed from: the configured rewards, weighted and
-        summed as TRL sums them (None counts as nothing; None when every reward is None)."""
-        parts = [(w, self._table[name](s)) for name, w in self.settings.rewards.items()]
+        summed as TRL sums them (None counts as nothing; None when every reward is None).
+        `verifier`: the rollout's verifier reward, where `rlvr.rewards` has one."""
+        parts = [
+            (w, verifier if name == VERIFIER else self._table[name](s))
+            for name, w in self.settings.rewards.items()
+        ]
         values = [w * v for w, v in parts if v is not None]
         return sum(values) if values else None
+
+    def _verify(
+        self,
+        texts: Sequence[str],
+        rows: Sequence[Mapping[str, Any]],
+        scored: Sequence[Scored],
+        metrics: dict[str, float],
+    ) -> VerifierScores:
+        """The verifier's rewards for the batch, its diagnostic against the tests' verdicts,
+        and the share of groups that teach nothing (BRPO: every advantage 0)."""
+        assert self.verifier is not None
+        missing = [r.get("problem_id") for r in rows if not r.get("query")]
+        if missing:
+            raise ValueError(
+                f"verifier reward: rows {missing[:3]} have no `query` (the problem statement "
+                "the verifier reads; Train-Questions rows carry it)"
+            )
+        language = self.settings.language
+        # no program extracted: the whole text, as Aletheia shows it
+        programs = [extract_code(t, language).code or t for t in texts]
+        passed = [s.verdict == "AC" if s.judged else None for s in scored]
+        v = self.verifier.score(programs, [r["query"] for r in rows], passed)
+        metrics.update(v.metrics)
+        group = self.settings.num_generations
+        if v.advantages is not None:
+            flat = [
+                all(a == 0 for a in v.advantages[g : g + group])
+                for g in range(0, len(v.advantages), group)
+            ]
+            metrics["rlvr/zero_variance_groups"] = sum(flat) / len(flat)
+        else:
+            totals = [self.total_reward(s, r) for s, r in zip(scored, v.rewards, strict=True)]
+            share = zero_variance_share(totals, group)
+            if share is not None:
+                metrics["rlvr/zero_variance_groups"] = share
+        return v
+
+    def brpo_advantages(self, n: int) -> list[float]:
+        """The last batch's BRPO advantages (the trainer puts them in place of TRL's)."""
+        v = self._verified
+        if v is None or v.advantages is None or len(v.advantages) != n:
+            raise RuntimeError(
+                f"verifier reward: no BRPO advantages for this batch of {n} rollouts "
+                f"(have {None if v is None or v.advantages is None else len(v.advantages)})"
+            )
+        return v.advantages
 
     def _judge(
         self, requests: list[JudgeRequest], specs: list[JudgeSpec]
@@ -330,7 +391,8 @@ class SandboxRewardScorer:
                     f"RLVR rewards: the dataset has no column(s) {missing}; the rewards judge "
                     f"each problem by its own row (Train-Questions schema version 2 has them)"
                 )
-            return [{c: kwargs[c][i] for c in ROW_COLUMNS} for i in range(n)]
+            columns = [*ROW_COLUMNS, *(c for c in VERIFIER_COLUMNS if c in kwargs)]
+            return [{c: kwargs[c][i] for c in columns} for i in range(n)]
 
         def make(
             name: str, fn: Callable[[Scored], float | None]
@@ -342,11 +404,20 @@ class SandboxRewardScorer:
             reward.__name__ = name
             return reward
 
+        def verifier_reward(
+            completions: list[Any], log_metric: Callable | None = None, **kwargs: Any
+        ) -> list[float | None]:
+            self.score(completions, _rows(kwargs, len(completions)), log_metric)
+            assert self._verified is not None
+            return list(self._verified.rewards)
+
+        verifier_reward.__name__ = VERIFIER
         table = reward_table(s)
-        unknown = [n for n in names if n not in table]
+        known = [*table, *([VERIFIER] if self.verifier is not None else [])]
+        unknown = [n for n in names if n not in known]
         if unknown:
-            raise ValueError(f"unknown RLVR reward(s) {unknown}; known: {sorted(table)}")
-        return [make(n, table[n]) for n in names]
+            raise ValueError(f"unknown RLVR reward(s) {unknown}; known: {sorted(known)}")
+        return [verifier_reward if n == VERIFIER else make(n, table[n]) for n in names]
 
 
 def reward_table(s: RlvrSettings) -> dict[str, Callable[[Scored], float | None]]:
@@ -377,8 +448,10 @@ def zero_variance_share(rewards: Sequence[float | None], group_size: int) -> flo
 
 
 CODE_REWARDS: tuple[str, ...] = ("pass_fraction", "all_pass", "lint", "combined")
+VERIFIER = "verifier"  # the verifier's reward (pipeline.train.verifier_reward)
 # The dataset columns a reward needs per completion: the problem id and its judge fields.
 ROW_COLUMNS: tuple[str, ...] = ("problem_id", *JUDGE_FIELDS)
+VERIFIER_COLUMNS: tuple[str, ...] = ("query",)  # what the verifier reads: the statement
 
 
 def step_diagnostics(scored: Sequence[Scored], texts: Sequence[str]) -> dict[str, float]:

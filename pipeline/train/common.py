@@ -62,6 +62,7 @@ def peft_config(lora: LoraSettings | None) -> Any:
         lora_alpha=lora.alpha,
         lora_dropout=lora.dropout,
         target_modules=lora.target_modules,
+        modules_to_save=lora.modules_to_save,
         task_type="CAUSAL_LM",
     )
 

@@ -73,6 +73,20 @@ class LoraSettings(_Section):
     merge_on_save: bool = Field(
         True, description="Also write a merged full model, loadable without peft."
     )
+    modules_to_save: list[str] | None = Field(
+        None,
+        description="Modules trained in full beside the adapters (peft's modules_to_save, "
+        "matched by name suffix), e.g. the RMSNorm gains [input_layernorm, "
+        "post_attention_layernorm, norm]: LoRA on linear layers cannot scale the logits, "
+        "which is how RLVR sharpens a small policy (docs/rlvr-study.md). None = none.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and self.modules_to_save is None:
+            data.pop("modules_to_save", None)  # unset: every run's cache key as before
+        return data
 
 
 # Per-method optimiser defaults where a field is left out (None): Aletheia's method configs
@@ -478,6 +492,57 @@ class SandboxSettings(SandboxSection):
     )
 
 
+class VerifierRewardSettings(_Section):
+    """A code verifier as an RLVR reward, as Aletheia's codegen GRPO (src/codegen_grpotrainer.py,
+    configs/method/codegen_grpo.yaml): per group, one rollout drawn at random is the reference,
+    every other rollout is shown to the verifier beside it in both orders (`votes` times each),
+    and a rollout picked in every one of them earns +1, any other -1, the reference 0
+    (pipeline.train.verifier_reward). The reward is `verifier` in `rlvr.rewards`."""
+
+    model: str = Field(
+        description="The verifier: a local folder or hub id (transformers), or the served "
+        "model's name (openai)."
+    )
+    backend: BackendOptions = Field(
+        default_factory=TransformersOptions,
+        description="Who writes the verdicts: transformers (the verifier in this process) or "
+        "openai (an OpenAI-compatible server, e.g. `vllm serve`; Aletheia's setup).",
+    )
+    prompt: PromptSettings = Field(
+        default_factory=PromptSettings,
+        description="The verifier prompt (two candidates, A and B), as the verifier was trained.",
+    )
+    votes: int = Field(
+        default=1,
+        ge=1,
+        description="Verdicts per order (Aletheia's `voting`): a rollout earns +1 only when it "
+        "wins all 2 x votes.",
+    )
+    temperature: float = Field(0.6, ge=0, description="The verifier's sampling temperature.")
+    top_p: float = Field(1.0, gt=0, le=1, description="The verifier's nucleus sampling mass.")
+    max_tokens: int = Field(default=4096, ge=1, description="Most tokens per verdict.")
+    advantage: Literal["auto", "brpo", "group"] = Field(
+        "auto",
+        description="brpo: Aletheia's (BRPO) - each rollout's advantage is its verifier reward "
+        "as it is, and a group whose rewards lean too far one way (|sum| / group > "
+        "`brpo_filter_threshold`) is left out; needs the verifier to be the only reward with a "
+        "weight. group: the weighted rewards summed and normalised per group as for any "
+        "reward (TRL's). auto: brpo when the verifier is the only weighted reward, else group.",
+    )
+    brpo_filter_threshold: float = Field(
+        0.6, ge=0, le=1, description="brpo: Aletheia's tau_filter."
+    )
+    constrain_answer: bool = Field(
+        False,
+        description="Ours: the verdict must end in \\boxed{A} or \\boxed{B}, the verifier "
+        "choosing which (transformers backend; for untrained demo verifiers).",
+    )
+    chat_template_kwargs: dict[str, Any] | None = Field(
+        None, description="Extra chat-template variables for the verifier's prompts."
+    )
+    seed: int = Field(0, description="Seeds the reference draws and the verdicts' sampling.")
+
+
 class RlvrSettings(TrlSection):
     """Code-policy RLVR: a policy writes a program; the sandbox runs it on the problem's tests.
     Takes any field GRPOConfig adds over TrainingArguments."""
@@ -543,13 +608,50 @@ class RlvrSettings(TrlSection):
         description="Warn when more than this share of groups has one reward for every "
         "rollout (zero advantage: such a group teaches nothing).",
     )
+    verifier: VerifierRewardSettings | None = Field(
+        None,
+        description="The code verifier behind the `verifier` reward (with weight 0: judged "
+        "beside the tests for the diagnostic only). None = no verifier.",
+    )
+
+    @model_validator(mode="after")
+    def _verifier_fits(self) -> RlvrSettings:
+        if ("verifier" in self.rewards) != (self.verifier is not None):
+            raise ValueError(
+                "rlvr.rewards names `verifier` without an rlvr.verifier section"
+                if self.verifier is None
+                else "rlvr.verifier is set but rlvr.rewards has no `verifier` reward (give it "
+                "weight 0 to judge with the verifier for the diagnostic only)"
+            )
+        if self.verifier is not None and self.verifier.advantage == "brpo":
+            others = [n for n, w in self.rewards.items() if n != "verifier" and w != 0]
+            if others or not self.rewards["verifier"]:
+                raise ValueError(
+                    "rlvr.verifier.advantage brpo: the verifier must be the only reward with a "
+                    f"weight (rlvr.rewards has {self.rewards}); use advantage group or auto"
+                )
+        return self
+
+    @property
+    def brpo(self) -> bool:
+        """Whether advantages are the verifier's BRPO ones (VerifierRewardSettings.advantage)."""
+        v = self.verifier
+        if v is None or v.advantage == "group":
+            return False
+        alone = bool(self.rewards["verifier"]) and all(
+            w == 0 for n, w in self.rewards.items() if n != "verifier"
+        )
+        return v.advantage == "brpo" or alone
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
         data = handler(self)
-        if isinstance(data, dict) and not self.generate_ahead:
+        if isinstance(data, dict):
             # Off, the dump (every run's cache key) stays what it was before the setting existed.
-            data.pop("generate_ahead", None)
+            if not self.generate_ahead:
+                data.pop("generate_ahead", None)
+            if self.verifier is None:
+                data.pop("verifier", None)
         return data
 
 

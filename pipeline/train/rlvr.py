@@ -45,11 +45,12 @@ from transformers import TrainerCallback
 from pipeline.common.hub_folder import read_config
 from pipeline.judge.interface import judge_spec, open_judge
 from pipeline.sampling.prompts import chat_messages
-from pipeline.train.code_rewards import ROW_COLUMNS, SandboxRewardScorer
+from pipeline.train.code_rewards import ROW_COLUMNS, VERIFIER_COLUMNS, SandboxRewardScorer
 from pipeline.train.common import base_trainer_args, peft_config, with_overrides
 from pipeline.train.config import TrainConfig
 from pipeline.train.rlvr_report import WHAT_TO_DO, step_warning
 from pipeline.train.verifier import clip_high, vllm_args
+from pipeline.train.verifier_reward import VerifierReward, verifier_reward
 from sandbox.engines import JudgeEngine
 from schemas.problem import JUDGE_FIELDS, Problem
 
@@ -79,7 +80,12 @@ def question_rows(table: Any, language: str) -> Dataset:
             raise ValueError(
                 f"train_questions row {i} (problem_id={r.get('problem_id')}): {e}"
             ) from e
-        rows.append({"prompt": chat_messages(problem, language), **{k: r[k] for k in ROW_COLUMNS}})
+        rows.append(
+            {
+                "prompt": chat_messages(problem, language),
+                **{k: r[k] for k in (*ROW_COLUMNS, *VERIFIER_COLUMNS)},
+            }
+        )
     return Dataset.from_list(rows)
 
 
@@ -249,10 +255,12 @@ def timed_grpo_trainer() -> type:
             *args: Any,
             scorer: SandboxRewardScorer | None = None,
             generate_ahead: bool = False,
+            brpo: SandboxRewardScorer | None = None,
             **kw: Any,
         ):
             super().__init__(*args, **kw)
             self.scorer = scorer
+            self.brpo = brpo  # advantages from its verifier's BRPO rewards, not TRL's
             self._batch_rows: list[dict[str, Any]] | None = None
             self.generate_ahead = generate_ahead
             if generate_ahead:
@@ -328,7 +336,7 @@ def timed_grpo_trainer() -> type:
             with the ratio taken against the policy that wrote them."""
             self._replay = ahead.generated
             try:
-                out = super()._generate_and_score_completions(ahead.inputs)
+                out = self._with_brpo(super()._generate_and_score_completions(ahead.inputs))
             finally:
                 self._replay = None
             if out["completion_ids"].shape != ahead.behaviour_logps.shape:
@@ -343,9 +351,19 @@ def timed_grpo_trainer() -> type:
         def _generate_and_score_completions(self, inputs: list[dict[str, Any]]):
             self._batch_rows = inputs  # the rows `_generate` hands the scorer with the rollouts
             try:
-                return super()._generate_and_score_completions(inputs)
+                return self._with_brpo(super()._generate_and_score_completions(inputs))
             finally:
                 self._batch_rows = None
+
+        def _with_brpo(self, out: dict[str, Any]) -> dict[str, Any]:
+            """TRL's scored batch, its advantages replaced by the verifier's BRPO ones (the
+            rewards TRL just asked for: the same rollouts, in the same order)."""
+            if self.brpo is None or not self.model.training:
+                return out
+            old = out["advantages"]
+            new = self.brpo.brpo_advantages(old.shape[0])
+            out["advantages"] = torch.tensor(new, dtype=old.dtype, device=old.device)
+            return out
 
         def _judged_rows(self, prompts: list) -> list[dict[str, Any]] | None:
             """The batch's reward rows, one per rollout, when its rollouts can go to the scorer
@@ -429,7 +447,7 @@ class ZeroVarianceWatch(TrainerCallback):
 
 
 class _CloseJudge(TrainerCallback):
-    def __init__(self, judge: JudgeEngine) -> None:
+    def __init__(self, judge: JudgeEngine | VerifierReward) -> None:
         self.judge = judge
 
     def on_train_end(self, args, state, control, **kwargs):
@@ -468,16 +486,23 @@ def build_rlvr(
     if sandbox_client is None:
         sandbox_client = open_judge(r.sandbox)
         callbacks.append(_CloseJudge(sandbox_client))
-    scorer = SandboxRewardScorer(sandbox_client, r)
+    verifier = verifier_reward(r)
+    if verifier is not None:
+        callbacks.append(_CloseJudge(verifier))
+    scorer = SandboxRewardScorer(sandbox_client, r, verifier)
     names = list(r.rewards)
     args = rlvr_args(cfg)
     trainer = timed_grpo_trainer()
     extra: dict[str, Any] = {}
     if trainer is not GRPOTrainer:
         extra = {"scorer": scorer if r.overlap_judging else None,
-                 "generate_ahead": r.generate_ahead}  # fmt: skip
-    elif r.generate_ahead:
-        raise ValueError("rlvr.generate_ahead needs the TRL this project pins (pyproject.toml)")
+                 "generate_ahead": r.generate_ahead,
+                 "brpo": scorer if r.brpo else None}  # fmt: skip
+    elif r.generate_ahead or r.brpo:
+        raise ValueError(
+            "rlvr.generate_ahead and the verifier's BRPO advantages need the TRL this project "
+            "pins (pyproject.toml)"
+        )
     return trainer(
         **extra,
         model=cfg.model,

@@ -38,6 +38,8 @@ from typing import Any
 log = logging.getLogger("rlvr_node")
 
 SUMMARY_FILE = "summary.json"
+# The RMSNorm gains of Llama-like models (the tiny policy's Granite too), by name suffix.
+NORMS = ("input_layernorm", "post_attention_layernorm", "norm")
 NOTE_FILE = "note.md"
 
 
@@ -95,14 +97,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     rl.add_argument("--probe-temperatures", type=_floats, default=[0.7, 1.0, 1.3, 1.6, 2.0, 2.5])
     rl.add_argument("--probe-problems", type=int, default=32, help="problems sampled per probe")
     rl.add_argument("--max-completion-length", type=int, default=48, help="tokens (lines here)")
-    # LoRA at 1e-3 kept the fitted policy's rollouts mixed and its entropy flat over 16 steps on
-    # the CPU; full fine-tuning collapsed at 1e-3 in one step and drifted at 5e-4 (measured).
-    rl.add_argument("--lr", type=float, default=1e-3, help="learning rate")
-    rl.add_argument("--warmup", type=float, default=0.1, help="warm-up, a share of the steps")
+    # Full fine-tuning at 3e-4: the one setting measured to learn on all 374 MBPP train tasks on
+    # a GPU (+9 points in 180 s). LoRA with the RMSNorm gains (--lora-r 16, which trains the
+    # gains beside the adapters) learned fastest on 16 tasks on the CPU at 2e-3, but on all 374
+    # on an H100 it rose for 40 steps and then fell 10 points below its start
+    # (docs/rlvr-study.md, "Why LoRA learned nothing" and "Measured on the device").
+    rl.add_argument("--lr", type=float, default=3e-4, help="learning rate")
+    rl.add_argument(
+        "--warmup",
+        type=float,
+        default=10,
+        help="warm-up: below 1 a share of --steps, else a number of steps (a run stopped by "
+        "--train-budget-s never reaches a share of a large --steps)",
+    )
     rl.add_argument(
         "--optim", default="adamw_torch", help="a transformers optimizer name (sgd, ...)"
     )
-    rl.add_argument("--lora-r", type=int, default=16, help="LoRA rank; 0 = full fine-tuning")
+    rl.add_argument(
+        "--lora-r", type=int, default=0, help="LoRA rank (all linear layers); 0 = full fine-tuning"
+    )
+    rl.add_argument(
+        "--lora-norms",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --lora-r: train the RMSNorm gains in full beside the adapters (lora."
+        "modules_to_save; the adapters alone cannot scale the logits)",
+    )
     rl.add_argument("--algorithm", default="grpo", choices=("grpo", "gspo"))
     rl.add_argument(
         "--reward",
@@ -116,6 +136,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="write the next step's rollouts while this step's are judged (rlvr.generate_ahead: "
         "the judging hides behind generation, the update is one step off-policy)",
+    )
+    ev = ap.add_argument_group("pass@k before and after (sharpening or new solutions)")
+    ev.add_argument(
+        "--passk-samples",
+        type=int,
+        default=0,
+        help="rollouts per train task, before and after training, at the training temperature, "
+        "for pass@k at k = 1, 2, 4, ... up to this (0: not measured)",
+    )
+    ev.add_argument(
+        "--passk-problems", type=int, default=None, help="train tasks for pass@k (None: all)"
+    )
+    ev.add_argument(
+        "--test-limit", type=int, default=None, help="the first N test tasks (None: all 500)"
+    )
+    ev.add_argument(
+        "--test-samples",
+        type=int,
+        default=0,
+        help="the same on MBPP's test split (500 tasks the policy was not fitted on), this many "
+        "rollouts per task (0: not measured)",
+    )
+    rl.add_argument(
+        "--before-from",
+        type=Path,
+        default=None,
+        help="an earlier run's OUT of the same fitted policy and settings (e.g. the GRPO run "
+        "beside a GSPO one): its temperature probe and before-training pass@k are taken, not "
+        "measured again",
     )
     rl.add_argument(
         "--train-budget-s",
@@ -287,7 +336,13 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
             "model": str(model),
             "output_dir": args.out / "train",
             "data": {"dir": data_dir, "config": "train_questions"},
-            "lora": {"r": args.lora_r, "alpha": 2 * args.lora_r} if args.lora_r else None,
+            "lora": {
+                "r": args.lora_r,
+                "alpha": 2 * args.lora_r,
+                "modules_to_save": list(NORMS) if args.lora_norms else None,
+            }
+            if args.lora_r
+            else None,
             "optim": {
                 "learning_rate": args.lr,
                 "max_steps": args.steps,
@@ -295,7 +350,7 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 # A warm-up: Adam's first steps move every weight by about the full learning
                 # rate at once, which a fitted tiny policy does not survive at 1e-3 (measured).
                 "lr_scheduler_type": "constant_with_warmup",
-                "warmup_ratio": args.warmup,
+                "warmup_ratio": args.warmup if args.warmup < 1 else 0.0,
                 "bf16": False,  # a tiny model: fp32 costs nothing and keeps the fit's numerics
                 "use_cpu": device == "cpu",
                 "save_steps": max(args.steps, 1),
@@ -312,7 +367,8 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
                 "generate_ahead": args.generate_ahead,
             },
             "resume": False,  # a measurement: every run starts from the fitted policy
-            "trainer_overrides": {"optim": args.optim},
+            "trainer_overrides": {"optim": args.optim}
+            | ({"warmup_steps": int(args.warmup)} if args.warmup >= 1 else {}),
         }
     )
 
@@ -335,6 +391,14 @@ def time_budget(seconds: float) -> Any:
     return TimeBudget()
 
 
+def question_rows_of(cfg: Any) -> list[dict]:
+    """The RLVR rows the run trains on (its Train-Questions table)."""
+    from pipeline.common.hub_folder import read_config
+    from pipeline.train.rlvr import question_rows
+
+    return question_rows(read_config(cfg.data.dir, cfg.data.config), cfg.rlvr.language).to_list()
+
+
 def probe_table(
     args: argparse.Namespace,
     cfg: Any,
@@ -345,12 +409,10 @@ def probe_table(
 ) -> list[dict]:
     """Rollout pass@1 and zero-variance groups of `model` per temperature, on the same
     `--probe-problems` train tasks and seed every time (so before and after compare)."""
-    from pipeline.common.hub_folder import read_config
     from pipeline.train.code_rewards import SandboxRewardScorer
-    from pipeline.train.rlvr import question_rows
     from pipeline.train.rlvr_probe import probe_temperatures
 
-    rows = question_rows(read_config(cfg.data.dir, cfg.data.config), cfg.rlvr.language).to_list()
+    rows = question_rows_of(cfg)
     table = probe_temperatures(
         model,
         rows,
@@ -367,6 +429,91 @@ def probe_table(
 
         torch.cuda.empty_cache()
     return table
+
+
+def split_rows(args: argparse.Namespace, work: Path, split: str) -> list[dict]:
+    """MBPP's `split` tasks as RLVR rows (the policy's prompt and the judge columns), for
+    evaluation only: no reference check."""
+    from pipeline.common.hub_folder import read_config
+    from pipeline.judge.stage import load_problems
+    from pipeline.problems.config import IngestConfig
+    from pipeline.problems.stage import ingest
+    from pipeline.train.questions import write_train_questions
+    from pipeline.train.rlvr import question_rows
+
+    path = work / f"{split}-problems.parquet"
+    ingest([f"mbpp:{args.mbpp}#{split}"], path, IngestConfig(), show_progress=False)
+    problems = sorted(
+        load_problems(path).values(),
+        key=lambda p: (int(p.source_id) if p.source_id.isdigit() else 1 << 62, p.problem_id),
+    )
+    if split == "test" and args.test_limit:
+        problems = problems[: args.test_limit]
+    data = write_train_questions(problems, work / f"{split}-data")
+    return question_rows(read_config(data, "train_questions"), "python").to_list()
+
+
+def passk_tables(
+    args: argparse.Namespace,
+    cfg: Any,
+    engine: Any,
+    device: str,
+    model: str,
+    rows: dict[str, list[dict]],
+) -> dict[str, dict]:
+    """pass@k of `model` per split (`rows`: split -> its RLVR rows) at the training temperature:
+    --passk-samples rollouts per train task, --test-samples per test task."""
+    from pipeline.train.code_rewards import SandboxRewardScorer
+    from pipeline.train.rlvr_probe import pass_at_k_table
+
+    out = {}
+    for split, split_rows_ in rows.items():
+        train = split == "train"
+        out[split] = pass_at_k_table(
+            model,
+            split_rows_,
+            SandboxRewardScorer(engine, cfg.rlvr),
+            temperature=cfg.rlvr.temperature,
+            samples=args.passk_samples if train else args.test_samples,
+            max_new_tokens=cfg.rlvr.max_completion_length,
+            device=device,
+            problems=args.passk_problems if train else None,
+            seed=args.seed,
+        )
+        log.info("pass@k %s (%s): %s", split, model, out[split]["pass_at_k"])
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+    return out
+
+
+def earlier_run(args: argparse.Namespace, fit_record: dict[str, Any]) -> dict[str, Any]:
+    """The summary of `--before-from`, checked to be of the same fitted policy and the same
+    before-training measurements."""
+    path = args.before_from / SUMMARY_FILE
+    if not path.is_file():
+        raise SystemExit(f"--before-from {args.before_from}: no {SUMMARY_FILE} there")
+    earlier = json.loads(path.read_text())
+    r = earlier["rlvr"]
+    splits = {"train": args.passk_samples, "test": args.test_samples}
+    wrong = [
+        name
+        for name, same in (
+            ("the fitted policy", earlier["fit"]["key"] == fit_record["key"]),
+            ("--num-generations", r["settings"]["num_generations"] == args.num_generations),
+            ("--probe-problems", r["before"]["problems"] <= args.probe_problems),
+            (
+                "--passk-samples / --test-samples",
+                {k: v["before"]["samples"] for k, v in r["passk"].items()}
+                == {k: n for k, n in splits.items() if n},
+            ),
+        )
+        if not same
+    ]
+    if wrong:
+        raise SystemExit(f"--before-from {args.before_from}: differs in {', '.join(wrong)}")
+    return earlier
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -408,23 +555,45 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         cfg = train_config(args, model, data_dir, device)
         auto = args.temperature == "auto"
+        earlier = earlier_run(args, fit_record) if args.before_from else None
         t = time.perf_counter()
-        probe = probe_table(
-            args,
-            cfg,
-            engine,
-            device,
-            str(model),
-            args.probe_temperatures if auto else [args.temperature],
-        )
+        if earlier is not None:
+            probe = earlier["rlvr"]["temperature_probe"]
+            auto = earlier["rlvr"]["temperature_chosen_by"] == "probe"
+        else:
+            probe = probe_table(
+                args,
+                cfg,
+                engine,
+                device,
+                str(model),
+                args.probe_temperatures if auto else [args.temperature],
+            )
         timings["probe_s"] = time.perf_counter() - t
-        chosen = pick_temperature(probe) if auto else args.temperature
+        if earlier is not None:
+            chosen = earlier["rlvr"]["settings"]["temperature"]
+        else:
+            chosen = pick_temperature(probe) if auto else args.temperature
         log.info("rollout temperature %s (probe: %s)", chosen, probe)
         cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
+        t = time.perf_counter()
+        passk_rows: dict[str, list[dict]] = {}
+        if args.passk_samples:
+            passk_rows["train"] = question_rows_of(cfg)
+        if args.test_samples:
+            passk_rows["test"] = split_rows(args, work, "test")
+        if earlier is not None:
+            passk_before = {k: v["before"] for k, v in earlier["rlvr"]["passk"].items()}
+        else:
+            passk_before = passk_tables(args, cfg, engine, device, str(model), passk_rows)
+        timings["passk_before_s"] = time.perf_counter() - t
         t = time.perf_counter()
         budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []
         result = train(cfg, sandbox_client=engine, callbacks=budget)
         timings["train_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        passk_after = passk_tables(args, cfg, engine, device, result["model_path"], passk_rows)
+        timings["passk_after_s"] = time.perf_counter() - t
         # The trained policy on the probe's problems at the training temperature: before/after
         # on the same tasks (the per-step pass@1 is over each step's own tasks).
         t = time.perf_counter()
@@ -458,6 +627,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "temperature_probe": probe,
             "before": before,
             "after": after,
+            "passk": {
+                split: {"before": passk_before[split], "after": passk_after[split]}
+                for split in passk_before
+            },
             **rlvr,
         },
         "timings": timings,
@@ -486,7 +659,7 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
             f"Judge: `{summary['engine']['stamp']}`. Policy: {summary['fit']['parameters']:,} "
             f"parameters, fitted in {summary['fit']['fit_seconds']:.1f} s"
             f"{' (reused)' if t['fit_s'] < summary['fit']['fit_seconds'] / 2 else ''}. "
-            f"{r['steps_run']} GRPO steps of "
+            f"{r['steps_run']} {r['settings']['algorithm'].upper()} steps of "
             f"{r['settings']['num_generations']} rollouts per problem at temperature "
             f"{r['settings']['temperature']} in {t['train_s']:.1f} s."
         ),
@@ -505,6 +678,12 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
         table,
         "",
         (
+            "Rollout pass@1 by tenths of the run: "
+            + " → ".join(fmt(v, ".3f") for v in by_tenths([s["pass_at_1"] for s in r["steps"]]))
+            + "."
+        ),
+        "",
+        (
             f"Before and after, on the same {r['before']['problems']} train tasks x "
             f"{r['settings']['num_generations']} rollouts at temperature "
             f"{r['settings']['temperature']}: rollout pass@1 {fmt(r['before']['pass_at_1'], '.3f')}"
@@ -514,6 +693,8 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
         ),
         "",
     ]
+    if r["passk"]:
+        lines += [*passk_note(r["passk"], fmt), ""]
     if r["temperature_chosen_by"] == "probe":
         lines += [
             (
@@ -535,6 +716,41 @@ def closing_note(summary: dict[str, Any], table: str) -> str:
     if r["warning"]:
         lines += [f"**Warning:** {r['warning']}", ""]
     return "\n".join(lines)
+
+
+def by_tenths(values: list[float | None]) -> list[float | None]:
+    """The mean of each tenth of `values` in order (fewer parts when there are fewer than 10)."""
+    parts = min(10, len(values))
+    out: list[float | None] = []
+    for i in range(parts):
+        chunk = [v for v in values[i * len(values) // parts : (i + 1) * len(values) // parts]
+                 if v is not None]  # fmt: skip
+        out.append(sum(chunk) / len(chunk) if chunk else None)
+    return out
+
+
+def passk_note(passk: dict[str, dict], fmt: Any) -> list[str]:
+    """pass@k before and after, per split: sharpening (pass@1 up, pass@large-k flat) or new
+    solutions (pass@large-k up)."""
+    first = next(iter(passk.values()))["before"]
+    ks = list(first["pass_at_k"])
+    lines = [
+        (
+            f"pass@k at temperature {first['temperature']} (the unbiased estimator over each "
+            "task's rollouts; the test split's tasks were never fitted):"
+        ),
+        "",
+        "| split | tasks | rollouts per task | policy | "
+        + " | ".join(f"pass@{k}" for k in ks)
+        + " |",
+        "| --- | ---: | ---: | --- |" + " ---: |" * len(ks),
+    ]
+    for split, pair in passk.items():
+        for when in ("before", "after"):
+            t = pair[when]
+            cells = " | ".join(fmt(t["pass_at_k"].get(k), ".3f") for k in ks)
+            lines.append(f"| {split} | {t['problems']} | {t['samples']} | {when} | {cells} |")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

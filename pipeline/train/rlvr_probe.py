@@ -132,3 +132,74 @@ def pick_temperature(table: Sequence[dict[str, Any]]) -> float:
     if not table:
         raise ValueError("no temperature was probed")
     return min(table, key=key)["temperature"]
+
+
+def powers_of_two(limit: int) -> list[int]:
+    """1, 2, 4, ... up to `limit` (and `limit` itself when it is not a power of two)."""
+    ks = [1 << i for i in range(limit.bit_length()) if 1 << i <= limit]
+    return ks if ks[-1] == limit else [*ks, limit]
+
+
+def pass_at_k_table(
+    model_dir: str,
+    rows: Sequence[dict[str, Any]],
+    scorer: SandboxRewardScorer,
+    *,
+    temperature: float,
+    samples: int,
+    max_new_tokens: int,
+    device: str,
+    problems: int | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """pass@k (Chen et al.'s unbiased estimator, averaged over problems) for k = 1, 2, 4, ...
+    up to `samples`, from `samples` rollouts per problem at `temperature`, sampled as the GRPO
+    trainer samples and judged as the rewards judge. Beside pass@1, pass@k at large k says
+    whether training found new solutions or made the policy surer of those it had (RLVR's
+    known sharpening). A rollout the sandbox could not judge (SE) counts as not passing.
+    `problems`: that many of `rows`, drawn with `seed` (None: all)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from pipeline.common.passk import pass_at_k
+
+    chosen = list(rows)
+    if problems is not None and problems < len(chosen):
+        chosen = random.Random(seed).sample(chosen, problems)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(model_dir).to(device).eval()
+    torch.manual_seed(seed)
+    start = time.perf_counter()
+    completions = sample_rollouts(
+        model,
+        tokenizer,
+        [r["prompt"] for r in chosen],
+        num_generations=samples,
+        temperature=temperature,
+        max_new_tokens=max_new_tokens,
+        batch_prompts=max(1, 8192 // samples),
+    )
+    del model
+    generated = time.perf_counter()
+    scored = scorer.score(completions, [r for r in chosen for _ in range(samples)])
+    correct = [
+        sum(s.verdict == "AC" for s in scored[i * samples : (i + 1) * samples])
+        for i in range(len(chosen))
+    ]
+    ks = powers_of_two(samples)
+    return {
+        "temperature": temperature,
+        "problems": len(chosen),
+        "samples": samples,
+        "pass_at_k": {
+            str(k): sum(pass_at_k(samples, c, k) for c in correct) / len(correct)
+            if correct
+            else None
+            for k in ks
+        },
+        "correct": correct,  # per problem, of its `samples` rollouts
+        "sandbox_se": sum(s.verdict == "SE" for s in scored),
+        "generation_s": generated - start,
+        "reward_s": time.perf_counter() - generated,
+    }

@@ -4,7 +4,9 @@ Read by `train()` (the run summary), the GPU-node entry point (`pipeline.train.r
 the RLVR study's closing note. Per training step: its wall time, generation time (the policy
 writing the rollouts), reward time (judging them) and the part of it the step waited for (the
 rest ran beside the step's other work), the rollout pass@1 and the share of GRPO groups whose
-rollouts all earned the same reward (zero advantage: nothing learned from that prompt).
+rollouts all earned the same reward (zero advantage: nothing learned from that prompt); with a
+verifier reward, how often the verifier rewarded a program the tests fail and penalised one they
+pass.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ STEP_FIELDS: dict[str, str] = {
     "pass_at_1": "rlvr/pass_at_1",
     "zero_variance_groups": "rlvr/zero_variance_groups",
     "reward": "reward",
+    # the verifier reward's (pipeline.train.verifier_reward): its verdicts against the tests'
+    "verifier_reward_given_fail": "rlvr/verifier/reward_given_fail",
+    "verifier_penalty_given_pass": "rlvr/verifier/penalty_given_pass",
+    "verifier_pair_accuracy": "rlvr/verifier/pair_accuracy",
+    "verifier_invalid": "rlvr/verifier/invalid",
+    "verifier_groups_dropped": "rlvr/verifier/groups_dropped",
+    "verifier_time_s": "rlvr/verifier/time_s",
 }
 
 WHAT_TO_DO = (

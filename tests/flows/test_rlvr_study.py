@@ -12,7 +12,9 @@ import yaml
 
 from tests.flows.flows_helpers import REPO
 
-RUNS = [f"{r}-{a}" for r in ("unit_test", "ruff", "combined") for a in ("grpo", "gspo")]
+REWARDS = ("unit_test", "ruff", "combined", "verifier", "unit_test_verifier")
+RUNS = [f"{r}-{a}" for r in REWARDS for a in ("grpo", "gspo")]
+VERIFIED = [run for run in RUNS if "verifier" in run]  # the tiny random verifier's runs
 
 
 @pytest.fixture(scope="session")
@@ -95,7 +97,7 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
         assert sum(shares.values()) == pytest.approx(1.0)
         for k, v in shares.items():
             verdicts[k] = verdicts.get(k, 0.0) + v
-        if run.startswith("unit_test"):  # pass fraction >= the all-pass share, <= the judged share
+        if run.startswith("unit_test-"):  # pass fraction >= the all-pass share, <= the judged share
             assert (
                 shares.get("AC", 0.0) - 1e-6
                 <= step["reward"]
@@ -103,6 +105,17 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
             )
         if run.startswith("ruff"):  # a lint penalty is never positive
             assert step["reward"] <= 0.0
+        if run in VERIFIED:  # the verifier's verdicts were read and set against the tests'
+            assert step["rlvr/verifier/invalid"] == 0.0  # constrained: A or B every time
+            assert 0.0 <= step["rlvr/verifier/win_rate"] <= 1.0
+            assert -1.0 <= step["rewards/verifier/mean"] <= 1.0
+            assert curves[run]["rlvr/verifier/reward_given_fail"] == [
+                step.get("rlvr/verifier/reward_given_fail")
+            ]
+            # alone it is BRPO (groups that lean one way dropped); beside the tests it is not
+            assert ("rlvr/verifier/groups_dropped" in step) == run.startswith("verifier-")
+        else:
+            assert "rlvr/verifier/time_s" not in step
         # what the step cost (generation, judging) and whether it could learn
         assert curves[run]["rlvr/generation_time_s"][0] > 0
         assert curves[run]["rlvr/reward_time_s"][0] > 0
@@ -114,6 +127,10 @@ def test_rlvr_study_demo_end_to_end(prefect_api: str, mbpp_policy: Path, tmp_pat
     for run in RUNS:
         row = next(line for line in note.splitlines() if line.startswith(f"| {run} | 1 |"))
         assert f"{curves[run]['rlvr/pass_at_1'][0]:.2f}" in row, row
+    assert "| run | failing programs rewarded | passing programs penalised |" in note
+    for run in VERIFIED:
+        assert any(line.startswith(f"| {run} | ") and line.endswith("|") for line in
+                   note.split("failing programs rewarded")[-1].splitlines()), run  # fmt: skip
     flat = {r: curves[r]["rlvr/zero_variance_groups"][0] > 0.5 for r in RUNS}
     assert ("zero reward variance" in note) == any(flat.values()), (flat, note)
     assert verdicts.get("AC", 0.0) > 0, verdicts

@@ -69,6 +69,7 @@ def test_node_entry_point_end_to_end_with_only_the_node_packages(
         "--steps", "2", "--prompts-per-step", "2", "--num-generations", "4",
         "--max-completion-length", "24",
         "--temperature", "auto", "--probe-temperatures", "1.0,2.0", "--probe-problems", "4",
+        "--passk-samples", "4", "--test-samples", "2", "--test-limit", "3",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
@@ -104,6 +105,19 @@ def test_node_entry_point_end_to_end_with_only_the_node_packages(
         assert 0.0 <= step["zero_variance_groups"] <= 1.0
     shares = [s["zero_variance_groups"] for s in rlvr["steps"]]
     assert (rlvr["warning"] is not None) == (sum(shares) / 2 > 0.5)
+    # pass@k before and after: 4 rollouts per train task, 2 per test task (the first 3)
+    passk = rlvr["passk"]
+    assert passk["train"]["before"]["problems"] == 4 and passk["test"]["after"]["problems"] == 3
+    for split, n in (("train", 4), ("test", 2)):
+        for when in ("before", "after"):
+            t = passk[split][when]
+            assert (
+                t["samples"] == n
+                and list(t["pass_at_k"]) == [str(k) for k in (1, 2, 4)][: n // 2 + 1]
+            )
+            c = t["correct"]  # pass@1 is the AC share; pass@n the share of tasks with one AC
+            assert t["pass_at_k"]["1"] == pytest.approx(sum(c) / (n * len(c)))
+            assert t["pass_at_k"][str(n)] == pytest.approx(sum(x > 0 for x in c) / len(c))
 
     # What the run imported: nothing the node lacks (the env would not have had it), never
     # Prefect or polars, and docker-py only when the engine is docker.
@@ -117,6 +131,39 @@ def test_node_entry_point_end_to_end_with_only_the_node_packages(
     note = (out / "note.md").read_text()
     assert f"Judge: `{summary['engine']['stamp']}`" in note
     assert "| 1 |" in note and "| 2 |" in note
+
+
+def test_before_from_refuses_a_run_of_another_policy(tmp_path) -> None:
+    from pipeline.train.rlvr_node import earlier_run, parse_args
+
+    summary = {
+        "fit": {"key": "k1"},
+        "rlvr": {
+            "settings": {"num_generations": 8},
+            "before": {"problems": 32},
+            "passk": {"train": {"before": {"samples": 64}}},
+        },
+    }
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    args = parse_args(["--mbpp", "m", "--out", "o", "--before-from", str(tmp_path),
+                       "--passk-samples", "64"])  # fmt: skip
+    assert earlier_run(args, {"key": "k1"}) == summary
+    with pytest.raises(SystemExit, match="differs in the fitted policy"):
+        earlier_run(args, {"key": "k2"})
+    more = parse_args([*map(str, ["--mbpp", "m", "--out", "o", "--before-from", tmp_path]),
+                       "--passk-samples", "64", "--test-samples", "4"])  # fmt: skip
+    with pytest.raises(SystemExit, match="--passk-samples / --test-samples"):
+        earlier_run(more, {"key": "k1"})
+
+
+def test_powers_of_two_and_tenths() -> None:
+    from pipeline.train.rlvr_node import by_tenths
+    from pipeline.train.rlvr_probe import powers_of_two
+
+    assert powers_of_two(64) == [1, 2, 4, 8, 16, 32, 64]
+    assert powers_of_two(12) == [1, 2, 4, 8, 12] and powers_of_two(1) == [1]
+    assert by_tenths([1.0, 0.0, None, 1.0]) == [1.0, 0.0, None, 1.0]  # fewer than 10: each
+    assert by_tenths([float(i) for i in range(20)]) == [0.5 + 2 * i for i in range(10)]
 
 
 def test_time_budget_stops_training_after_the_step_that_passes_it() -> None:
@@ -134,3 +181,29 @@ def test_time_budget_stops_training_after_the_step_that_passes_it() -> None:
     spent.on_train_begin(args, state, control)
     spent.on_step_end(args, state, control)
     assert control.should_training_stop
+
+
+@pytest.mark.timeout(1500)
+def test_verifier_recipe_script_runs_with_only_the_node_packages(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """scripts/gpu_verifier_recipe.py --smoke (the tests' fixture rows, tiny sizes, the CPU) in
+    the node's virtualenv: it runs there, imports nothing the node lacks, and reports the
+    random verifiers and the trained one."""
+    python = build_node_env(tmp_path_factory.mktemp("node-env") / "venv", node_distributions())
+    work = tmp_path_factory.mktemp("recipe")
+    cmd = [str(python), "scripts/gpu_verifier_recipe.py", str(work / "out"),
+           "--work", str(work / "work"), "--smoke"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "OUT"} | {"PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        cmd, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=1400
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    summary = json.loads((work / "out" / "summary.json").read_text())
+    assert summary["rows"] == 9 and summary["steps"] == 4
+    acc = summary["accuracy"]
+    assert acc["tiny_random"]["answered"] == 0.0  # a random model never answers in the format
+    assert acc["before"]["answered"] > 0.9  # the fitted random verifier does, at chance
+    assert 0.0 <= acc["after"]["accuracy"] <= 1.0
+    assert {norm(n) for n in summary["packages"]} <= node_distributions()
+    assert "| after GRPO-Think |" in (work / "out" / "note.md").read_text()

@@ -151,7 +151,7 @@ def configs() -> Iterator[tuple[str, Any]]:
         study = StudyConfig.from_yaml(path)
         for reward, algorithm in study.runs():
             yield (f"configs/rlvr/{path.name}/{reward}-{algorithm}",
-                   study_cell(study, reward, algorithm, "MODEL", Path("DATA")))  # fmt: skip
+                   study_cell(study, reward, algorithm, "MODEL", Path("DATA"), "VERIFIER"))  # fmt: skip
     for method in TRL_CLASS:
         yield f"defaults/{method}", TrainConfig.model_validate(_minimal(method))
         if method not in ("grpo", "dpo"):  # their defaults re-sync the reference: no LoRA
