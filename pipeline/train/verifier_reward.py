@@ -219,6 +219,12 @@ class VerifierReward:
             )
         return self._backend
 
+    def open(self) -> VerifierReward:
+        """Build the backend now (when training starts): a verifier server that does not answer
+        or a model that is not there stops the run in one line, before any step."""
+        _ = self.backend
+        return self
+
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
@@ -314,4 +320,4 @@ def verifier_reward(settings: Any, backend: Backend | None = None) -> VerifierRe
         language=settings.language,
         brpo=settings.brpo,
         backend=backend,
-    )
+    ).open()

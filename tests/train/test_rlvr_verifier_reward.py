@@ -109,20 +109,27 @@ def test_the_verifier_reward_needs_its_section_and_brpo_needs_it_alone() -> None
 
 
 def test_a_verifier_that_cannot_be_reached_gives_no_reward_not_minus_one() -> None:
-    """A served verifier on a port where nothing listens (a real refused connection): the
-    batch gets no reward (None; BRPO advantages 0) and the failure is counted, where Aletheia
-    reads it as "no preference" and gives every rollout -1."""
+    """A served verifier that answered when training started and is gone at a step (a real
+    refused connection): the batch gets no reward (None; BRPO advantages 0) and the failure is
+    counted, where Aletheia reads it as "no preference" and gives every rollout -1. One that
+    does not answer when training starts stops it there, in one line."""
+    from pipeline.model_refs import ModelUnavailable
     from pipeline.train.config import VerifierRewardSettings
     from pipeline.train.verifier_reward import VerifierReward
+    from tests.test_preflight_models import ModelList, closed_url
 
-    settings = VerifierRewardSettings.model_validate(
-        {
-            "model": "verifier",
-            "backend": {"type": "openai", "base_url": "http://127.0.0.1:9/v1", "max_retries": 0,
-                        "timeout_s": 5},
-        }
-    )  # fmt: skip
-    reward = VerifierReward(settings, group_size=2, language="python", brpo=True)
+    def settings(url: str) -> VerifierRewardSettings:
+        return VerifierRewardSettings.model_validate(
+            {"model": "verifier",
+             "backend": {"type": "openai", "base_url": url, "max_retries": 0, "timeout_s": 5}}
+        )  # fmt: skip
+
+    with pytest.raises(ModelUnavailable, match="no model server answers"):
+        VerifierReward(settings(closed_url()), group_size=2, language="python", brpo=True).open()
+    server = ModelList(["verifier"])  # lists the model at the start, then goes away
+    reward = VerifierReward(settings(server.url), group_size=2, language="python", brpo=True)
+    reward.open()
+    server.close()
     scores = reward.score(["print(1)", "print(2)"], ["Print."] * 2, [True, False])
     reward.close()
     assert scores.rewards == [None, None] and scores.advantages == [0.0, 0.0]
