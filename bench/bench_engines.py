@@ -99,20 +99,11 @@ def demo_programs(
     return out[:limit] if limit else out
 
 
-def docker_versions(image: str) -> dict[str, str]:
-    script = (
-        "python3 -c 'import sys; print(sys.version.split()[0])'; g++ -dumpfullversion; "
-        "java -version 2>&1 | head -1"
-    )
-    out = subprocess.run(
-        ["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", image, "-c", script],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.splitlines()
-    out += ["?"] * (3 - len(out))
-    java = out[2].split('"')[1] if '"' in out[2] else out[2]
-    return {"python": out[0].strip(), "g++": out[1].strip(), "java": java.strip()}
+def docker_versions(engine) -> dict[str, str]:
+    """Each language's toolchain version in the image, as the runner's self-test reported it
+    when the pool started (sandbox/runner/languages/: each language says how to read it)."""
+    report = getattr(engine, "selftest_report", None) or {}
+    return {lang: e.get("version") or "?" for lang, e in report.get("languages", {}).items()}
 
 
 def _verdicts(r) -> tuple[str, tuple[str, ...]]:
@@ -134,7 +125,7 @@ def section_agreement(
         open_engine("docker", pool_size=workers, cache=False) as dock,
     ):
         host_versions = dict(proc.versions)
-        image_versions = docker_versions(dock.image)
+        image_versions = docker_versions(dock)
         refused = dict(proc.unavailable)
         t = time.perf_counter()
         p_results = proc.judge(reqs, use_cache=False)
@@ -161,7 +152,6 @@ def section_agreement(
                 again[i][1].append(_verdicts(r))
             for i, r in zip(differ, dock.judge([reqs[i] for i in differ], use_cache=False)):
                 again[i][0].append(_verdicts(r))
-    tool_of = {"python": "python", "cpp": "g++", "java": "java"}
     agree, total = Counter(), Counter()
     listed: list[str] = []
     version_cases: list[str] = []
@@ -177,10 +167,9 @@ def section_agreement(
         what = f"{label}: docker {_verdicts(d)} / process {_verdicts(p)}"
         docker_runs = {_verdicts(d), *again[i][0]}
         process_runs = {_verdicts(p), *again[i][1]}
-        tool = tool_of[lang]
-        if host_versions.get(tool) != image_versions.get(tool):
-            version_cases.append(f"{what} ({tool} {host_versions.get(tool)} vs image "
-                                 f"{image_versions.get(tool)})")  # fmt: skip
+        if host_versions.get(lang) != image_versions.get(lang):
+            version_cases.append(f"{what} ({lang} {host_versions.get(lang)} vs image "
+                                 f"{image_versions.get(lang)})")  # fmt: skip
         elif len(docker_runs) > 1 or len(process_runs) > 1:
             load_cases.append(f"{what}; repeats: docker {sorted(docker_runs)}, process "
                               f"{sorted(process_runs)}")  # fmt: skip

@@ -50,7 +50,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.sandbox_contest import make_candidates, make_tests
 from sandbox import JudgeRequest
-from sandbox.engines import open_engine
+from sandbox.engines import LOCAL_ENGINES, open_engine
 
 COMMENT = {"python": "#", "cpp": "//", "java": "//"}
 
@@ -204,7 +204,7 @@ def print_table(levels: list[Level]) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--engine", default="process", help="process (default) or docker")
+    ap.add_argument("--engine", default="process", choices=LOCAL_ENGINES)
     ap.add_argument("--slots", default="1,2,4,8,16", help="slot counts, comma-separated")
     ap.add_argument("--workloads", default="demo,contest1,contest4")
     ap.add_argument("--seconds", type=float, default=20.0, help="about this long per level")

@@ -198,13 +198,14 @@ def bench_per_test(client: SandboxClient, image: str, rounds: int, k: int) -> di
 PCH_SCRIPT = r"""
 import glob, os, shutil, statistics, subprocess, sys, time
 sys.path.insert(0, "/opt/aletheia/runner")
-import lang_cpp
+from languages import cpp
 src = sys.stdin.read()
 open("/tmp/sol.cpp", "w").write(src)
-hdr = lang_cpp.header_path()
+hdr = cpp.find_header()
 os.makedirs("/tmp/nopch/bits", exist_ok=True)
 shutil.copy(hdr, "/tmp/nopch/bits/stdc++.h")   # same header, no .gch beside it: a compile without PCH
-base = ["g++", *lang_cpp.FLAGS, *lang_cpp.EXTRA, "/tmp/sol.cpp", "-o", "/tmp/a.out"]
+lang = cpp.LANGUAGE
+base = [*lang.compiler, *lang.flags, *lang.options, "/tmp/sol.cpp", "-o", "/tmp/a.out"]
 used = subprocess.run(base + ["-H", "-Winvalid-pch"], capture_output=True, text=True).stderr
 print("PCH_USED", any(l.startswith("!") and l.strip().endswith(".gch") for l in used.splitlines()))
 pch, nopch = [], []
@@ -254,20 +255,12 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
     if not (java and javac):
         print("  (no java/javac on the host: Java ratio skipped)")
         return None
-    import importlib.util
+    from sandbox.runner.languages.java import RUN_FLAGS  # the engine's own JVM flags
 
-    runner_dir = Path(__file__).resolve().parents[1] / "sandbox" / "runner"
-    if str(runner_dir) not in sys.path:
-        sys.path.append(str(runner_dir))  # the runner's modules import each other by bare name
-    spec = importlib.util.spec_from_file_location("lang_java", runner_dir / "lang_java.py")
-    lang_java = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(
-        lang_java
-    )  # the engine's own JVM flags, so both sides run the same JVM setup
     tmp = Path(tempfile.mkdtemp())
     (tmp / "Main.java").write_text(JAVA_SRC)
     subprocess.run([javac, "-d", str(tmp / "classes"), str(tmp / "Main.java")], check=True)
-    bare_cmd = [java, *lang_java.RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "classes"), "Main"]
+    bare_cmd = [java, *RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "classes"), "Main"]
     src = JAVA_SRC + f"// {uuid.uuid4()}\n"
     # compile once in each container, outside the timing
     client.judge(
@@ -276,7 +269,7 @@ def bench_java(client: SandboxClient, rounds: int, k: int) -> dict[str, float] |
     )
     (tmp / "Empty.java").write_text(EMPTY_JAVA_SRC)
     subprocess.run([javac, "-d", str(tmp / "empty"), str(tmp / "Empty.java")], check=True)
-    empty_cmd = [java, *lang_java.RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "empty"), "Empty"]
+    empty_cmd = [java, *RUN_FLAGS, "-Xmx256m", "-cp", str(tmp / "empty"), "Empty"]
     empty_src = EMPTY_JAVA_SRC + f"// {uuid.uuid4()}\n"
     client.judge(
         [JudgeRequest(language="java", source=empty_src, tests=[TestCase(input="", output="")])]

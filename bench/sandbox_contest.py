@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox import JudgeRequest, TestCase
+from sandbox.runner.languages.cpp import LANGUAGE as CPP
 
 if TYPE_CHECKING:  # the Docker client: only for the annotations (a host without docker-py
     from sandbox import SandboxClient  # imports this module for its workloads)
@@ -65,7 +66,7 @@ for cand in manifest[shard::shards]:
 print(ok)
 """
 
-CPP_FLAGS = ["-std=c++17", "-O2", "-pipe"]  # lang_cpp.FLAGS
+CPP_FLAGS = list(CPP.flags)  # the runner's C++ flags, so both sides compile alike
 
 
 def make_tests(n_tests: int, test_mb: float, seed: int) -> list[TestCase]:

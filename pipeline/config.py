@@ -24,8 +24,9 @@ from pydantic import (
     model_validator,
 )
 
-from pipeline.common.config import RetrySection, RunnerSection, Section
+from pipeline.common.config import RetrySection, RunnerSection, Section, left_out_at_defaults
 from pipeline.common.hashing import canonical_json, sha256_file, sha256_text
+from pipeline.common.verifier_prompt import check_one_wording
 from pipeline.errors import UserError, describe
 from pipeline.evaluate.config import EvalConfig
 from pipeline.instances.adversarial.config import AdversarialConfig
@@ -277,10 +278,7 @@ class RunConfig(Section):
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
         # Unset, left out: the build id and the card's run config stay as they were.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("aletheia_src") is None:
-            data.pop("aletheia_src", None)
-        return data
+        return left_out_at_defaults(handler(self), {"aletheia_src": None})
 
     @field_serializer("evaluate")
     def _dump_evaluate(self, value: EvaluateSection | None, info: Any) -> Any:
@@ -322,11 +320,7 @@ class RunConfig(Section):
             self.assemble.build_id = self.build_id
         if self.splits.heldout_rule == "not_in_train":  # Aletheia's rule, applied at assembly
             self.assemble.eval_problems = "not_in_train"
-        if self.aletheia_src and (self.prompt_template or self.system_template):
-            raise ValueError(
-                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
-                "give one or the other"
-            )
+        check_one_wording(self.aletheia_src, self.prompt_template, self.system_template)
         for section in (self.assemble, self.dpo):
             for name in ("prompt_template", "system_template", "aletheia_src"):
                 value = getattr(self, name)

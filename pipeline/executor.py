@@ -36,7 +36,7 @@ def prepared(
     (`Stage.call_of`) and open what the run needs (`Stage.resources`; `quiet`: progress as
     log lines, no bars), closed when the block ends. Yields the stage and call to run."""
     if stage.loads_models:
-        from pipeline.models.cpu import pin_cpu_kernels, resolve_model_classes
+        from pipeline.common.cpu import pin_cpu_kernels, resolve_model_classes
 
         if stage.pins_cpu:
             pin_cpu_kernels()

@@ -12,8 +12,9 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
+from sandbox.engines import LOCAL_ENGINES
 from sandbox.help_style import plain_flags
-from sandbox.models import JudgeRequest, JudgeResult, TestCase
+from sandbox.models import LANGUAGES, JudgeRequest, JudgeResult, TestCase
 
 plain_flags()  # no `<bool>` beside each on/off flag
 
@@ -157,7 +158,7 @@ def _open(
 
 @app.command()
 def run(
-    language: str = typer.Option(..., help="python, cpp or java"),
+    language: str = typer.Option(..., help=f"{', '.join(LANGUAGES[:-1])} or {LANGUAGES[-1]}"),
     source: Path = typer.Option(..., help="the program's source file"),
     tests: Path = typer.Option(
         ..., help='JSONL: {"input","output"} rows (stdio) or {"code"} rows (function)'
@@ -316,7 +317,9 @@ def selftest(
 
 @app.command()
 def serve(
-    engine: str = typer.Option("process", help="the engine to serve: docker or process"),
+    engine: str = typer.Option(
+        "process", help=f"the engine to serve: {' or '.join(LOCAL_ENGINES)}"
+    ),
     host: str = typer.Option("127.0.0.1", help="address to listen on (0.0.0.0: every interface)"),
     port: int = typer.Option(8765, help="port"),
     pool_size: int | None = typer.Option(None, help="slots (default: CPU count)"),

@@ -13,7 +13,7 @@ import subprocess
 import uuid
 from dataclasses import dataclass
 
-from sandbox.slot import RunnerDied, RunnerPipe, StartFailed
+from sandbox.slot import RunnerDied, RunnerPipe, StartFailed, pid_alive
 
 __all__ = [  # RunnerDied and StartFailed live in sandbox.slot; importable from here as before
     "LABEL",
@@ -170,18 +170,8 @@ def remove_stale_containers() -> int:
         if len(parts) != 2 or ":" not in parts[1]:
             continue
         owner_host, pid = parts[1].rsplit(":", 1)
-        if owner_host == host and pid.isdigit() and not _pid_alive(int(pid)):
+        if owner_host == host and pid.isdigit() and not pid_alive(int(pid)):
             stale.append(parts[0])
     if stale:
         subprocess.run(["docker", "rm", "-f", *stale], capture_output=True, timeout=60, check=False)
     return len(stale)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True

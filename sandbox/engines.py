@@ -47,9 +47,8 @@ from sandbox.models import JudgeRequest, JudgeResult
 # The engines, spelt once for the sandbox: each name (`--engine` of `python -m sandbox` and of
 # every `aletheia` command that judges), the class `open_engine` builds and the function
 # `probe_engine` calls, as "module:name" so choosing one engine never imports another's client
-# (docker-py, httpx). The run config's `sandbox.engine` (pipeline/judge/config.py) restates
-# the names as its own Literal, config modules load no sandbox code;
-# tests/sandbox/test_engine_base.py holds the two equal.
+# (docker-py, httpx). Everything that names the engines takes them from here: the run
+# config's `sandbox.engine` (pipeline/judge/config.py), `--engine` of every command.
 EngineName = Literal["docker", "process", "http"]
 _ENGINES: dict[str, tuple[str, str]] = {
     "docker": ("sandbox.client:SandboxClient", "sandbox.dockerd:probe"),

@@ -9,7 +9,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Language = Literal["python", "cpp", "java"]
+from sandbox.runner.languages import load as load_languages
+
+# The languages the runner judges, one module each (sandbox/runner/languages/): a language
+# added there is accepted here with no other edit.
+LANGUAGES: tuple[str, ...] = tuple(load_languages())
+Language = Literal[LANGUAGES]  # type: ignore[valid-type]
 Mode = Literal["stdio", "function"]
 CompareMode = Literal["tokens", "exact", "float", "checker", "testlib"]
 Verdict = Literal["AC", "WA", "TLE", "MLE", "RE", "CE", "OLE", "SE"]

@@ -16,6 +16,18 @@ import time
 from collections import deque
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether the engine process `pid` (named in a slot it started) still runs: slots of a dead
+    one are stale and may be removed (a pid of another user's process counts as alive)."""
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
 class RunnerDied(RuntimeError):
     """The slot or its runner went away (or hung) during a request: retry on a fresh one."""
 

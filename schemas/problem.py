@@ -112,16 +112,10 @@ SPLIT_ASSIGNMENT_SCHEMA = pa.schema(
 
 # The problem columns that decide a verdict: everything the judge's request builder reads
 # (pipeline/judge/interface.py). Every table a judge is built from carries all of them.
-JUDGE_FIELDS: tuple[str, ...] = (
-    "test_mode",
-    "tests",
-    "time_limit_s",
-    "memory_limit_mb",
-    "compare_mode",
-    "float_abs_tol",
-    "float_rel_tol",
-    "checker",
-)
+_JUDGE_TESTS = ("test_mode", "tests")
+_JUDGE_LIMITS = ("time_limit_s", "memory_limit_mb")
+_JUDGE_COMPARISON = ("compare_mode", "float_abs_tol", "float_rel_tol", "checker")
+JUDGE_FIELDS: tuple[str, ...] = (*_JUDGE_TESTS, *_JUDGE_LIMITS, *_JUDGE_COMPARISON)
 
 # Train-Questions: each unique problem of Train once, for on-policy sampling and RLVR. Its
 # columns are the problem's own (same types, taken from PROBLEM_SCHEMA so the two cannot
@@ -136,7 +130,7 @@ JUDGE_FIELDS: tuple[str, ...] = (
 # compares output, so the comparison columns cannot change a verdict and get the problem
 # defaults (tokens, no tolerances, no checker). A version-1 file with a stdio row is an error.
 TRAIN_QUESTIONS_VERSION = 2
-_TRAIN_QUESTIONS_NEW_IN_2 = ("compare_mode", "float_abs_tol", "float_rel_tol", "checker")
+_TRAIN_QUESTIONS_NEW_IN_2 = _JUDGE_COMPARISON
 TRAIN_QUESTIONS_SCHEMA = pa.schema(
     [
         *(PROBLEM_SCHEMA.field(n) for n in ("problem_id", "source", "source_id", "title")),
@@ -144,16 +138,11 @@ TRAIN_QUESTIONS_SCHEMA = pa.schema(
         *(
             PROBLEM_SCHEMA.field(n)
             for n in (
-                "test_mode",
-                "tests",
+                *_JUDGE_TESTS,
                 "entry_point",
                 "starter_code",
-                "time_limit_s",
-                "memory_limit_mb",
-                "compare_mode",
-                "float_abs_tol",
-                "float_rel_tol",
-                "checker",
+                *_JUDGE_LIMITS,
+                *_JUDGE_COMPARISON,
                 "contest_date",
                 "difficulty",
                 "license",

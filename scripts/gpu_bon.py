@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sandbox.engines import ENGINES
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
@@ -35,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, required=True, help="output folder")
     ap.add_argument("--split", default="train", help="MBPP split Best-of-N runs on")
     ap.add_argument("--limit", type=int, default=None, help="first N problems of the split")
-    ap.add_argument("--engine", default="process", choices=("process", "docker", "http"))
+    ap.add_argument("--engine", default="process", choices=ENGINES)
     ap.add_argument("--url", default=None, help="http engine: the judge server")
     ap.add_argument("--pool-size", type=int, default=None, help="programs at once (None: CPUs)")
     ap.add_argument("--no-check-references", dest="check_references", action="store_false")

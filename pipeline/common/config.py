@@ -7,9 +7,21 @@ can take the runner section without importing the run config that composes them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+def left_out_at_defaults(data: Any, defaults: Mapping[str, Any]) -> Any:
+    """A config's dump (a wrap serializer's) without each key of `defaults` that holds its
+    value there: a field added after configs were written is left out while at its default,
+    so their dumps (stage keys, build ids, the card's run config) stay what they were."""
+    if isinstance(data, dict):
+        for key, value in defaults.items():
+            if data.get(key) == value:
+                data.pop(key, None)
+    return data
 
 
 class Section(BaseModel):

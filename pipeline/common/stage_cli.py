@@ -43,6 +43,7 @@ class PathOption:
     required: bool = True
     exists: bool = False
     dir_okay: bool = True
+    file_okay: bool = True
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,9 @@ class ConfigFile:
     section: str | None = None
     flag: str = "--stage-config"
     what: str = "stage config"  # how an error names the section file
+    # what the run config's section gives besides the settings, said in `--config`'s help
+    # (evaluate: "its model unless --model or --responses")
+    note: str = ""
     required: bool = False
     # The section of a run config to take when it is not `section` alone (`adversarial
     # --mixed`: the `mixed:` section): (run config, the command's extras) -> the section.
@@ -160,6 +164,11 @@ class Extra:
     last: bool = False  # listed after the field flags (the judge engine's options)
 
 
+def option(annotation: Any, *flags: str, default: Any = None, **kw: Any) -> Extra:
+    """An `Extra` from its type, flags and `typer.Option` keywords (default None: unset)."""
+    return Extra(Annotated[annotation, typer.Option(*flags, **kw)], default)
+
+
 PROBLEMS = PathOption(("--problems", "-p"), "problems Parquet")
 
 
@@ -211,12 +220,15 @@ class Given:
 
 @dataclass(frozen=True)
 class StageCommand:
-    """A command that runs one stage of the graph (pipeline/stages.py) on files."""
+    """A command that runs one stage of the graph (pipeline/stages.py) on files, or a command
+    of the same shape outside it (`train`, `evaluate`, `evaluate-policy`: files in, a folder
+    out, a config file and flags over it)."""
 
     name: str  # the command: "judge", or "split" within the `problems` group
     help: str
     run: Callable[[Given], None]
-    stage: str | None = None  # the Stage's name; None: a check outside the graph
+    # the Stage's name, whose inputs the command's are held to (a test); None: no such stage
+    stage: str | None = None
     inputs: Mapping[str, PathOption] = field(default_factory=dict)  # the Stage's input names
     out: PathOption = PathOption(("--out", "-o"), "output folder")
     fields: tuple[FieldOption, ...] = ()
@@ -260,7 +272,13 @@ def _field_param(opt: FieldOption, overrides_file: bool) -> tuple[str, Any, Any]
 
 
 def _path_param(name: str, opt: PathOption) -> inspect.Parameter:
-    option = typer.Option(*opt.flags, help=opt.help, exists=opt.exists, dir_okay=opt.dir_okay)
+    option = typer.Option(
+        *opt.flags,
+        help=opt.help,
+        exists=opt.exists,
+        dir_okay=opt.dir_okay,
+        file_okay=opt.file_okay,
+    )
     annotation = Annotated[Path if opt.required else Path | None, option]
     default = inspect.Parameter.empty if opt.required else None
     return inspect.Parameter(
@@ -284,7 +302,7 @@ def _signature(cmd: StageCommand) -> tuple[list[inspect.Parameter], dict[str, Fi
         either = f" (this or {spec.flag} is required)" if spec.required else ""
         run_help = (
             f"run config YAML (configs/demo.yaml): its `{spec.section}:` section, as the "
-            f"build reads it{either}"
+            f"build reads it{spec.note and ' (' + spec.note + ')'}{either}"
         )
         for name, flags, text in (
             ("config", ("--config", "-c"), run_help),

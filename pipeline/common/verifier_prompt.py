@@ -198,6 +198,18 @@ def load_template(path: str, kind: Literal["user", "system"] = "user") -> str:
     return check_template(p.read_text(encoding="utf-8"), allowed, str(p), required)
 
 
+def check_one_wording(
+    aletheia_src: object, prompt_template: object, system_template: object, where: str = ""
+) -> None:
+    """Aletheia's wording (`aletheia_src`) replaces the prompt templates: a config gives one or
+    the other (`where`: the section's prefix in the message, e.g. "prompt.")."""
+    if aletheia_src and (prompt_template or system_template):
+        raise ValueError(
+            f"{where}aletheia_src: Aletheia's wording replaces prompt_template / "
+            "system_template; give one or the other"
+        )
+
+
 @dataclass(frozen=True)
 class PromptSpec:
     """How to build a verifier prompt: the style and optional user templates (file paths),
@@ -223,11 +235,7 @@ class PromptSpec:
                 "aletheia_src: only Aletheia's selection prompts are read; the scoring task "
                 "asks in the project's wording (leave aletheia_src out)"
             )
-        if self.aletheia_src and (self.template or self.system_template):
-            raise ValueError(
-                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
-                "give one or the other"
-            )
+        check_one_wording(self.aletheia_src, self.template, self.system_template)
         if self.system_template and self.style != "instruct":
             raise ValueError("system_template: only the 'instruct' style has a system turn")
         if self.answer_format not in ("letter", "bracketed"):

@@ -16,6 +16,8 @@ from pydantic import (
     model_validator,
 )
 
+from pipeline.common.config import left_out_at_defaults
+from pipeline.common.verifier_prompt import check_one_wording
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 
 EVAL_SPLITS: tuple[str, ...] = ("heldout", "strong", "hard", "adv")
@@ -154,18 +156,11 @@ class EvalConfig(BaseModel):
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
         # Unset, left out: a run config's `evaluate:` dump (its card's copy) stays as it was.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("aletheia_src") is None:
-            data.pop("aletheia_src", None)
-        return data
+        return left_out_at_defaults(handler(self), {"aletheia_src": None})
 
     @model_validator(mode="after")
     def _one_wording(self) -> EvalConfig:
-        if self.aletheia_src and (self.prompt_template or self.system_template):
-            raise ValueError(
-                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
-                "give one or the other"
-            )
+        check_one_wording(self.aletheia_src, self.prompt_template, self.system_template)
         return self
 
     @model_validator(mode="before")

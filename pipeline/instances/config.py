@@ -15,6 +15,8 @@ from pydantic import (
     model_validator,
 )
 
+from pipeline.common.config import left_out_at_defaults
+from pipeline.common.verifier_prompt import check_one_wording
 from schemas.instance import ANSWER_LETTERS
 
 # easy: incorrect pass rates in [0, easy_max]; hard: near misses in [hard_min, hard_max].
@@ -346,14 +348,8 @@ class AssembleConfig(StageConfig):
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> dict[str, Any]:
         # Left out at its default, so configs written before the field keep their keys.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("eval_problems") == "heldout":
-            data.pop("eval_problems", None)
-        if isinstance(data, dict) and data.get("aletheia_src") is None:
-            data.pop("aletheia_src", None)
-        if isinstance(data, dict) and data.get("statement_cut") == "headings":
-            data.pop("statement_cut", None)
-        return data
+        late = {"eval_problems": "heldout", "aletheia_src": None, "statement_cut": "headings"}
+        return left_out_at_defaults(handler(self), late)
 
     @model_validator(mode="after")
     def _consistent(self) -> AssembleConfig:
@@ -361,11 +357,7 @@ class AssembleConfig(StageConfig):
             raise ValueError("min_candidates must be <= max_candidates")
         if self.hard_min_pass_rate > self.hard_max_pass_rate:
             raise ValueError("hard_min_pass_rate must be <= hard_max_pass_rate")
-        if self.aletheia_src and (self.prompt_template or self.system_template):
-            raise ValueError(
-                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
-                "give one or the other"
-            )
+        check_one_wording(self.aletheia_src, self.prompt_template, self.system_template)
         if "SE" in self.exclude_verdicts or "AC" in self.exclude_verdicts:
             raise ValueError("exclude_verdicts: AC and SE are handled by the stage itself")
         names = [s.name for s in self.splits]

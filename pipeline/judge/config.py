@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.errors import UserError
+from sandbox.engines import EngineName
 
-EngineName = Literal["docker", "process", "http"]
 URL_ENV = "ALETHEIA_SANDBOX_URL"  # the http engine's server when the config names none
 TOKEN_ENV = "ALETHEIA_SANDBOX_TOKEN"
 

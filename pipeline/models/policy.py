@@ -153,7 +153,7 @@ def fit_policy(spec: PolicyFit, examples: Sequence[Example]) -> Path:
 
     import time
 
-    from pipeline.models.cpu import building_models, pin_cpu_kernels, torch_threads
+    from pipeline.common.cpu import building_models, pin_cpu_kernels, torch_threads
 
     kernels = pin_cpu_kernels()  # before any torch work: the same weights on any x86 CPU
 

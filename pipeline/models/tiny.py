@@ -70,7 +70,7 @@ def write_tiny_model(
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
-    from pipeline.models.cpu import building_models
+    from pipeline.common.cpu import building_models
 
     out.mkdir(parents=True, exist_ok=True)
     bpe = Tokenizer(models.BPE())
@@ -107,7 +107,7 @@ def write_tiny_model(
         bos_token_id=tok.convert_tokens_to_ids("<|im_start|>"),
     )
     # Seeding and initialising under one lock: the global RNG and transformers' build
-    # patches are process-wide (pipeline/models/cpu.py).
+    # patches are process-wide (pipeline/common/cpu.py).
     with building_models():
         torch.manual_seed(seed)
         model = Qwen2ForCausalLM(config)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from pipeline.common.answers import AnswerFormat
-from pipeline.common.config import Section
+from pipeline.common.config import Section, left_out_at_defaults
 from pipeline.splits.config import NearDupConfig
 from schemas.dataset_configs import CONFIG_NAMES
 
@@ -67,10 +67,7 @@ class PublishConfig(BaseModel):
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
         # Left out at its default: the card's run config and the stage key stay as they were.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("modification_labels") == "project":
-            data.pop("modification_labels", None)
-        return data
+        return left_out_at_defaults(handler(self), {"modification_labels": "project"})
 
 
 class HubSection(Section):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from pipeline.common.config import left_out_at_defaults
 from schemas.common import Language
 
 ALL_LANGUAGES: list[Language] = ["python", "cpp", "java"]
@@ -185,10 +186,7 @@ class ModelSource(_Strict):
     def _dump(self, handler: Any) -> dict[str, Any]:
         # Left out while unset, so configs written before the field keep their hashes
         # (source fingerprints, stage keys, build ids).
-        data = handler(self)
-        if isinstance(data, dict) and data.get("chat_template_kwargs") is None:
-            data.pop("chat_template_kwargs", None)
-        return data
+        return left_out_at_defaults(handler(self), {"chat_template_kwargs": None})
 
     def chat_template_text(self) -> str | None:
         if self.chat_template is None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
+from pipeline.common.config import left_out_at_defaults
+
 if TYPE_CHECKING:  # the MinHash code (datasketch, scipy) loads only when deduplicating
     from pipeline.splits.dedup import DedupParams
 
@@ -121,10 +123,7 @@ class SplitConfig(NearDupConfig):
     def _dump(self, handler: Any) -> dict[str, Any]:
         # Left out at its default, so configs written before the field keep their stage
         # keys and build ids.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("heldout_rule") == "clusters":
-            data.pop("heldout_rule", None)
-        return data
+        return left_out_at_defaults(handler(self), {"heldout_rule": "clusters"})
 
     @property
     def drawn_heldout_fraction(self) -> float:

@@ -19,7 +19,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from pipeline.common.answers import AnswerFormat
-from pipeline.common.verifier_prompt import PromptSpec
+from pipeline.common.config import left_out_at_defaults
+from pipeline.common.verifier_prompt import PromptSpec, check_one_wording
 from pipeline.judge.config import SandboxSection
 from pipeline.sampling.config import BackendOptions, TransformersOptions
 from pipeline.train.rewards import aletheia_overlong_buffer
@@ -221,20 +222,13 @@ class PromptSettings(_Section):
     @model_serializer(mode="wrap")
     def _dump(self, handler: Any) -> Any:
         # Unset, left out: a cell's dump (the ablation's cache key) stays what it was.
-        data = handler(self)
-        if isinstance(data, dict):
-            for key in ("aletheia_src", "answer_format"):
-                if data.get(key) is None:
-                    data.pop(key, None)
-        return data
+        return left_out_at_defaults(handler(self), {"aletheia_src": None, "answer_format": None})
 
     @model_validator(mode="after")
     def _one_wording(self) -> PromptSettings:
-        if self.aletheia_src and (self.prompt_template or self.system_template):
-            raise ValueError(
-                "prompt.aletheia_src: Aletheia's wording replaces prompt_template / "
-                "system_template; give one or the other"
-            )
+        check_one_wording(
+            self.aletheia_src, self.prompt_template, self.system_template, where="prompt."
+        )
         return self
 
     def spec(self, answer_format: AnswerFormat = "letter") -> PromptSpec:

@@ -32,6 +32,7 @@ import os
 import platform
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,33 @@ NORMS = ("input_layernorm", "post_attention_layernorm", "norm")
 NOTE_FILE = "note.md"
 
 
+@dataclass(frozen=True)
+class TrlKnob:
+    """A flag for one TRL field: its type and help are read from TRL's own dataclass
+    (pipeline.train.trl_fields, as the training configs read them), not restated here; the
+    flags and the default are the node's. Any other TRL field: `--set SECTION.FIELD=VALUE`."""
+
+    field: str  # TRL's name (GRPOConfig's, or TrainingArguments' under it)
+    section: str  # where the run's TrainConfig takes it: optim, rlvr or trainer_overrides
+    flags: tuple[str, ...]
+    default: Any
+    note: str  # what it means for this node's tiny policy
+
+
+TRL_KNOBS: tuple[TrlKnob, ...] = (
+    TrlKnob("max_steps", "optim", ("--steps", "--max-steps"), 20, "optimizer steps"),
+    # Full fine-tuning at 3e-4: the one setting measured to learn on all 374 MBPP train tasks
+    # on a GPU (+9 points in 180 s). LoRA with the RMSNorm gains (--lora-r 16, which trains the
+    # gains beside the adapters) learned fastest on 16 tasks on the CPU at 2e-3, but on all 374
+    # on an H100 it rose for 40 steps and then fell 10 points below its start
+    # (docs/rlvr-study.md, "Why LoRA learned nothing" and "Measured on the device").
+    TrlKnob("learning_rate", "optim", ("--lr", "--learning-rate"), 3e-4, "full fine-tuning's"),
+    TrlKnob("optim", "trainer_overrides", ("--optim",), "adamw_torch", "sgd, adamw_torch, ..."),
+    TrlKnob("num_generations", "rlvr", ("--num-generations",), 8, "rollouts per problem"),
+    TrlKnob("max_completion_length", "rlvr", ("--max-completion-length",), 48, "lines here"),
+)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="python -m pipeline.train.rlvr_node",
@@ -50,7 +78,36 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "judge engine; no Prefect, no Docker needed.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
-    io = ap.add_argument_group("data and output")
+    _data_args(ap.add_argument_group("data and output"))
+    _judge_args(ap.add_argument_group("judge"))
+    _fit_args(ap.add_argument_group("the tiny policy (pipeline.models.policy)"))
+    rl = ap.add_argument_group("RLVR (TRL GRPO)")
+    for knob in TRL_KNOBS:
+        _add_trl_knob(rl, knob)
+    _rl_args(rl)
+    _passk_args(ap.add_argument_group("pass@k before and after (sharpening or new solutions)"))
+    _run_args(rl)
+    return ap.parse_args(argv)
+
+
+def _add_trl_knob(group: Any, knob: TrlKnob) -> None:
+    from pipeline.train.trl_fields import coerce, trl_fields
+
+    field = trl_fields("GRPOConfig")[knob.field]
+
+    def value(text: str) -> Any:
+        try:
+            return coerce(field, text, "")
+        except ValueError as exc:  # ".learning_rate: 'x' is not float (...)": argparse names it
+            raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[-1]) from None
+
+    value.__name__ = field.annotation  # argparse names the type in its error
+    where = f"TRL {field.owner}.{field.name}, whose default is {field.default}"
+    text = f"{knob.note}: {field.help} [{where}]".replace("%", "%%")
+    group.add_argument(*knob.flags, dest=knob.field, type=value, default=knob.default, help=text)
+
+
+def _data_args(io: Any) -> None:
     io.add_argument(
         "--mbpp", type=Path, required=True, help="MBPP's own mbpp.jsonl (read in place)"
     )
@@ -62,8 +119,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_false",
         help="skip running the references (the check quarantines tasks whose reference fails)",
     )
-    judge = ap.add_argument_group("judge")
-    judge.add_argument("--engine", default="process", choices=("process", "docker", "http"))
+
+
+def _judge_args(judge: Any) -> None:
+    from sandbox.engines import ENGINES
+
+    judge.add_argument("--engine", default="process", choices=ENGINES)
     judge.add_argument("--pool-size", type=int, default=None, help="programs at once (None: CPUs)")
     judge.add_argument("--url", default=None, help="http engine: the judge server")
     judge.add_argument("--batch-timeout", type=float, default=300.0, help="one reward batch, s")
@@ -75,7 +136,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "only guards against hangs; a looping rollout would hold a judge slot that long); the "
         "reference check runs at the same share",
     )
-    fit = ap.add_argument_group("the tiny policy (pipeline.models.policy)")
+
+
+def _fit_args(fit: Any) -> None:
     fit.add_argument("--device", default="auto", help="auto (cuda when there is one), cuda, cpu")
     fit.add_argument("--fit-steps", type=int, default=300)
     fit.add_argument("--hidden", type=int, default=128)
@@ -83,10 +146,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     fit.add_argument("--fit-lr", type=float, default=3e-3)
     fit.add_argument("--fit-batch", type=int, default=32)
     fit.add_argument("--seed", type=int, default=0)
-    rl = ap.add_argument_group("RLVR (TRL GRPO)")
-    rl.add_argument("--steps", type=int, default=20, help="optimizer steps")
+
+
+def _rl_args(rl: Any) -> None:
+    """The node's own RL settings (TRL's fields are the `TRL_KNOBS` and `--set`)."""
     rl.add_argument("--prompts-per-step", type=int, default=8, help="problems per step")
-    rl.add_argument("--num-generations", type=int, default=8, help="rollouts per problem (group)")
     rl.add_argument(
         "--temperature",
         type=_temperature,
@@ -96,22 +160,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     rl.add_argument("--probe-temperatures", type=_floats, default=[0.7, 1.0, 1.3, 1.6, 2.0, 2.5])
     rl.add_argument("--probe-problems", type=int, default=32, help="problems sampled per probe")
-    rl.add_argument("--max-completion-length", type=int, default=48, help="tokens (lines here)")
-    # Full fine-tuning at 3e-4: the one setting measured to learn on all 374 MBPP train tasks on
-    # a GPU (+9 points in 180 s). LoRA with the RMSNorm gains (--lora-r 16, which trains the
-    # gains beside the adapters) learned fastest on 16 tasks on the CPU at 2e-3, but on all 374
-    # on an H100 it rose for 40 steps and then fell 10 points below its start
-    # (docs/rlvr-study.md, "Why LoRA learned nothing" and "Measured on the device").
-    rl.add_argument("--lr", type=float, default=3e-4, help="learning rate")
     rl.add_argument(
         "--warmup",
         type=float,
         default=10,
         help="warm-up: below 1 a share of --steps, else a number of steps (a run stopped by "
         "--train-budget-s never reaches a share of a large --steps)",
-    )
-    rl.add_argument(
-        "--optim", default="adamw_torch", help="a transformers optimizer name (sgd, ...)"
     )
     rl.add_argument(
         "--lora-r", type=int, default=0, help="LoRA rank (all linear layers); 0 = full fine-tuning"
@@ -137,7 +191,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="write the next step's rollouts while this step's are judged (rlvr.generate_ahead: "
         "the judging hides behind generation, the update is one step off-policy)",
     )
-    ev = ap.add_argument_group("pass@k before and after (sharpening or new solutions)")
+    rl.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other key of the run's training config over the node's, as `aletheia train "
+        "--set`: a TRL field by TRL's name, e.g. optim.weight_decay=0.01 or rlvr.beta=0.04",
+    )
+
+
+def _passk_args(ev: Any) -> None:
     ev.add_argument(
         "--passk-samples",
         type=int,
@@ -158,6 +223,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the same on MBPP's test split (500 tasks the policy was not fitted on), this many "
         "rollouts per task (0: not measured)",
     )
+
+
+def _run_args(rl: Any) -> None:
     rl.add_argument(
         "--before-from",
         type=Path,
@@ -172,7 +240,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=None,
         help="stop training after the step that passes this many seconds (a lent GPU's budget)",
     )
-    return ap.parse_args(argv)
 
 
 def _temperature(text: str) -> float | str:
@@ -320,6 +387,7 @@ def fit(args: argparse.Namespace, problems: list, device: str, out: Path) -> tup
 
 def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: str) -> Any:
     from pipeline.train.config import PAPER_REWARDS, TrainConfig
+    from pipeline.train.recipes import merge, parse_sets
 
     sandbox: dict[str, Any] = {
         "engine": args.engine,
@@ -329,48 +397,43 @@ def train_config(args: argparse.Namespace, model: Path, data_dir: Path, device: 
     }
     if args.url:
         sandbox["url"] = args.url
-    return TrainConfig.model_validate(
-        {
-            "name": f"rlvr-node-{args.reward}-{args.algorithm}",
-            "method": "rlvr",
-            "model": str(model),
-            "output_dir": args.out / "train",
-            "data": {"dir": data_dir, "config": "train_questions"},
-            "lora": {
-                "r": args.lora_r,
-                "alpha": 2 * args.lora_r,
-                "modules_to_save": list(NORMS) if args.lora_norms else None,
-            }
-            if args.lora_r
-            else None,
-            "optim": {
-                "learning_rate": args.lr,
-                "max_steps": args.steps,
-                "per_device_train_batch_size": args.prompts_per_step * args.num_generations,
-                # A warm-up: Adam's first steps move every weight by about the full learning
-                # rate at once, which a fitted tiny policy does not survive at 1e-3 (measured).
-                "lr_scheduler_type": "constant_with_warmup",
-                "warmup_ratio": args.warmup if args.warmup < 1 else 0.0,
-                "bf16": False,  # a tiny model: fp32 costs nothing and keeps the fit's numerics
-                "use_cpu": device == "cpu",
-                "save_steps": max(args.steps, 1),
-                "seed": args.seed,
-            },
-            "rlvr": {
-                "algorithm": args.algorithm,
-                "num_generations": args.num_generations,
-                "max_completion_length": args.max_completion_length,
-                "temperature": 1.0 if args.temperature == "auto" else args.temperature,
-                "rewards": PAPER_REWARDS[args.reward],
-                "sandbox": sandbox,
-                "zero_variance_warn_share": args.zero_variance_warn,
-                "generate_ahead": args.generate_ahead,
-            },
-            "resume": False,  # a measurement: every run starts from the fitted policy
-            "trainer_overrides": {"optim": args.optim}
-            | ({"warmup_steps": int(args.warmup)} if args.warmup >= 1 else {}),
-        }
-    )
+    lora = {
+        "r": args.lora_r,
+        "alpha": 2 * args.lora_r,
+        "modules_to_save": list(NORMS) if args.lora_norms else None,
+    }
+    raw: dict[str, Any] = {
+        "name": f"rlvr-node-{args.reward}-{args.algorithm}",
+        "method": "rlvr",
+        "model": str(model),
+        "output_dir": args.out / "train",
+        "data": {"dir": data_dir, "config": "train_questions"},
+        "lora": lora if args.lora_r else None,
+        "optim": {
+            "per_device_train_batch_size": args.prompts_per_step * args.num_generations,
+            # A warm-up: Adam's first steps move every weight by about the full learning
+            # rate at once, which a fitted tiny policy does not survive at 1e-3 (measured).
+            "lr_scheduler_type": "constant_with_warmup",
+            "warmup_ratio": args.warmup if args.warmup < 1 else 0.0,
+            "bf16": False,  # a tiny model: fp32 costs nothing and keeps the fit's numerics
+            "use_cpu": device == "cpu",
+            "save_steps": max(args.max_steps, 1),
+            "seed": args.seed,
+        },
+        "rlvr": {
+            "algorithm": args.algorithm,
+            "temperature": 1.0 if args.temperature == "auto" else args.temperature,
+            "rewards": PAPER_REWARDS[args.reward],
+            "sandbox": sandbox,
+            "zero_variance_warn_share": args.zero_variance_warn,
+            "generate_ahead": args.generate_ahead,
+        },
+        "resume": False,  # a measurement: every run starts from the fitted policy
+        "trainer_overrides": {"warmup_steps": int(args.warmup)} if args.warmup >= 1 else {},
+    }
+    for knob in TRL_KNOBS:
+        raw[knob.section][knob.field] = getattr(args, knob.field)
+    return TrainConfig.model_validate(merge(raw, parse_sets(args.sets)))
 
 
 def time_budget(seconds: float) -> Any:
@@ -516,24 +579,28 @@ def earlier_run(args: argparse.Namespace, fit_record: dict[str, Any]) -> dict[st
     return earlier
 
 
+@dataclass
+class Before:
+    """What the run measured (or took from `--before-from`) before training."""
+
+    cfg: Any  # the training config, at the chosen rollout temperature
+    probe: list[dict]  # the temperature probe's rows
+    auto: bool  # the temperature was chosen by the probe
+    passk_rows: dict[str, list[dict]]  # split -> the RLVR rows pass@k is measured on
+    passk: dict[str, dict]  # split -> pass@k before training
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from pipeline.judge.config import SandboxSection
     from pipeline.judge.interface import open_judge
-    from pipeline.judge.stage import load_problems
-    from pipeline.train.questions import write_train_questions
-    from pipeline.train.rlvr_probe import pick_temperature
     from pipeline.train.rlvr_report import markdown_table
-    from pipeline.train.run import train
 
     started = time.perf_counter()
     if not args.mbpp.is_file():
         raise SystemExit(f"--mbpp {args.mbpp}: no such file (MBPP's own mbpp.jsonl)")
     device = resolve_device(args.device)
-    out: Path = args.out
-    work = out / "work"
-    work.mkdir(parents=True, exist_ok=True)
+    (args.out / "work").mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
-
     section: dict[str, Any] = {"engine": args.engine, "pool_size": args.pool_size}
     if args.url:
         section["url"] = args.url
@@ -541,95 +608,144 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     engine = open_judge(SandboxSection.model_validate(section))
     timings["engine_start_s"] = time.perf_counter() - t
     try:
-        t = time.perf_counter()
-        problems_path, data_report = train_problems(args, work, engine)
-        timings["prepare_s"] = time.perf_counter() - t
-        problems = sorted(load_problems(problems_path).values(), key=lambda p: p.problem_id)
-        if not problems:
-            raise SystemExit(f"{args.mbpp}: no train task left to train on ({data_report})")
-        data_dir = write_train_questions(problems, work / "data")
-
-        t = time.perf_counter()
-        model, fit_record = fit(args, problems, device, out)
-        timings["fit_s"] = time.perf_counter() - t
-
-        cfg = train_config(args, model, data_dir, device)
-        auto = args.temperature == "auto"
-        earlier = earlier_run(args, fit_record) if args.before_from else None
-        t = time.perf_counter()
-        if earlier is not None:
-            probe = earlier["rlvr"]["temperature_probe"]
-            auto = earlier["rlvr"]["temperature_chosen_by"] == "probe"
-        else:
-            probe = probe_table(
-                args,
-                cfg,
-                engine,
-                device,
-                str(model),
-                args.probe_temperatures if auto else [args.temperature],
-            )
-        timings["probe_s"] = time.perf_counter() - t
-        if earlier is not None:
-            chosen = earlier["rlvr"]["settings"]["temperature"]
-        else:
-            chosen = pick_temperature(probe) if auto else args.temperature
-        log.info("rollout temperature %s (probe: %s)", chosen, probe)
-        cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
-        t = time.perf_counter()
-        passk_rows: dict[str, list[dict]] = {}
-        if args.passk_samples:
-            passk_rows["train"] = question_rows_of(cfg)
-        if args.test_samples:
-            passk_rows["test"] = split_rows(args, work, "test")
-        if earlier is not None:
-            passk_before = {k: v["before"] for k, v in earlier["rlvr"]["passk"].items()}
-        else:
-            passk_before = passk_tables(args, cfg, engine, device, str(model), passk_rows)
-        timings["passk_before_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []
-        result = train(cfg, sandbox_client=engine, callbacks=budget)
-        timings["train_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        passk_after = passk_tables(args, cfg, engine, device, result["model_path"], passk_rows)
-        timings["passk_after_s"] = time.perf_counter() - t
-        # The trained policy on the probe's problems at the training temperature: before/after
-        # on the same tasks (the per-step pass@1 is over each step's own tasks).
-        t = time.perf_counter()
-        [after] = probe_table(args, cfg, engine, device, result["model_path"], [chosen])
-        timings["probe_after_s"] = time.perf_counter() - t
-        [before] = [row for row in probe if row["temperature"] == chosen]
+        done = _train_and_measure(args, engine, device, timings)
         stamp = engine.stamp
         # The engine's own account where it gives one (process: cgroups, seccomp, versions).
         described = engine.describe() if callable(getattr(engine, "describe", None)) else None
     finally:
         engine.close()
     timings["total_s"] = time.perf_counter() - started
+    engine_record = {
+        "name": args.engine,
+        "stamp": stamp,
+        "pool_size": args.pool_size,  # None: the engine's default (the CPU count)
+        "describe": described,
+    }
+    summary = _summary(args, device, engine_record, timings, **done)
+    (args.out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    steps_table = markdown_table(summary["rlvr"]["steps"])
+    (args.out / NOTE_FILE).write_text(closing_note(summary, steps_table))
+    return summary
 
+
+def _train_and_measure(
+    args: argparse.Namespace, engine: Any, device: str, timings: dict[str, float]
+) -> dict[str, Any]:
+    """The problems, the fit, the measurements before, training, the measurements after."""
+    from pipeline.judge.stage import load_problems
+    from pipeline.train.questions import write_train_questions
+    from pipeline.train.run import train
+
+    work = args.out / "work"
+    t = time.perf_counter()
+    problems_path, data_report = train_problems(args, work, engine)
+    timings["prepare_s"] = time.perf_counter() - t
+    problems = sorted(load_problems(problems_path).values(), key=lambda p: p.problem_id)
+    if not problems:
+        raise SystemExit(f"{args.mbpp}: no train task left to train on ({data_report})")
+    data_dir = write_train_questions(problems, work / "data")
+    t = time.perf_counter()
+    model, fit_record = fit(args, problems, device, args.out)
+    timings["fit_s"] = time.perf_counter() - t
+    cfg = train_config(args, model, data_dir, device)
+    before = _before_training(args, cfg, engine, device, str(model), fit_record, timings)
+    cfg, chosen = before.cfg, before.cfg.rlvr.temperature
+    t = time.perf_counter()
+    budget = [time_budget(args.train_budget_s)] if args.train_budget_s else []
+    result = train(cfg, sandbox_client=engine, callbacks=budget)
+    timings["train_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    trained = result["model_path"]
+    passk_after = passk_tables(args, cfg, engine, device, trained, before.passk_rows)
+    timings["passk_after_s"] = time.perf_counter() - t
+    # The trained policy on the probe's problems at the training temperature: before/after
+    # on the same tasks (the per-step pass@1 is over each step's own tasks).
+    t = time.perf_counter()
+    [after] = probe_table(args, cfg, engine, device, trained, [chosen])
+    timings["probe_after_s"] = time.perf_counter() - t
+    [probed] = [row for row in before.probe if row["temperature"] == chosen]
+    return {
+        "problems": len(problems), "data_report": data_report, "fit_record": fit_record,
+        "cfg": cfg, "before": before, "result": result, "probed": (probed, after),
+        "passk_after": passk_after,
+    }  # fmt: skip
+
+
+def _before_training(
+    args: argparse.Namespace,
+    cfg: Any,
+    engine: Any,
+    device: str,
+    model: str,
+    fit_record: dict[str, Any],
+    timings: dict[str, float],
+) -> Before:
+    """The rollout temperature (the probe's pick, or --temperature) and pass@k before training;
+    both taken from `--before-from`'s run when given."""
+    from pipeline.train.rlvr_probe import pick_temperature
+
+    auto = args.temperature == "auto"
+    earlier = earlier_run(args, fit_record) if args.before_from else None
+    t = time.perf_counter()
+    if earlier is not None:
+        probe = earlier["rlvr"]["temperature_probe"]
+        auto = earlier["rlvr"]["temperature_chosen_by"] == "probe"
+        chosen = earlier["rlvr"]["settings"]["temperature"]
+    else:
+        temperatures = args.probe_temperatures if auto else [args.temperature]
+        probe = probe_table(args, cfg, engine, device, model, temperatures)
+        chosen = pick_temperature(probe) if auto else args.temperature
+    timings["probe_s"] = time.perf_counter() - t
+    log.info("rollout temperature %s (probe: %s)", chosen, probe)
+    cfg = cfg.model_copy(update={"rlvr": cfg.rlvr.model_copy(update={"temperature": chosen})})
+    t = time.perf_counter()
+    passk_rows: dict[str, list[dict]] = {}
+    if args.passk_samples:
+        passk_rows["train"] = question_rows_of(cfg)
+    if args.test_samples:
+        passk_rows["test"] = split_rows(args, args.out / "work", "test")
+    if earlier is not None:
+        passk = {k: v["before"] for k, v in earlier["rlvr"]["passk"].items()}
+    else:
+        passk = passk_tables(args, cfg, engine, device, model, passk_rows)
+    timings["passk_before_s"] = time.perf_counter() - t
+    return Before(cfg, probe, auto, passk_rows, passk)
+
+
+def _summary(
+    args: argparse.Namespace,
+    device: str,
+    engine: dict[str, Any],
+    timings: dict[str, float],
+    *,
+    problems: int,
+    data_report: dict[str, Any],
+    fit_record: dict[str, Any],
+    cfg: Any,
+    before: Before,
+    result: dict[str, Any],
+    probed: tuple[dict, dict],
+    passk_after: dict[str, dict],
+) -> dict[str, Any]:
+    """summary.json: the engine, device, data, fit, the RLVR run and its measurements."""
     rlvr = result["rlvr"]
-    summary = {
-        "engine": {
-            "name": args.engine,
-            "stamp": stamp,
-            "pool_size": args.pool_size,  # None: the engine's default (the CPU count)
-            "describe": described,
-        },
+    return {
+        "engine": engine,
         "device": device_info(device),
-        "data": {"mbpp": str(args.mbpp), "train_problems": len(problems), **data_report},
+        "data": {"mbpp": str(args.mbpp), "train_problems": problems, **data_report},
         "fit": fit_record,
         "rlvr": {
             "settings": cfg.rlvr.model_dump(mode="json", exclude={"vllm"}),
-            "learning_rate": args.lr,
+            "learning_rate": args.learning_rate,
             "lora_r": args.lora_r or None,
             "steps_run": result["global_step"],
-            "temperature_chosen_by": "probe" if auto else "--temperature",
-            "temperature_probe": probe,
-            "before": before,
-            "after": after,
+            "temperature_chosen_by": "probe" if before.auto else "--temperature",
+            "temperature_probe": before.probe,
+            "before": probed[0],
+            "after": probed[1],
             "passk": {
-                split: {"before": passk_before[split], "after": passk_after[split]}
-                for split in passk_before
+                split: {"before": before.passk[split], "after": passk_after[split]}
+                for split in before.passk
             },
             **rlvr,
         },
@@ -639,9 +755,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "packages": imported_packages(),
         "argv": sys.argv[1:],
     }
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    (out / NOTE_FILE).write_text(closing_note(summary, markdown_table(rlvr["steps"])))
-    return summary
 
 
 def closing_note(summary: dict[str, Any], table: str) -> str:

@@ -114,9 +114,10 @@ def bwrap_version(bwrap: Path) -> str:
     return out.split()[-1] if out.split() else "unknown"
 
 
-# What a sandbox must show from inside, and the toolchain versions it sees. Runs as PID 1.
+# What a sandbox must show from inside, and each language's toolchain version and missing tools
+# there (the runner's languages/, read as the runner reads them). Runs as PID 1.
 PROBE = r"""
-import json, os, shutil, socket, subprocess, sys
+import json, os, shutil, socket, sys
 f = {"pid": os.getpid(), "uid": os.getuid(), "hostname": socket.gethostname(),
      "net": sorted(n for _, n in socket.if_nameindex()), "python": sys.version.split()[0]}
 status = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
@@ -128,20 +129,13 @@ try:
     f["usr_writable"] = True
 except OSError:
     f["usr_writable"] = False
-def first(argv, stream="stdout"):
-    if not shutil.which(argv[0]):
-        return None
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-    except OSError as e:
-        return "error: " + str(e)
-    lines = (getattr(p, stream) or p.stdout or p.stderr).strip().splitlines()
-    return lines[0] if lines else "error: no output (exit %d)" % p.returncode
-f["g++"] = first(["g++", "-dumpfullversion"])
-f["javac"] = first(["javac", "-version"])
-f["java"] = first(["java", "-version"], "stderr")
+sys.path.insert(0, %r)
+import languages
+langs = languages.load()
+f["versions"] = {name: lang.read_version() for name, lang in langs.items()}
+f["missing"] = {name: [t for t in lang.tools if not shutil.which(t)] for name, lang in langs.items()}
 print(json.dumps(f))
-"""
+""" % (OPT + "/runner")
 
 
 def isolation_problems(facts: dict, uid: int, hostname: str) -> list[str]:

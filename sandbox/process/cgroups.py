@@ -31,6 +31,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.slot import pid_alive
+
 CONTROLLERS = ("memory", "pids", "cpu")
 PREFIX = "aletheia-sbx-"
 
@@ -149,7 +151,7 @@ class CgroupPlan:
             with contextlib.suppress(OSError):
                 for d in parent.iterdir():
                     owner = _owner_pid(d.name)
-                    if owner is None or _alive(owner):
+                    if owner is None or pid_alive(owner):
                         continue
                     cg = SlotCgroup({"x": d}, self.version)
                     cg.kill()
@@ -163,16 +165,6 @@ def _owner_pid(name: str) -> int | None:
         return None
     parts = name[len(PREFIX) :].split("-")
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
 
 
 def _write(path: Path, value: str) -> None:

@@ -67,7 +67,6 @@ if os.geteuid() != uid:
     os.setresuid(uid, uid, uid)
 os.execv(sys.argv[2], sys.argv[2:])
 """
-LANG_TOOLS = {"python": ("python",), "cpp": ("g++",), "java": ("javac", "java")}
 
 
 def _sandbox_uid() -> int:
@@ -258,11 +257,8 @@ class ProcessEngine(RunnerPool):
         return self._stamp
 
     def _make_stamp(self, bwrap_version: str) -> str:
-        v = self.versions
         parts = [
-            f"python={v['python']}",
-            f"g++={v['g++']}",
-            f"java={v['java']}",
+            *(f"{lang}={version}" for lang, version in sorted(self.versions.items())),
             f"runner={self.host.digest}",
             f"limits={self.cgroup_plan.label}",
             f"seccomp={f'v{seccomp.VERSION}' if self.seccomp_program else 'none'}",
@@ -323,15 +319,6 @@ class ProcessEngine(RunnerPool):
             raise SandboxError(f"process engine self-test failed for every language: {report}")
 
 
-def _java_version(line: str | None) -> str:
-    """`openjdk version "17.0.15" 2025-04-15` -> 17.0.15."""
-    if not line:
-        return "none"
-    if '"' in line:
-        return line.split('"')[1]
-    return line.strip()
-
-
 # -- what the host offers, checked without starting a pool -----------------------------------------
 
 
@@ -344,7 +331,7 @@ class HostCheck:
     cgroup_plan: CgroupPlan
     seccomp_program: bytes | None
     facts: dict[str, Any]  # what a throw-away sandbox saw (toolchain versions among them)
-    versions: dict[str, str]
+    versions: dict[str, str]  # language -> its toolchain's version ("none": missing here)
     unavailable: dict[str, str]  # language -> why its requests are refused here
     notes: list[str]  # degradations, one line each
     bwrap_version: str
@@ -385,15 +372,10 @@ def inspect_host(
     for controller, why in plan.missing.items():
         notes.append(f"no {controller} cgroup ({why}): rlimits only for it")
     facts = _isolation_probe(layout, program)
-    versions = {
-        "python": facts.get("python") or "none",
-        "g++": facts.get("g++") or "none",
-        "java": _java_version(facts.get("java")),
-        "javac": facts.get("javac") or "none",
-    }
+    # each language's toolchain version as the sandbox sees it (runner/languages/: declared there)
+    versions = {lang: v or "none" for lang, v in (facts.get("versions") or {}).items()}
     unavailable = {}
-    for lang, tools in LANG_TOOLS.items():
-        gone = [t for t in tools if versions.get(t) in (None, "none")]
+    for lang, gone in (facts.get("missing") or {}).items():
         if gone:
             unavailable[lang] = (
                 f"{lang} is not available on this host's process engine: "

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import glob
 import hashlib
 import os
 import shutil
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.paths import cache_dir
+from sandbox.runner.languages import cpp as cpp_language
 from sandbox.testlib import TestlibError
 from sandbox.testlib import find as find_testlib
 
@@ -183,12 +183,17 @@ def build_limit_exec(base: Path) -> tuple[Path | None, str | None]:
 
 
 def runner_files() -> list[Path]:
-    return sorted(p for p in RUNNER_DIR.iterdir() if p.is_file() and p.suffix in (".py", ".c"))
+    """The runner's sources (its languages/ package too), as the image takes them."""
+    return sorted(
+        p
+        for p in RUNNER_DIR.rglob("*")
+        if p.is_file() and p.suffix in (".py", ".c") and "__pycache__" not in p.parts
+    )
 
 
 def build_opt(base: Path, limit_exec: Path | None, testlib: Path | None) -> tuple[Path, str]:
     entries: list[tuple[str, bytes]] = [
-        (f"runner/{p.name}", p.read_bytes()) for p in runner_files()
+        (f"runner/{p.relative_to(RUNNER_DIR).as_posix()}", p.read_bytes()) for p in runner_files()
     ]
     if limit_exec is not None:
         entries.append(("runner/limit-exec", limit_exec.read_bytes()))
@@ -213,22 +218,14 @@ def build_opt(base: Path, limit_exec: Path | None, testlib: Path | None) -> tupl
 
 
 def header_path() -> Path | None:
-    """bits/stdc++.h as the image's lang_cpp.header_path() finds it."""
-    found = sorted(glob.glob("/usr/include/x86_64-linux-gnu/c++/*/bits/stdc++.h")) or sorted(
-        glob.glob("/usr/include/*/c++/*/bits/stdc++.h")
-    )
-    return Path(found[-1]) if found else None
+    """bits/stdc++.h as the runner's C++ language finds it in the image."""
+    found = cpp_language.find_header()
+    return Path(found) if found else None
 
 
 def cpp_flags() -> list[str]:
-    """The runner's C++ flags, read from lang_cpp.py itself (defined in one place)."""
-    text = (RUNNER_DIR / "lang_cpp.py").read_text()
-    for line in text.splitlines():
-        if line.startswith("FLAGS = "):
-            import ast
-
-            return list(ast.literal_eval(line.split("=", 1)[1].strip()))
-    raise HostRootError("sandbox/runner/lang_cpp.py defines no FLAGS")
+    """The runner's C++ flags (sandbox/runner/languages/cpp.py: defined in one place)."""
+    return list(cpp_language.LANGUAGE.flags)
 
 
 def build_pch(base: Path) -> tuple[tuple[Path, Path] | None, str | None]:

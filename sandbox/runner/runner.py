@@ -2,7 +2,8 @@
 
 Protocol: one JSON object per line on stdin, one JSON answer per line on stdout.
   {"op": "ping"}                      -> {"ok": true, "version": ...}
-  {"op": "selftest"}                  -> {"ok": bool, "languages": {lang: verdicts}}
+  {"op": "selftest"}                  -> {"ok": bool, "languages": {lang: {ok, verdicts,
+                                          compile_output, version}}}
   {"op": "store", "tests_ref": H, "sizes": [[in, out, code], ...]} + the raw bytes
                                       -> {"ok": true, "bytes": n}   (a test set, kept by its hash H;
                                          each test's input, output and code (-1: none) bytes follow
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import importlib
 import json
 import os
 import secrets
@@ -35,19 +35,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import checkers
 import compare
+import languages
 from execute import Limits, Outcome, run_limited, sweep, wipe
 from store import StoredTest, TestStore, decode_tests, read_tests
 
 PROTOCOL_VERSION = 3
-# One executor module per language (runner/lang_<name>.py): adding a language is adding a file.
-LANGS = {
-    m.LANG: m
-    for m in (
-        importlib.import_module(name[:-3])
-        for name in sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))
-        if name.startswith("lang_") and name.endswith(".py")
-    )
-}
+# One module per language (runner/languages/): adding a language is adding a file there.
+LANGS = languages.load()
 WORK = os.environ.get("ALETHEIA_WORK", "/work")
 CACHE_DIR = os.path.join(WORK, "cache")  # compiled artifacts, keyed by content hash
 RUN_DIR = os.path.join(WORK, "run")  # cwd of each test; wiped after each
@@ -126,7 +120,7 @@ def build(lang, source: str, extra_flags: tuple[str, ...] = ()) -> tuple[bool, s
     """Compile once per (language, flags, source); verify cached artifacts before reuse (the
     candidates share our uid and could rewrite them)."""
     key = hashlib.sha256(
-        json.dumps([PROTOCOL_VERSION, lang.LANG, lang.FLAGS, list(extra_flags), source]).encode()
+        json.dumps([PROTOCOL_VERSION, lang.key(), list(extra_flags), source]).encode()
     ).hexdigest()
     hit = _builds.get(key)
     if hit is not None:
@@ -139,8 +133,7 @@ def build(lang, source: str, extra_flags: tuple[str, ...] = ()) -> tuple[bool, s
     if os.path.exists(path):
         _chmod_wipe(path)
     os.makedirs(path)
-    extra = {"extra_flags": list(extra_flags)} if extra_flags else {}
-    ok, output = lang.build(source, path, _limited, _compile_limits(lang), **extra)
+    ok, output = lang.build(source, path, _limited, _compile_limits(lang), extra_flags)
     _cleanup_after_test()
     if not ok:
         _chmod_wipe(path)
@@ -336,10 +329,11 @@ def _prepare_checker(req: dict) -> tuple[str | None, str | None]:
     missing = checkers.missing_testlib(source)
     if missing:
         return None, missing
-    ok, output, path, _ = build(LANGS["cpp"], source, tuple(checkers.TESTLIB_FLAGS))
+    cpp = LANGS["cpp"]
+    ok, output, path, _ = build(cpp, source, tuple(checkers.TESTLIB_FLAGS))
     if not ok:
         return None, "checker does not compile: " + output[-3000:]
-    return os.path.join(path, LANGS["cpp"].BINARY), None
+    return cpp.command(path, 0, "stdio", None)[0], None  # the checker runs as a C++ program
 
 
 def _resolve_tests(req: dict) -> list[StoredTest] | None:
@@ -416,13 +410,13 @@ def _trim_heap() -> None:
 def selftest() -> dict:
     report, all_ok = {}, True
     for name, lang in LANGS.items():
-        source, stdin, expected = lang.SELFTEST
+        test = lang.selftest
         r = judge(
             {
                 "language": name,
                 "mode": "stdio",
-                "source": source,
-                "tests": [{"input": stdin, "output": expected}],
+                "source": test.source,
+                "tests": [{"input": test.stdin, "output": test.expected}],
                 "time_limit_s": 5,
                 "memory_limit_mb": 512,
             }
@@ -434,6 +428,7 @@ def selftest() -> dict:
             "ok": bool(good),
             "verdicts": verdicts,
             "compile_output": r.get("compile_output", "")[-2000:],
+            "version": lang.read_version(ENV),
         }
     return {"ok": all_ok, "languages": report}
 

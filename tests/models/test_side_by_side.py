@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from pipeline.models.cpu import pin_cpu_kernels, torch_threads
+from pipeline.common.cpu import pin_cpu_kernels, torch_threads
 from pipeline.models.policy import fit_on_problems, read_fit
 from pipeline.sampling.backends.base import GenerationRequest
 from pipeline.sampling.backends.transformers_backend import TransformersBackend

@@ -248,7 +248,8 @@ def test_cli_run_names_the_option_and_the_closest_value(tmp_path):
     src.write_text("print(1)\n")
     base = ("run", "--source", str(src), "--tests", str(tests))
     cases = {
-        ("--language", "pyton"): "error: --language: Input should be 'python', 'cpp' or 'java'; "
+        # the languages in the order the runner finds them (sandbox/runner/languages/)
+        ("--language", "pyton"): "error: --language: Input should be 'cpp', 'java' or 'python'; "
         "did you mean 'python'?",
         ("--language", "python", "--compare", "testlb"): "error: --compare: Input should be "
         "'tokens', 'exact', 'float', 'checker' or 'testlib'; did you mean 'testlib'?",

@@ -119,7 +119,7 @@ def test_stamp_names_the_host_toolchains(process_engine):
         gxx = subprocess.run(
             ["g++", "-dumpfullversion"], capture_output=True, text=True, check=True
         )
-        assert parts["g++"] == gxx.stdout.strip()
+        assert parts["cpp"] == gxx.stdout.strip()  # keyed by language (runner/languages/)
     assert parts["limits"] == process_engine.cgroup_plan.label
     req = JudgeRequest(language="python", source="print(1)", tests=[TestCase(output="1")])
     [r] = process_engine.judge([req], use_cache=False)
@@ -376,7 +376,8 @@ def test_cli_judge_and_run_on_the_process_engine(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = [json.loads(x) for x in out.read_text().splitlines()]
     assert [(r["id"], r["verdict"], r["passed"]) for r in got] == [("a", "AC", 1), ("b", "WA", 1)]
-    assert all(r["image"].startswith("process:python=") for r in got)
+    # the stamp: each language's toolchain version (runner/languages/), then the engine's parts
+    assert all(r["image"].startswith("process:cpp=") and ";python=" in r["image"] for r in got)
     src = tmp_path / "a.py"
     src.write_text("print(3)\n")
     tests = tmp_path / "t.jsonl"

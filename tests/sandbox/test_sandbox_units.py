@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from sandbox import CompareSpec, JudgeRequest, JudgeResult, TestCase, TestResult
+from sandbox.runner.languages import java as lang_java  # a package: imported as one
 
 RUNNER = Path(__file__).resolve().parents[2] / "sandbox" / "runner"
 
@@ -24,7 +25,6 @@ def _load(name: str):
     return mod
 
 
-lang_java = _load("lang_java")
 compare = _load("compare")
 
 

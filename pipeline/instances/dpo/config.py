@@ -8,7 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
 from pipeline.common.answers import AnswerFormat
-from pipeline.common.verifier_prompt import PromptSpec, PromptStyle
+from pipeline.common.config import left_out_at_defaults
+from pipeline.common.verifier_prompt import PromptSpec, PromptStyle, check_one_wording
 from pipeline.instances.config import StageConfig
 from pipeline.sampling.config import BackendOptions, ModelSource, TransformersOptions
 
@@ -192,14 +193,8 @@ class DPOConfig(StageConfig):
     def _dump(self, handler: Any) -> dict[str, Any]:
         # Left out at their defaults, so configs written before the fields keep their stage
         # keys and build ids.
-        data = handler(self)
-        if isinstance(data, dict) and data.get("answer_format") == "letter":
-            data.pop("answer_format", None)
-        if isinstance(data, dict) and data.get("rejected_form") == "as_sampled":
-            data.pop("rejected_form", None)
-        if isinstance(data, dict) and data.get("aletheia_src") is None:
-            data.pop("aletheia_src", None)
-        return data
+        late = {"answer_format": "letter", "rejected_form": "as_sampled", "aletheia_src": None}
+        return left_out_at_defaults(handler(self), late)
 
     @model_validator(mode="after")
     def _consistent(self) -> DPOConfig:
@@ -223,11 +218,7 @@ class DPOConfig(StageConfig):
                 f"rejected_form: {self.rejected_form} is for construction aletheia; "
                 "on_policy keeps both turns as sampled"
             )
-        if self.aletheia_src and (self.prompt_template or self.system_template):
-            raise ValueError(
-                "aletheia_src: Aletheia's wording replaces prompt_template / system_template; "
-                "give one or the other"
-            )
+        check_one_wording(self.aletheia_src, self.prompt_template, self.system_template)
         return self
 
     @property

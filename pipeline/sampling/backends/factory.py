@@ -27,40 +27,52 @@ class ServedBackend(Backend):
         self.server.stop()
 
 
+# The options each backend takes as keyword arguments of the same names.
+TRANSFORMERS_OPTIONS = ("device", "dtype", "batch_size", "threads", "decoder", "max_batch_tokens")
+VLLM_OPTIONS = ("python", "gpus", "tensor_parallel_size", "engine", "engine_args", "chunk_size")
+OPENAI_OPTIONS = (
+    "concurrency",
+    "max_retries",
+    "timeout_s",
+    "server_honours_n",
+    "guided",
+    "extra_body",
+)
+
+
 def make_backend(source: ModelSource) -> Backend:
+    """The backend `source.backend` names, opened on `source.model`."""
     opts = source.backend
-    template = source.chat_template_text()
     if isinstance(opts, TransformersOptions):
         from pipeline.sampling.backends.transformers_backend import TransformersBackend
 
-        return TransformersBackend(
-            source.model,
-            device=opts.device,
-            dtype=opts.dtype,
-            batch_size=opts.batch_size,
-            threads=opts.threads,
-            revision=source.revision,
-            chat_template=template,
-            model_name=source.name,
-            decoder=opts.decoder,
-            max_batch_tokens=opts.max_batch_tokens,
-        )
+        kw = _options(opts, TRANSFORMERS_OPTIONS)
+        return TransformersBackend(source.model, **_local_identity(source), **kw)
     if isinstance(opts, VLLMOptions):
         from pipeline.sampling.backends.vllm_backend import VLLMBackend
 
-        return VLLMBackend(
-            source.model,
-            python=opts.python,
-            gpus=opts.gpus,
-            tensor_parallel_size=opts.tensor_parallel_size,
-            engine=opts.engine,
-            engine_args=opts.engine_args,
-            revision=source.revision,
-            chat_template=template,
-            model_name=source.name,
-            chunk_size=opts.chunk_size,
-        )
+        return VLLMBackend(source.model, **_local_identity(source), **_options(opts, VLLM_OPTIONS))
     assert isinstance(opts, OpenAIOptions)
+    return _openai(source, opts)
+
+
+def _options(opts: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: getattr(opts, name) for name in names}
+
+
+def _local_identity(source: ModelSource) -> dict[str, Any]:
+    """What a backend that loads the model itself records of it: revision, template, name."""
+    return {
+        "revision": source.revision,
+        "chat_template": source.chat_template_text(),
+        "model_name": source.name,
+    }
+
+
+def _openai(source: ModelSource, opts: OpenAIOptions) -> Backend:
+    """A client of the server `backend.base_url` names (checked now: a dead server, or one
+    serving another model, is one line rather than retries per request), or of a `vllm serve`
+    this process launches."""
     from pipeline.sampling.backends.openai_backend import OpenAIBackend
 
     api_key = os.environ.get(opts.api_key_env) if opts.api_key_env else None
@@ -68,48 +80,37 @@ def make_backend(source: ModelSource) -> Backend:
         raise ValueError(
             f"source {source.name}: environment variable {opts.api_key_env} is not set"
         )
-
-    def client(base_url: str, model: str) -> OpenAIBackend:
-        return OpenAIBackend(
-            base_url,
-            model,
-            api_key=api_key,
-            concurrency=opts.concurrency,
-            max_retries=opts.max_retries,
-            timeout_s=opts.timeout_s,
-            server_honours_n=opts.server_honours_n,
-            guided=opts.guided,
-            chat_template=template,
-            extra_body=opts.extra_body,
-            model_revision=source.revision,
-        )
-
+    kw = _options(opts, OPENAI_OPTIONS) | {
+        "api_key": api_key,
+        "chat_template": source.chat_template_text(),
+        "model_revision": source.revision,
+    }
     if opts.base_url is not None:
         from pipeline.model_refs import require_served
 
-        # A dead server or one serving another model: one line now, not retries per request.
-        require_served(
-            f"{source.name}: backend.base_url", opts.base_url, source.model, opts.api_key_env
-        )
-        return client(opts.base_url, source.model)
-    # Launch `vllm serve` (UNTESTED HERE: vLLM cannot be installed on our machines).
+        where = f"{source.name}: backend.base_url"
+        require_served(where, opts.base_url, source.model, opts.api_key_env)
+        return OpenAIBackend(opts.base_url, source.model, **kw)
+    server = _launch_vllm_serve(source, opts)
+    return ServedBackend(server, OpenAIBackend(server.base_url, source.model, **kw))
+
+
+def _launch_vllm_serve(source: ModelSource, opts: OpenAIOptions) -> Any:
+    """Launch `vllm serve` for `source` (UNTESTED HERE: vLLM cannot be installed on our
+    machines)."""
     from pipeline.sampling.backends.server import ManagedServer, free_port, vllm_serve_command
 
     serve = opts.serve
     assert serve is not None
     port = free_port()
     env = {"CUDA_VISIBLE_DEVICES": ",".join(map(str, serve.gpus))} if serve.gpus else {}
-    server = ManagedServer(
-        vllm_serve_command(
-            source.model,
-            python=serve.python,
-            port=port,
-            tensor_parallel_size=serve.tensor_parallel_size,
-            served_name=source.model,
-            extra_args=serve.extra_args,
-        ),
+    command = vllm_serve_command(
+        source.model,
+        python=serve.python,
         port=port,
-        env=env,
-        startup_timeout_s=serve.startup_timeout_s,
-    ).start()
-    return ServedBackend(server, client(server.base_url, source.model))
+        tensor_parallel_size=serve.tensor_parallel_size,
+        served_name=source.model,
+        extra_args=serve.extra_args,
+    )
+    server = ManagedServer(command, port=port, env=env, startup_timeout_s=serve.startup_timeout_s)
+    return server.start()

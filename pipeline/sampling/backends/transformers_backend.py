@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from rich.markup import escape
 
-from pipeline.models.cpu import building_models, torch_threads
+from pipeline.common.cpu import building_models, torch_threads
 from pipeline.sampling.backends.base import (
     Backend,
     Generation,

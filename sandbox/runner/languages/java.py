@@ -1,4 +1,4 @@
-"""Java executor: javac into a class dir named after whatever public class the source declares.
+"""Java: javac into a class dir, the file named after whatever public class the source declares.
 
 javac starts from a class-data archive of its own classes, dumped at image build: each compile
 then loads the compiler from the archive instead of parsing its classes again (measured in the
@@ -13,10 +13,9 @@ import subprocess
 import sys
 import tempfile
 
-from compiler import compile_step
+from . import Language, SelfTest
 
-LANG = "java"
-JAVAC_FLAGS = [
+JAVAC_FLAGS = (
     "-J-XX:+UseSerialGC",
     "-J-XX:TieredStopAtLevel=1",
     "-J-Xshare:auto",
@@ -25,15 +24,14 @@ JAVAC_FLAGS = [
     "-encoding",
     "UTF-8",
     "-nowarn",
-]
-RUN_FLAGS = [
+)
+RUN_FLAGS = (
     "-XX:+UseSerialGC",
     "-Xshare:auto",
     "-XX:-UsePerfData",
     "-Xss64m",
     "-XX:ActiveProcessorCount=1",
-]
-FLAGS = JAVAC_FLAGS + RUN_FLAGS
+)
 JAVAC_ARCHIVE = "/opt/aletheia/javac.jsa"
 # What the archive is dumped from: a compile touching the library a contest program imports.
 _ARCHIVE_SOURCE = """import java.io.*;
@@ -65,31 +63,57 @@ public class Main {
 """
 
 
-def build_archive() -> None:
-    """Run at image build time: dump javac's class-data archive (JAVAC_FLAGS, as compiles use)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "Main.java")
-        with open(src, "w") as f:
-            f.write(_ARCHIVE_SOURCE)
-        dump = f"-J-XX:ArchiveClassesAtExit={JAVAC_ARCHIVE}"
-        subprocess.run(["javac", *JAVAC_FLAGS, dump, "-d", tmp, src], check=True)
-    print("archived javac classes in", JAVAC_ARCHIVE, file=sys.stderr)
+class Java(Language):
+    name = "java"
+    source_name = "Main.java"  # the file is named after the public class (`source_file`)
+    compiler = ("javac",)
+    flags = JAVAC_FLAGS
+    compile_tail = ("-d", "{dir}/classes", "{dir}/{source}")
+    run = ("java", *RUN_FLAGS, "-Xmx{memory_mb}m", "-cp", "{dir}/classes", "{main}")
+    memory_errors = (b"OutOfMemoryError",)
+    address_space = False  # the JVM reserves far more address space than it uses: -Xmx + the cgroup
+    tools = ("javac", "java")
+    version = ("java", "-version")
+    version_stream = "stderr"
+    version_pattern = r'"([^"]+)"'  # openjdk version "17.0.15" 2025-04-15
+    selftest = SelfTest(
+        (
+            "import java.util.*;\nclass Sol { public static void main(String[] a){Scanner s=new Scanner(System.in);"
+            "System.out.println(s.nextLong()+s.nextLong());}}\n"
+        ),
+        "2 3\n",
+        "5",
+    )
+
+    def source_file(self, source: str) -> str:
+        return names(source)[0] + ".java"
+
+    def compile_flags(self) -> list[str]:
+        if os.path.exists(JAVAC_ARCHIVE):
+            return [*JAVAC_FLAGS, f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}"]
+        return list(JAVAC_FLAGS)
+
+    def build(self, source, build_dir, run_limited, limits, extra_flags=()) -> tuple[bool, str]:
+        os.makedirs(os.path.join(build_dir, "classes"), exist_ok=True)
+        with open(os.path.join(build_dir, "main_class"), "w") as f:
+            f.write(names(source)[1])
+        return super().build(source, build_dir, run_limited, limits, extra_flags)
+
+    def run_fields(self, build_dir: str) -> dict[str, str]:
+        with open(os.path.join(build_dir, "main_class")) as f:
+            return {"main": f.read().strip()}
+
+    def prepare_image(self) -> None:
+        """Dump javac's class-data archive, with the flags compiles use."""
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "Main.java")
+            with open(src, "w") as f:
+                f.write(_ARCHIVE_SOURCE)
+            dump = f"-J-XX:ArchiveClassesAtExit={JAVAC_ARCHIVE}"
+            subprocess.run(["javac", *JAVAC_FLAGS, dump, "-d", tmp, src], check=True)
+        print("archived javac classes in", JAVAC_ARCHIVE, file=sys.stderr)
 
 
-def javac_flags() -> list[str]:
-    if os.path.exists(JAVAC_ARCHIVE):
-        return [*JAVAC_FLAGS, f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}"]
-    return JAVAC_FLAGS
-
-
-SELFTEST = (
-    (
-        "import java.util.*;\nclass Sol { public static void main(String[] a){Scanner s=new Scanner(System.in);"
-        "System.out.println(s.nextLong()+s.nextLong());}}\n"
-    ),
-    "2 3\n",
-    "5",
-)
 _NOISE = re.compile(
     r"//[^\n]*|/\*.*?\*/|\"\"\".*?\"\"\"|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])+'", re.DOTALL
 )
@@ -151,39 +175,4 @@ def names(source: str) -> tuple[str, str]:
     return stem, main_cls
 
 
-def build(source: str, build_dir: str, run_limited, limits) -> tuple[bool, str]:
-    stem, main_cls = names(source)
-    src = os.path.join(build_dir, stem + ".java")
-    with open(src, "w", encoding="utf-8", errors="surrogatepass") as f:
-        f.write(source)
-    classes = os.path.join(build_dir, "classes")
-    os.makedirs(classes, exist_ok=True)
-    with open(os.path.join(build_dir, "main_class"), "w") as f:
-        f.write(main_cls)
-    argv = ["javac", *javac_flags(), "-d", classes, src]
-    return compile_step(argv, build_dir, run_limited, limits, "javac")
-
-
-def command(build_dir: str, memory_mb: int, mode: str, test_path: str | None) -> list[str]:
-    with open(os.path.join(build_dir, "main_class")) as f:
-        main_cls = f.read().strip()
-    return [
-        "java",
-        *RUN_FLAGS,
-        f"-Xmx{memory_mb}m",
-        "-cp",
-        os.path.join(build_dir, "classes"),
-        main_cls,
-    ]
-
-
-def address_space_mb(memory_mb: int) -> int | None:
-    return None  # the JVM reserves far more address space than it uses: -Xmx + the cgroup bound it
-
-
-def is_memory_error(stderr_tail: bytes) -> bool:
-    return b"OutOfMemoryError" in stderr_tail
-
-
-if __name__ == "__main__" and sys.argv[1:] == ["--build-archive"]:
-    build_archive()
+LANGUAGE = Java()
