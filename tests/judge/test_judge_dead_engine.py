@@ -88,7 +88,7 @@ def test_a_dead_engine_is_one_line_before_any_work(tmp_path: Path, command: str,
         where = f"http://127.0.0.1:{_closed_port()}"
         env, args = {"ALETHEIA_SANDBOX_TOKEN": "x"}, [*args, "--url", where]
     rc, lines, heavy, took = _aletheia(args, env, tmp_path)
-    assert rc == 2 and len(lines) == 1, lines
+    assert rc == 3 and len(lines) == 1, lines  # an engine unavailable here: exit 3
     assert lines[0].startswith(f"error: sandbox engine {dead}: "), lines
     assert where in lines[0], lines
     assert heavy == [], f"{command} imported {heavy} before saying the engine is dead"
@@ -110,7 +110,7 @@ def test_http_without_url_or_token_names_the_options(tmp_path: Path) -> None:
         env,
         tmp_path,
     )  # the token was read: now the server is what is missing
-    assert rc == 2 and "no sandbox server answers" in lines[0], lines
+    assert rc == 3 and "no sandbox server answers" in lines[0], lines
     rc, lines, _, _ = _aletheia(
         [*args, "--url", "http://127.0.0.1:9", "--token-file", str(tmp_path / "none")],
         env,
