@@ -64,9 +64,8 @@ BEST_OF_N: Stage[BestOfNConfig] = Stage(
     outputs=_outputs,
     run=_run,
     key_exclude=KEY_EXCLUDE,
-    loads_models=True,
+    models="local",
     tags=("gpu",),
-    code=("pipeline.bestofn", "pipeline.sampling", "pipeline.judge"),
 )
 
 

@@ -142,6 +142,44 @@ def _no_findings(config: Any, ctx: CheckContext) -> Iterable[Finding]:
 
 
 @dataclass(frozen=True)
+class Shown:
+    """What an executor shows of a finished stage run (`Stage.shows`), beside the rows and
+    content hash of each Parquet output it shows for every stage: log lines, tables (the
+    Prefect UI's table artifacts: key -> (description, rows)), a part of the build's
+    summary (Markdown), fingerprint entries of its own (a model's weights hash:
+    `{"stage", "output", "rows": None, "hash"}`) and fields added to its outputs' entries
+    (output name -> fields: the judge's timing). Plain data: no stage knows Prefect."""
+
+    lines: tuple[str, ...] = ()
+    tables: Mapping[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    summary: str = ""
+    prints: tuple[dict[str, Any], ...] = ()
+    notes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+class LeftUnfinished(RuntimeError):
+    """A run that wrote its outputs but left some work undone (units that failed to
+    generate): raised by `Stage.run`, so the runner writes no marker and the next run
+    retries what is missing. `stats`: what the run returns. An executor goes on with the
+    outputs and says so; it does not fail the build."""
+
+    def __init__(self, message: str, stats: Stats) -> None:
+        super().__init__(message)
+        self.stats = stats
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished stage run as `Stage.shows` sees it: the call its node gave (for a stage
+    with `call_of`, the section), its inputs, its outputs (name -> path) and its stats."""
+
+    call: Any
+    inputs: Mapping[str, Path | list[Path]]
+    outputs: Mapping[str, str]
+    stats: Stats
+
+
+@dataclass(frozen=True)
 class Stage(Generic[C]):
     """A stage as a value: what it reads, writes and keys on, and the function that runs it.
 
@@ -165,7 +203,6 @@ class Stage(Generic[C]):
     # A folder output that ships whole (the Hub folder: every file in it is pushed) keeps
     # its marker beside it, in `.<name>.stage/`, as a file output does.
     marker_beside: bool = False
-    code: tuple[str, ...] = ()  # packages whose source versions the Prefect cache
     tags: tuple[str, ...] = ("cpu",)
     # Its dry-run plan line, given each section pipeline/stages.py BUILD plans (as `check`);
     # the report prints `stage  <name>: <line>`. None: the name alone.
@@ -176,13 +213,14 @@ class Stage(Generic[C]):
     call_of: Callable[[Any, Mapping[str, Any]], C] | None = None
     # Open what a run needs (a judge engine), registered on the ExitStack, and return the
     # stage bound to it and the call as it runs (`quiet`: progress as log lines, no bars).
-    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = (
-        None
-    )
-    loads_models: bool = False  # local models: transformers' classes resolved under a lock
-    pins_cpu: bool = False  # the CPU kernels pinned first: the same floats on any x86 machine
+    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = None
+    # Local models: "local", transformers' classes resolved under a lock first; "pinned",
+    # and the CPU kernels pinned before that (the same floats on any x86 machine).
+    models: Literal["local", "pinned"] | None = None
     reports: Callable[[C, Path], Path] | None = None  # where its progress goes (StageWatch)
-    summary: Callable[[Stats], str] | None = None  # a finished shard, in the progress artifact
+    # What an executor shows of a finished run besides its outputs' fingerprints (counts
+    # tables, a model's weights hash, a part of the build's summary).
+    shows: Callable[[Finished], Shown] | None = None
 
     def __post_init__(self) -> None:
         if self.sharding is not None:

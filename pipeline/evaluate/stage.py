@@ -26,7 +26,7 @@ from pydantic import Field
 from pipeline.common.config import RunnerSection
 from pipeline.common.hub_folder import split_files
 from pipeline.common.progress import progress_file
-from pipeline.common.stage import CheckContext, Finding, ShardContext, Stage, Stats
+from pipeline.common.stage import CheckContext, Finding, ShardContext, Shown, Stage, Stats
 from pipeline.evaluate.config import EvalConfig
 from pipeline.model_refs import model_files
 
@@ -116,8 +116,9 @@ EVALUATE: Stage[EvaluateCall] = Stage(
     plan=_plan,
     key_exclude=frozenset({"progress", "hub_dir"}),  # the folder's files are inputs
     resources=_quiet,
-    loads_models=True,
-    pins_cpu=True,  # local models: the same floats on any x86 machine
+    models="pinned",  # local models: the same floats on any x86 machine
     reports=lambda call, out: progress_file(out),
-    code=("pipeline.evaluate", "pipeline.sampling"),
+    shows=lambda done: Shown(
+        lines=(f"evaluation report: {Path(done.outputs['markdown']).resolve()}",)
+    ),
 )

@@ -46,7 +46,7 @@ from pipeline.common import progress
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
+from pipeline.common.stage import Chunks, Finished, ShardContext, Sharding, Shown, Stage, Stats
 from pipeline.judge.checks import check_judge
 from pipeline.judge.config import JudgeConfig, SandboxSection
 from pipeline.judge.interface import (
@@ -320,6 +320,11 @@ class JudgeCall(BaseModel):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
 
+    @property
+    def progress(self) -> bool:
+        """Whether its progress is shown (an executor's terminal lines): the judge's."""
+        return self.judge.progress
+
 
 JUDGE_VERSION = "1"
 
@@ -486,16 +491,21 @@ JUDGE: Stage[JudgeCall] = Stage(
         folder=lambda out: Path(out).parent / "judge",
         part=_shard_part,
     ),
-    code=("pipeline.judge", "sandbox"),
     tags=("cpu", "sandbox"),
     resources=lambda call, inputs, opened, quiet: _with_engine(call, inputs, opened, quiet),
     reports=lambda call, out: progress.progress_file(out),
-    summary=lambda stats: f"{stats.get('judged_rows', 0)} rows",
+    shows=lambda done: _shown(done),
 )
 """JUDGE opening its own engine from the call's sandbox section, when something is left to
 judge. Its key holds the section, not the engine's stamp (unknown before the engine opens):
 a wiring that must re-judge when the sandbox image changes under an unchanged section binds
 the engine with `judge_stage(engine)`, as `judge_candidates` does."""
+
+
+def _shown(done: Finished) -> Shown:
+    from pipeline.judge.shown import judge_shown  # polars: only when a build shows it
+
+    return judge_shown(done)
 
 
 def _stamp_of(engine: JudgeEngine, call: JudgeCall, inputs: Mapping[str, Any], out: Path) -> str:

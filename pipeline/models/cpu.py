@@ -117,4 +117,3 @@ def resolve_model_classes() -> None:
             "PreTrainedTokenizerFast",
         ):
             getattr(transformers, name)
-

@@ -61,9 +61,8 @@ POLICY_EVAL: Stage[PolicyEvalConfig] = Stage(
     outputs=_outputs,
     run=_evaluate,
     key_exclude=KEY_EXCLUDE,
-    loads_models=True,
+    models="local",
     tags=("gpu",),
-    code=("pipeline.policy_eval", "pipeline.sampling", "pipeline.judge"),
 )
 
 

@@ -9,7 +9,8 @@ tables). It is
 `atomic`: the runner builds it in a hidden sibling and swaps it in whole, so a crash
 mid-publish leaves the previous folder as it was. Every file in the folder ships, so its
 marker stays beside it (`.<hub>.stage/`), and the key's extra part is the load target the
-card names (`key_extra`). `build_hub_folder` is the entry the flows and the CLI call.
+card names (`key_extra`). The build graph's `publish` node runs it on the `manifest`
+node's build.json; `build_hub_folder` is `aletheia publish --build`'s entry (any build folder).
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.common.config import RunnerSection
 from pipeline.common.perms import as_if_created
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import Finished, ShardContext, Shown, Stage, Stats
 from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, release_files, render_card
 from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import enforce, run_checks
-from pipeline.publish.config import HubSection, PublishConfig
-from pipeline.publish.hub_checks import check_hub
+from pipeline.publish.config import PublishConfig
 from pipeline.publish.labels import tables_with_modification_labels
 from pipeline.publish.layout import (
     MANIFEST,
@@ -183,17 +183,20 @@ def _publish(ctx: ShardContext[PublishCall]) -> Stats:
     }
 
 
-def _plan_line(hub: HubSection, runner: RunnerSection) -> str:
-    """Planned on the run's `hub` section, as its check is (pipeline/stages.py BUILD)."""
-    push = f" + push to {hub.repo_id}" if hub.push else ""
-    return "the hub folder" + push
+def _plan_line(call: PublishCall, runner: RunnerSection) -> str:
+    return "the hub folder: card, shards, plots, the invariants checked on what ships"
+
+
+def _shown(done: Finished) -> Shown:
+    from pipeline.publish.shown import publish_shown  # polars, matplotlib's tables: on use
+
+    return publish_shown(done)
 
 
 PUBLISH: Stage[PublishCall] = Stage(
     name=STAGE,
     version=VERSION,
     config=PublishCall,
-    check=check_hub,  # on the run's `hub` section (pipeline/stages.py BUILD)
     inputs=("manifest", "tables"),
     outputs=_outputs,
     run=_publish,
@@ -202,7 +205,7 @@ PUBLISH: Stage[PublishCall] = Stage(
     key_extra=_load_from,
     atomic=True,
     marker_beside=True,  # every file in the Hub folder is pushed: no marker inside
-    code=("pipeline.publish",),
+    shows=_shown,
 )
 
 
@@ -216,7 +219,7 @@ def build_hub_folder(
     and whether the folder was reused (`cached`).
 
     The card's load lines name `repo_id` (default: the build's `hub.repo_id`), or without
-    one the folder as given here. The old entry, kept until the flows run `PUBLISH` itself."""
+    one the folder as given here (`aletheia publish --build`)."""
     call = PublishCall(publish=config or PublishConfig(), repo_id=repo_id)
     result = run_stage(PUBLISH, call, publish_inputs(build_dir), Path(hub_dir))
     return result.stats | {"cached": result.cached}

@@ -414,13 +414,10 @@ DPO_RESPONSES: Stage[DPOConfig] = Stage(
         folder=_responses_folder,
         part=_responses_part,
     ),
-    code=("pipeline.instances", "pipeline.sampling"),
     tags=("gpu",),
     resources=lambda cfg, inputs, opened, quiet: (with_backend(None, progress=not quiet), cfg),
-    loads_models=True,
-    pins_cpu=True,
+    models="pinned",
     reports=lambda cfg, out: progress_file(out),
-    summary=lambda stats: f"{(stats.get('judges') or {}).get('responses', 0)} responses",
 )
 
 
@@ -713,7 +710,6 @@ DPO_PAIRS: Stage[DPOConfig] = Stage(
     run=run_pairs,
     plan=_pairs_plan,
     key_extra=_templates_key,
-    code=("pipeline.instances", "pipeline.sampling"),
 )
 
 
