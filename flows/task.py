@@ -191,6 +191,21 @@ class RunSettings(BaseModel):
             progress=cfg.progress,
         )
 
+    @classmethod
+    def alone(
+        cls, name: str, out_dir: Path, retries: int = 0, backoff_s: float = 30
+    ) -> RunSettings:
+        """For a stage run outside a build (a study's or a command's evaluation): the
+        default runner and progress, `retries` retries of transient failures."""
+        retry = RetrySection(retries=retries, backoff_s=[backoff_s])
+        return cls(
+            name=name,
+            out_dir=out_dir,
+            runner=RunnerSection(),
+            retry=retry,
+            progress=ProgressSection(),
+        )
+
     @property
     def work_dir(self) -> Path:
         return self.out_dir / "work"

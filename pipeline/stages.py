@@ -226,7 +226,7 @@ def _evaluate_calls(c: RunConfig) -> list[EvaluateCall]:
     if c.evaluate is None:
         return []
     section = c.evaluate.model_dump(exclude={"out_dir"})
-    return [EvaluateCall.model_validate(section | {"hub_dir": c.hub_dir})]
+    return [EvaluateCall.model_validate(section | {"hub_dir": c.hub_dir, "build": c.build_id})]
 
 
 def _evaluate_input(name: str) -> Bind:
@@ -347,7 +347,7 @@ GRAPH = Graph(
             EVALUATE,
             _evaluate_calls,
             lambda c, call: c.eval_dir,
-            {"splits": _evaluate_input("splits"), "model": _evaluate_input("model")},
+            {name: _evaluate_input(name) for name in EVALUATE.inputs},
         ),
     ]
 )

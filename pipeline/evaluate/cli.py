@@ -194,8 +194,12 @@ def register(app: typer.Typer) -> None:
                 key = f"{stage_config}: backend.base_url"
             require_served(key, served, str(model), cfg.backend.api_key_env)
         from pipeline.evaluate.report import summary
-        from pipeline.evaluate.run import evaluate
+        from pipeline.evaluate.stage import EvaluateCall, run_evaluation
 
-        report = evaluate(model, data, out, cfg, responses=responses, allow_partial=allow_partial)
+        given = {"model": model and str(model), "hub_dir": data, "responses": responses}
+        call = EvaluateCall.model_validate(
+            cfg.model_dump() | given | {"allow_partial": allow_partial}
+        )
+        report = run_evaluation(call, out)  # EVALUATE: its marker decides
         # A few lines and where the report is: the whole report would scroll past.
         typer.echo(summary(report))

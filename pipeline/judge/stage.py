@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.common import progress
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.common.runner import run_stage
+from pipeline.common.prepared import run_prepared
 from pipeline.common.stage import Chunks, Finished, ShardContext, Sharding, Shown, Stage, Stats
 from pipeline.judge.checks import check_judge
 from pipeline.judge.config import JudgeConfig, SandboxSection
@@ -513,13 +513,16 @@ def _stamp_of(engine: JudgeEngine, call: JudgeCall, inputs: Mapping[str, Any], o
 
 
 def judge_stage(engine: JudgeEngine | None) -> Stage[JudgeCall]:
-    """JUDGE judging with `engine` (opened and closed by the caller). Its stamp enters the
-    key, so a finished output is reused only for the engine that judged it; the chunks are
-    filtered by the same stamp. None: JUDGE itself."""
+    """JUDGE judging with `engine` (opened and closed by the caller: it opens nothing of
+    its own). Its stamp enters the key, so a finished output is reused only for the engine
+    that judged it; the chunks are filtered by the same stamp. None: JUDGE itself."""
     if engine is None:
         return JUDGE
     return dataclasses.replace(
-        JUDGE, run=partial(_run, engine=engine), key_extra=partial(_stamp_of, engine)
+        JUDGE,
+        run=partial(_run, engine=engine),
+        key_extra=partial(_stamp_of, engine),
+        resources=None,
     )
 
 
@@ -556,18 +559,16 @@ def judge_candidates(
     client: JudgeEngine | None = None,
     sandbox: SandboxSection | None = None,
 ) -> dict[str, Any]:
-    """The judge stage through the runner. Writes `out` (JUDGED_CANDIDATE_SCHEMA) and returns
-    its stats (the marker's, when a finished output for this engine is reused).
+    """The judge stage through the one way into a stage (`pipeline.common.prepared`). Writes
+    `out` (JUDGED_CANDIDATE_SCHEMA) and returns its stats (the marker's, when a finished
+    output for this engine is reused).
 
-    `client`: the judge engine to use; None opens the one `sandbox` names (docker by default),
-    only when some candidate is judged, and closes it at the end."""
+    `client`: the judge engine to use (the caller's, open); None opens the one `sandbox`
+    names (docker by default), only when some candidate is judged, and closes it at the end."""
     call = JudgeCall(judge=config or JudgeConfig(), sandbox=sandbox or SandboxSection())
     inputs = {"candidates": Path(candidates), "problems": Path(problems)}
-    with ExitStack() as opened:
-        stage = judge_stage(client) if client is not None else None
-        if stage is None:
-            stage, call = _with_engine(call, inputs, opened, quiet=False)
-        return run_stage(stage, call, inputs, Path(out)).stats
+    stage = judge_stage(client) if client is not None else JUDGE
+    return run_prepared(stage, call, inputs, Path(out)).stats
 
 
 def quarantine_path(out: Path) -> Path:
