@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pipeline
+from pipeline.bestofn.stage import BEST_OF_N
 from pipeline.common.graph import Bind, Done, Graph, Node, files, gathered, out, outs
 from pipeline.common.stage import Stage
 from pipeline.config import RunConfig
@@ -363,8 +364,8 @@ if tuple(n.name for n in GRAPH) != NODES:  # what `aletheia stage --help` lists
 RELEASE = ("publish", "push")
 
 # Stages run outside the build graph through the same Prefect task and runner (a code
-# policy's evaluation, in the RLVR study).
-OUTSIDE_GRAPH: dict[str, Stage[Any]] = {POLICY_EVAL.name: POLICY_EVAL}
+# policy's evaluation, in the RLVR study; Best-of-N).
+OUTSIDE_GRAPH: dict[str, Stage[Any]] = {s.name: s for s in (POLICY_EVAL, BEST_OF_N)}
 # Every stage by name (a Prefect task runs a stage by its name).
 STAGES: dict[str, Stage[Any]] = {n.stage.name: n.stage for n in GRAPH} | OUTSIDE_GRAPH
 

@@ -140,7 +140,8 @@ def test_standalone_publish_checks_only_the_hub(tmp_path: Path) -> None:
 
 def test_every_stage_value_is_listed_and_planned() -> None:
     """STAGES names every module-level Stage of the pipeline's stage modules; GRAPH runs each
-    but the code policy's evaluation (the RLVR study's, run through the same Prefect task)."""
+    but those run through the same Prefect task outside it (a code policy's evaluation, the
+    RLVR study's; Best-of-N)."""
     modules = [
         "pipeline.problems.stage",
         "pipeline.splits.stage",
@@ -155,6 +156,7 @@ def test_every_stage_value_is_listed_and_planned() -> None:
         "pipeline.publish.release",
         "pipeline.evaluate.stage",
         "pipeline.policy_eval.stage",
+        "pipeline.bestofn.stage",
     ]
     found = {
         value.name: value
@@ -163,8 +165,8 @@ def test_every_stage_value_is_listed_and_planned() -> None:
         if isinstance(value, Stage)
     }
     assert found == STAGES
-    assert list(dict.fromkeys(n.stage.name for n in GRAPH)) == list(STAGES)[:-1]
-    assert list(STAGES)[-1] == "policy-eval"
+    assert list(dict.fromkeys(n.stage.name for n in GRAPH)) == list(STAGES)[:-2]
+    assert list(STAGES)[-2:] == ["policy-eval", "best-of-n"]
 
 
 def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) -> None:

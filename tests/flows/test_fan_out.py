@@ -139,9 +139,7 @@ def test_fan_out_runs_any_sharded_stage(
     (out.parent / TOY / "fail-1").unlink()  # the cause fixed: only shard 1 runs again
     RAN.clear()
     FINISHED.clear()
-    merged = run_sharded(
-        TOY_STAGE, ToyConfig(), {"rows": file_ref(rows)}, out, s, "toy"
-    )
+    merged = run_sharded(TOY_STAGE, ToyConfig(), {"rows": file_ref(rows)}, out, s, "toy")
     assert RAN == [1]
     assert {i: parts[i].stat().st_mtime_ns for i in (0, 2)} == done
 
