@@ -21,7 +21,7 @@ from prefect.artifacts import (
 
 def artifact_key(*parts: str) -> str:
     """Prefect artifact keys: lowercase letters, digits and dashes only."""
-    return re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")
+    return re.sub(r"[^a-z0-9-]+", "-", "-".join(p for p in parts if p).lower()).strip("-")
 
 
 class Progress:
