@@ -17,7 +17,7 @@ from pipeline.bestofn.config import BestOfNConfig
 from pipeline.common.prepared import run_prepared
 from pipeline.common.progress import progress_file
 from pipeline.common.runner import StageResult
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import Keying, ShardContext, Stage, Stats
 from pipeline.model_refs import model_files
 
 STAGE = "best-of-n"
@@ -65,7 +65,7 @@ BEST_OF_N: Stage[BestOfNConfig] = Stage(
     inputs=("problems", "samples", "verifier"),
     outputs=_outputs,
     run=_run,
-    key_exclude=KEY_EXCLUDE,
+    key=Keying(KEY_EXCLUDE),
     models="local",
     reports=lambda call, out: progress_file(out),
     tags=("gpu",),

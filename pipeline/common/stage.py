@@ -137,6 +137,17 @@ class Chunks:
     key: str
 
 
+@dataclass(frozen=True)
+class Keying:
+    """What of a call enters its stage's key, beside the content of every input: its fields
+    less `exclude` (model_dump's exclude: what changes no row, `progress` by default), and
+    `extra`, what the call stands for beyond its fields (publish: the load target its card
+    names; a bound judge: its engine's stamp), from (call, inputs, primary output)."""
+
+    exclude: Any = frozenset({"progress"})
+    extra: Callable[[Any, Mapping[str, Any], Path], str] | None = None
+
+
 def _no_findings(config: Any, ctx: CheckContext) -> Iterable[Finding]:
     return ()
 
@@ -194,8 +205,7 @@ class Stage(Generic[C]):
     run: Callable[[ShardContext[C]], Stats]  # one shard or the whole stage
     check: Callable[[C, CheckContext], Iterable[Finding]] = _no_findings
     optional_outputs: frozenset[str] = frozenset()  # a quarantine written only with rows
-    key_exclude: Any = frozenset({"progress"})  # model_dump(exclude=): no effect on rows
-    key_extra: Callable[[C, Mapping[str, Any], Path], str] | None = None  # publish: hub dir
+    key: Keying = field(default_factory=lambda: Keying())  # what of the call is keyed
     sharding: Sharding | None = None
     chunks: Chunks | None = None  # None: resume by the marker only
     marker: str = MARKER  # the policy fit keeps "fit.json"

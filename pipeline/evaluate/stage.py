@@ -30,7 +30,7 @@ from pydantic import Field, model_validator
 from pipeline.common.config import RunnerSection
 from pipeline.common.hub_folder import config_path, split_files
 from pipeline.common.progress import progress_file
-from pipeline.common.stage import CheckContext, Finding, ShardContext, Shown, Stage, Stats
+from pipeline.common.stage import CheckContext, Finding, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.evaluate.config import EvalConfig
 from pipeline.model_refs import model_files
 
@@ -172,7 +172,7 @@ EVALUATE: Stage[EvaluateCall] = Stage(
     run=_evaluate,
     check=_check,
     plan=_plan,
-    key_exclude=NOT_KEYED,
+    key=Keying(NOT_KEYED),
     resources=_quiet,
     models="pinned",  # local models: the same floats on any x86 machine
     reports=lambda call, out: progress_file(out),

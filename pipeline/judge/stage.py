@@ -46,7 +46,16 @@ from pipeline.common import progress
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.prepared import run_prepared
-from pipeline.common.stage import Chunks, Finished, ShardContext, Sharding, Shown, Stage, Stats
+from pipeline.common.stage import (
+    Chunks,
+    Finished,
+    Keying,
+    ShardContext,
+    Sharding,
+    Shown,
+    Stage,
+    Stats,
+)
 from pipeline.judge.checks import check_judge
 from pipeline.judge.config import JudgeConfig, SandboxSection
 from pipeline.judge.interface import (
@@ -477,7 +486,7 @@ JUDGE: Stage[JudgeCall] = Stage(
     run=_run,
     plan=_plan_line,
     optional_outputs=frozenset({"quarantine"}),
-    key_exclude=JUDGE_KEY_EXCLUDE,
+    key=Keying(JUDGE_KEY_EXCLUDE),
     chunks=Chunks(schema=_KEY_SCHEMA, key="program_key"),
     # As flows/build.py's judge-shards subflow lays them out today.
     sharding=Sharding(
@@ -521,7 +530,7 @@ def judge_stage(engine: JudgeEngine | None) -> Stage[JudgeCall]:
     return dataclasses.replace(
         JUDGE,
         run=partial(_run, engine=engine),
-        key_extra=partial(_stamp_of, engine),
+        key=Keying(JUDGE_KEY_EXCLUDE, partial(_stamp_of, engine)),
         resources=None,
     )
 

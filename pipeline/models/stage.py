@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from pipeline.common.config import RunnerSection
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import Finished, ShardContext, Shown, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.models.config import PolicyFit
 from pipeline.models.policy import FIT_FILE, Example, fit_key, fit_policy, read_fit
 from pipeline.models.tiny import write_tiny_model
@@ -111,12 +111,11 @@ FIT_POLICY: Stage[FitCall] = Stage(
     name="fit-policy",
     version="1",
     config=FitCall,
-    inputs=(),  # the examples are data in the call; key_extra hashes them
+    inputs=(),  # the examples are data in the call; key.extra hashes them
     outputs=_fit_outputs,
     run=_run_fit,
     plan=_fit_plan,
-    key_exclude={"examples": True, "spec": {"dir"}},
-    key_extra=_fit_key_extra,
+    key=Keying({"examples": True, "spec": {"dir"}}, _fit_key_extra),
     marker=FIT_FILE,
     atomic=True,
     call_of=_fit_call,

@@ -17,7 +17,7 @@ from typing import Any
 
 from pipeline.common.prepared import run_prepared
 from pipeline.common.runner import StageResult
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import Keying, ShardContext, Stage, Stats
 from pipeline.model_refs import model_files
 from pipeline.policy_eval.config import PolicyEvalConfig
 
@@ -61,7 +61,7 @@ POLICY_EVAL: Stage[PolicyEvalConfig] = Stage(
     inputs=("problems", "model"),
     outputs=_outputs,
     run=_evaluate,
-    key_exclude=KEY_EXCLUDE,
+    key=Keying(KEY_EXCLUDE),
     models="local",
     tags=("gpu",),
 )

@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.common.config import RunnerSection
-from pipeline.common.stage import Finished, ShardContext, Shown, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.publish.hub_checks import check_hub
 from pipeline.publish.layout import BuildManifest, default_tag
 
@@ -86,7 +86,7 @@ PUSH: Stage[PushCall] = Stage(
     outputs=_outputs,
     run=_push,
     plan=_plan,
-    key_exclude=frozenset({"folder"}),
+    key=Keying(frozenset({"folder"})),
     tags=("network",),
     shows=_shown,
 )

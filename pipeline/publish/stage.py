@@ -9,7 +9,7 @@ tables). It is
 `atomic`: the runner builds it in a hidden sibling and swaps it in whole, so a crash
 mid-publish leaves the previous folder as it was. Every file in the folder ships, so its
 marker stays beside it (`.<hub>.stage/`), and the key's extra part is the load target the
-card names (`key_extra`). The build graph's `publish` node runs it on the `manifest`
+card names (`key.extra`). The build graph's `publish` node runs it on the `manifest`
 node's build.json; `build_hub_folder` is `aletheia publish --build`'s entry (any build folder).
 """
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.common.config import RunnerSection
 from pipeline.common.perms import as_if_created
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import Finished, ShardContext, Shown, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, release_files, render_card
 from pipeline.publish.card_info import dataset_info
@@ -110,7 +110,7 @@ def _build_dir(inputs: Mapping[str, Path | list[Path]]) -> Path:
 
 def _load_from(call: PublishCall, inputs: Mapping[str, Path | list[Path]], hub_dir: Path) -> str:
     """What the card's load lines name: `repo_id`, else the build's `hub.repo_id`, else the
-    folder as given. It enters the key (`key_extra`): a folder published for another repo
+    folder as given. It enters the key (`key.extra`): a folder published for another repo
     or path has another card."""
     return load_target(call.repo_id or _repo_id(BuildManifest.read(_build_dir(inputs))), hub_dir)
 
@@ -201,8 +201,7 @@ PUBLISH: Stage[PublishCall] = Stage(
     outputs=_outputs,
     run=_publish,
     plan=_plan_line,
-    key_exclude=frozenset({"repo_id"}),  # it acts only through the load target: key_extra
-    key_extra=_load_from,
+    key=Keying(frozenset({"repo_id"}), _load_from),  # repo_id acts through the load target
     atomic=True,
     marker_beside=True,  # every file in the Hub folder is pushed: no marker inside
     shows=_shown,

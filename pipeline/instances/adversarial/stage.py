@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.progress import progress_file
-from pipeline.common.stage import Finished, ShardContext, Shown, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.stats_file import STATS_FILE, write_stats
@@ -107,7 +107,7 @@ ADVERSARIAL_EDITS: Stage[AdversarialConfig] = Stage(
     outputs=edits_outputs,
     run=run_edits,
     plan=_edits_plan,
-    key_exclude=frozenset({"judge"}),  # the judge settings do not change the plan
+    key=Keying(frozenset({"judge"})),  # the judge settings do not change the plan
     reports=lambda config, out: progress_file(out),
     shows=lambda done: Shown(lines=(_edits_line(done.stats),)),
 )
@@ -214,7 +214,7 @@ ADVERSARIAL: Stage[AdversarialConfig] = Stage(
     run=run_adversarial,
     plan=_adversarial_plan,
     # Whether a progress bar is shown does not change the output: not part of the key.
-    key_exclude={"judge": {"progress"}},
+    key=Keying({"judge": {"progress"}}),
     shows=_shown,
 )
 
