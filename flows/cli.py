@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -106,53 +105,16 @@ def _said(results: dict[str, Any], cfg: RunConfig) -> dict[str, Any]:
     return where | {"outputs": ends}
 
 
-@dataclass(frozen=True)
-class BuildCommand:
-    """A command that runs a build flow of flows/build.py on the run config, checked first
-    (`nodes`: the graph nodes it runs and checks; None: all of them)."""
-
-    name: str
-    help: str
-    flow: str  # the flow's function in flows/build.py
-    nodes: Callable[[], tuple[str, ...]] | None = None
-
-
-def _evaluation_nodes() -> tuple[str, ...]:
-    from pipeline.preflight import evaluation_nodes
-
-    return evaluation_nodes()
-
-
-BUILDS = (
-    BuildCommand(
-        "build-train",
-        "Build every config (train, ..., adv) and the Hub folder, like the deployment does.",
-        "build_aletheia_train",
-    ),
-    BuildCommand(
-        "build-eval",
-        "Build the eval configs only (heldout, strong, hard, adv).",
-        "build_aletheia_eval",
-        _evaluation_nodes,
-    ),
-)
-
-
-def _checks(cmd: BuildCommand) -> Callable[[RunConfig], Report] | None:
-    """What `cmd` checks before it runs: the nodes it runs (build-eval: no DPO judge)."""
-    if cmd.nodes is None:
-        return None
-    nodes = cmd.nodes
+def _add_build(app: typer.Typer, name: str, flow: str, about: str, *, evaluation: bool) -> None:
+    """`name`: a build flow of flows/build.py (`flow`) on the run config, which is checked
+    first for the nodes it runs (`evaluation`: the graph's evaluation nodes, no DPO judge)."""
 
     def check(cfg: RunConfig) -> Report:
-        from pipeline.preflight import preflight
+        from pipeline.preflight import evaluation_nodes, preflight
 
-        return preflight(cfg, only=nodes(), command=f"aletheia {cmd.name} --dry-run")
+        only = evaluation_nodes() if evaluation else ()
+        return preflight(cfg, only=only, command=f"aletheia {name} --dry-run")
 
-    return check
-
-
-def _add_build(app: typer.Typer, cmd: BuildCommand) -> None:
     def build(
         config: ConfigOpt = Path("configs/demo.yaml"),
         dry_run: DryRunOpt = False,
@@ -163,16 +125,16 @@ def _add_build(app: typer.Typer, cmd: BuildCommand) -> None:
     ) -> None:
         from pipeline.interrupt import stop_on_interrupt
 
-        with stop_on_interrupt(_resume_command(cmd.name, config, limit)):
-            cfg = _prepare(config, limit, dry_run, engine, url, token_file, _checks(cmd))
+        with stop_on_interrupt(_resume_command(name, config, limit)):
+            cfg = _prepare(config, limit, dry_run, engine, url, token_file, check)
             _before_prefect()
             import flows.build
 
-            results = getattr(flows.build, cmd.flow)(cfg)
+            results = getattr(flows.build, flow)(cfg)
         typer.echo(json.dumps(_said(results, cfg), indent=2))
 
-    build.__name__ = cmd.name.replace("-", "_")
-    app.command(cmd.name, help=cmd.help)(build)
+    build.__name__ = name.replace("-", "_")
+    app.command(name, help=about)(build)
 
 
 def stage_cmd(
@@ -295,8 +257,10 @@ def _ablation_plan(cfg: Any) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    for cmd in BUILDS:
-        _add_build(app, cmd)
+    _add_build(app, "build-train", "build_aletheia_train", evaluation=False,
+               about="Build every config (train, ..., adv) and the Hub folder, like the deployment does.")  # fmt: skip
+    _add_build(app, "build-eval", "build_aletheia_eval", evaluation=True,
+               about="Build the eval configs only (heldout, strong, hard, adv).")  # fmt: skip
     app.command("stage")(stage_cmd)
     app.command("rlvr-study")(rlvr_study_cmd)
     app.command("ablation")(ablation_cmd)
