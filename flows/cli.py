@@ -173,13 +173,20 @@ def stage_cmd(
         typer.echo(json.dumps(said, indent=2))
 
 
+StudyOpt = Annotated[
+    Path,
+    typer.Option("--config", "-c", exists=True, dir_okay=False, help="study YAML in configs/rlvr/"),
+]
+AblationOpt = Annotated[
+    Path,
+    typer.Option(
+        "--config", "-c", exists=True, dir_okay=False, help="ablation YAML in configs/ablation/"
+    ),
+]
+
+
 def rlvr_study_cmd(
-    config: Annotated[
-        Path,
-        typer.Option(
-            "--config", "-c", exists=True, dir_okay=False, help="study YAML in configs/rlvr/"
-        ),
-    ] = Path("configs/rlvr/demo.yaml"),
+    config: StudyOpt = Path("configs/rlvr/demo.yaml"),
     engine: EngineOpt = None,
     url: UrlOpt = None,
     token_file: TokenFileOpt = None,
@@ -200,12 +207,7 @@ def rlvr_study_cmd(
 
 
 def ablation_cmd(
-    config: Annotated[
-        Path,
-        typer.Option(
-            "--config", "-c", exists=True, dir_okay=False, help="ablation YAML in configs/ablation/"
-        ),
-    ] = Path("configs/ablation/demo.yaml"),
+    config: AblationOpt = Path("configs/ablation/demo.yaml"),
     plan: Annotated[
         bool,
         typer.Option("--plan", help="list each cell (base model, batch, state); train nothing"),
