@@ -13,47 +13,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+from prefect import flow, get_run_logger
 
 from flows.artifacts import Progress, artifact_key
-from flows.progress import StageWatch, reporting
+from flows.progress import StageWatch
 from flows.quiet import quiet_libraries
-from flows.task import jsonable, retry_transient
+from flows.task import RunSettings, file_ref, run_task
 from pipeline.common.progress import progress_file
-from pipeline.common.runner import run_stage
 
 
-@task(
-    name="best-of-n",
-    tags=["gpu"],
-    retries=1,
-    retry_delay_seconds=30,
-    retry_condition_fn=retry_transient,
-    cache_policy=NO_CACHE,  # the stage's marker decides what runs
-    persist_result=False,
-)
-def best_of_n_task(config: dict[str, Any], problems: str, samples: str, out_dir: str) -> Any:
-    """BEST_OF_N through the stage runner; its progress written beside its output."""
-    from prefect.states import Completed
-
-    from pipeline.bestofn.config import BestOfNConfig
+def best_of_n_run(cfg: Any, problems: str, samples: str, out: Path) -> dict[str, Any]:
+    """BEST_OF_N as one stage task (flows/task.py, the build's own; its progress written
+    beside its output, its marker deciding: the same samples, verifier and settings again
+    finish `Cached`); its report."""
     from pipeline.bestofn.stage import BEST_OF_N, best_of_n_inputs
-    from pipeline.executor import prepared
 
-    cfg = BestOfNConfig.model_validate(config).model_copy(update={"progress": False})
-    inputs = best_of_n_inputs(cfg, Path(problems), Path(samples))
-    with (
-        reporting(progress_file(Path(out_dir))),
-        prepared(BEST_OF_N, cfg, inputs, quiet=True) as (stage, call),
-    ):
-        done = run_stage(stage, call, inputs, Path(out_dir))
-    report = jsonable(done.stats)
-    if done.cached:
-        return Completed(
-            data=report, name="Cached", message="the stage's marker matched: nothing ran"
-        )
-    return report
+    quiet = cfg.model_copy(update={"progress": False})  # progress as lines, not a bar
+    given = best_of_n_inputs(quiet, Path(problems), Path(samples))
+    inputs = {name: file_ref(p) for name, p in given.items()}
+    s = RunSettings.alone("best-of-n", out, retries=1)
+    return run_task(BEST_OF_N, quiet, inputs, out, s)["stats"]  # type: ignore[no-any-return]
 
 
 def summary_markdown(report: dict[str, Any]) -> str:
@@ -98,10 +77,7 @@ def best_of_n_flow(
         artifact_key("best-of-n", cfg.mode, "progress"), 1, f"best-of-n ({cfg.mode})"
     )
     with StageWatch("best-of-n", [progress_file(out)], logger=get_run_logger(), artifact=artifact):
-        state = best_of_n_task(
-            cfg.model_dump(mode="json"), problems, samples, str(out), return_state=True
-        )
-        report = state.result()  # a Cached state too: its data is the report
+        report = best_of_n_run(cfg, problems, samples, out)
     from prefect.artifacts import create_markdown_artifact
 
     create_markdown_artifact(

@@ -1,61 +1,41 @@
-"""The build flows: `build-aletheia-train` (all nine configs, then publish) and
-`build-aletheia-eval` (Heldout, Strong, Hard, Adv), both walking the one build graph
-(`pipeline.stages.GRAPH`, pipeline/common/graph.py).
+"""The build flows: `build-aletheia-train` (every node of the build graph: the nine configs,
+the manifest, publish, push with `hub.push`, the evaluation with `evaluate:`) and
+`build-aletheia-eval` (its evaluation nodes: Heldout, Strong, Hard, Adv), each a plain walk of
+`pipeline.stages.GRAPH` (pipeline/common/graph.py).
 
-This module is the Prefect executor of that graph: a node with one run is one task
-(`flows.task.run_task`), a sharded node goes through the one fan-out
-(`flows.fanout.run_sharded`), a node of several runs (a fit per policy) runs them side by
-side (`run_each`). Here besides: the artifacts, the fingerprints and the manifest.
-`build-aletheia-train` runs `build-aletheia-eval` as a subflow, with the nodes the two
-share already done, so one deployment run yields every config.
+This module is the Prefect executor of that graph, as pipeline/executor.py is the inline one:
+a node with one run is one task (`flows.task.run_task`), a sharded node goes through the one
+fan-out (`flows.fanout.run_sharded`), a node of several runs (a fit per policy) runs them side
+by side (`run_each`); what a finished node shows is its stage's (`flows.artifacts.Showing`).
+It knows no node and no stage by name.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
+from prefect import flow
 
-import pipeline
-from flows.artifacts import (
-    FINGERPRINTS,
-    artifact_key,
-    counts_artifact,
-    fingerprint_lines,
-    judged_counts,
-    rejected_edits,
-    timing_note,
-    weights_line,
-)
+from flows.artifacts import Showing
 from flows.fanout import run_each, run_sharded
 from flows.progress import watch
 from flows.quiet import quiet_libraries
 from flows.task import Ref, RunSettings, checked, run_task
 from pipeline import stages
-from pipeline.common.graph import Done, Node, input_digest, resolve_inputs
+from pipeline.common.graph import Done, Node, NotFinished, finished, input_digest, resolve_inputs
 from pipeline.config import RunConfig
-from pipeline.instances.config import test_table_name
+from pipeline.errors import UserError
 from pipeline.preflight import evaluation_nodes
-from pipeline.publish.layout import BuildManifest
 
 DEFAULT_CONFIG = "configs/demo.yaml"
 # A path or a mapping (a deployment): resolved and checked by the flow; a RunConfig: by
-# its caller (the CLI, the train flow). Prefect never validates it (validate_parameters).
+# its caller (the CLI, before Prefect starts). Prefect never validates it (validate_parameters).
 ConfigParam = str | dict[str, Any] | RunConfig
-EVAL_SETS = stages.EVAL_SETS
-# The manifest's stage_stats keys, by node (what build.json has always called them).
-MANIFEST_STATS = {
-    "ingest": "problems",
-    "splits": "splits",
-    "sample": "candidates",
-    "judge": "judged",
-    "tiny-model": "tiny_model",
-    "assemble": "instances",
-}
 
-# node name -> its result (a task's JSON-able result; a multi-run node: a list of them)
+# node name -> its result (a task's JSON-able result; a multi-run node: a list of them;
+# None: the config leaves it out)
 Results = dict[str, Any]
 
 
@@ -70,225 +50,100 @@ def _done(result: Any) -> Done:
     )
 
 
+def _upstream(node: Node, cfg: RunConfig, results: Results) -> dict[str, Done]:
+    """The node's upstream as it reads them: from this walk, or finished by an earlier run
+    (a publish of an existing build reads the manifest from disk)."""
+    up: dict[str, Done] = {}
+    for u in node.upstream:
+        if u in results:
+            if results[u] is not None:
+                up[u] = _done(results[u])
+            continue
+        try:
+            up[u] = finished(stages.GRAPH[u], cfg)
+        except NotFinished:
+            raise UserError(
+                f"node {node.name} reads {u}, which has not finished: build it first"
+            ) from None
+    return up
+
+
 def _as_json(value: Path | list[Path]) -> str | list[str]:
     return str(value) if isinstance(value, Path) else [str(p) for p in value]
 
 
-def run_node(node: Node, cfg: RunConfig, results: Results) -> Any:
-    """Run one graph node on Prefect, its upstream in `results`; None when the config leaves
-    it out (no tiny model)."""
+def run_node(node: Node, cfg: RunConfig, results: Results, shown: Showing) -> Any:
+    """Run one graph node on Prefect, its upstream in `results` (or finished on disk); its
+    result, None when the config leaves it out (no tiny model)."""
     s, stage = RunSettings.of(cfg), node.stage
     calls = list(node.calls(cfg))
     if not calls:
         return None
-    up = {u: _done(results[u]) for u in node.upstream if results.get(u) is not None}
+    up = _upstream(node, cfg, results)
     paths = resolve_inputs(node, cfg, up)
     inputs: dict[str, Ref] = {
         name: {"path": _as_json(p), "digest": input_digest(node, name, up)}
         for name, p in paths.items()
     }
     outs = [node.out(cfg, call) for call in calls]
-    title = node.shown_as(cfg)
     if stage.sharding is not None:
         (call,) = calls
-        return run_sharded(
-            stage,
-            call,
-            inputs,
-            outs[0],
-            s,
-            node.label or node.name,
-            node.description,
-            show=node.show(cfg),
-            title=title,
-            run_prefix=node.run_prefix,
-        )
-    files = [stage.reports(c, o) for c, o in zip(calls, outs, strict=True)] if stage.reports else []
-    with watch(cfg.progress, title, files, enabled=bool(files)):
-        if len(calls) > 1 or stage.call_of is not None:  # runs side by side (the fits)
-            return run_each(stage, calls, inputs, outs, s, cfg.runner.model_parallel)
-        return run_task(stage, calls[0], inputs, outs[0], s)
+        show = getattr(call, "progress", True)  # a section's own `progress: false`
+        result = run_sharded(stage, call, inputs, outs[0], s, node.name, show=show)
+    else:
+        reports = stage.reports
+        files = [reports(c, o) for c, o in zip(calls, outs, strict=True)] if reports else []
+        with watch(cfg.progress, node.name, files, enabled=bool(files)):
+            if len(calls) > 1 or stage.call_of is not None:  # runs side by side (the fits)
+                result = run_each(stage, calls, inputs, outs, s, cfg.runner.model_parallel)
+            else:
+                result = run_task(stage, calls[0], inputs, outs[0], s)
+    shown.add(node, cfg, calls, result, paths)
+    return result
 
 
-def _label(node: Node) -> str:
-    """A node's fingerprint label (as the build summary has always named them)."""
-    for suffix, said in (("-edits", " edits"), ("-judge", " re-judge")):
-        if node.name.endswith(suffix) and node.name != "judge":
-            return node.name.removesuffix(suffix) + said
-    return node.name
-
-
-def _report(node: Node, cfg: RunConfig, result: Any, prints: list[dict[str, Any]]) -> None:
-    """What the build shows of a finished node: its fingerprints and artifacts."""
-    if result is None or node.name.endswith("-responses"):
-        return
-    if node.stage.name == "fit-policy":
-        for fit, fitted in zip(cfg.policies, result, strict=True):
-            prints += weights_line(f"fit {fit.name}", fitted["stats"].get("weights_sha256"))
-        return
-    if node.stage.name == "tiny-model":
-        prints += weights_line("tiny-model", result["stats"].get("weights_sha256"))
-        return
-    prints += fingerprint_lines(_label(node), result)
-    if node.name == "judge":
-        judged = Path(result["outputs"]["judged"])
-        timing_note(judged, prints)
-        counts_artifact(
-            artifact_key(cfg.name, "judged-counts"),
-            judged_counts(judged, Path(result["outputs"]["quarantine"])),
-            "Judged candidates per model / tier / language / verdict, and the problems the "
-            "judge quarantined",
-        )
-    elif node.stage.name == "adversarial-edits":
-        get_run_logger().info(
-            "%s: %d bias edits planned, %d proven unchanged (verdict carried), %d programs to "
-            "re-judge",
-            node.name.removesuffix("-edits"),
-            result["stats"].get("edits_planned", 0),
-            result["stats"].get("edits_carried_unchanged", 0),
-            result["stats"].get("distinct_programs", 0),
-        )
-    elif node.stage.name == "adversarial":
-        counts_artifact(
-            artifact_key(cfg.name, node.name, "rejected-edits"),
-            rejected_edits(result["stats"]),
-            f"{node.name}: bias edits per type, planned / accepted / rejected by the re-judge",
-        )
-
-
-def run_nodes(nodes: list[Node], cfg: RunConfig, results: Results, prints: list[Any]) -> None:
+def walk(
+    nodes: Iterable[Node], cfg: RunConfig, results: Results | None = None
+) -> tuple[Results, Showing]:
+    """Run `nodes` in order (those already in `results` are not run again)."""
+    results, shown = dict(results or {}), Showing()
     for node in nodes:
         if node.name not in results:
-            results[node.name] = run_node(node, cfg, results)
-            _report(node, cfg, results[node.name], prints)
+            results[node.name] = run_node(node, cfg, results, shown)
+    return results, shown
 
 
 @flow(name="build-aletheia-eval", validate_parameters=False)
-def build_aletheia_eval(
-    config: ConfigParam = DEFAULT_CONFIG, front: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def build_aletheia_eval(config: ConfigParam = DEFAULT_CONFIG) -> Results:
     """Heldout, Strong and Hard (from assembly: `full` tables, and `test` ones under
     `<name>.test`) and Adv (bias edits on Heldout's `test` split, re-judged): the graph's
-    evaluation nodes.
-
-    `front`: `{"results": ..., "fingerprints": ...}` of the nodes the train flow already
-    ran (they are not run again)."""
+    evaluation nodes. Its result: each node's."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
-    # As a subflow of the train flow: its RunConfig, checked there; else its own nodes.
     cfg = checked(config, only=evaluation_nodes())
-    results: Results = dict((front or {}).get("results", {}))
-    prints: list[Any] = []
-    run_nodes(stages.GRAPH.evaluation(), cfg, results, prints)
-    inst = results["assemble"]["outputs"]
-    out = {name: inst[name] for name in EVAL_SETS}
-    out |= {
-        test_table_name(n): inst[test_table_name(n)]
-        for n in EVAL_SETS
-        if test_table_name(n) in inst
-    }
-    return out | {
-        "adv": results["adv"]["outputs"]["adv"],
-        "results": results,
-        "fingerprints": prints,
-    }
+    results, shown = walk(stages.GRAPH.evaluation(), cfg)
+    shown.finish(cfg, record=False)
+    return results
 
 
 @flow(name="build-aletheia-train", validate_parameters=False)
-def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> dict[str, Any]:
-    """The graph in order: the nodes shared with the eval build, then the train-only ones
-    (mixed, dpo, mixed-dpo), the eval build as a subflow (adv), the manifest, publish, and
-    (the run config's `evaluate:`) the evaluation of its verifier on the published folder."""
+def build_aletheia_train(config: ConfigParam = DEFAULT_CONFIG) -> Results:
+    """Every node of the graph, in its order: the nine configs, the manifest, publish, the
+    push (`hub.push`) and the evaluation of the run config's verifier (`evaluate:`) on the
+    published folder. Its result: each node's; its fingerprints in `<work>/fingerprints.json`."""
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
-    from flows.publish import publish_aletheia
-
     cfg = checked(config)
-    # The nodes after publish (the evaluation) run once it has; the rest before it.
-    later = {n.name for n in stages.GRAPH if "publish" in n.upstream}
-    nodes = [n for n in stages.GRAPH if n.name != "publish" and n.name not in later]
-    first_train = next(i for i, n in enumerate(nodes) if not n.evaluation)
-    front, rest = nodes[:first_train], [n for n in nodes[first_train:] if not n.evaluation]
-    results: Results = {}
-    prints: list[Any] = []
-    run_nodes(front, cfg, results, prints)
-    run_nodes(rest, cfg, results, prints)
-    evals = build_aletheia_eval(cfg, {"results": results})
-    results, prints = evals["results"], prints + evals["fingerprints"]
-    inst = results["assemble"]["outputs"]
-    tables = {
-        "train": inst["train"],
-        # heldout_rule not_in_train: assembly's copy, less the evaluation pool
-        "train_questions": inst.get("train_questions")
-        or results["splits"]["outputs"]["train_questions"],
-        "dpo": results["dpo"]["outputs"]["dpo"],
-        "mixed": results["mixed"]["outputs"]["mixed"],
-        "mixed_dpo": results["mixed-dpo"]["outputs"]["dpo"],
-        **{n: evals[n] for n in (*EVAL_SETS, "adv")},
-    }
-    write_manifest(cfg, results, tables, evals, prints)
-    published = publish_aletheia(cfg)
-    if cfg.evaluate is not None:  # the graph's `evaluate` node
-        published["evaluation"] = evaluate_published(cfg, results)
-    return published
+    results, shown = walk(stages.GRAPH, cfg)
+    shown.finish(cfg, record=True)
+    return results
 
 
-def write_manifest(
-    cfg: RunConfig,
-    results: Results,
-    tables: dict[str, str],
-    evals: dict[str, Any],
-    prints: list[dict[str, Any]],
-) -> None:
-    """build.json (what publish reads) and fingerprints.json, paths relative to the work dir."""
-    work = cfg.work_dir.resolve()
-
-    def rel(p: str | Path) -> str:
-        return Path(p).resolve().relative_to(work).as_posix()
-
-    seeds = {
-        name: getattr(cfg, name).seed for name in ("splits", "assemble", "mixed", "adv", "dpo")
-    }
-    for i, source in enumerate(cfg.sample.sources):  # each candidate source has its own seed
-        if getattr(source, "seed", None) is not None:
-            seeds[f"sample.{i}.{source.kind}.{source.tier}"] = source.seed
-    BuildManifest(
-        build_id=cfg.build_id,
-        pipeline_version=pipeline.__version__,
-        run_config=cfg.model_dump(mode="json"),
-        seeds=seeds,
-        sandbox_image=_sandbox_image(Path(results["judge"]["outputs"]["judged"])),
-        tables={k: rel(v) for k, v in tables.items()},
-        # Adv has no test table of its own: it is published as both `test` and `full`.
-        test_tables={
-            n: rel(evals[test_table_name(n)]) for n in EVAL_SETS if test_table_name(n) in evals
-        },
-        assignments=rel(results["splits"]["outputs"]["assignments"]),
-        stage_stats={
-            key: results[node].get("stats", {})
-            for node, key in MANIFEST_STATS.items()
-            if results.get(node) is not None
-        },
-    ).write(work)
-    get_run_logger().info("build manifest written: %s", work / "build.json")
-    # Every stage's fingerprint in one file: the build summary shows it, and two users
-    # compare theirs line by line to see where their builds parted.
-    for e in prints:  # paths relative to the work dir: two machines' files compare as text
-        if e.get("file") and Path(e["file"]).resolve().is_relative_to(work):
-            e["file"] = rel(e["file"])
-    (work / FINGERPRINTS).write_text(json.dumps(prints, indent=1) + "\n")
-
-
-def _sandbox_image(judged: Path) -> str | None:
-    import polars as pl
-
-    images = pl.read_parquet(judged, columns=["sandbox_image"])["sandbox_image"]
-    return ", ".join(i for i in images.unique().sort().to_list() if i) or None
-
-
-def evaluate_published(cfg: RunConfig, results: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run the `evaluate` node (the config has an `evaluate:` section) after publish; its
-    result (outputs `report`, `markdown`). A rerun with the same model, published splits and
-    knobs is a Cached task run: nothing ran. `results`: the build's node results so far."""
-    assert cfg.evaluate is not None and cfg.eval_dir is not None
-    evaluated = run_node(stages.GRAPH["evaluate"], cfg, dict(results or {}))
-    get_run_logger().info("evaluation report: %s", Path(evaluated["outputs"]["markdown"]).resolve())
-    return evaluated
+@flow(name="publish-aletheia", validate_parameters=False)
+def publish_aletheia(config: ConfigParam = DEFAULT_CONFIG) -> Results:
+    """Publish the run config's finished build (the manifest its `manifest` node wrote): the
+    graph's release nodes (`pipeline.stages.RELEASE`: re-check, the Hub folder, and with
+    `hub.push` one atomic Hub commit). Its result: each node's."""
+    quiet_libraries()  # flows/quiet.py: no bars, no library chatter
+    cfg = checked(config, only=stages.RELEASE)  # the Hub checks only
+    results, shown = walk([stages.GRAPH[n] for n in stages.RELEASE], cfg)
+    shown.finish(cfg, record=False)
+    return results

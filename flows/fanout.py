@@ -32,9 +32,10 @@ def _on_models(stage: Stage[Any]) -> bool:
     return stage.sharding.placement == "sample"
 
 
-def _note(stage: Stage[Any], stats: dict[str, Any]) -> str:
-    """A finished shard in the progress artifact: what it made (the stage's `summary`)."""
-    return stage.summary(stats) if stage.summary is not None else "done"
+def _note(made: dict[str, Any]) -> str:
+    """A finished shard in the progress artifact: the rows of each table it made."""
+    rows = [f"{fp['rows']} {name}" for name, fp in (made.get("fingerprints") or {}).items()]
+    return ", ".join(rows) or "done"
 
 
 def _part(r: dict[str, Any]) -> StageResult:
@@ -55,19 +56,16 @@ def fan_out(
     inputs: dict[str, Ref],
     out: Path,
     s: RunSettings,
-    label: str,
-    description: str,
+    name: str,
     *,
     show: bool = True,
-    title: str | None = None,
-    run_prefix: str | None = None,
 ) -> dict[str, Any]:
     """Run `stage` as `stage.sharding.count(runner)` shards and merge them into `out`.
 
-    `label` names the progress artifact (`<name>-<label>-progress`); `title` the terminal
-    lines (default `label`); `run_prefix` the shards' task runs (`adv-judge` ->
-    `adv-judge-shard-1`; default the stage's task name). Returns the merged result, with
-    where each shard ran (`stats.shards_ran_on`) and, for a gathered stage, its `parts`."""
+    `name` (the graph node's) names the progress artifact (`<run>-<name>-progress`), the
+    terminal lines and the shards' task runs (`<name>-shard-1`); `show`: terminal lines.
+    Returns the merged result, with where each shard ran (`stats.shards_ran_on`) and, for a
+    gathered stage, its `parts`."""
     from pipeline.stages import stage_named
 
     stage = stage_named(stage_name)
@@ -77,25 +75,24 @@ def fan_out(
              for name, r in inputs.items()}  # fmt: skip
     calls = plan_shards(stage, config, paths, out, sharding.count(s.runner))
     n = len(calls)
-    progress = Progress(artifact_key(s.name, label, "progress"), n, description)
+    progress = Progress(artifact_key(s.name, name, "progress"), n, f"{name}: {n} shard(s)")
     where = s.runner.sample_placement if _on_models(stage) else s.runner.judge_placement
     parallel = s.runner.model_parallel if _on_models(stage) else s.runner.max_parallel_shards
     section = config.model_dump(mode="json")
     first, *others = sharding.inputs
-    prefix = run_prefix or f"{stage.name}-shard"
 
     def submit(c: ShardCall[Any]) -> Any:
         shard_inputs = {**inputs, first: file_ref(c.inputs[first])}  # type: ignore[arg-type]
         shard_inputs.update({name: file_ref([]) for name in others})
-        t = task_for(stage, s, f"{prefix}-{c.shard[0]}")
+        t = task_for(stage, s, f"{name}-shard-{c.shard[0]}")
         with placement(s.runner, where):
             return t.submit(stage.name, section, shard_inputs, str(c.out), c.shard)
 
     done: list[dict[str, Any]] = []
-    with watch(s.progress, title or label, [progress_file(c.out) for c in calls], progress, show):
+    with watch(s.progress, name, [progress_file(c.out) for c in calls], progress, show):
         for fut in bounded([partial(submit, c) for c in calls], parallel):
             done.append(fut.result())
-            progress.advance(note=_note(stage, done[-1]["stats"]))
+            progress.advance(note=_note(done[-1]))
     done.sort(key=lambda r: r["shard"][0])  # shard-index order, whatever finished first
     merged = merge_parts(stage, config, out, [_part(r) for r in done])
     stats = {**merged.stats, "shards_ran_on": [r.get("ran_on") for r in done]}
@@ -118,16 +115,16 @@ def run_sharded(
     inputs: dict[str, Ref],
     out: Path,
     s: RunSettings,
-    label: str,
-    description: str,
-    **kw: Any,
+    name: str,
+    *,
+    show: bool = True,
 ) -> dict[str, Any]:
-    """`fan_out` as a subflow named `<label>-shards`, on the runner its placement asks for."""
+    """`fan_out` as a subflow named `<name>-shards`, on the runner its placement asks for."""
     parallel = s.runner.model_parallel if _on_models(stage) else None
     sub = fan_out.with_options(
-        name=f"{label}-shards", task_runner=make_task_runner(s.runner, parallel)
+        name=f"{name}-shards", task_runner=make_task_runner(s.runner, parallel)
     )
-    return sub(stage.name, config, inputs, Path(out), s, label, description, **kw)
+    return sub(stage.name, config, inputs, Path(out), s, name, show=show)
 
 
 def run_each(

@@ -11,48 +11,22 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
-from prefect.cache_policies import NO_CACHE
 
 from flows.quiet import quiet_libraries
-from flows.task import jsonable, retry_transient
-from pipeline.common.runner import run_stage
+from flows.task import RunSettings, file_ref, jsonable, retry_transient, run_task
 
 
-@task(
-    name="evaluate-policy",
-    tags=["gpu"],
-    retries=1,
-    retry_delay_seconds=30,
-    retry_condition_fn=retry_transient,
-    cache_policy=NO_CACHE,  # the stage's marker decides what runs
-    persist_result=False,
-)
-def evaluate_policy_task(config: dict[str, Any], problems: str, out_dir: str) -> Any:
-    """POLICY_EVAL (pipeline/policy_eval/stage.py) through the stage runner: the marker
-    decides. A policy evaluated before with the same problems and settings finishes in a
-    Completed state named `Cached` (nothing ran); a run cut short resumes from the samples
-    kept in out_dir/shards. Returns the report."""
-    from prefect.states import Completed
-
-    from pipeline.executor import prepared
+def evaluate_policy_run(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
+    """POLICY_EVAL as one stage task (flows/task.py, the build's own: its marker decides; a
+    policy evaluated before finishes in a state named `Cached`; a run cut short resumes from
+    the samples kept in out_dir/shards); its report."""
     from pipeline.policy_eval.config import PolicyEvalConfig
     from pipeline.policy_eval.stage import POLICY_EVAL, policy_eval_inputs
 
     cfg = PolicyEvalConfig.model_validate(config)
-    inputs = policy_eval_inputs(cfg, Path(problems))
-    with prepared(POLICY_EVAL, cfg, inputs, quiet=True) as (stage, call):
-        done = run_stage(stage, call, inputs, Path(out_dir))
-    report = jsonable(done.stats)
-    if done.cached:
-        return Completed(
-            data=report, name="Cached", message="the stage's marker matched: nothing ran"
-        )
-    return report
-
-
-def evaluate_policy_run(config: dict[str, Any], problems: str, out_dir: str) -> dict[str, Any]:
-    """One evaluate-policy task run; its report, whether it ran or its marker matched."""
-    return evaluate_policy_task(config, problems, out_dir, return_state=True).result()
+    inputs = {name: file_ref(p) for name, p in policy_eval_inputs(cfg, Path(problems)).items()}
+    s = RunSettings.alone("evaluate-policy", Path(out_dir), retries=1)
+    return run_task(POLICY_EVAL, cfg, inputs, Path(out_dir), s)["stats"]  # type: ignore[no-any-return]
 
 
 @task(name="prepare-problems")

@@ -1,8 +1,8 @@
 """One Prefect task for every stage, with the retry policy every stage task shares.
 
 `stage_task` runs `pipeline.stages.STAGES[name]` (one shard of it, when asked) through the
-same `pipeline.executor.prepared` as the inline executor and the stage runner
-(`pipeline.common.runner.run_stage`); `task_for` names it per stage (`ingest`,
+same `pipeline.common.prepared.prepared` as the inline executor and every stage's own entry,
+then the stage runner (`pipeline.common.runner.run_stage`); `task_for` names it per stage (`ingest`,
 `sample-shard`, ...) and applies the run's retries. Every call takes plain JSON-able inputs
 (its own config section as a dict, named inputs as `Ref`s) and returns a small JSON-able
 result: the output paths, a content digest of the outputs and the stage's stats.
@@ -36,9 +36,9 @@ from pipeline import preflight
 from pipeline.common.config import RetrySection, RunnerSection
 from pipeline.common.fingerprint import fingerprints
 from pipeline.common.hashing import sha256_files
-from pipeline.common.stage import Stage
+from pipeline.common.stage import LeftUnfinished, Stage
 from pipeline.config import ProgressSection, RunConfig, resolve_run_config
-from pipeline.models.stage import policy_progress_file
+from pipeline.stages import RELEASE
 from sandbox.engines import EngineUnavailable
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def result(
             "outputs": {k: str(v) for k, v in outputs.items()},
             "digest": sha256_files(files)[:16],
             # rows + content hash of each Parquet output: where two builds part (printed
-            # by the flow; not part of `ref`, so cache keys stay as they were)
+            # by the flow)
             "fingerprints": fingerprints(outputs),
             "stats": stats,
             "ran_on": _ran_on(),  # where a shard ran
@@ -191,6 +191,21 @@ class RunSettings(BaseModel):
             progress=cfg.progress,
         )
 
+    @classmethod
+    def alone(
+        cls, name: str, out_dir: Path, retries: int = 0, backoff_s: float = 30
+    ) -> RunSettings:
+        """For a stage run outside a build (a study's or a command's evaluation): the
+        default runner and progress, `retries` retries of transient failures."""
+        retry = RetrySection(retries=retries, backoff_s=[backoff_s])
+        return cls(
+            name=name,
+            out_dir=out_dir,
+            runner=RunnerSection(),
+            retry=retry,
+            progress=ProgressSection(),
+        )
+
     @property
     def work_dir(self) -> Path:
         return self.out_dir / "work"
@@ -207,24 +222,8 @@ def file_ref(path: str | Path | Sequence[str | Path]) -> Ref:
     return {"path": given, "digest": sha256_files(paths)[:16]}
 
 
-def ref(result_: dict[str, Any], name: str | Sequence[str | Path]) -> Ref:
-    """Output `name` of an upstream result (or files derived from it), keyed by its digest."""
-    path = result_["outputs"][name] if isinstance(name, str) else [str(p) for p in name]
-    return {"path": path, "digest": result_["digest"]}
-
-
-def gathered(result_: dict[str, Any]) -> Ref:
-    """Every output of a gathered stage's parts, in shard-index order (each part's outputs
-    in their own order): the list a stage downstream reads (the DPO pairs' responses)."""
-    parts = sorted(result_["parts"], key=lambda r: r["shard"][0])
-    return ref(result_, [p for r in parts for p in r["outputs"].values()])
-
-
 def _paths(value: str | list[str]) -> Path | list[Path]:
     return Path(value) if isinstance(value, str) else [Path(p) for p in value]
-
-
-__all__ = ["policy_progress_file"]  # the fits' progress files, for the build flow's watch
 
 
 def task_name(stage: Stage[Any]) -> str:
@@ -244,9 +243,8 @@ def stage_task(
     marker matched and nothing ran, the task finishes in state `Cached`."""
     from prefect.states import Completed
 
+    from pipeline.common.prepared import prepared
     from pipeline.common.runner import run_stage
-    from pipeline.executor import prepared
-    from pipeline.sampling.stage import Incomplete
     from pipeline.stages import stage_named
 
     value = stage_named(stage)
@@ -260,7 +258,7 @@ def stage_task(
         try:
             done = run_stage(bound, call, paths, where, shard=tuple(shard))  # type: ignore[arg-type]
             stats, cached = done.stats, done.cached
-        except Incomplete as e:  # sampling left units unfinished: kept unmarked, rerun retries
+        except LeftUnfinished as e:  # outputs written, work left: unmarked, a rerun retries
             log.warning("%s", e)
             stats, cached = e.stats, False
     made = result(stage, bound.outputs(call, where), stats, shard=tuple(shard), cached=cached)  # type: ignore[arg-type]
@@ -330,7 +328,7 @@ def checked(config: str | dict[str, Any] | RunConfig, only: tuple[str, ...] = ()
     # Fail in seconds, not after hours of sampling: sources, models, Hub, Docker, vLLM envs.
     report = preflight.preflight(cfg, only=only)
     report.raise_if_fatal()
-    if only != ("publish",):
+    if only != RELEASE:
         logger = get_run_logger()
         for line in report.lines():
             logger.info(line)

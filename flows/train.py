@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
 
 from flows.quiet import quiet_libraries
-from flows.task import jsonable, retry_transient
+from flows.task import RunSettings, file_ref, jsonable, retry_transient, run_task
 
 
 @task(
@@ -25,15 +26,6 @@ def train_task(train_config: str) -> dict[str, Any]:
     return jsonable(train(train_config))
 
 
-@task(name="evaluate", tags=["gpu"])
-def evaluate_task(
-    model: str, data_dir: str, out_dir: str, options: dict[str, Any]
-) -> dict[str, Any]:
-    from pipeline.evaluate import evaluate  # the evaluation stage's entry point
-
-    return jsonable(evaluate(model, Path(data_dir), Path(out_dir), options))
-
-
 @flow(name="train-verifier")
 def train_verifier(train_config: str = "configs/train/demo-dpo.yaml") -> dict[str, Any]:
     """Train a verifier (GRPO / DPO / SFT) or an RLVR policy from a TrainConfig YAML."""
@@ -48,11 +40,17 @@ def evaluate_verifier(
     out_dir: str = "out/demo/train/dpo/eval",
     options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Score a verifier on the eval configs (heldout, strong, hard, adv) of a published folder.
-    `out_dir`: the demo's trained verifier's own folder by default, never the build's
-    evaluation after publish (out/demo/eval, a stage's folder: refused)."""
-    from pipeline.evaluate.run import refuse_a_stage_folder
+    """Score a verifier on the eval configs (heldout, strong, hard, adv) of a published folder:
+    the evaluation stage (EVALUATE) as one stage task, its marker deciding. `out_dir`: the
+    demo's trained verifier's own folder by default, never the build's evaluation after
+    publish (out/demo/eval, its marker naming the build: refused)."""
+    from pipeline.evaluate.run import refuse_a_stage_folder, with_files
+    from pipeline.evaluate.stage import EVALUATE, EvaluateCall, evaluate_inputs
 
     quiet_libraries()  # flows/quiet.py: no bars, no library chatter
     refuse_a_stage_folder(out_dir, "out_dir")
-    return evaluate_task(model, data_dir, out_dir, options or {})
+    call = EvaluateCall.model_validate((options or {}) | {"model": model, "hub_dir": data_dir})
+    inputs = {name: file_ref(p) for name, p in evaluate_inputs(call).items()}
+    out = Path(out_dir)
+    done = run_task(EVALUATE, call, inputs, out, RunSettings.alone("evaluate-verifier", out))
+    return with_files(json.loads(Path(done["outputs"]["report"]).read_text()), out)

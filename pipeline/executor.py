@@ -1,17 +1,15 @@
 """The inline executor: one node of the build graph run here, without Prefect
-(`aletheia stage NODE -c cfg`), and `prepared`, what every executor does around a stage run
-(flows/task.py's Prefect task runs a stage through it too).
+(`aletheia stage NODE -c cfg`); run on every node in the graph's order, it makes the same
+build as the Prefect flows (flows/build.py), published folder included.
 
 The executor owns what a stage does not: the shard count (`runner:` section) and the order
-of the shards (here: one after another), completion (the stage's marker decides what
-runs) and the process set-up a stage asks for by its flags; a stage brings its hooks
-(`call_of`, `resources`) and nothing else.
+of the shards (here: one after another) and completion (the stage's marker decides what
+runs); around each run it does what every executor does (`pipeline.common.prepared`: the
+process set-up, the call, what the run opens).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from pipeline.common.graph import (
@@ -22,31 +20,9 @@ from pipeline.common.graph import (
     resolve_inputs,
     unfinished_upstream,
 )
+from pipeline.common.prepared import prepared
 from pipeline.common.runner import StageResult, run_sharded_inline
-from pipeline.common.stage import Stage
 from pipeline.errors import UserError
-
-
-@contextmanager
-def prepared(
-    stage: Stage[Any], call: Any, inputs: Mapping[str, Any], *, quiet: bool
-) -> Iterator[tuple[Stage[Any], Any]]:
-    """Set up the process for a stage that loads local models (the CPU kernels pinned
-    first where it asks: the same floats on any x86 machine), turn a section into its call
-    (`Stage.call_of`) and open what the run needs (`Stage.resources`; `quiet`: progress as
-    log lines, no bars), closed when the block ends. Yields the stage and call to run."""
-    if stage.loads_models:
-        from pipeline.common.cpu import pin_cpu_kernels, resolve_model_classes
-
-        if stage.pins_cpu:
-            pin_cpu_kernels()
-        resolve_model_classes()
-    if stage.call_of is not None and not isinstance(call, stage.config):
-        call = stage.call_of(call, inputs)
-    with ExitStack() as opened:
-        if stage.resources is not None:
-            stage, call = stage.resources(call, inputs, opened, quiet)
-        yield stage, call
 
 
 def upstream_of(graph: Graph, name: str, cfg: Any) -> dict[str, Done]:

@@ -26,6 +26,8 @@ NODES: tuple[str, ...] = (
     "adv-edits",
     "adv-judge",
     "adv",
+    "manifest",
     "publish",
+    "push",
     "evaluate",
 )

@@ -19,7 +19,7 @@ with its stage's own check, then the run-level checks. Without downloading anyth
 - templates and the tokenizer (ASSEMBLE, DPO_RESPONSES; instances/prompt_checks.py,
   instances/tokens.py): every verifier prompt template's placeholders (none unknown, none
   missing); the tokenizer the token caps are measured with;
-- Hub (PUBLISH, publish/hub_checks.py): `repo_id` and `HF_TOKEN` when `hub.push` is on;
+- Hub (PUSH, publish/hub_checks.py): `repo_id` and `HF_TOKEN` when `hub.push` is on;
 - the verifier the evaluation after publish loads or the server that serves it (EVALUATE,
   evaluate/stage.py), when the config has `evaluate:`;
 - run level: the `train:` file (and its templates), and prefect-ray when `runner.kind: ray`.
@@ -148,7 +148,7 @@ class Report:
         GRAPH): the node's name and its stage's own plan line for that section."""
         cfg, out = self.config, []
         for node in _nodes(self.nodes):
-            for section in node.sections(cfg):
+            for section in node.calls(cfg):
                 plan = node.stage.plan
                 out.append(node.name + (f": {plan(section, cfg.runner)}" if plan else ""))
         return out
@@ -282,7 +282,7 @@ def preflight(
         },
     )
     for node in _nodes(only):
-        for section in node.sections(cfg):
+        for section in node.calls(cfg):
             report.extend(node.stage.check(section, ctx))
     if not only:
         report.extend(run_checks(cfg, ctx))
@@ -392,7 +392,7 @@ def require(cfg: RunConfig) -> Report:
 
 def require_hub(cfg: RunConfig) -> None:
     """Only the Hub checks: what a publish of an existing build needs before it starts."""
-    preflight(cfg, docker=False, only=("publish",)).raise_if_fatal()
+    preflight(cfg, docker=False, only=stages.RELEASE).raise_if_fatal()
 
 
 def plan_dict(report: Report) -> dict[str, Any]:

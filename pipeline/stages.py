@@ -3,16 +3,19 @@ order, each node a `Stage`, its inputs bound to upstream outputs or files, its c
 the run config, its output under the work dir (pipeline/common/graph.py).
 
 Preflight and `--dry-run` (pipeline/preflight.py) check and plan it, node by node; the
-Prefect flows (flows/build.py) and `aletheia stage NODE` (pipeline/executor.py) run it.
-build-aletheia-eval runs the nodes marked `evaluation` (Heldout, Strong, Hard: from
-assembly; Adv: bias edits on Heldout's `test` split). After publish, when the run config
-has `evaluate:`, the `evaluate` node scores its verifier on the published folder (its
-report outside the hub folder). Adding a stage is its module plus one node here.
+Prefect flows (flows/build.py, a plain walk) and `aletheia stage NODE` (pipeline/executor.py)
+run it, alike: a build made node by node publishes the same bytes. build-aletheia-eval runs
+the nodes marked `evaluation` (Heldout, Strong, Hard: from assembly; Adv: bias edits on
+Heldout's `test` split). The graph is closed at its end: the `manifest` node writes
+build.json from the tables that ship, `publish` lays out the Hub folder from it, `push`
+releases it (only with `hub.push`) and, when the run config has `evaluate:`, `evaluate`
+scores its verifier on the published folder (its report outside the hub folder). Adding a
+stage is its module plus one node here.
 
 Work-dir layout (`<out_dir>/work/`):
   problems.parquet (+ .quarantine/.report)   splits/           candidates.parquet
   judged.parquet                             instances/        mixed/ adv/ dpo/ mixed_dpo/
-  build.json (the manifest `publish` reads; the flow writes it from the nodes' results)
+  build.json (the manifest `publish` reads)  push.json (what `push` released)
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pipeline
+from pipeline.bestofn.stage import BEST_OF_N
 from pipeline.common.graph import Bind, Done, Graph, Node, files, gathered, out, outs
 from pipeline.common.stage import Stage
 from pipeline.config import RunConfig
@@ -31,7 +36,11 @@ from pipeline.instances.stage import ASSEMBLE, split_tables
 from pipeline.judge.stage import JUDGE, JudgeCall
 from pipeline.models.stage import FIT_POLICY, TINY_MODEL, TinyModelCall
 from pipeline.node_names import NODES
+from pipeline.policy_eval.stage import POLICY_EVAL
 from pipeline.problems.stage import INGEST, IngestCall, ingest_inputs
+from pipeline.publish.layout import list_files
+from pipeline.publish.manifest import MANIFEST_STAGE, ManifestCall
+from pipeline.publish.release import PUSH, PushCall
 from pipeline.publish.stage import PUBLISH, PublishCall, publish_config, publish_inputs
 from pipeline.sampling.stage import SAMPLE
 from pipeline.splits.stage import SPLITS, SplitCall, split_inputs
@@ -87,7 +96,6 @@ def _adversarial(section: str, evaluation: bool) -> list[Node]:
             lambda c, call: where(c, call) / "edits",
             {"instances": source, "problems": problems},
             evaluation=evaluation,
-            title=f"{section} edits",
         ),
         Node(
             f"{section}-judge",
@@ -96,11 +104,6 @@ def _adversarial(section: str, evaluation: bool) -> list[Node]:
             lambda c, call: where(c, call) / "judged-edits.parquet",
             {"candidates": out(f"{section}-edits", "edits"), "problems": problems},
             evaluation=evaluation,
-            label=section,
-            title=f"{section} re-judge",
-            run_prefix=f"{section}-judge-shard",
-            description=f"{section}: re-judging the bias-edited programs in the sandbox",
-            show=lambda c: c.judge.progress,
         ),
         Node(
             section,
@@ -132,9 +135,6 @@ def _dpo(table: str, instances: Bind) -> list[Node]:
             lambda c, call: c.work_dir / table / "responses",
             {"instances": instances},
             after=("tiny-model",),
-            label=name,
-            title=f"{name} responses",
-            description=f"{table}: verifier responses by shard",
         ),
         Node(
             name,
@@ -146,12 +146,80 @@ def _dpo(table: str, instances: Bind) -> list[Node]:
     ]
 
 
+def _hub_files(hub: Path) -> list[Path]:
+    """Every file of the published folder (what a push sends), in a stable order."""
+    return [hub / rel for rel in list_files(hub)]
+
+
 def _tiny(c: RunConfig) -> list[TinyModelCall]:
     return [] if c.tiny_model is None else [TinyModelCall(seed=c.tiny_model.seed)]
 
 
-def _publish_check(c: RunConfig) -> list[Any]:
-    return [c.hub]  # what PUBLISH's check reads: whether and where to push
+# Each published configuration: the node and output it ships (train_questions: below).
+PUBLISHED = {
+    "train": ("assemble", "train"),
+    "dpo": ("dpo", "dpo"),
+    "mixed": ("mixed", "mixed"),
+    "mixed_dpo": ("mixed-dpo", "dpo"),
+    **{name: ("assemble", name) for name in EVAL_SETS},
+    "adv": ("adv", "adv"),
+}
+MANIFEST_TABLES = ("train", "train_questions", "dpo", "mixed", "mixed_dpo", *EVAL_SETS, "adv")
+
+
+def _test_sets(c: RunConfig) -> list[str]:
+    """The evaluation sets assembly writes a `test` table for (Adv has none of its own)."""
+    with_test = {s.name for s in c.assemble.splits if s.has_test_split}
+    return [name for name in EVAL_SETS if name in with_test]
+
+
+def _seeds(c: RunConfig) -> dict[str, int]:
+    seeds = {name: getattr(c, name).seed for name in ("splits", "assemble", "mixed", "adv", "dpo")}
+    for i, source in enumerate(c.sample.sources):  # each candidate source has its own seed
+        if getattr(source, "seed", None) is not None:
+            seeds[f"sample.{i}.{source.kind}.{source.tier}"] = source.seed
+    return seeds
+
+
+def _manifest_call(c: RunConfig) -> ManifestCall:
+    return ManifestCall(
+        build_id=c.build_id,
+        pipeline_version=pipeline.__version__,
+        run_config=c.model_dump(mode="json"),
+        seeds=_seeds(c),
+        tables=list(MANIFEST_TABLES),
+        test_tables=_test_sets(c),
+    )
+
+
+def _shipped(c: RunConfig, up: dict[str, Done]) -> list[str]:
+    """The tables that ship, in MANIFEST_TABLES' order (with heldout_rule not_in_train,
+    Train-Questions is assembly's copy, less the evaluation pool)."""
+    questions = up["assemble"].outputs.get("train_questions") or up["splits"]["train_questions"]
+    found = {name: up[node][output] for name, (node, output) in PUBLISHED.items()}
+    return [questions if name == "train_questions" else found[name] for name in MANIFEST_TABLES]
+
+
+def _manifest_inputs() -> dict[str, Bind]:
+    nodes = tuple(dict.fromkeys(["splits", *(node for node, _ in PUBLISHED.values())]))
+    return {
+        "tables": Bind(nodes, _shipped),
+        "test_tables": Bind(
+            ("assemble",),
+            lambda c, up: [up["assemble"][test_table_name(n)] for n in _test_sets(c)],
+        ),
+        "assignments": out("splits", "assignments"),
+        "judged": out("judge", "judged"),
+    }
+
+
+def _push_calls(c: RunConfig) -> list[PushCall]:
+    """The `hub:` section as PUSH's call when it pushes (no push: no node run)."""
+    if not c.hub.push:
+        return []
+    hub = c.hub
+    return [PushCall(folder=c.hub_dir, repo_id=hub.repo_id, tag=hub.tag,
+                     endpoint=hub.endpoint, private=hub.private)]  # fmt: skip
 
 
 def _evaluate_calls(c: RunConfig) -> list[EvaluateCall]:
@@ -159,13 +227,13 @@ def _evaluate_calls(c: RunConfig) -> list[EvaluateCall]:
     if c.evaluate is None:
         return []
     section = c.evaluate.model_dump(exclude={"out_dir"})
-    return [EvaluateCall.model_validate(section | {"hub_dir": c.hub_dir})]
+    return [EvaluateCall.model_validate(section | {"hub_dir": c.hub_dir, "build": c.build_id})]
 
 
 def _evaluate_input(name: str) -> Bind:
-    """EVALUATE's inputs, found when it runs: the published split files it scores (the
-    publish node, an `after`, has written them) and the model folder's files."""
-    return Bind((), lambda c, up: evaluate_inputs(_evaluate_calls(c)[0])[name])
+    """EVALUATE's inputs, found once publish has written them: the published split files
+    it scores and the model folder's files."""
+    return Bind(("publish",), lambda c, up: evaluate_inputs(_evaluate_calls(c)[0])[name])
 
 
 GRAPH = Graph(
@@ -198,7 +266,6 @@ GRAPH = Graph(
             lambda c, spec: Path(spec.dir),
             {"problems": out("ingest", "problems")},
             evaluation=True,
-            title=lambda c: "fit " + " + ".join(f.name for f in c.policies),
         ),
         Node(
             "sample",
@@ -208,8 +275,6 @@ GRAPH = Graph(
             {"problems": outs("splits", ["train", "heldout"])},
             after=("fit-policy",),
             evaluation=True,
-            description="sampling candidates",
-            show=lambda c: c.sample.progress,
         ),
         Node(
             "judge",
@@ -218,8 +283,6 @@ GRAPH = Graph(
             lambda c, call: c.work_dir / "judged.parquet",
             {"candidates": out("sample", "candidates"), "problems": out("ingest", "problems")},
             evaluation=True,
-            description="judging candidates in the sandbox",
-            show=lambda c: c.judge.progress,
         ),
         # Before assembly: the demo measures Aletheia's token caps with its tokenizer.
         Node(
@@ -246,18 +309,37 @@ GRAPH = Graph(
         *_dpo("dpo", Bind(("assemble",), lambda c, up: up["assemble"]["train"])),
         *_dpo("mixed_dpo", out("mixed", "mixed")),
         *_adversarial("adv", evaluation=True),
-        # The manifest it reads (build.json) is written from the nodes' results by the flow.
+        # The tables that ship, named in build.json, which publish reads.
+        Node(
+            "manifest",
+            MANIFEST_STAGE,
+            lambda c: [_manifest_call(c)],
+            lambda c, call: c.work_dir / "build.json",
+            _manifest_inputs(),
+        ),
         Node(
             "publish",
             PUBLISH,
             lambda c: [PublishCall(publish=publish_config(c))],
             lambda c, call: c.hub_dir,
             {
-                "manifest": Bind((), lambda c, up: publish_inputs(c.work_dir)["manifest"]),
-                "tables": Bind((), lambda c, up: publish_inputs(c.work_dir)["tables"]),
+                "manifest": out("manifest", "manifest"),
+                "tables": Bind(
+                    ("manifest",),
+                    lambda c, up: publish_inputs(Path(up["manifest"]["manifest"]).parent)["tables"],
+                ),
             },
-            after=("mixed", "dpo", "mixed-dpo", "adv"),
-            checked=_publish_check,
+        ),
+        # With hub.push: the published folder, one atomic commit on the Hub.
+        Node(
+            "push",
+            PUSH,
+            _push_calls,
+            lambda c, call: c.work_dir / "push.json",
+            {
+                "hub": Bind(("publish",), lambda c, up: _hub_files(Path(up["publish"]["hub"]))),
+                "manifest": out("manifest", "manifest"),
+            },
         ),
         # After publish, outside the hub folder: the `evaluate:` section's verifier scored on
         # the published evaluation configs (no node run without the section).
@@ -266,9 +348,7 @@ GRAPH = Graph(
             EVALUATE,
             _evaluate_calls,
             lambda c, call: c.eval_dir,
-            {"splits": _evaluate_input("splits"), "model": _evaluate_input("model")},
-            after=("publish",),
-            description="evaluating the verifier on the published folder",
+            {name: _evaluate_input(name) for name in EVALUATE.inputs},
         ),
     ]
 )
@@ -279,17 +359,24 @@ if tuple(n.name for n in GRAPH) != NODES:  # what `aletheia stage --help` lists
         f"{[n.name for n in GRAPH]}: list them there too"
     )
 
+# The nodes of a publish of an existing build (the publish-aletheia flow): the Hub folder
+# and, with hub.push, its release.
+RELEASE = ("publish", "push")
+
+# Stages run outside the build graph through the same Prefect task and runner (a code
+# policy's evaluation, in the RLVR study; Best-of-N).
+OUTSIDE_GRAPH: dict[str, Stage[Any]] = {s.name: s for s in (POLICY_EVAL, BEST_OF_N)}
 # Every stage by name (a Prefect task runs a stage by its name).
-STAGES: dict[str, Stage[Any]] = {n.stage.name: n.stage for n in GRAPH}
+STAGES: dict[str, Stage[Any]] = {n.stage.name: n.stage for n in GRAPH} | OUTSIDE_GRAPH
 
 
 def stage_named(name: str) -> Stage[Any]:
-    """The stage of that name in the graph as it is now (a test may add a node to it), else
-    in STAGES (a stage registered to run through the fan-out without a node of its own)."""
-    found = next((n.stage for n in GRAPH if n.stage.name == name), None) or STAGES.get(name)
-    if found is None:
-        raise KeyError(f"no stage {name!r}; known: {', '.join(sorted(STAGES))}")
-    return found
+    """The stage of that name: in the graph as it is now (a test may add a node to it), or
+    run outside it."""
+    known = {n.stage.name: n.stage for n in GRAPH} | OUTSIDE_GRAPH
+    if name not in known:
+        raise KeyError(f"no stage {name!r}; known: {', '.join(sorted(known))}")
+    return known[name]
 
 
 def built_dirs(cfg: RunConfig) -> frozenset[Path]:

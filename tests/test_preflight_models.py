@@ -371,7 +371,7 @@ def test_build_eval_checks_only_the_eval_graph(tmp_path: Path) -> None:
     assert rc == 0 and out.rstrip().endswith("preflight: OK"), out + err
     cfg = load_run_config(config)
     planned = [x[9:].split(":")[0] for x in out.splitlines() if x.startswith("  stage  ")]
-    eval_nodes = [n.name for n in GRAPH if n.name in evaluation_nodes() for _ in n.sections(cfg)]
+    eval_nodes = [n.name for n in GRAPH if n.name in evaluation_nodes() for _ in n.calls(cfg)]
     assert planned == eval_nodes and "adv" in planned and "dpo" not in planned, planned
     full = preflight(cfg, docker=False)
     assert any(f.fatal and f.message.startswith("dpo.judges.gone") for f in full.findings)

@@ -20,7 +20,7 @@ from pipeline.common.graph import Graph
 from pipeline.common.stage import CheckContext, Finding, Stage
 from pipeline.config import RunConfig, load_run_config
 from pipeline.preflight import PreflightError, preflight, require_hub
-from pipeline.stages import GRAPH, STAGES
+from pipeline.stages import GRAPH, RELEASE, STAGES
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,15 +84,18 @@ def test_preflight_runs_each_stage_check_once(
         "adversarial": 2,
         "dpo-responses": 2,
         "dpo-pairs": 2,
+        "manifest": 1,
         "publish": 1,
+        "push": 1,  # hub.push is on
         "evaluate": 1,  # the demo's `evaluate:` section: its verifier, after publish
     }
-    assert [name for name, _ in calls] == [n.stage.name for n in GRAPH for _ in n.sections(cfg)]
+    assert [name for name, _ in calls] == [n.stage.name for n in GRAPH for _ in n.calls(cfg)]
     # Each check got its own section, never the run config.
     sections = dict(calls)
     assert sections["sample"] == cfg.sample and sections["assemble"] == cfg.assemble
     assert sections["dpo-responses"] == cfg.dpo.model_copy(update={"name": "mixed_dpo"})
-    assert sections["publish"] == cfg.hub
+    assert sections["push"].repo_id == cfg.hub.repo_id and sections["push"].folder == cfg.hub_dir
+    assert sections["manifest"].build_id == cfg.build_id
     assert sections["evaluate"].model == cfg.evaluate.model
     assert sections["evaluate"].hub_dir == cfg.hub_dir
     judged = [s for name, s in calls if name == "judge"]
@@ -106,7 +109,7 @@ def test_preflight_runs_each_stage_check_once(
         "ingest": {"sources"},
         "assemble": {"templates"},
         "dpo-responses": {"models", "templates"},
-        "publish": {"hub"},
+        "push": {"hub"},
     }, checks
     from_stages = [f for found in returned.values() for f in found]
     assert all(f in report.findings for f in from_stages)
@@ -123,7 +126,7 @@ def test_standalone_publish_checks_only_the_hub(tmp_path: Path) -> None:
     everything = {f.check for f in preflight(cfg, docker=False).findings if f.fatal}
     assert everything == {"sources", "models", "templates", "hub"}, everything
 
-    report = preflight(cfg, docker=False, only=("publish",))
+    report = preflight(cfg, docker=False, only=RELEASE)
     assert report.findings == [
         Finding("hub", "hub.push is on but hub.repo_id is 'not-a-repo-id'; set namespace/name"),
         Finding("hub", "hub.push is on but HF_TOKEN is not set in the environment"),
@@ -136,7 +139,9 @@ def test_standalone_publish_checks_only_the_hub(tmp_path: Path) -> None:
 
 
 def test_every_stage_value_is_listed_and_planned() -> None:
-    """STAGES names every module-level Stage of the pipeline's stage modules; GRAPH runs each."""
+    """STAGES names every module-level Stage of the pipeline's stage modules; GRAPH runs each
+    but those run through the same Prefect task outside it (a code policy's evaluation, the
+    RLVR study's; Best-of-N)."""
     modules = [
         "pipeline.problems.stage",
         "pipeline.splits.stage",
@@ -146,8 +151,12 @@ def test_every_stage_value_is_listed_and_planned() -> None:
         "pipeline.instances.stage",
         "pipeline.instances.adversarial.stage",
         "pipeline.instances.dpo.stage",
+        "pipeline.publish.manifest",
         "pipeline.publish.stage",
+        "pipeline.publish.release",
         "pipeline.evaluate.stage",
+        "pipeline.policy_eval.stage",
+        "pipeline.bestofn.stage",
     ]
     found = {
         value.name: value
@@ -156,7 +165,8 @@ def test_every_stage_value_is_listed_and_planned() -> None:
         if isinstance(value, Stage)
     }
     assert found == STAGES
-    assert list(dict.fromkeys(n.stage.name for n in GRAPH)) == list(STAGES)
+    assert list(dict.fromkeys(n.stage.name for n in GRAPH)) == list(STAGES)[:-2]
+    assert list(STAGES)[-2:] == ["policy-eval", "best-of-n"]
 
 
 def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) -> None:
@@ -169,11 +179,11 @@ def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) 
     ]
     report = preflight(cfg, docker=False)
     lines = [x.removeprefix("  stage  ") for x in report.lines() if x.startswith("  stage  ")]
-    expected = [n.name for n in GRAPH for _ in n.sections(cfg)]
+    expected = [n.name for n in GRAPH for _ in n.calls(cfg)]
     assert [x.split(":", 1)[0] for x in lines] == expected
     assert Counter(expected)["fit-policy"] == len(cfg.policies) == 2
     assert {"mixed", "adv", "mixed-judge", "adv-judge", "dpo", "mixed-dpo"} <= set(expected)
-    assert {n.stage.name for n in GRAPH if n.name in expected} == set(STAGES)  # every stage
+    assert {n.stage.name for n in GRAPH if n.name in expected} == {n.stage.name for n in GRAPH}
     assert all(x.split(": ", 1)[1] for x in lines)  # a line of its own after the name
     by_stage = {x.split(":", 1)[0]: x for x in lines}
     r = cfg.runner
@@ -182,7 +192,7 @@ def test_every_stage_in_the_build_order_contributes_a_plan_line(tmp_path: Path) 
     assert f"{r.dpo_shards} shard(s) each" in by_stage["dpo-responses"]
     assert f"{len(cfg.dpo.judges)} verifier model(s)" in by_stage["dpo-responses"]
     assert by_stage["assemble"].endswith(", ".join(s.name for s in cfg.assemble.splits))
-    assert f"push to {cfg.hub.repo_id}" in by_stage["publish"]
+    assert f"push the hub folder to {cfg.hub.repo_id}" in by_stage["push"]
     assert f"  into   {cfg.work_dir} " in "\n".join(report.lines())
 
 

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.bestofn.config import BestOfNConfig
-from pipeline.common.runner import StageResult, run_stage
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.prepared import run_prepared
+from pipeline.common.progress import progress_file
+from pipeline.common.runner import StageResult
+from pipeline.common.stage import Keying, ShardContext, Stage, Stats
 from pipeline.model_refs import model_files
 
 STAGE = "best-of-n"
@@ -63,10 +65,10 @@ BEST_OF_N: Stage[BestOfNConfig] = Stage(
     inputs=("problems", "samples", "verifier"),
     outputs=_outputs,
     run=_run,
-    key_exclude=KEY_EXCLUDE,
-    loads_models=True,
+    key=Keying(KEY_EXCLUDE),
+    models="local",
+    reports=lambda call, out: progress_file(out),
     tags=("gpu",),
-    code=("pipeline.bestofn", "pipeline.sampling", "pipeline.judge"),
 )
 
 
@@ -84,7 +86,7 @@ def best_of_n_inputs(
 def run_best_of_n(
     config: BestOfNConfig, problems: Path, samples: Path, out_dir: Path, *, force: bool = False
 ) -> StageResult:
-    """Best-of-N into `out_dir` through the runner (or reuse it: the marker matched)."""
-    return run_stage(
-        BEST_OF_N, config, best_of_n_inputs(config, problems, samples), Path(out_dir), force=force
-    )
+    """Best-of-N into `out_dir` through the one way into a stage (`pipeline.common.prepared`),
+    or reuse it: the marker matched."""
+    inputs = best_of_n_inputs(config, problems, samples)
+    return run_prepared(BEST_OF_N, config, inputs, Path(out_dir), force=force)

@@ -80,12 +80,14 @@ def files(paths: Callable[[Any], Paths]) -> Bind:
 class Node:
     """One stage in the build: its calls, inputs, outputs and place in the order.
 
-    `calls(cfg)`: one per run (empty: the config leaves the stage out). What preflight checks
-    with the stage's `check` and runs: the stage's call, or, for a stage with `call_of`, the
-    section it becomes at run time. `out(cfg, call)`: the primary output, under the work dir.
-    `after`: nodes that must finish first though no input reads them (the policy fits before
-    sampling, whose model sources read their folders). `evaluation`: part of
-    build-aletheia-eval (the eval nodes are a subset of the train build's)."""
+    `calls(cfg)`: one per run (empty: the config leaves the stage out); each is what
+    preflight checks with the stage's `check` and plans, and what runs: the stage's call,
+    or, for a stage with `call_of`, the section it becomes at run time. `out(cfg, call)`:
+    the primary output, under the work dir. `after`: nodes that must finish first though no
+    input reads them (the policy fits before sampling, whose model sources read their
+    folders). `evaluation`: part of build-aletheia-eval (the eval nodes are a subset of the
+    train build's). An executor names everything it shows of the node (progress lines,
+    artifacts, shard task runs, fingerprints) by `name`."""
 
     name: str
     stage: Stage[Any]
@@ -94,24 +96,6 @@ class Node:
     inputs: Mapping[str, Bind] = field(default_factory=dict)
     after: tuple[str, ...] = ()
     evaluation: bool = False
-    # The fan-out's artifact and terminal names (sharded nodes); None: the node's name.
-    label: str | None = None
-    title: str | Callable[[Any], str] | None = None  # its progress lines' name
-    run_prefix: str | None = None  # its shards' task runs (default `<stage>-shard`)
-    description: str = ""
-    show: Callable[[Any], bool] = lambda cfg: True  # its fan-out's terminal lines
-    # What the stage's check reads, once per run (default: the calls).
-    checked: Callable[[Any], Sequence[Any]] | None = None
-
-    def shown_as(self, cfg: Any) -> str:
-        """The name its progress lines carry."""
-        if callable(self.title):
-            return self.title(cfg)
-        return self.title or self.label or self.name
-
-    def sections(self, cfg: Any) -> Sequence[Any]:
-        """What preflight checks and plans, one per run."""
-        return (self.checked or self.calls)(cfg)
 
     @property
     def upstream(self) -> tuple[str, ...]:
@@ -154,6 +138,14 @@ class Graph:
 
     def evaluation(self) -> list[Node]:
         return [n for n in self if n.evaluation]
+
+    def downstream(self, name: str) -> list[Node]:
+        """`name` and every node that reads it, directly or not, in build order."""
+        reached = {name}
+        for n in self:
+            if reached & set(n.upstream):
+                reached.add(n.name)
+        return [n for n in self if n.name in reached]
 
 
 def resolve_inputs(node: Node, cfg: Any, up: Mapping[str, Done]) -> dict[str, Path | list[Path]]:

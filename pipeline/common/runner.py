@@ -255,14 +255,14 @@ def run_stage(
 ) -> StageResult:
     """Run one stage (or one shard of it) into the primary output `out`, or reuse it.
 
-    The key hashes the stage version, `config.model_dump(exclude=stage.key_exclude)`,
-    `stage.key_extra` and the content of every input, in `stage.inputs` order."""
+    The key hashes the stage version, `config.model_dump(exclude=stage.key.exclude)`,
+    `stage.key.extra` and the content of every input, in `stage.inputs` order."""
     _check_inputs(stage, config, inputs)
     out = Path(out)
     files = [p for n in stage.inputs for p in _as_list(inputs[n])]
-    keyed: dict[str, Any] = {"config": config.model_dump(mode="json", exclude=stage.key_exclude)}
-    if stage.key_extra is not None:
-        keyed["extra"] = stage.key_extra(config, inputs, out)
+    keyed: dict[str, Any] = {"config": config.model_dump(mode="json", exclude=stage.key.exclude)}
+    if stage.key.extra is not None:
+        keyed["extra"] = stage.key.extra(config, inputs, out)
     outputs = stage.outputs(config, out)
     if stage.atomic and out.suffix and set(outputs.values()) - {out}:
         raise ValueError(

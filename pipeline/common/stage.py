@@ -137,8 +137,57 @@ class Chunks:
     key: str
 
 
+@dataclass(frozen=True)
+class Keying:
+    """What of a call enters its stage's key, beside the content of every input: its fields
+    less `exclude` (model_dump's exclude: what changes no row, `progress` by default), and
+    `extra`, what the call stands for beyond its fields (publish: the load target its card
+    names; a bound judge: its engine's stamp), from (call, inputs, primary output)."""
+
+    exclude: Any = frozenset({"progress"})
+    extra: Callable[[Any, Mapping[str, Any], Path], str] | None = None
+
+
 def _no_findings(config: Any, ctx: CheckContext) -> Iterable[Finding]:
     return ()
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What an executor shows of a finished stage run (`Stage.shows`), beside the rows and
+    content hash of each Parquet output it shows for every stage: log lines, tables (the
+    Prefect UI's table artifacts: key -> (description, rows)), a part of the build's
+    summary (Markdown), fingerprint entries of its own (a model's weights hash:
+    `{"stage", "output", "rows": None, "hash"}`) and fields added to its outputs' entries
+    (output name -> fields: the judge's timing). Plain data: no stage knows Prefect."""
+
+    lines: tuple[str, ...] = ()
+    tables: Mapping[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    summary: str = ""
+    prints: tuple[dict[str, Any], ...] = ()
+    notes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+class LeftUnfinished(RuntimeError):
+    """A run that wrote its outputs but left some work undone (units that failed to
+    generate): raised by `Stage.run`, so the runner writes no marker and the next run
+    retries what is missing. `stats`: what the run returns. An executor goes on with the
+    outputs and says so; it does not fail the build."""
+
+    def __init__(self, message: str, stats: Stats) -> None:
+        super().__init__(message)
+        self.stats = stats
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished stage run as `Stage.shows` sees it: the call its node gave (for a stage
+    with `call_of`, the section), its inputs, its outputs (name -> path) and its stats."""
+
+    call: Any
+    inputs: Mapping[str, Path | list[Path]]
+    outputs: Mapping[str, str]
+    stats: Stats
 
 
 @dataclass(frozen=True)
@@ -156,8 +205,7 @@ class Stage(Generic[C]):
     run: Callable[[ShardContext[C]], Stats]  # one shard or the whole stage
     check: Callable[[C, CheckContext], Iterable[Finding]] = _no_findings
     optional_outputs: frozenset[str] = frozenset()  # a quarantine written only with rows
-    key_exclude: Any = frozenset({"progress"})  # model_dump(exclude=): no effect on rows
-    key_extra: Callable[[C, Mapping[str, Any], Path], str] | None = None  # publish: hub dir
+    key: Keying = field(default_factory=lambda: Keying())  # what of the call is keyed
     sharding: Sharding | None = None
     chunks: Chunks | None = None  # None: resume by the marker only
     marker: str = MARKER  # the policy fit keeps "fit.json"
@@ -165,7 +213,6 @@ class Stage(Generic[C]):
     # A folder output that ships whole (the Hub folder: every file in it is pushed) keeps
     # its marker beside it, in `.<name>.stage/`, as a file output does.
     marker_beside: bool = False
-    code: tuple[str, ...] = ()  # packages whose source versions the Prefect cache
     tags: tuple[str, ...] = ("cpu",)
     # Its dry-run plan line, given each section pipeline/stages.py BUILD plans (as `check`);
     # the report prints `stage  <name>: <line>`. None: the name alone.
@@ -176,13 +223,14 @@ class Stage(Generic[C]):
     call_of: Callable[[Any, Mapping[str, Any]], C] | None = None
     # Open what a run needs (a judge engine), registered on the ExitStack, and return the
     # stage bound to it and the call as it runs (`quiet`: progress as log lines, no bars).
-    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = (
-        None
-    )
-    loads_models: bool = False  # local models: transformers' classes resolved under a lock
-    pins_cpu: bool = False  # the CPU kernels pinned first: the same floats on any x86 machine
+    resources: Callable[[C, Mapping[str, Any], ExitStack, bool], tuple[Stage[C], C]] | None = None
+    # Local models: "local", transformers' classes resolved under a lock first; "pinned",
+    # and the CPU kernels pinned before that (the same floats on any x86 machine).
+    models: Literal["local", "pinned"] | None = None
     reports: Callable[[C, Path], Path] | None = None  # where its progress goes (StageWatch)
-    summary: Callable[[Stats], str] | None = None  # a finished shard, in the progress artifact
+    # What an executor shows of a finished run besides its outputs' fingerprints (counts
+    # tables, a model's weights hash, a part of the build's summary).
+    shows: Callable[[Finished], Shown] | None = None
 
     def __post_init__(self) -> None:
         if self.sharding is not None:

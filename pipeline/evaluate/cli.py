@@ -133,9 +133,11 @@ def _run_evaluation(
     """Score the verifier and print a few lines and where the report is (the whole report
     would scroll past)."""
     from pipeline.evaluate.report import summary
-    from pipeline.evaluate.run import evaluate
+    from pipeline.evaluate.stage import EvaluateCall, run_evaluation
 
-    report = evaluate(model, data, out, cfg, responses=responses, allow_partial=partial)
+    given = {"model": model and str(model), "hub_dir": data, "responses": responses}
+    call = EvaluateCall.model_validate(cfg.model_dump() | given | {"allow_partial": partial})
+    report = run_evaluation(call, out)  # EVALUATE: its marker decides
     typer.echo(summary(report))
 
 

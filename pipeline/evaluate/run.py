@@ -17,7 +17,7 @@ from pipeline.evaluate.checkpoint import GenerationLog
 from pipeline.evaluate.checkpoint import discard as discard_partial
 from pipeline.evaluate.config import EvalConfig
 from pipeline.evaluate.metrics import Judged, flip_rates
-from pipeline.evaluate.per_instance import instance_rows, write_instance_table
+from pipeline.evaluate.per_instance import INSTANCES_FILE, instance_rows, write_instance_table
 from pipeline.evaluate.provenance import (
     ProvenanceError,
     generated_with,
@@ -157,37 +157,49 @@ def evaluate(
     ]
     for flag in report["flags"]:
         log.warning("%s", flag)
-    table_path = write_instance_table(per_instance, out)
-    json_path, md_path = write_report(report, out)
-    report["files"] = {
-        "json": str(json_path),
-        "markdown": str(md_path),
+    write_instance_table(per_instance, out)
+    write_report(report, out)
+    return with_files(report, out)
+
+
+def with_files(report: dict[str, Any], out: Path) -> dict[str, Any]:
+    """A report (as report.json holds it) with where each of its files is under `out`."""
+    files = {
+        "json": str(out / "report.json"),
+        "markdown": str(out / "report.md"),
         "responses": str(out / "responses.jsonl"),
         "generated_with": str(provenance_path(out / "responses.jsonl")),
-        "instances": str(table_path),
+        "instances": str(out / INSTANCES_FILE),
         "sc_plots": {s: str(out / f) for s, f in report["sc_plots"].items()},
         "reliability_plots": {s: str(out / f) for s, f in report["reliability_plots"].items()},
     }
-    return report
+    return report | {"files": files}
 
 
 def refuse_a_stage_folder(out_dir: str | Path, flag: str = "--out") -> None:
-    """A folder a build stage wrote (its marker inside: the build's own evaluation after
-    publish, out/demo/eval) is not where another evaluation goes: its report would be taken
-    for the build's, and the stage would redo its work over it. UserError, one line."""
+    """A folder another stage wrote, or a build's own evaluation after publish (its
+    marker names the build: out/demo/eval), is not where this evaluation goes: its report
+    would be taken for the build's, and the build would redo its work over it. An
+    evaluation of its own there (run before, its marker naming no build) is rerun or reused
+    by its marker. UserError, one line."""
     from pipeline.common.stage import MARKER
     from pipeline.errors import UserError
 
     marker = Path(out_dir) / MARKER
-    if marker.is_file():
-        try:
-            stage = json.loads(marker.read_text()).get("stage", "a stage")
-        except (OSError, ValueError):
-            stage = "a stage"
-        raise UserError(
-            f"{flag} {out_dir}: the build's `{stage}` stage writes there (its marker "
-            f"{marker.name}); give this evaluation a folder of its own"
-        )
+    if not marker.is_file():
+        return
+    try:
+        found = json.loads(marker.read_text())
+        stage, build = found.get("stage", "a stage"), (found.get("stats") or {}).get("build")
+    except (OSError, ValueError, AttributeError):
+        stage, build = "a stage", None
+    if stage == "evaluate" and not build:
+        return
+    whose = f"build {build}'s `evaluate`" if build else f"the build's `{stage}`"
+    raise UserError(
+        f"{flag} {out_dir}: {whose} stage writes there (its marker {marker.name}); give "
+        "this evaluation a folder of its own"
+    )
 
 
 def coverage(

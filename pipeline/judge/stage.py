@@ -45,8 +45,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.common import progress
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
-from pipeline.common.runner import run_stage
-from pipeline.common.stage import Chunks, ShardContext, Sharding, Stage, Stats
+from pipeline.common.prepared import run_prepared
+from pipeline.common.stage import (
+    Chunks,
+    Finished,
+    Keying,
+    ShardContext,
+    Sharding,
+    Shown,
+    Stage,
+    Stats,
+)
 from pipeline.judge.checks import check_judge
 from pipeline.judge.config import JudgeConfig, SandboxSection
 from pipeline.judge.interface import (
@@ -320,6 +329,11 @@ class JudgeCall(BaseModel):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
 
+    @property
+    def progress(self) -> bool:
+        """Whether its progress is shown (an executor's terminal lines): the judge's."""
+        return self.judge.progress
+
 
 JUDGE_VERSION = "1"
 
@@ -472,7 +486,7 @@ JUDGE: Stage[JudgeCall] = Stage(
     run=_run,
     plan=_plan_line,
     optional_outputs=frozenset({"quarantine"}),
-    key_exclude=JUDGE_KEY_EXCLUDE,
+    key=Keying(JUDGE_KEY_EXCLUDE),
     chunks=Chunks(schema=_KEY_SCHEMA, key="program_key"),
     # As flows/build.py's judge-shards subflow lays them out today.
     sharding=Sharding(
@@ -486,11 +500,10 @@ JUDGE: Stage[JudgeCall] = Stage(
         folder=lambda out: Path(out).parent / "judge",
         part=_shard_part,
     ),
-    code=("pipeline.judge", "sandbox"),
     tags=("cpu", "sandbox"),
     resources=lambda call, inputs, opened, quiet: _with_engine(call, inputs, opened, quiet),
     reports=lambda call, out: progress.progress_file(out),
-    summary=lambda stats: f"{stats.get('judged_rows', 0)} rows",
+    shows=lambda done: _shown(done),
 )
 """JUDGE opening its own engine from the call's sandbox section, when something is left to
 judge. Its key holds the section, not the engine's stamp (unknown before the engine opens):
@@ -498,18 +511,27 @@ a wiring that must re-judge when the sandbox image changes under an unchanged se
 the engine with `judge_stage(engine)`, as `judge_candidates` does."""
 
 
+def _shown(done: Finished) -> Shown:
+    from pipeline.judge.shown import judge_shown  # polars: only when a build shows it
+
+    return judge_shown(done)
+
+
 def _stamp_of(engine: JudgeEngine, call: JudgeCall, inputs: Mapping[str, Any], out: Path) -> str:
     return f"judge_stamp:{engine.stamp}"
 
 
 def judge_stage(engine: JudgeEngine | None) -> Stage[JudgeCall]:
-    """JUDGE judging with `engine` (opened and closed by the caller). Its stamp enters the
-    key, so a finished output is reused only for the engine that judged it; the chunks are
-    filtered by the same stamp. None: JUDGE itself."""
+    """JUDGE judging with `engine` (opened and closed by the caller: it opens nothing of
+    its own). Its stamp enters the key, so a finished output is reused only for the engine
+    that judged it; the chunks are filtered by the same stamp. None: JUDGE itself."""
     if engine is None:
         return JUDGE
     return dataclasses.replace(
-        JUDGE, run=partial(_run, engine=engine), key_extra=partial(_stamp_of, engine)
+        JUDGE,
+        run=partial(_run, engine=engine),
+        key=Keying(JUDGE_KEY_EXCLUDE, partial(_stamp_of, engine)),
+        resources=None,
     )
 
 
@@ -546,18 +568,16 @@ def judge_candidates(
     client: JudgeEngine | None = None,
     sandbox: SandboxSection | None = None,
 ) -> dict[str, Any]:
-    """The judge stage through the runner. Writes `out` (JUDGED_CANDIDATE_SCHEMA) and returns
-    its stats (the marker's, when a finished output for this engine is reused).
+    """The judge stage through the one way into a stage (`pipeline.common.prepared`). Writes
+    `out` (JUDGED_CANDIDATE_SCHEMA) and returns its stats (the marker's, when a finished
+    output for this engine is reused).
 
-    `client`: the judge engine to use; None opens the one `sandbox` names (docker by default),
-    only when some candidate is judged, and closes it at the end."""
+    `client`: the judge engine to use (the caller's, open); None opens the one `sandbox`
+    names (docker by default), only when some candidate is judged, and closes it at the end."""
     call = JudgeCall(judge=config or JudgeConfig(), sandbox=sandbox or SandboxSection())
     inputs = {"candidates": Path(candidates), "problems": Path(problems)}
-    with ExitStack() as opened:
-        stage = judge_stage(client) if client is not None else None
-        if stage is None:
-            stage, call = _with_engine(call, inputs, opened, quiet=False)
-        return run_stage(stage, call, inputs, Path(out)).stats
+    stage = judge_stage(client) if client is not None else JUDGE
+    return run_prepared(stage, call, inputs, Path(out)).stats
 
 
 def quarantine_path(out: Path) -> Path:

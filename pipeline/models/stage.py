@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 from pipeline.common.config import RunnerSection
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.models.config import PolicyFit
 from pipeline.models.policy import FIT_FILE, Example, fit_key, fit_policy, read_fit
 from pipeline.models.tiny import write_tiny_model
@@ -78,6 +78,19 @@ def _fit_plan(spec: PolicyFit, runner: RunnerSection) -> str:
     )
 
 
+def weights_shown(label: str, stats: Stats) -> Shown:
+    """A model's fingerprint: the hash of its weights file (none recorded: nothing)."""
+    digest = stats.get("weights_sha256")
+    if not digest:
+        return Shown()
+    return Shown(prints=({"stage": label, "output": "weights", "rows": None, "hash": digest},))
+
+
+def _fit_shown(done: Finished) -> Shown:
+    spec = done.call.spec if isinstance(done.call, FitCall) else done.call
+    return weights_shown(f"fit {spec.name}", done.stats)
+
+
 def policy_progress_file(model_dir: str | Path) -> Path:
     """Beside the model folder, not in it: a fit replaces the folder when it is done."""
     d = Path(model_dir)
@@ -98,17 +111,17 @@ FIT_POLICY: Stage[FitCall] = Stage(
     name="fit-policy",
     version="1",
     config=FitCall,
-    inputs=(),  # the examples are data in the call; key_extra hashes them
+    inputs=(),  # the examples are data in the call; key.extra hashes them
     outputs=_fit_outputs,
     run=_run_fit,
     plan=_fit_plan,
-    key_exclude={"examples": True, "spec": {"dir"}},
-    key_extra=_fit_key_extra,
+    key=Keying({"examples": True, "spec": {"dir"}}, _fit_key_extra),
     marker=FIT_FILE,
     atomic=True,
     call_of=_fit_call,
-    loads_models=True,
+    models="local",
     reports=lambda call, out: policy_progress_file(out),
+    shows=_fit_shown,
 )
 
 
@@ -172,8 +185,8 @@ TINY_MODEL: Stage[TinyModelCall] = Stage(
     run=_run_tiny,
     plan=_tiny_plan,
     atomic=True,
-    loads_models=True,
-    pins_cpu=True,
+    models="pinned",
+    shows=lambda done: weights_shown("tiny-model", done.stats),
 )
 
 

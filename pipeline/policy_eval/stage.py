@@ -15,8 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pipeline.common.runner import StageResult, run_stage
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.prepared import run_prepared
+from pipeline.common.runner import StageResult
+from pipeline.common.stage import Keying, ShardContext, Stage, Stats
 from pipeline.model_refs import model_files
 from pipeline.policy_eval.config import PolicyEvalConfig
 
@@ -60,10 +61,9 @@ POLICY_EVAL: Stage[PolicyEvalConfig] = Stage(
     inputs=("problems", "model"),
     outputs=_outputs,
     run=_evaluate,
-    key_exclude=KEY_EXCLUDE,
-    loads_models=True,
+    key=Keying(KEY_EXCLUDE),
+    models="local",
     tags=("gpu",),
-    code=("pipeline.policy_eval", "pipeline.sampling", "pipeline.judge"),
 )
 
 
@@ -75,7 +75,7 @@ def policy_eval_inputs(config: PolicyEvalConfig, problems: Path) -> dict[str, Pa
 def run_policy_eval(
     config: PolicyEvalConfig, problems: Path, out_dir: Path, *, force: bool = False
 ) -> StageResult:
-    """Evaluate one policy into `out_dir` through the runner (or reuse it: marker matched)."""
-    return run_stage(
-        POLICY_EVAL, config, policy_eval_inputs(config, problems), Path(out_dir), force=force
-    )
+    """Evaluate one policy into `out_dir` through the one way into a stage
+    (`pipeline.common.prepared`), or reuse it: its marker matched."""
+    inputs = policy_eval_inputs(config, problems)
+    return run_prepared(POLICY_EVAL, config, inputs, Path(out_dir), force=force)

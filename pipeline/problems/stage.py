@@ -51,7 +51,7 @@ from schemas.tables import models_to_table
 class IngestCall(BaseModel):
     """What INGEST runs on, built at wiring time and never part of RunConfig: the source
     specs and the `ingest` section. `progress` (the terminal bars) has no effect on rows and
-    stays out of the key (the stage's default `key_exclude`)."""
+    stays out of the key (the stage's default `key`)."""
 
     model_config = ConfigDict(extra="forbid")
 

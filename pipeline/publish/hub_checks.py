@@ -1,6 +1,6 @@
-"""PUBLISH's preflight check: the Hub, when the release is pushed. Its section is the run's
-`hub` (PublishCall names the repo the card's load lines use, not whether to push); a
-publish of an existing build runs this check alone (`preflight(..., only=("publish",))`)."""
+"""PUSH's preflight check: the Hub, when the release is pushed (the push node runs only when
+the run config's `hub.push` is on); a publish of an existing build runs it with publish's
+(`preflight(..., only=RELEASE)`)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ from typing import Any
 from pipeline.common.stage import CheckContext, Finding
 
 
-def check_hub(hub: Any, ctx: CheckContext) -> list[Finding]:
-    """`hub` is the run config's HubSection (pipeline.config sits above publish: Any)."""
-    if not hub.push:
-        return []
+def check_hub(push: Any, ctx: CheckContext) -> list[Finding]:
+    """`push`: PUSH's call (pipeline/publish/release.py PushCall), made from `hub:`."""
     out = []
-    repo = hub.repo_id
+    repo = push.repo_id
     if not repo or repo.count("/") != 1:
         out.append(
             Finding("hub", f"hub.push is on but hub.repo_id is {repo!r}; set namespace/name")

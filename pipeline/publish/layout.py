@@ -30,7 +30,8 @@ MANIFEST = "build.json"
 
 
 class BuildManifest(BaseModel):
-    """What a build produced and how: written by the build flow, read by `publish`.
+    """What a build produced and how: written by the `manifest` node (pipeline/publish/
+    manifest.py), read by `publish`.
 
     Paths are relative to the build folder (the flow's work dir) so a build can be moved.
     """
@@ -50,6 +51,8 @@ class BuildManifest(BaseModel):
     # split assignments (cluster ids): recorded for provenance; publishing re-derives
     # invariant 2 from the rows it ships and does not read them
     assignments: str | None = None
+    # Each stage's stats: written by builds before the manifest was a node; read, never
+    # written (every stage's marker keeps its own).
     stage_stats: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def write(self, build_dir: str | Path) -> Path:
@@ -64,7 +67,8 @@ class BuildManifest(BaseModel):
         path = Path(build_dir) / MANIFEST
         if not path.exists():
             raise FileNotFoundError(
-                f"{path} not found: `--build` must be a build folder written by build-aletheia-train"
+                f"{path} not found: `--build` must be a build's work folder (its `manifest` "
+                "node writes build.json)"
             )
         return cls.model_validate_json(path.read_text())
 

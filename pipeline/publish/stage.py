@@ -9,7 +9,8 @@ tables). It is
 `atomic`: the runner builds it in a hidden sibling and swaps it in whole, so a crash
 mid-publish leaves the previous folder as it was. Every file in the folder ships, so its
 marker stays beside it (`.<hub>.stage/`), and the key's extra part is the load target the
-card names (`key_extra`). `build_hub_folder` is the entry the flows and the CLI call.
+card names (`key.extra`). The build graph's `publish` node runs it on the `manifest`
+node's build.json; `build_hub_folder` is `aletheia publish --build`'s entry (any build folder).
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.common.config import RunnerSection
 from pipeline.common.perms import as_if_created
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.publish.answer_format import tables_with_answer_format
 from pipeline.publish.card import load_target, release_files, render_card
 from pipeline.publish.card_info import dataset_info
 from pipeline.publish.checks import enforce, run_checks
-from pipeline.publish.config import HubSection, PublishConfig
-from pipeline.publish.hub_checks import check_hub
+from pipeline.publish.config import PublishConfig
 from pipeline.publish.labels import tables_with_modification_labels
 from pipeline.publish.layout import (
     MANIFEST,
@@ -110,7 +110,7 @@ def _build_dir(inputs: Mapping[str, Path | list[Path]]) -> Path:
 
 def _load_from(call: PublishCall, inputs: Mapping[str, Path | list[Path]], hub_dir: Path) -> str:
     """What the card's load lines name: `repo_id`, else the build's `hub.repo_id`, else the
-    folder as given. It enters the key (`key_extra`): a folder published for another repo
+    folder as given. It enters the key (`key.extra`): a folder published for another repo
     or path has another card."""
     return load_target(call.repo_id or _repo_id(BuildManifest.read(_build_dir(inputs))), hub_dir)
 
@@ -183,26 +183,28 @@ def _publish(ctx: ShardContext[PublishCall]) -> Stats:
     }
 
 
-def _plan_line(hub: HubSection, runner: RunnerSection) -> str:
-    """Planned on the run's `hub` section, as its check is (pipeline/stages.py BUILD)."""
-    push = f" + push to {hub.repo_id}" if hub.push else ""
-    return "the hub folder" + push
+def _plan_line(call: PublishCall, runner: RunnerSection) -> str:
+    return "the hub folder: card, shards, plots, the invariants checked on what ships"
+
+
+def _shown(done: Finished) -> Shown:
+    from pipeline.publish.shown import publish_shown  # polars, matplotlib's tables: on use
+
+    return publish_shown(done)
 
 
 PUBLISH: Stage[PublishCall] = Stage(
     name=STAGE,
     version=VERSION,
     config=PublishCall,
-    check=check_hub,  # on the run's `hub` section (pipeline/stages.py BUILD)
     inputs=("manifest", "tables"),
     outputs=_outputs,
     run=_publish,
     plan=_plan_line,
-    key_exclude=frozenset({"repo_id"}),  # it acts only through the load target: key_extra
-    key_extra=_load_from,
+    key=Keying(frozenset({"repo_id"}), _load_from),  # repo_id acts through the load target
     atomic=True,
     marker_beside=True,  # every file in the Hub folder is pushed: no marker inside
-    code=("pipeline.publish",),
+    shows=_shown,
 )
 
 
@@ -216,7 +218,7 @@ def build_hub_folder(
     and whether the folder was reused (`cached`).
 
     The card's load lines name `repo_id` (default: the build's `hub.repo_id`), or without
-    one the folder as given here. The old entry, kept until the flows run `PUBLISH` itself."""
+    one the folder as given here (`aletheia publish --build`)."""
     call = PublishCall(publish=config or PublishConfig(), repo_id=repo_id)
     result = run_stage(PUBLISH, call, publish_inputs(build_dir), Path(hub_dir))
     return result.stats | {"cached": result.cached}

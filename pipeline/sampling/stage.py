@@ -38,7 +38,7 @@ from pipeline.common.config import RunnerSection
 from pipeline.common.hashing import canonical_json, sha256_text
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.runner import run_stage
-from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
+from pipeline.common.stage import LeftUnfinished, ShardContext, Sharding, Stage, Stats
 from pipeline.judge.summary import candidate_summary
 from pipeline.sampling.backends.base import Backend, GenerationRequest, GenerationResult
 from pipeline.sampling.checks import check_sample
@@ -332,7 +332,7 @@ def _default_factory(source: ModelSource) -> Backend:
     return make_backend(source)
 
 
-class Incomplete(RuntimeError):
+class Incomplete(LeftUnfinished):
     """Some units failed to generate. The candidates and sample_stats.json are written (the
     finished units are kept in the unit shards), but the stage must not be marked finished:
     the next run retries the failed units. `stats` is what the run returns."""
@@ -341,9 +341,9 @@ class Incomplete(RuntimeError):
         errors = sum(s.get("generation_errors", 0) for s in stats["sources"].values())
         super().__init__(
             f"sample: {errors} unit(s) failed to generate; run again to retry them "
-            "(finished work is kept)"
+            "(finished work is kept)",
+            stats,
         )
-        self.stats = stats
 
 
 def sample_outputs(config: SampleConfig, out: Path) -> dict[str, Path]:
@@ -485,16 +485,13 @@ SAMPLE: Stage[SampleConfig] = Stage(
         folder=_shard_folder,
         part=_part,
     ),
-    code=("pipeline.sampling",),
     tags=("gpu",),
     resources=lambda cfg, inputs, opened, quiet: (
         SAMPLE,
         cfg.model_copy(update={"progress": False}) if quiet else cfg,  # log lines, not a bar
     ),
-    loads_models=True,
-    pins_cpu=True,
+    models="pinned",
     reports=lambda cfg, out: progress.progress_file(out),
-    summary=lambda stats: f"{stats.get('candidates', 0)} candidates",
 )
 
 

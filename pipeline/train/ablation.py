@@ -8,10 +8,11 @@ the same protocol (`pipeline.evaluate`), and one comparison table and a cost-vs-
 plot are written (`pipeline.train.ablation_report`).
 
 A cell is one recipe, in `<out_dir>/cells/<recipe>/`: `train/` (the TrainConfig's output
-folder), `eval/` (report.json, report.md, responses.jsonl) and `cell.json` (its state). A cell
-whose training finished is never trained again (its settings are checked against `cell.json`:
-other settings are an error, not a silent retrain); a cell that failed is redone alone on the
-next run, resuming its newest checkpoint.
+folder), `eval/` (report.json, report.md, responses.jsonl: the evaluation stage's folder, its
+marker deciding whether it runs again) and `cell.json` (its state). A cell whose training
+finished is never trained again (its settings are checked against `cell.json`: other settings
+are an error, not a silent retrain); a cell that failed is redone alone on the next run,
+resuming its newest checkpoint.
 """
 
 from __future__ import annotations
@@ -231,31 +232,29 @@ def _launch(cfg: AblationConfig, recipe: str, tcfg: Any) -> dict[str, Any]:
 
 
 def evaluate_cell(cfg: AblationConfig, recipe: str) -> dict[str, Any]:
-    """Evaluate a trained cell's checkpoint (or read back the report of the same evaluation)."""
-    from pipeline.evaluate import evaluate
+    """Evaluate a trained cell's checkpoint into `eval/` through the evaluation stage
+    (EVALUATE): its marker there decides, so the same checkpoint, rows and settings are
+    not evaluated again."""
+    from pipeline.evaluate.stage import EvaluateCall, run_evaluation
 
     state = read_cell(cfg, recipe)
     if state.get("status") not in ("trained", "evaluated"):
         raise UserError(f"cell {recipe}: not trained yet (status {state.get('status')})")
-    ecfg = eval_config(cfg, recipe)
-    fingerprint = _fingerprint([ecfg.model_dump(mode="json"), str(cfg.data_dir)])
-    report_path = cfg.cell_dir(recipe) / "eval" / "report.json"
-    if (
-        state["status"] == "evaluated"
-        and state.get("eval_fingerprint") == fingerprint
-        and report_path.exists()
-    ):
-        log.info("cell %s: evaluated already", recipe)
-        return {"report": str(report_path)}
+    call = EvaluateCall.model_validate(
+        eval_config(cfg, recipe).model_dump()
+        | {"model": state["summary"]["model_path"], "hub_dir": cfg.data_dir}
+    )
     start = time.perf_counter()
     try:
-        report = evaluate(state["summary"]["model_path"], cfg.data_dir, report_path.parent, ecfg)
+        report = run_evaluation(call, cfg.cell_dir(recipe) / "eval")
     except BaseException as e:
         _write_cell(cfg, recipe, state | {"eval_error": f"{type(e).__name__}: {e}"})
         raise
-    state = {k: v for k, v in state.items() if k != "eval_error"}
-    _write_cell(cfg, recipe, state | {"status": "evaluated", "eval_fingerprint": fingerprint,
-                                      "report": report["files"]["json"],
+    if report["cached"] and state["status"] == "evaluated":
+        log.info("cell %s: evaluated already", recipe)
+        return {"report": report["files"]["json"]}
+    state = {k: v for k, v in state.items() if k not in ("eval_error", "eval_fingerprint")}
+    _write_cell(cfg, recipe, state | {"status": "evaluated", "report": report["files"]["json"],
                                       "eval_s": time.perf_counter() - start})  # fmt: skip
     return {"report": report["files"]["json"]}
 

@@ -57,7 +57,7 @@ CHUNK_ROWS = pa.schema(
 
 class ToyConfig(BaseModel):
     factor: int = 2
-    progress: bool = False  # the default key_exclude leaves it out of the key
+    progress: bool = False  # the default `key` leaves it out
 
 
 def write_rows(path: Path, rows: list[tuple[str, int]]) -> Path:

@@ -50,10 +50,18 @@ def test_an_evaluation_into_a_stage_folder_is_refused(
 ) -> None:
     folder = tmp_path / "eval"
     folder.mkdir()
-    (folder / MARKER).write_text(json.dumps({"stage": "evaluate", "key": "x"}))
-    with pytest.raises(UserError, match=r"the build's `evaluate` stage writes there"):
+    marker = {"stage": "evaluate", "key": "x", "stats": {"build": "b_x"}}  # the build's
+    (folder / MARKER).write_text(json.dumps(marker))
+    with pytest.raises(UserError, match=r"build b_x's `evaluate` stage writes there"):
         refuse_a_stage_folder(folder)
     refuse_a_stage_folder(tmp_path / "elsewhere")  # a folder of its own: fine
+    own = tmp_path / "own"  # an evaluation of its own, run before: its marker decides
+    own.mkdir()
+    (own / MARKER).write_text(json.dumps({"stage": "evaluate", "key": "y", "stats": {}}))
+    refuse_a_stage_folder(own)
+    (own / MARKER).write_text(json.dumps({"stage": "judge", "key": "y", "stats": {}}))
+    with pytest.raises(UserError, match=r"the build's `judge` stage writes there"):
+        refuse_a_stage_folder(own)
 
     responses = tmp_path / "r.jsonl"
     responses.write_text(json.dumps({"split": "heldout", "row": 0, "response": "x"}) + "\n")

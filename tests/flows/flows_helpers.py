@@ -69,12 +69,10 @@ def fingerprint(path: Path) -> tuple[int, int, str]:
 def run_graph_nodes(cfg: Any, names: list[str], given: dict[str, Any]) -> dict[str, Any]:
     """These nodes of the build graph, through the build flows' Prefect executor, with
     `given` standing for the upstream results they read (in a flow)."""
-    from flows.build import run_nodes
+    from flows.build import walk
     from pipeline import stages
 
-    results = dict(given)
-    run_nodes([stages.GRAPH[n] for n in names], cfg, results, [])
-    return results
+    return walk([stages.GRAPH[n] for n in names], cfg, given)[0]
 
 
 def given_result(**outputs: str) -> dict[str, Any]:

@@ -77,7 +77,6 @@ TOY_STAGE: Stage[ToyConfig] = Stage(
     inputs=("rows",),
     outputs=lambda c, out: {"rows": out},
     run=_run,
-    code=("pipeline.common",),
     sharding=Sharding(
         inputs=("rows",),
         schema=ROWS,
@@ -108,7 +107,7 @@ def _settings(out: Path) -> Any:
 def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     from pipeline import stages
 
-    monkeypatch.setitem(stages.STAGES, TOY, TOY_STAGE)
+    monkeypatch.setitem(stages.OUTSIDE_GRAPH, TOY, TOY_STAGE)
     FINISHED.clear()
     RAN.clear()
 
@@ -133,16 +132,14 @@ def test_fan_out_runs_any_sharded_stage(
     FINISHED.clear()
     RAN.clear()
     with pytest.raises(ValueError, match="shard 1 told to fail"):
-        run_sharded(TOY_STAGE, ToyConfig(), {"rows": file_ref(rows)}, out, s, "toy", "toy shards")
+        run_sharded(TOY_STAGE, ToyConfig(), {"rows": file_ref(rows)}, out, s, "toy")
     assert sorted(RAN) == [0, 2] and not out.exists()
     done = {i: parts[i].stat().st_mtime_ns for i in (0, 2)}
 
     (out.parent / TOY / "fail-1").unlink()  # the cause fixed: only shard 1 runs again
     RAN.clear()
     FINISHED.clear()
-    merged = run_sharded(
-        TOY_STAGE, ToyConfig(), {"rows": file_ref(rows)}, out, s, "toy", "toy shards"
-    )
+    merged = run_sharded(TOY_STAGE, ToyConfig(), {"rows": file_ref(rows)}, out, s, "toy")
     assert RAN == [1]
     assert {i: parts[i].stat().st_mtime_ns for i in (0, 2)} == done
 
@@ -156,7 +153,6 @@ def test_fan_out_runs_any_sharded_stage(
         fresh,
         _settings(tmp_path / "fresh"),
         "toy",
-        "toy shards",
     )
     assert FINISHED == [2, 1, 0]
     expected = Path(inline.outputs["rows"]).read_bytes()

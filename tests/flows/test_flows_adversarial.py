@@ -29,11 +29,12 @@ QUARANTINED = ("split-testlib", "split-broken-b")  # problem ids that land in sh
 @flow(name="judge-then-adv")
 def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str, Any]:
     """The front half's judge call and the Adv step of build-aletheia-eval, wired as there."""
-    from flows.artifacts import artifact_key, counts_artifact, judged_counts
+    from flows.artifacts import artifact_key, counts_artifact
     from flows.fanout import run_sharded
-    from flows.task import RunSettings, file_ref, ref
+    from flows.task import RunSettings, file_ref
     from pipeline.config import load_run_config
     from pipeline.instances.stage import assemble
+    from pipeline.judge.shown import judged_counts
     from pipeline.judge.stage import JUDGE, JudgeCall
     from tests.flows.flows_helpers import given_result, run_graph_nodes
 
@@ -44,12 +45,11 @@ def judge_then_adv(config: dict[str, Any], problems: dict[str, Any]) -> dict[str
         JudgeCall(judge=cfg.judge, sandbox=cfg.sandbox),
         {
             "candidates": file_ref(work / "candidates.parquet"),
-            "problems": ref(problems, "problems"),
+            "problems": file_ref(problems["outputs"]["problems"]),
         },
         work / "judged.parquet",
         RunSettings.of(cfg),
         "judge",
-        "judging candidates in the sandbox",
     )
     counts_artifact(
         artifact_key(cfg.name, "judged-counts"),
@@ -198,5 +198,5 @@ def test_the_judge_quarantine_of_every_shard_is_merged_and_reported(run: dict[st
     stats = run["first"]["adv"]["stats"]
     assert {r["bias"] for r in rows} == set(stats["by_bias"])
     assert sum(r["accepted"] for r in rows) == stats["edits_accepted"]
-    assert latest["flowtest-adv-progress"].type == "progress"
-    assert float(latest["flowtest-adv-progress"].data) == 100.0
+    assert latest["flowtest-adv-judge-progress"].type == "progress"
+    assert float(latest["flowtest-adv-judge-progress"].data) == 100.0

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.publish.shown import config_fingerprints
 from tests.flows.flows_helpers import REPO, fingerprint, small_config
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -30,6 +31,11 @@ FINISHED_BEFORE_KILL = (  # outputs of the stages that finish before the kill
     "judge/judged-0001-of-0002.parquet",
     "judged.parquet",
 )
+
+
+def _published(out: dict[str, Any]) -> dict[str, Any]:
+    """What a train build's `publish` node made: rows, split rows, checks, hub_dir."""
+    return out["publish"]["stats"]  # type: ignore[no-any-return]
 
 
 def _fingerprints(work: Path) -> dict[str, tuple[int, int, str]]:
@@ -136,7 +142,7 @@ def test_restart_redoes_nothing_that_finished(build: dict[str, Any]) -> None:
                 "judge-shard": runner["judge_shards"]}  # fmt: skip
     for stage, shards in expected.items():
         assert states.get(stage) == ["Cached"] * shards, (stage, states)
-    assert build["second"]["rows"] == build["third"]["rows"]
+    assert _published(build["second"])["rows"] == _published(build["third"])["rows"]
 
 
 def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
@@ -144,12 +150,13 @@ def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
 
     from schemas.dataset_configs import CONFIG_BY_NAME, CONFIG_NAMES
 
-    hub = Path(build["second"]["hub_dir"])
+    published = _published(build["second"])
+    hub = Path(published["hub_dir"])
     assert (hub / "README.md").exists()
-    assert build["second"]["rows"].keys() == set(CONFIG_NAMES)
-    split_rows = build["second"]["split_rows"]
+    assert published["rows"].keys() == set(CONFIG_NAMES)
+    split_rows = published["split_rows"]
     for name in CONFIG_NAMES:
-        assert build["second"]["rows"][name] > 0, name
+        assert published["rows"][name] > 0, name
         ds = datasets.load_dataset(str(hub), name, cache_dir=str(build["root"] / "hf-cache"))
         assert list(ds) == list(CONFIG_BY_NAME[name].splits)
         for split in CONFIG_BY_NAME[name].splits:
@@ -161,7 +168,7 @@ def test_all_nine_configs_are_built_and_load(build: dict[str, Any]) -> None:
         assert max(sizes) >= 3, (name, sizes)
     assert split_rows["adv"]["test"] == split_rows["adv"]["full"]
     assert split_rows["adv"]["test"] % split_rows["heldout"]["test"] == 0
-    assert all(c["passed"] for c in build["second"]["checks"])
+    assert all(c["passed"] for c in published["checks"])
     work = build["work"]
     assert (work / "problems.parquet").exists() and (work / "judged.parquet").exists()
 
@@ -179,7 +186,9 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
         "adversarial",
         "tiny-model",
         "dpo-responses-shard",
+        "mixed-dpo-responses-shard",
         "dpo-pairs",
+        "manifest",  # build.json: a graph node like the others
         "publish",
         "evaluate",  # the evaluation after publish: a graph node, its marker matched too
     }
@@ -189,7 +198,8 @@ def test_third_run_is_entirely_cached(build: dict[str, Any]) -> None:
     for stage in ("judge-shard", "mixed-judge-shard", "adv-judge-shard"):  # each shard
         assert len(states[stage]) == build["cfg"]["runner"]["judge_shards"], stage
     # dpo and mixed_dpo, each in runner.dpo_shards shards
-    assert len(states["dpo-responses-shard"]) == 2 * build["cfg"]["runner"]["dpo_shards"]
+    for stage in ("dpo-responses-shard", "mixed-dpo-responses-shard"):
+        assert len(states[stage]) == build["cfg"]["runner"]["dpo_shards"], stage
     assert build["after_third"] == build["before"]
 
 
@@ -207,7 +217,7 @@ def test_aletheia_stage_evaluate_reuses_the_builds_evaluation(
     done = json.loads(said.out[said.out.index("{") :])
     assert done["node"] == "evaluate" and done["cached"], done
     assert Path(done["outputs"]["report"]) == build["root"] / "out" / "eval" / "report.json"
-    assert build["second"]["evaluation"]["outputs"] == done["outputs"]
+    assert build["second"]["evaluate"]["outputs"] == done["outputs"]
 
 
 def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
@@ -219,7 +229,8 @@ def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
     for a in sorted(arts, key=lambda a: a.created):
         if a.key:
             latest[a.key] = a
-    progress = ("sample", "judge", "mixed", "adv", "dpo", "mixed-dpo")
+    progress = ("sample", "judge", "mixed-judge", "adv-judge", "dpo-responses",
+                "mixed-dpo-responses")  # the sharded nodes  # fmt: skip
     for key in (f"flowtest-{stage}-progress" for stage in progress):
         assert latest[key].type == "progress" and float(latest[key].data) == 100.0
     assert latest["flowtest-judged-counts"].type == "table"
@@ -237,9 +248,10 @@ def test_artifacts_in_the_ui(build: dict[str, Any]) -> None:
     assert {r["split"] for r in rows} >= {"train", "heldout", "strong", "hard", "adv", "dpo"}
     summary = latest["flowtest-summary"]
     assert summary.type == "markdown"
-    assert str(Path(build["second"]["hub_dir"])) in summary.data and "invariant 1" in summary.data
+    hub = Path(_published(build["second"])["hub_dir"])
+    assert str(hub) in summary.data and "invariant 1" in summary.data
     assert "## Fingerprints" in summary.data
-    fp = build["second"]["fingerprints"]["heldout"]
+    fp = config_fingerprints(hub)["heldout"]
     assert f"| published | heldout | {fp['rows']} | `{fp['hash']}` |" in summary.data
 
 
@@ -254,24 +266,27 @@ def test_every_stage_prints_its_fingerprint(build: dict[str, Any]) -> None:
     stages = {e["stage"] for e in prints}
     assert {
         "ingest", "splits", "fit demo-policy-weak", "fit demo-policy-strong", "sample",
-        "judge", "tiny-model", "assemble", "mixed edits", "mixed re-judge", "mixed", "dpo",
-        "mixed-dpo", "adv edits", "adv re-judge", "adv",
+        "judge", "tiny-model", "assemble", "mixed-edits", "mixed-judge", "mixed", "dpo",
+        "mixed-dpo", "adv-edits", "adv-judge", "adv", "published",
     } <= stages  # fmt: skip
+    hub = Path(_published(build["second"])["hub_dir"])
     for e in prints:
         if e.get("file"):
             assert table_fingerprint(work / e["file"]) == {"rows": e["rows"], "hash": e["hash"]}
+        elif e["stage"] == "published":  # a published split, its shards as one table
+            assert config_fingerprints(hub)[e["output"]] == {"rows": e["rows"], "hash": e["hash"]}
         else:  # a model: its weights hash
             assert len(e["hash"]) == 16 and e["rows"] is None
     judged = next(e for e in prints if (e["stage"], e["output"]) == ("judge", "judged"))
     assert judged["tests_stopped_by_wall_clock"] >= 0 and "programs_near_time_limit" in judged
-    second, third = build["second"]["fingerprints"], build["third"]["fingerprints"]
-    assert second == third
+    second = {e["output"]: e for e in prints if e["stage"] == "published"}
+    rows = _published(build["third"])["rows"]
     whole = {c: fp for c, fp in second.items() if "/" not in c}  # train / full
-    assert set(whole) == set(build["second"]["rows"])
+    assert set(whole) == set(rows)
     assert {c.split("/")[0] for c in second if c.endswith("/test")} == {
         "heldout", "strong", "hard", "adv",
     }  # fmt: skip
-    assert all(second[c]["rows"] == n for c, n in build["second"]["rows"].items())
+    assert all(second[c]["rows"] == n for c, n in rows.items())
     by_config = {e["output"]: e["hash"] for e in prints if e["stage"] == "assemble"}
     assert second["train"]["hash"] == by_config["train"]  # published as assembled
 
@@ -293,7 +308,7 @@ def test_readme_numbers_are_measured_from_the_build(build: dict[str, Any], tmp_p
 
     out, work = build["root"] / "out", build["work"]
     found = rn.measure_build(out)
-    split_rows = build["second"]["split_rows"]
+    split_rows = _published(build["second"])["split_rows"]
     for s in found["splits"]:
         names = ["test", "full"] if s["split"] == "test = full" else [s["split"]]
         assert all(split_rows[s["config"]][n] == s["rows"] for n in names), s
@@ -351,7 +366,7 @@ def test_the_log_shows_progress_and_fingerprints(build: dict[str, Any]) -> None:
     """What the terminal shows: a progress line per long stage, fingerprint lines."""
     log = build["log1"]  # the killed first run's console output (fits, sampling, judging)
     assert "[progress] judge " in log and " programs" in log, log[-3000:]
-    assert "[progress] fit demo-policy-weak" in log and "[fingerprint] ingest problems:" in log
+    assert "[progress] fit-policy " in log and "[fingerprint] ingest problems:" in log
 
 
 def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -> None:
@@ -365,7 +380,9 @@ def test_cli_build_train_runs_the_flow_without_a_server(build: dict[str, Any]) -
     cfg_yaml.write_text(yaml.safe_dump(build["cfg"]))
     result = CliRunner().invoke(app, ["build-train", "--config", str(cfg_yaml)])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output[result.output.index("{") :])["rows"] == build["second"]["rows"]
+    said = json.loads(result.output[result.output.index("{") :])
+    assert said["hub_dir"] == str(Path(_published(build["second"])["hub_dir"]).resolve())
+    assert set(said["outputs"]) == {"evaluate"}  # the build's end: nothing reads its report
 
 
 def test_train_then_evaluate_flows_on_the_built_dataset(build: dict[str, Any]) -> None:
@@ -374,7 +391,7 @@ def test_train_then_evaluate_flows_on_the_built_dataset(build: dict[str, Any]) -
 
     from flows.train import evaluate_verifier, train_verifier
 
-    root, hub = build["root"], build["second"]["hub_dir"]
+    root, hub = build["root"], _published(build["second"])["hub_dir"]
     train_cfg = {
         "name": "flowtest-dpo", "method": "dpo", "model": build["cfg"]["tiny_model"]["dir"],
         "output_dir": str(root / "train-dpo"), "data": {"dir": hub, "config": "dpo"},
@@ -440,7 +457,8 @@ def test_every_method_trains_on_pipeline_rows(
     cfg = TrainConfig.model_validate({
         "name": f"built-{name}", "method": method, "model": build["cfg"]["tiny_model"]["dir"],
         "output_dir": str(build["root"] / f"train-{name}"),
-        "data": {"dir": build["second"]["hub_dir"], "config": data_config, "limit": 4},
+        "data": {"dir": _published(build["second"])["hub_dir"], "config": data_config,
+                 "limit": 4},
         "lora": {"r": 4, "alpha": 8} if method == "rlvr" else None,
         "prompt": spec.get("prompt", {}),
         # no warmup: with one step, a warmup step would leave the learning rate at 0
@@ -519,14 +537,14 @@ def test_a_flow_given_a_path_resolves_validates_and_checks_once(
     build: dict[str, Any], spies: dict[str, list[Any]]
 ) -> None:
     """A deployment passes a path: the train flow resolves it once, validates it once and
-    preflights it once, though build-aletheia-eval and publish-aletheia run inside it (a
-    fourth run on the module's build: fully cached; the counts do not depend on caching)."""
+    preflights it once, though it walks every node, publish included (a fourth run on the
+    module's build: fully cached; the counts do not depend on caching)."""
     from flows.build import build_aletheia_train
 
     out = build_aletheia_train(str(build["root"] / "config.json"))
     assert _counts(spies) == (1, 1, 1), spies
     assert spies["preflight"] == [()]  # every stage's check
-    assert out["rows"] == build["second"]["rows"]
+    assert _published(out)["rows"] == _published(build["second"])["rows"]
 
 
 def test_cli_build_train_resolves_and_checks_once_before_prefect(
@@ -556,15 +574,16 @@ def test_build_eval_resolves_validates_and_checks_once(
     out = build_aletheia_eval(str(build["root"] / "config.json"))
     assert _counts(spies) == (1, 1, 1), spies
     assert spies["preflight"] == [evaluation_nodes()]  # its own nodes' checks, no DPO judge
-    assert Path(out["adv"]).exists()
+    assert Path(out["adv"]["outputs"]["adv"]).exists() and "publish" not in out
 
 
 def test_publish_alone_resolves_once_and_checks_only_the_hub(
     build: dict[str, Any], spies: dict[str, list[Any]]
 ) -> None:
-    from flows.publish import publish_aletheia
+    from flows.build import publish_aletheia
+    from pipeline.stages import RELEASE
 
     out = publish_aletheia(str(build["root"] / "config.json"))
     assert _counts(spies) == (1, 1, 1), spies
-    assert spies["preflight"] == [("publish",)]
-    assert out["rows"] == build["second"]["rows"]
+    assert spies["preflight"] == [RELEASE]
+    assert _published(out) == _published(build["second"]) and out["publish"]["cached"]

@@ -1,5 +1,5 @@
 """The evaluation after publish (`evaluate:` in the run config: the build graph's `evaluate`
-node, run by flows/evaluate.py `evaluate_published` on the Prefect executor) on a real
+node, run by the build flows' Prefect executor, publish standing done) on a real
 ephemeral Prefect server with a real tiny model: its report lands outside the hub folder, the
 hub folder is left as it was, and a second run executes nothing (its marker matched)."""
 
@@ -11,15 +11,17 @@ from typing import Any
 
 from prefect import flow
 
-from flows.evaluate import evaluate_published
 from pipeline.common.hashing import sha256_files
 from pipeline.config import load_run_config
+from tests.flows.flows_helpers import given_result, run_graph_nodes
 from tests.train.rowgen import write_dataset
 
 
 @flow(name="evaluate-published-test")
 def _evaluate(config: dict[str, Any]) -> dict[str, Any]:
-    return evaluate_published(load_run_config(config))
+    cfg = load_run_config(config)
+    published = {"publish": given_result(hub=str(cfg.hub_dir))}  # as if publish wrote it
+    return run_graph_nodes(cfg, ["evaluate"], published)["evaluate"]
 
 
 def test_evaluation_after_publish_is_cached_and_leaves_the_hub_folder_alone(
@@ -69,4 +71,5 @@ def test_evaluation_after_publish_is_cached_and_leaves_the_hub_folder_alone(
     assert report_path.stat().st_mtime_ns == written  # the marker matched: nothing re-run
     marker = json.loads((out_dir / "eval" / "_stage.json").read_text())
     assert marker["stage"] == "evaluate" and marker["stats"]["splits"] == ["heldout", "adv"]
+    assert marker["stats"]["build"] == load_run_config(config).build_id  # the build's own
     assert sorted(p for p in hub.rglob("*") if p.is_file()) == hub_files  # still untouched

@@ -46,7 +46,6 @@ def test_judge_shards_on_a_local_ray_cluster(
         work / "judged.parquet",
         RunSettings.of(cfg),
         "judge",
-        "judging candidates in the sandbox",
     )
 
     judged = pl.read_parquet(out["outputs"]["judged"]).sort("candidate_id")
@@ -129,13 +128,13 @@ def test_shards_are_placed_by_resource_on_a_two_node_cluster(
         problem_sets = [work / "splits" / f"{n}.parquet" for n in ("train", "heldout")]
         candidates = run_sharded(
             SAMPLE, cfg.sample, {"problems": file_ref(problem_sets)},
-            work / "candidates.parquet", s, "sample", "sampling candidates",
+            work / "candidates.parquet", s, "sample",
         )  # fmt: skip
         judged = run_sharded(
             JUDGE, JudgeCall(judge=cfg.judge, sandbox=cfg.sandbox),
             {"candidates": file_ref(candidates["outputs"]["candidates"]),
              "problems": file_ref(work / "problems.parquet")},
-            work / "judged.parquet", s, "judge", "judging candidates in the sandbox",
+            work / "judged.parquet", s, "judge",
         )  # fmt: skip
 
         head_id, gpu_id = cluster.head_node.node_id, gpu.node_id

@@ -80,7 +80,7 @@ def test_the_flow_executor_runs_the_toy_node(
 ) -> None:
     from prefect import flow
 
-    from flows.build import run_nodes
+    from flows.build import walk
     from pipeline.config import resolve_run_config
 
     cfg = resolve_run_config(cfg_file)
@@ -88,9 +88,7 @@ def test_the_flow_executor_runs_the_toy_node(
 
     @flow(name="toy-build")
     def toy_build() -> dict[str, Any]:
-        results: dict[str, Any] = {}
-        run_nodes(nodes, cfg, results, [])
-        return results
+        return walk(nodes, cfg)[0]
 
     first, second = toy_build(), toy_build()
     assert first["toy-count"]["stats"] == {"problems": count(cfg.work_dir)["train problems"]}

@@ -157,10 +157,10 @@ def test_publish_uses_the_split_stage_near_duplicate_definition() -> None:
 
     assert CheckConfig().near_dup.dedup_params() == SplitConfig().dedup_params()
     assert SplitConfig().dedup_params().threshold == 0.7
-    from flows.publish import _publish_config
+    from pipeline.publish.stage import publish_config
 
     cfg = RunConfig.model_validate({"name": "t", "splits": {"threshold": 0.6, "shingle_size": 4}})
-    near = _publish_config(cfg).checks.near_dup
+    near = publish_config(cfg).checks.near_dup
     assert (near.threshold, near.shingle_size) == (0.6, 4)
 
 

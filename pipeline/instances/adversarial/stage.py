@@ -19,7 +19,7 @@ import pyarrow as pa
 from pipeline.common.config import RunnerSection
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.progress import progress_file
-from pipeline.common.stage import ShardContext, Stage, Stats
+from pipeline.common.stage import Finished, Keying, ShardContext, Shown, Stage, Stats
 from pipeline.instances.adversarial.config import AdversarialConfig
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.stats_file import STATS_FILE, write_stats
@@ -87,6 +87,14 @@ def run_edits(ctx: ShardContext[AdversarialConfig]) -> Stats:
     return stats
 
 
+def _edits_line(stats: Stats) -> str:
+    return (
+        f"{stats.get('edits_planned', 0)} bias edits planned, "
+        f"{stats.get('edits_carried_unchanged', 0)} proven unchanged (verdict carried), "
+        f"{stats.get('distinct_programs', 0)} programs to re-judge"
+    )
+
+
 def _edits_plan(config: AdversarialConfig, runner: RunnerSection) -> str:
     return f"{config.split}: bias edits on a {config.share} share ({config.construction})"
 
@@ -99,12 +107,41 @@ ADVERSARIAL_EDITS: Stage[AdversarialConfig] = Stage(
     outputs=edits_outputs,
     run=run_edits,
     plan=_edits_plan,
-    key_exclude=frozenset({"judge"}),  # the judge settings do not change the plan
+    key=Keying(frozenset({"judge"})),  # the judge settings do not change the plan
     reports=lambda config, out: progress_file(out),
+    shows=lambda done: Shown(lines=(_edits_line(done.stats),)),
 )
 
 
 # ---------------------------------------------------------------------- the split
+REJUDGE_COLUMNS = (
+    "planned",
+    "accepted",
+    "carried_unchanged",
+    "rejected_verdict_changed",
+    "rejected_pass_rate_changed",
+    "rejudge_sandbox_error",
+    "not_rejudged",
+    "copies_rejected_by_rejudge",
+)
+
+
+def rejected_edits(stats: Stats) -> list[dict[str, Any]]:
+    """Per bias type: edits planned, accepted and rejected by the re-judge (and why), from
+    the adversarial stage's stats (`by_bias`); `planned` counts row copies (per_row) or
+    edits (per_candidate), the rest count edits, `copies_rejected_by_rejudge` row copies."""
+    return [
+        {"bias": bias, **{c: int(counts.get(c, 0)) for c in REJUDGE_COLUMNS}}
+        for bias, counts in sorted(stats.get("by_bias", {}).items())
+    ]
+
+
+def _shown(done: Finished) -> Shown:
+    """Its bias edits per type, accepted or rejected by the re-judge: a table in the UI."""
+    about = "bias edits per type, planned / accepted / rejected by the re-judge"
+    return Shown(tables={"rejected-edits": (about, rejected_edits(done.stats))})
+
+
 def adversarial_outputs(config: AdversarialConfig, out: Path) -> dict[str, Path]:
     return {config.split: out / f"{config.split}.parquet", "stats": out / STATS_FILE}
 
@@ -177,7 +214,8 @@ ADVERSARIAL: Stage[AdversarialConfig] = Stage(
     run=run_adversarial,
     plan=_adversarial_plan,
     # Whether a progress bar is shown does not change the output: not part of the key.
-    key_exclude={"judge": {"progress"}},
+    key=Keying({"judge": {"progress"}}),
+    shows=_shown,
 )
 
 

@@ -42,7 +42,7 @@ from pipeline.common.hashing import canonical_json, sha256_files
 from pipeline.common.parquet import read_parquet, write_parquet
 from pipeline.common.progress import progress_file
 from pipeline.common.runner import StageResult, run_cached, run_stage
-from pipeline.common.stage import ShardContext, Sharding, Stage, Stats
+from pipeline.common.stage import Keying, ShardContext, Sharding, Stage, Stats
 from pipeline.instances.checks import instance_violations, require
 from pipeline.instances.dpo.checks import check_dpo, dpo_judges
 from pipeline.instances.dpo.config import DPOConfig, JudgeModelSpec
@@ -401,9 +401,8 @@ DPO_RESPONSES: Stage[DPOConfig] = Stage(
     outputs=responses_outputs,
     run=run_responses,
     plan=_responses_plan,
-    # Pairing settings do not change what is sampled; the judges enter through key_extra.
-    key_exclude=frozenset(_PAIRING_ONLY | {"judges", "fallback_judge"}),
-    key_extra=_responses_key,
+    # Pairing settings do not change what is sampled; the judges enter through key.extra.
+    key=Keying(frozenset(_PAIRING_ONLY | {"judges", "fallback_judge"}), _responses_key),
     sharding=Sharding(
         inputs=("instances",),
         schema=INSTANCE_SCHEMA,
@@ -414,13 +413,10 @@ DPO_RESPONSES: Stage[DPOConfig] = Stage(
         folder=_responses_folder,
         part=_responses_part,
     ),
-    code=("pipeline.instances", "pipeline.sampling"),
     tags=("gpu",),
     resources=lambda cfg, inputs, opened, quiet: (with_backend(None, progress=not quiet), cfg),
-    loads_models=True,
-    pins_cpu=True,
+    models="pinned",
     reports=lambda cfg, out: progress_file(out),
-    summary=lambda stats: f"{(stats.get('judges') or {}).get('responses', 0)} responses",
 )
 
 
@@ -431,7 +427,7 @@ def with_backend(backend: BackendArg, *, progress: bool = True) -> Stage[DPOConf
     return replace(
         DPO_RESPONSES,
         run=partial(run_responses, backend=backend, progress=progress),
-        key_extra=partial(_responses_key, backend=backend),
+        key=replace(DPO_RESPONSES.key, extra=partial(_responses_key, backend=backend)),
     )
 
 
@@ -712,8 +708,7 @@ DPO_PAIRS: Stage[DPOConfig] = Stage(
     outputs=pairs_outputs,
     run=run_pairs,
     plan=_pairs_plan,
-    key_extra=_templates_key,
-    code=("pipeline.instances", "pipeline.sampling"),
+    key=Keying(extra=_templates_key),
 )
 
 

@@ -261,7 +261,9 @@ class GenerateDecoder:
         stats["prefill_s"] += time.perf_counter() - started
         started = time.perf_counter()
         # The whole mask ahead: prompt columns as given, every generated column attended.
-        full = torch.cat([mask.bool(), torch.ones((rows, max_new), dtype=torch.bool, device=dev)], 1)
+        full = torch.cat(
+            [mask.bool(), torch.ones((rows, max_new), dtype=torch.bool, device=dev)], 1
+        )
         nxt_pos = mask.sum(-1)
         eos = torch.tensor(sorted(self.eos_ids), device=dev)
         tokens = torch.full((rows, max_new), self.pad_id, dtype=torch.long, device=dev)
