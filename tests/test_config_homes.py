@@ -175,3 +175,14 @@ def test_importing_every_config_loads_no_heavy_library() -> None:
     )
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.split() == [], f"importing the config modules loaded {r.stdout.strip()}"
+
+
+def test_config_engine_names_are_the_sandboxs() -> None:
+    """The run config spells the engine names itself (so loading it never loads the sandbox
+    package); they must be the ones `open_engine` knows, in the same order."""
+    from typing import get_args
+
+    from pipeline.judge.config import EngineName
+    from sandbox.engines import ENGINES
+
+    assert get_args(EngineName) == ENGINES

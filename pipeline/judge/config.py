@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.errors import UserError
-from sandbox.engines import EngineName
+
+# The engines as a config may name them. Spelt here, not imported from sandbox.engines: loading a
+# config must not load the sandbox package (tests/test_config_homes.py); a test holds the two
+# spellings equal (tests/test_config_homes.py::test_config_engine_names_are_the_sandboxs).
+EngineName = Literal["docker", "process", "http"]
 
 URL_ENV = "ALETHEIA_SANDBOX_URL"  # the http engine's server when the config names none
 TOKEN_ENV = "ALETHEIA_SANDBOX_TOKEN"
