@@ -52,7 +52,16 @@ OWN_POOL = {"one-node": "aletheia-one-node", "cluster": "aletheia-build"}
 
 
 @pytest.mark.slow
+def _delete_all_deployments(api: str) -> None:
+    """The session's server is shared: other tests leave deployments of their own flows."""
+    import httpx
+
+    for d in httpx.post(f"{api}/deployments/filter", json={}).json():
+        httpx.delete(f"{api}/deployments/{d['id']}").raise_for_status()
+
+
 def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
+    _delete_all_deployments(prefect_api)
     for pool in ("aletheia-local", "gpu-box"):
         r = _prefect(prefect_api, "work-pool", "create", pool, "--type", "process", "--overwrite")
         assert r.returncode == 0, r.stdout + r.stderr
@@ -74,7 +83,7 @@ def test_deploy_all_profiles_to_a_chosen_pool(prefect_api: str) -> None:
     )
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
     deps = _deployments(prefect_api)
-    assert {name.split("/")[1] for name in deps} == {"demo"}, sorted(deps)
+    assert {name.split("/")[1] for name in deps} == {"demo"}, sorted(deps.items())
     assert {pool for pool, _ in deps.values()} == {"aletheia-local"}
     for flow in BUILD_FLOWS:
         assert deps[f"{flow}/demo"][1] == {"config": PROFILES["demo"]}
