@@ -435,6 +435,7 @@ def analyse(
                 "per_s": len(inside) / (b - a),
                 "p50_s": pct(inside, 0.5),
                 "p99_s": pct(inside, 0.99),
+                "max_s": max(inside, default=None),
                 "restart": "kill" in events
                 and a <= events["kill"] < b
                 or "up" in events
@@ -448,6 +449,8 @@ def analyse(
         "p50_s": pct(list(lat.values()), 0.5),
         "p99_s": pct(list(lat.values()), 0.99),
         "max_s": max(lat.values(), default=None),
+        # The slowest request: when it was sent and the answers its POSTs got, in order.
+        "slowest": slowest(rec, lat, t0),
         "drain_s": events.get("drained", cfg.seconds) - cfg.seconds,
     }
     # Failover, from the clients' traffic.
@@ -526,18 +529,36 @@ def memory(cfg: Config, samples: list[dict]) -> dict:
             vals = [s[key] for s in rows if s[key] is not None]
             if not vals:
                 continue
-            slope = None
             pts = [(s["t"], s[key]) for s in steady if s[key] is not None]
-            if len(pts) >= 3 and pts[-1][0] > pts[0][0]:
-                fit = statistics.linear_regression([t for t, _ in pts], [v for _, v in pts])
-                slope = fit.slope * 60
             entry[key] = {
                 "first": vals[0], "last": vals[-1], "max": max(vals),
-                "slope_mb_per_min": slope,
+                "slope_mb_per_min": slope(pts),
+                # A growth that flattens (allocator pools filling) shows here as ~0.
+                "slope_2nd_half_mb_per_min": slope(pts[len(pts) // 2 :]),
                 "steady_from_s": pts[0][0] if pts else None,
             }  # fmt: skip
         out[life] = entry
     return out
+
+
+def slope(pts: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope in MB per minute (None below 3 points)."""
+    if len(pts) < 3 or pts[-1][0] <= pts[0][0]:
+        return None
+    return statistics.linear_regression([t for t, _ in pts], [v for _, v in pts]).slope * 60
+
+
+def slowest(rec: Record, lat: dict[str, float], t0: float) -> dict | None:
+    if not lat:
+        return None
+    rid = max(lat, key=lat.__getitem__)
+    posts = [rec.posts[n] for n in rec.posts_of.get(rid, [])]
+    return {
+        "id": rid,
+        "latency_s": lat[rid],
+        "sent_at_s": rec.sent_at[rid] - t0,
+        "answers": [code or "no answer" for _, code, *_ in posts],
+    }
 
 
 def queue(samples: list[dict]) -> dict:
@@ -576,6 +597,12 @@ def show(r: dict) -> None:
         f"p50 {f(o['p50_s'])} s p99 {f(o['p99_s'])} s max {f(o['max_s'])} s; drain after the "
         f"end {o['drain_s']:.1f} s"
     )
+    if o["slowest"]:
+        sl = o["slowest"]
+        con.print(
+            f"slowest request {sl['id']}: {sl['latency_s']:.1f} s, sent at {sl['sent_at_s']:.1f} s, "
+            f"its POSTs answered {sl['answers']}"
+        )
     con.print(
         f"verdicts: {a['submitted']} submitted, {a['answered']} answered, lost {a['lost']}, "
         f"doubled {a['doubled']}, wrong {a['wrong']}"
@@ -587,14 +614,14 @@ def show(r: dict) -> None:
             else ""
         )
     )
-    t = Table("window", "programs", "per s", "p50 s", "p99 s", "")
+    t = Table("window", "programs", "per s", "p50 s", "p99 s", "max s", "")
     for w in r["windows"]:
         t.add_row(
             f"{w['from_s']:.0f}-{w['to_s']:.0f} s", str(w["programs"]), f(w["per_s"]),
-            f(w["p50_s"]), f(w["p99_s"]), "restart" if w["restart"] else "",
+            f(w["p50_s"]), f(w["p99_s"]), f(w["max_s"]), "restart" if w["restart"] else "",
         )  # fmt: skip
     con.print(t)
-    t = Table("server life", "span s", "RSS first/last/max MB", "RSS slope MB/min",
+    t = Table("server life", "span s", "RSS first/last/max MB", "RSS slope MB/min (2nd half)",
               "containers first/last/max MB", "containers slope", "pending mean/max (cap)",
               "judged", "429s")  # fmt: skip
     for life, m in r["memory"].items():
@@ -602,7 +629,7 @@ def show(r: dict) -> None:
         t.add_row(
             life, f"{m['from_s']:.0f}-{m['to_s']:.0f}",
             "/".join(f(rss.get(k), ".0f") for k in ("first", "last", "max")),
-            f(rss.get("slope_mb_per_min"), "+.2f"),
+            f"{f(rss.get('slope_mb_per_min'), '+.2f')} ({f(rss.get('slope_2nd_half_mb_per_min'), '+.2f')})",
             "/".join(f(cm.get(k), ".0f") for k in ("first", "last", "max")),
             f(cm.get("slope_mb_per_min"), "+.2f"),
             f"{f(q.get('pending_mean'), '.1f')}/{q.get('pending_max', '-')} ({q.get('capacity', '-')})",
