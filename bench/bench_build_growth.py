@@ -89,8 +89,10 @@ def growth_config(
         j["model_path"] = str(tiny)
     raw["evaluate"]["model"] = str(tiny)
     raw["progress"] = {"log_every_s": 30}
-    if partial:
-        raw["publish"] = {"require_configs": ["train"]}
+    if partial:  # a few problems: Strong and Hard may be empty; score Heldout only
+        raw["splits"]["heldout_fraction"] = 0.5
+        raw["publish"] = {"require_configs": ["train", "heldout"]}
+        raw["evaluate"]["splits"] = ["heldout"]
     return raw
 
 
@@ -464,7 +466,7 @@ def main() -> None:
         node_main(a.node, a.config, a.report)
         return
     out = a.out.resolve()
-    sizes = [float(s) for s in a.sizes.split(",")]
+    sizes = [float(s) for s in a.sizes.split(",") if s]  # none: the flow run alone
     print(
         f"{socket.gethostname()}: {os.cpu_count()} cores, load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; sizes {sizes} x 27 problems",
@@ -475,10 +477,11 @@ def main() -> None:
         runs.append(run_size(s, out, a.seed, a.tests_median, a.partial))
         if not a.keep:
             shutil.rmtree(out / f"s{s:g}" / "cache", ignore_errors=True)
-    exps = exponents(runs)
+    exps = exponents(runs) if runs else {}
     result: dict[str, Any] = {"sizes": sizes, "runs": runs, "exponents": exps}
-    print()
-    print(table(runs, exps))
+    if runs:
+        print()
+        print(table(runs, exps))
     for r in runs:
         starts = sum(s["start_s"] for s in r["stages"].values())
         print(
