@@ -282,8 +282,14 @@ def run_size(
     root = config.parent
     load0, t0 = os.getloadavg(), time.monotonic()
     stages: dict[str, dict[str, Any]] = {}
+    failed = None
     for node in NODES:
-        got = run_measured_node(node, config, root)
+        try:
+            got = run_measured_node(node, config, root)
+        except RuntimeError as e:  # e.g. a corpus too small to fill an evaluation set
+            print(f"  s={scale:g} {e}; the nodes after it are not measured", flush=True)
+            failed = str(e)
+            break
         if got is not None:
             stages[node] = got
             print(
@@ -298,6 +304,7 @@ def run_size(
         "loadavg_before": load0,
         "loadavg_after": os.getloadavg(),
         "stages": stages,
+        "failed": failed,
     }
 
 
@@ -314,14 +321,12 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
 
 
 def exponents(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
-    names = [n for n in runs[0]["stages"] if all(n in r["stages"] for r in runs)]
-    xs = [float(r["problems"]) for r in runs]
+    names = list(dict.fromkeys(n for r in runs for n in r["stages"]))
     out: dict[str, dict[str, float | None]] = {}
     for name in [*names, "total"]:
-        out[name] = {}
-        for f in FIGURES:
-            ys = [_figure(r, name, f) for r in runs]
-            out[name][f] = slope(xs, ys)
+        have = [r for r in runs if name == "total" or name in r["stages"]]
+        xs = [float(r["problems"]) for r in have]
+        out[name] = {f: slope(xs, [_figure(r, name, f) for r in have]) for f in FIGURES}
     return out
 
 
@@ -343,6 +348,9 @@ def table(runs: list[dict[str, Any]], exps: dict[str, dict[str, float | None]]) 
     for name, e in exps.items():
         row = [name.ljust(18)]
         for r in runs:
+            if name != "total" and name not in r["stages"]:
+                row.append(f"| {'not measured':>43s} ")
+                continue
             w, c, m, d = (_figure(r, name, f) for f in FIGURES)
             row.append(f"| {'':>14s}{w:7.1f} {c:6.1f} {m:7.0f} {d:7.2f} ")
         row.append(
@@ -493,9 +501,14 @@ def main() -> None:
     print("exponents above 1.1 (wall or cpu):", ", ".join(over) or "none")
     if a.json:  # before the flow run: these figures stand whatever it does
         a.json.write_text(json.dumps(result, indent=2, default=str))
+    p = None
     if a.prefect is not None:
-        p = prefect_run(a.prefect, out, a.seed, a.tests_median, a.partial)
+        try:
+            p = prefect_run(a.prefect, out, a.seed, a.tests_median, a.partial)
+        except Exception as e:  # noqa: BLE001 - the growth figures above stand; say why
+            print(f"\nPrefect run failed: {type(e).__name__}: {e}")
         result["prefect"] = p
+    if p is not None:
         print(
             f"\nPrefect, {p['problems']} problems: flow {p['flow_wall_s']:.0f} s wall, "
             f"{p['task_runs']} task runs, {p['flow_runs']} flow runs, {p['artifacts']} "
