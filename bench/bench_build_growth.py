@@ -33,9 +33,9 @@ share of the flow's wall (the flow's wall less the union of the intervals spent 
 stages: their set-up and tear-down in `prepared` (model classes, the sandbox pool), the stage
 runner's `run_stage`, shard planning and merging).
 
-    PYTHONPATH=$PWD .venv/bin/python bench/bench_build_growth.py --sizes 1,10,50
-    PYTHONPATH=$PWD .venv/bin/python bench/bench_build_growth.py --sizes 0.25,0.5,1 \\
-        --prefect 0.25 --json growth.json
+    PYTHONPATH=$PWD .venv/bin/python bench/bench_build_growth.py --sizes 1,10,50  # 16+ cores
+    PYTHONPATH=$PWD .venv/bin/python bench/bench_build_growth.py --prefect 0.25 --json growth.json
+        # the default sizes, 0.25,0.5,1: about 10 minutes on 2 cores
 """
 
 from __future__ import annotations
@@ -498,7 +498,9 @@ def _prefect_counts(since_ts: float) -> dict[str, int]:
 # ---------------------------------------------------------------------- main
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="1,10,50", help="scale factors x the demo's 27 problems")
+    # The default fits a 2-core machine in about 10 minutes (`make bench` runs it so); the issue's
+    # sizes, 1,10,50, judge for hours there: give them on a machine of 16 cores or more.
+    ap.add_argument("--sizes", default="0.25,0.5,1", help="scale factors x the demo's 27 problems")
     ap.add_argument("--out", type=Path, default=REPO / "out" / "bench-growth")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tests-median", type=int, default=10)
