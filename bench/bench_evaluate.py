@@ -225,8 +225,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--loop", action="store_true", help="also the per-token loop, side by side")
     p.add_argument("--loop-batch-size", type=int, default=8)
     p.add_argument("--batch-size", type=int, default=None, help="(default: evaluate's)")
-    p.add_argument("--floor-batch-size", type=int, default=FLOOR_BATCH,
-                   help="rows per plain generate call (its prefill holds a rows x width^2 mask)")
+    p.add_argument(
+        "--floor-batch-size",
+        type=int,
+        default=FLOOR_BATCH,
+        help="rows per plain generate call (its prefill holds a rows x width^2 mask)",
+    )
     p.add_argument("--max-batch-tokens", type=int, default=None)
     p.add_argument("--repeats", type=int, default=1, help="side-by-side rounds, order alternating")
     p.add_argument("--no-cudnn-attention", action="store_true",
