@@ -44,7 +44,7 @@ import string
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pipeline.common.answers import AnswerFormat, answer_box, list_options
 
@@ -338,6 +338,18 @@ def prefill(messages: list[dict[str, str]]) -> str:
     """The assistant pre-fill a generation continues ('' when the last turn is not the
     assistant's). Scoring code prepends it to the completion, as TRL does."""
     return messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
+
+
+def render_with_prefill(messages: list[dict[str, str]], tokenizer: Any) -> str:
+    """The text a chat model sees before it writes: the template's turns up to its generation
+    prompt, then the assistant prefill (Think's `<think>\\n`) unless that prompt already ends
+    with it (R1-Distill's opens the think block itself). The prefill is not rendered as an
+    assistant turn (`continue_final_message`): a template may rewrite such a turn (Qwen3's puts
+    an empty think block before it), and generation never saw that."""
+    pre = prefill(messages)
+    head = messages[:-1] if pre else messages
+    text: str = tokenizer.apply_chat_template(head, tokenize=False, add_generation_prompt=True)
+    return text if not pre or text.endswith(pre) else text + pre
 
 
 def preference_turns(

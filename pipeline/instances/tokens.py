@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.common.stage import CheckContext, Finding
-from pipeline.common.verifier_prompt import PROMPT_STYLES, PromptSpec, build_messages, prefill
+from pipeline.common.verifier_prompt import (
+    PROMPT_STYLES,
+    PromptSpec,
+    build_messages,
+    prefill,
+    render_with_prefill,
+)
 from pipeline.errors import clip, near_path
 from pipeline.model_refs import (
     TOKENIZER_FILES,
@@ -145,12 +151,11 @@ class TokenCounter:
         """The prompt text a model sees: the chat template up to the generation prompt, then
         the assistant prefill (Think). Without a chat template, the turns joined plainly."""
         tok = self.tokenizer
-        head = [m for m in messages if not (m["role"] == "assistant" and m is messages[-1])]
         if getattr(tok, "chat_template", None):
-            text = tok.apply_chat_template(head, tokenize=False, add_generation_prompt=True)
-        else:
-            text = "\n\n".join(m["content"] for m in head)
-        return text + prefill(messages)
+            return render_with_prefill(messages, tok)
+        pre = prefill(messages)
+        head = messages[:-1] if pre else messages
+        return "\n\n".join(m["content"] for m in head) + pre
 
     def prompt_texts(
         self,

@@ -15,6 +15,7 @@ from pipeline.common.verifier_prompt import (
     build_messages,
     preference_turns,
     prefill,
+    render_with_prefill,
 )
 
 
@@ -30,11 +31,11 @@ def render_prefilled(messages: list[dict[str, str]], tokenizer: Any) -> str:
 
     TRL 1.16's GRPO renders conversational prompts with `add_generation_prompt=True`, which
     closes a final assistant turn and opens a new one, so the prefill would not be continued;
-    Aletheia's (older) TRL continued it. Text prompts keep Aletheia's behaviour. A BOS token the
-    template writes is dropped when the tokenizer adds its own, so it is not doubled.
+    Aletheia's (older) TRL continued it. Text prompts keep Aletheia's behaviour: the generation
+    prompt, then the prefill (`render_with_prefill`). A BOS token the template writes is dropped
+    when the tokenizer adds its own, so it is not doubled.
     """
-    text = tokenizer.apply_chat_template(messages, tokenize=False, continue_final_message=True)
-    return without_template_bos(text, tokenizer)
+    return without_template_bos(render_with_prefill(messages, tokenizer), tokenizer)
 
 
 def without_template_bos(text: str, tokenizer: Any) -> str:

@@ -72,3 +72,31 @@ def test_prompt_cap_keeps_the_same_rows(counter: TokenCounter) -> None:
     kept = _drop_long_prompts(inst, counter, AssembleConfig(max_prompt_tokens=cap), stats)
     assert set(kept.get_column("row").to_list()) == want_kept
     assert stats["dropped_prompt_too_long"] == len(rows) - len(want_kept) > 0
+
+
+def test_a_template_that_opens_the_think_block_is_not_given_a_second_one(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """R1-Distill's generation prompt ends in `<think>\\n`, the Think prefill itself: the
+    measured prompt is what the model sees (one `<think>\\n`, as at inference), so the 4,096
+    cap counts it once. A template without it (ChatML) still gets the prefill appended."""
+    from pipeline.common.verifier_prompt import build_messages
+    from tests.train.r1_like import ASSISTANT, make_r1_like
+
+    r1 = TokenCounter(str(make_r1_like(tiny_model_dir, tmp_path / "r1")))
+    chatml = TokenCounter(str(tiny_model_dir))
+    messages = build_messages("Add two numbers.", ["print(1)", "print(2)"], ["python"] * 2)
+    assert messages[-1] == {"role": "assistant", "content": "<think>\n"}  # Think's prefill
+
+    text = r1.render(messages)
+    assert text.endswith(ASSISTANT + "<think>\n") and text.count("<think>") == 1
+    assert text == r1.tokenizer.apply_chat_template(
+        messages[:-1], tokenize=False, add_generation_prompt=True
+    )
+    plain = chatml.render(messages)
+    assert plain.endswith("<think>\n") and plain.count("<think>") == 1
+    assert plain.startswith(
+        chatml.tokenizer.apply_chat_template(
+            messages[:-1], tokenize=False, add_generation_prompt=True
+        )
+    )

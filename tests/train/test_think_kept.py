@@ -248,6 +248,45 @@ def test_grpo_think_prompt_is_the_trained_sequences_prompt(
         _check_prompt(tok, tok(text=prompt)["input_ids"])
 
 
+# A template that, as Qwen3's does, writes an empty think block into the last assistant turn
+# when that turn holds no `</think>` (our own Jinja, not Qwen3's text).
+REWRITES_LAST_TURN = (
+    "{%- for m in messages -%}"
+    "{%- if m['role'] == 'assistant' and loop.last and '</think>' not in m['content'] -%}"
+    "{{- '<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n' + m['content'] + '<|im_end|>\\n' -}}"
+    "{%- else -%}{{- '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' -}}"
+    "{%- endif -%}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}"
+)
+
+
+def test_a_template_that_rewrites_the_prefill_turn_does_not_reach_the_prompt(
+    tiny_model_dir: Path, dataset_dir: Path
+) -> None:
+    """The Think prompt is the generation prompt followed by `<think>\\n`, as generation sees
+    it: a template that rewrites a final assistant turn (an empty think block in front, as
+    Qwen3's) does not put that block into GRPO's, the sequence trainers' or the cap's prompt."""
+    from transformers import AutoTokenizer
+
+    from pipeline.common.verifier_prompt import build_messages
+    from pipeline.train.data import preference_rows, verifier_prompt_rows
+    from pipeline.train.sequences import as_text
+
+    tok = AutoTokenizer.from_pretrained(tiny_model_dir)
+    tok.chat_template = REWRITES_LAST_TURN
+    messages = build_messages("Add.", ["print(1)", "print(2)"], ["python"] * 2)
+    rewritten = tok.apply_chat_template(messages, tokenize=False, continue_final_message=True)
+    assert "<think>\n\n</think>" in rewritten  # what rendering the prefill as a turn gives
+
+    table = read_config(dataset_dir, "dpo", 4)
+    grpo = verifier_prompt_rows(table, PromptSpec("think"), tok)
+    dpo = as_text(preference_rows(table, PromptSpec("think")), tok)
+    assert grpo["prompt"] == dpo["prompt"]
+    for prompt in grpo["prompt"]:
+        assert prompt.endswith("<|im_start|>assistant\n<think>\n")
+        assert "</think>" not in prompt and prompt.count("<think>") == 1
+
+
 def test_a_pair_whose_turns_disagree_on_the_prefill_is_named(tiny_model_dir: Path) -> None:
     """ChatML's generation prompt does not open the think block: the pair has no one prompt."""
     from datasets import Dataset
