@@ -161,43 +161,7 @@ echo "flow run: $(( $(date +%s) - T0 )) s (set-up before it: $(( T0 - START )) s
 wait "$IMAGE" || true  # done: the judge waited for it
 
 say "result"
-"$PY" - "$CONFIG" <<'EOF'
-import sys
-from pipeline.config import load_run_config
-from flows.artifacts import config_fingerprints
-from schemas.dataset_configs import CONFIGS
-from pipeline.common.hub_folder import split_files
-import pyarrow.parquet as pq
-
-cfg = load_run_config(sys.argv[1])
-hub, work = cfg.hub_dir.resolve(), cfg.work_dir.resolve()
-prints = config_fingerprints(hub)
-print(f"{'config':16s} {'split':6s} {'rows':>6s}  fingerprint")
-for c in CONFIGS:
-    for split in c.splits:
-        files = split_files(hub, c.name, split)
-        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-        key = f"{c.name}/test" if split == "test" else c.name
-        print(f"{c.name:16s} {split:6s} {rows:6d}  {prints.get(key, {}).get('hash', '-')}")
-print(f"\nevery stage's fingerprint:    {work / 'fingerprints.json'}  (compare two builds line by line)")
-print(f"\ndataset (laid out as pushed): {hub}")
-print(f"card:                         {hub / 'README.md'}")
-print(f"intermediate tables:          {work}  (problems.parquet, judged.parquet, ...)")
-print(f"load it:  .venv/bin/python -c \"import datasets; print(datasets.load_dataset('{hub}', 'train'))\"")
-
-if cfg.eval_dir is not None:  # the run config's `evaluate:` section, run after publish
-    import json
-    from pipeline.evaluate.report import answer_rule_line, headline
-
-    report = json.loads((cfg.eval_dir / "report.json").read_text())
-    print(
-        f"\nevaluation of {report['model']} on each config's `{report['config']['split']}` split "
-        "(in brackets: a random verifier's expected value)"
-    )
-    print(headline(report))
-    print(answer_rule_line(report))
-    print(f"report:                       {cfg.eval_dir.resolve() / 'report.md'}")
-EOF
+"$PY" scripts/demo_result.py "$CONFIG"
 if [[ "$CONFIG" == "configs/demo.yaml" ]]; then
   # The README's demo numbers are a demo build's record (docs/demo.md): say whether this is it.
   if "$PY" scripts/readme_numbers.py check out/demo >"$STATE/readme-numbers.log" 2>&1; then

@@ -362,6 +362,26 @@ def test_readme_numbers_are_measured_from_the_build(build: dict[str, Any], tmp_p
     assert f"splits.{first['config']}/{first['split']}.rows: {rows} != {rows - 1}" in bad.stderr
 
 
+def test_demo_result_prints_each_configs_rows_and_fingerprint(build: dict[str, Any]) -> None:
+    """scripts/demo_result.py (the end of scripts/demo.sh) on a real build: a line per config
+    and split with the published rows and the fingerprint publish recorded, and the places."""
+    cfg_path = build["root"] / "config.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "demo_result.py"), str(cfg_path)],
+        check=False, capture_output=True, text=True, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    hub = build["root"] / "out" / "hub"
+    prints = config_fingerprints(hub)
+    lines = {tuple(line.split()[:2]): line.split()[2:] for line in done.stdout.splitlines()}
+    split_rows = _published(build["second"])["split_rows"]
+    for key, fp in prints.items():
+        config, split = key.split("/") if "/" in key else (key, None)
+        split = split or next(s for s in split_rows[config] if s != "test")
+        assert lines[(config, split)] == [str(fp["rows"]), fp["hash"]], key
+    assert f"dataset (laid out as pushed): {hub.resolve()}" in done.stdout
+
+
 def test_the_log_shows_progress_and_fingerprints(build: dict[str, Any]) -> None:
     """What the terminal shows: a progress line per long stage, fingerprint lines."""
     log = build["log1"]  # the killed first run's console output (fits, sampling, judging)
