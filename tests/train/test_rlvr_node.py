@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from importlib.metadata import version
 
 import pytest
@@ -132,6 +133,13 @@ def test_node_entry_point_end_to_end_with_only_the_node_packages(
     assert f"Judge: `{summary['engine']['stamp']}`" in note
     assert "| 1 |" in note and "| 2 |" in note
 
+    # The learning curve's picture (docs/rlvr-study.md) from this run's summary.
+    png = out / "curve.png"
+    plot = [sys.executable, str(REPO / "scripts" / "rlvr_learning_plot.py"), str(png), str(out)]
+    drawn = subprocess.run(plot + ["--window", "1"], check=False, capture_output=True, text=True)
+    assert drawn.returncode == 0, drawn.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
 
 def test_before_from_refuses_a_run_of_another_policy(tmp_path) -> None:
     from pipeline.train.rlvr_node import earlier_run, parse_args
@@ -154,6 +162,17 @@ def test_before_from_refuses_a_run_of_another_policy(tmp_path) -> None:
                        "--passk-samples", "64", "--test-samples", "4"])  # fmt: skip
     with pytest.raises(SystemExit, match="--passk-samples / --test-samples"):
         earlier_run(more, {"key": "k1"})
+
+
+def test_learning_curve_is_the_sliding_mean_at_the_summed_step_times() -> None:
+    from scripts.rlvr_learning_plot import curve
+
+    steps = [{"step_time_s": t, "pass_at_1": p} for t, p in [(1.0, 0.0), (2.0, 1.0), (0.5, 0.5)]]
+    xs, ys = curve(steps, window=2)
+    assert xs == [3.0, 3.5] and ys == [0.5, 0.75]
+    assert curve(steps, window=5) == ([3.5], [0.5])  # fewer steps than the window: one point
+    with pytest.raises(ValueError, match="window"):
+        curve(steps, window=0)
 
 
 def test_powers_of_two_and_tenths() -> None:
