@@ -71,11 +71,19 @@ FIGURES = ("wall_s", "cpu_s", "peak_mb", "disk_mb")
 
 # ---------------------------------------------------------------------- the run config
 def growth_config(
-    corpus: Path, root: Path, scale: float, *, partial: bool = False
-) -> dict[str, Any]:
+    corpus: Path, root: Path, scale: float, *, partial: bool = False, engine: str = "docker",
+    pool_size: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """configs/demo.yaml on the synthetic corpus, in `root`, without the model policies.
-    `partial`: publish whatever configs a tiny corpus fills (a test's few problems)."""
+    `partial`: publish whatever configs a tiny corpus fills (a test's few problems).
+    `engine`: the judge engine (`process` where there is no Docker, as on a GPU node);
+    `pool_size`: programs judged at once (the demo's 2 unless given: a 16-core node's 16)."""
     raw = yaml.safe_load((REPO / "configs" / "demo.yaml").read_text())
+    if engine != "docker":  # the other engines run no image
+        raw["sandbox"] = {k: v for k, v in raw.get("sandbox", {}).items() if k != "image"}
+        raw["sandbox"]["engine"] = engine
+    if pool_size is not None:
+        raw["sandbox"]["pool_size"] = pool_size
     raw["name"] = f"growth-{scale:g}"
     raw["sources"] = [f"code_contests:{corpus}"]
     raw["out_dir"] = str(root / "build")
@@ -99,8 +107,9 @@ def growth_config(
 
 
 def prepare_size(
-    scale: float, out: Path, seed: int, tests_median: int, partial: bool = False
-) -> tuple[Path, int]:
+    scale: float, out: Path, seed: int, tests_median: int, partial: bool = False,
+    engine: str = "docker", pool_size: int | None = None,
+) -> tuple[Path, int]:  # fmt: skip
     """A fresh folder for one size: its corpus and run config. (config path, problems)"""
     root = out / f"s{scale:g}"
     if root.exists():
@@ -110,7 +119,10 @@ def prepare_size(
     corpus = write_corpus(n, root / "corpus.parquet", seed, tests_median=tests_median)
     config = root / "config.yaml"
     config.write_text(
-        yaml.safe_dump(growth_config(corpus, root, scale, partial=partial), sort_keys=False)
+        yaml.safe_dump(
+            growth_config(corpus, root, scale, partial=partial, engine=engine, pool_size=pool_size),
+            sort_keys=False,
+        )
     )
     return config, n
 
@@ -232,12 +244,14 @@ def child_env() -> dict[str, str]:
     return env | {"PYTHONPATH": str(REPO)}
 
 
-def warm_bytecode() -> None:
-    """Import what the nodes import, once, so no size pays for compiling it."""
+def warm_bytecode(flow: bool = True) -> None:
+    """Import what the nodes import, once, so no size pays for compiling it (the flow's
+    module, and with it Prefect, only when the flow runs: a node without Prefect can run
+    the node-by-node sizes)."""
     code = (
         "from pipeline import stages; from pipeline.common.cpu import resolve_model_classes, "
-        "pin_cpu_kernels; resolve_model_classes(); pin_cpu_kernels(); import flows.build"
-    )
+        "pin_cpu_kernels; resolve_model_classes(); pin_cpu_kernels()"
+    ) + ("; import flows.build" if flow else "")
     subprocess.run([sys.executable, "-c", code], cwd=REPO, env=child_env(), check=True)
 
 
@@ -294,12 +308,13 @@ def run_measured_node(node: str, config: Path, root: Path) -> dict[str, Any] | N
 
 
 def run_size(
-    scale: float, out: Path, seed: int, tests_median: int, partial: bool = False
-) -> dict[str, Any]:
+    scale: float, out: Path, seed: int, tests_median: int, partial: bool = False,
+    engine: str = "docker", pool_size: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """The whole build of one size, node by node; per node its figures."""
     from pipeline.node_names import NODES
 
-    config, n = prepare_size(scale, out, seed, tests_median, partial)
+    config, n = prepare_size(scale, out, seed, tests_median, partial, engine, pool_size)
     root = config.parent
     load0, t0 = os.getloadavg(), time.monotonic()
     stages: dict[str, dict[str, Any]] = {}
@@ -383,11 +398,12 @@ def table(runs: list[dict[str, Any]], exps: dict[str, dict[str, float | None]]) 
 
 # ---------------------------------------------------------------------- Prefect at one size
 def prefect_run(
-    scale: float, out: Path, seed: int, tests_median: int, partial: bool = False
-) -> dict[str, Any]:
+    scale: float, out: Path, seed: int, tests_median: int, partial: bool = False,
+    engine: str = "docker", pool_size: int | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """The build of one size as the build-aletheia-train flow on a temporary local server:
     task runs, flow runs, artifacts, and the orchestration's share of the flow's wall."""
-    config, n = prepare_size(scale, out / "prefect", seed, tests_median, partial)
+    config, n = prepare_size(scale, out / "prefect", seed, tests_median, partial, engine, pool_size)
     os.environ["ALETHEIA_CACHE_DIR"] = str(config.parent / "cache")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="bench-growth-prefect-")
@@ -510,6 +526,12 @@ def main() -> None:
     ap.add_argument(
         "--partial", action="store_true", help="publish what a tiny corpus fills (tests)"
     )
+    ap.add_argument(
+        "--engine", default="docker", choices=("docker", "process"),
+        help="the judge engine: process where there is no Docker (a GPU node); its sandboxed "
+        "programs are the node process's children, so their CPU is in the node's own figure",
+    )  # fmt: skip
+    ap.add_argument("--pool-size", type=int, default=None, help="sandbox.pool_size (demo: 2)")
     # the child's arguments (one node, measured by the parent)
     ap.add_argument("--node", help=argparse.SUPPRESS)
     ap.add_argument("--config", type=Path, help=argparse.SUPPRESS)
@@ -525,10 +547,10 @@ def main() -> None:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; sizes {sizes} x 27 problems",
         flush=True,
     )
-    warm_bytecode()
+    warm_bytecode(flow=a.prefect is not None)
     runs = []
     for s in sizes:
-        runs.append(run_size(s, out, a.seed, a.tests_median, a.partial))
+        runs.append(run_size(s, out, a.seed, a.tests_median, a.partial, a.engine, a.pool_size))
         if not a.keep:
             shutil.rmtree(out / f"s{s:g}" / "cache", ignore_errors=True)
     exps = exponents(runs) if runs else {}
@@ -550,7 +572,9 @@ def main() -> None:
     p = None
     if a.prefect is not None:
         try:
-            p = prefect_run(a.prefect, out, a.seed, a.tests_median, a.partial)
+            p = prefect_run(
+                a.prefect, out, a.seed, a.tests_median, a.partial, a.engine, a.pool_size
+            )
         except Exception as e:  # noqa: BLE001 - the growth figures above stand; say why
             print(f"\nPrefect run failed: {type(e).__name__}: {e}")
         result["prefect"] = p

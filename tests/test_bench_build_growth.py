@@ -63,3 +63,24 @@ def test_bench_prints_every_stage_with_positive_figures(tmp_path):
     assert set(got["exponents"]) == {*expected, "total"}
     for name in expected:
         assert name in run.stdout  # the table names every stage
+
+
+def test_growth_config_for_a_node_without_docker(tmp_path):
+    """`--engine process --pool-size 16` (a GPU node: no Docker) gives a run config that loads,
+    with the process engine, no image and 16 programs at once; the default keeps the demo's."""
+    import yaml
+    from bench_build_growth import growth_config
+
+    from pipeline.config import load_run_config
+
+    corpus = write_corpus(3, tmp_path / "corpus.parquet", seed=0)
+    for engine, pool, want in (("process", 16, 16), ("docker", None, 2)):
+        path = tmp_path / f"{engine}.yaml"
+        raw = growth_config(corpus, tmp_path / engine, 1, engine=engine, pool_size=pool)
+        path.write_text(yaml.safe_dump(raw, sort_keys=False))
+        cfg = load_run_config(path)
+        assert (cfg.sandbox.engine, cfg.sandbox.pool_size, cfg.sandbox.image) == (
+            engine,
+            want,
+            None,
+        )
