@@ -14,9 +14,13 @@
 # a lent device machine, also when the time runs out); the compact table is printed at the end
 # and written to OUT/table.md. Environment: TRAIN_S (training seconds per algorithm, default 160),
 # ALGOS ("grpo gspo"), PASSK (32), TEST (4), LIMIT_S (570: a later run's training is cut so that
-# the command ends by then), PY (the Python, default python3).
+# the command ends by then), PY (the Python, default python3), FROM (an earlier run's folder,
+# or its fitted.tgz unpacked: every run starts from its fitted policy, temperature and
+# before-training pass@k, so a machine whose commands stop at 10 minutes can spend a whole
+# command training). With $OUT set, the first run's policy/ and summary.json also go back as
+# $OUT/fitted.tgz, ready to be a later command's FROM.
 set -uo pipefail
-[ $# -ge 3 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,21p' "$0" >&2; exit 2; }
 wheels=$1 mbpp=$(realpath "$2") out=$3
 shift 3
 mkdir -p "$out"
@@ -40,6 +44,10 @@ else
 fi
 status=0
 first=
+if [ -n "${FROM:-}" ]; then
+  FROM=$(realpath "$FROM")
+  [ -f "$FROM/summary.json" ] && [ -d "$FROM/policy" ] || { echo "FROM=$FROM: no summary.json and policy/ there" >&2; exit 2; }
+fi
 for algorithm in $ALGOS; do
   elapsed=$(( $(date +%s) - start ))
   budget=$TRAIN_S
@@ -53,6 +61,10 @@ for algorithm in $ALGOS; do
     [ -f "$out/$first/summary.json" ] && more=(--before-from "$out/$first")
   fi
   mkdir -p "$out/$algorithm"
+  if [ -n "${FROM:-}" ]; then  # the earlier command's fitted policy and measurements
+    rm -rf "$out/$algorithm/policy" && cp -r "$FROM/policy" "$out/$algorithm/"
+    more=(--before-from "$FROM")
+  fi
   echo "== $algorithm: training budget ${budget} s (${elapsed} s used so far)"
   OUT_COPY="${OUT:+$OUT/$algorithm}"
   [ -n "$OUT_COPY" ] && mkdir -p "$OUT_COPY"
@@ -67,5 +79,8 @@ done
 # shellcheck disable=SC2086  # one folder per algorithm
 python3 scripts/rlvr_learning_table.py $(printf "$out/%s " $ALGOS) | tee "$out/table.md"
 [ -n "${OUT:-}" ] && cp -f "$out/table.md" "$OUT/" 2>/dev/null
+if [ -n "${OUT:-}" ] && [ -n "$first" ] && [ -d "$out/$first/policy" ]; then
+  tar czf "$OUT/fitted.tgz" -C "$out/$first" policy summary.json
+fi
 echo "== total $(( $(date +%s) - start )) s"
 exit $status
